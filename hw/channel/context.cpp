@@ -1,0 +1,179 @@
+#include "hw/channel/context.h"
+
+#include <algorithm>
+
+#include "hw/channel/channel.h"
+
+namespace stepsim {
+
+namespace {
+uint64_t sat_add(uint64_t a, uint64_t b) { return a >= kNever || b >= kNever ? kNever : a + b; }
+}  // namespace
+
+Context::Context(std::string name, Scheduler* scheduler) : name_(std::move(name)), scheduler_(scheduler) {
+  index_ = scheduler_->add_context(this);
+}
+
+void Context::block_recv(Channel* c) {
+  state_ = State::kBlockedRecv;
+  blocked_on_ = c;
+  sc_core::wait(wake_);
+  state_ = State::kRunnable;
+  blocked_on_ = nullptr;
+}
+
+void Context::block_send(Channel* c) {
+  state_ = State::kBlockedSend;
+  blocked_on_ = c;
+  sc_core::wait(wake_);
+  state_ = State::kRunnable;
+  blocked_on_ = nullptr;
+}
+
+void Context::arb_wait() {
+  state_ = State::kArbWait;
+  scheduler_->request_quiescence(this);
+  sc_core::wait(wake_);
+  state_ = State::kRunnable;
+}
+
+void Context::finish() {
+  state_ = State::kFinished;
+  scheduler_->note_progress();
+  scheduler_->wake_turn_waiters();
+}
+
+int Context::select_earliest(const std::vector<Channel*>& candidates) {
+  for (;;) {
+    uint64_t best_t = kNever;
+    int best = -1;
+    bool best_known = false;
+    bool walked = false;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const Channel* c = candidates[i];
+      uint64_t t;
+      bool known;
+      if (!c->empty()) {
+        t = std::max(now_, c->head_ready_time());
+        known = true;
+      } else if (c->done_sent()) {
+        continue;  // its done beat was consumed: nothing more will come
+      } else {
+        if (!walked) {
+          scheduler_->begin_walk();
+          walked = true;
+        }
+        t = std::max(now_, scheduler_->arrival_lower_bound(c));
+        known = false;
+      }
+      if (t < best_t) {
+        best_t = t;
+        best = int(i);
+        best_known = known;
+      }
+    }
+    if (best < 0 || best_known) return best;
+    arb_wait();
+  }
+}
+
+void Context::wait_for_turn(const std::vector<Context*>& peers) {
+  for (;;) {
+    scheduler_->begin_walk();
+    bool mine = true;
+    for (const Context* p : peers) {
+      if (p == this) continue;
+      uint64_t lb = scheduler_->context_lower_bound(p);
+      if (lb < now_ || (lb == now_ && p->index() < index_)) {
+        mine = false;
+        break;
+      }
+    }
+    if (mine) return;
+    scheduler_->add_turn_waiter(this);
+    arb_wait();
+  }
+}
+
+Scheduler::Scheduler(sc_core::sc_module_name name) : sc_core::sc_module(name) {
+  SC_HAS_PROCESS(Scheduler);
+  SC_METHOD(on_quiescence);
+  sensitive << quiescence_;
+  dont_initialize();
+}
+
+int Scheduler::add_context(Context* c) {
+  contexts_.push_back(c);
+  memo_value_.push_back(0);
+  memo_walk_.push_back(0);
+  path_walk_.push_back(0);
+  return int(contexts_.size()) - 1;
+}
+
+void Scheduler::request_quiescence(Context* c) {
+  if (!c->queued_for_quiescence_) {
+    c->queued_for_quiescence_ = true;
+    waiters_.push_back(c);
+  }
+  // A timed notification fires only after all activity of the current instant has settled:
+  // the model never uses SystemC time, so that is exactly "every process is blocked".
+  quiescence_.notify(1, sc_core::SC_NS);
+}
+
+void Scheduler::wake_turn_waiters() {
+  if (turn_waiters_.empty()) return;
+  std::vector<Context*> w;
+  w.swap(turn_waiters_);
+  for (Context* c : w) c->wake();
+}
+
+void Scheduler::on_quiescence() {
+  std::vector<Context*> w;
+  w.swap(waiters_);
+  turn_waiters_.clear();
+  for (Context* c : w) c->queued_for_quiescence_ = false;
+  if (progress_ == progress_at_last_quiescence_) {
+    stalled_ = true;  // nobody moved since the last wake-up: leave them blocked, report deadlock
+    return;
+  }
+  progress_at_last_quiescence_ = progress_;
+  for (Context* c : w) c->wake();
+}
+
+void Scheduler::begin_walk() { ++walk_; }
+
+uint64_t Scheduler::context_lower_bound(const Context* c) {
+  if (c->state_ == Context::State::kFinished) return kNever;
+  size_t i = size_t(c->index_);
+  if (memo_walk_[i] == walk_) return memo_value_[i];
+  if (path_walk_[i] == walk_) return c->now_;  // a cycle: the context's own clock still bounds it
+  path_walk_[i] = walk_;
+  uint64_t v = c->now_;
+  switch (c->state_) {
+    case Context::State::kBlockedRecv:
+      v = std::max(v, arrival_lower_bound(c->blocked_on_));
+      break;
+    case Context::State::kBlockedSend: {
+      const Channel* ch = c->blocked_on_;
+      if (!ch->full())
+        v = std::max(v, ch->next_slot_free_time());
+      else
+        v = std::max(v, sat_add(context_lower_bound(ch->consumer()), ch->params().response_latency));
+      break;
+    }
+    default:
+      break;
+  }
+  path_walk_[i] = 0;
+  memo_walk_[i] = walk_;
+  memo_value_[i] = v;
+  return v;
+}
+
+uint64_t Scheduler::arrival_lower_bound(const Channel* c) {
+  if (!c->empty()) return c->head_ready_time();
+  if (c->done_sent()) return kNever;
+  return sat_add(context_lower_bound(c->producer()), c->params().send_latency);
+}
+
+}  // namespace stepsim

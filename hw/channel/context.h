@@ -1,0 +1,134 @@
+// Context: the execution state of one operator — its local clock, what it is blocked on, and
+// the conservative synchronisation that keeps results independent of SystemC process order.
+//
+// Most operators only block on one channel at a time (Kahn semantics, deterministic by
+// construction). Operators whose behaviour depends on arrival order (EagerMerge, Reassemble)
+// and the shared off-chip memory need to know that nothing earlier can still arrive. They ask
+// for a lower bound on the next action time of the contexts upstream (`lower_bound`), a walk
+// over blocked contexts in the style of Chandy–Misra–Bryant with positive channel latency as
+// lookahead. When the bound is not yet enough they wait for new data or for quiescence (every
+// process blocked), when the bound is the tightest it can get; the Scheduler then wakes them.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+namespace stepsim {
+
+class Channel;
+class Scheduler;
+
+constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max() / 4;
+
+class Context {
+ public:
+  enum class State : uint8_t { kRunnable, kBlockedRecv, kBlockedSend, kArbWait, kFinished };
+
+  Context(std::string name, Scheduler* scheduler);
+
+  const std::string& name() const { return name_; }
+  uint64_t now() const { return now_; }
+  State state() const { return state_; }
+  Channel* blocked_on() const { return blocked_on_; }
+  Scheduler* scheduler() const { return scheduler_; }
+  int index() const { return index_; }
+
+  // Advance the local clock.
+  void advance_to(uint64_t t) {
+    if (t > now_) now_ = t;
+  }
+  void incr(uint64_t cycles) {
+    now_ += cycles;
+    busy_cycles_ += cycles;
+  }
+  uint64_t busy_cycles() const { return busy_cycles_; }
+  void add_busy(uint64_t c) { busy_cycles_ += c; }
+
+  void add_input(Channel* c) { inputs_.push_back(c); }
+  void add_output(Channel* c) { outputs_.push_back(c); }
+  const std::vector<Channel*>& inputs() const { return inputs_; }
+  const std::vector<Channel*>& outputs() const { return outputs_; }
+
+  // Among `candidates` (channels this context consumes), returns the position of the one whose
+  // head beat is available first in model time (max(now, visible time)), ties broken by the
+  // lowest position. Blocks until that is certain. Returns -1 if every candidate is empty and
+  // will never deliver (done already sent and consumed).
+  int select_earliest(const std::vector<Channel*>& candidates);
+
+  // Blocks until no other context in `peers` can act before (now, index) — the conservative
+  // grant used to serialise off-chip memory requests in model-time order.
+  void wait_for_turn(const std::vector<Context*>& peers);
+
+  void finish();
+
+  // Used by Channel.
+  void block_recv(Channel* c);
+  void block_send(Channel* c);
+  void wake() { wake_.notify(); }
+
+  void set_index(int i) { index_ = i; }
+
+ private:
+  friend class Scheduler;
+  void arb_wait();
+
+  std::string name_;
+  Scheduler* scheduler_;
+  int index_ = -1;
+  uint64_t now_ = 0;
+  uint64_t busy_cycles_ = 0;
+  State state_ = State::kRunnable;
+  Channel* blocked_on_ = nullptr;
+  std::vector<Channel*> inputs_;
+  std::vector<Channel*> outputs_;
+  bool queued_for_quiescence_ = false;
+  sc_core::sc_event wake_;
+};
+
+// Owns the quiescence detection shared by all contexts of one simulation.
+class Scheduler : public sc_core::sc_module {
+ public:
+  explicit Scheduler(sc_core::sc_module_name name);
+
+  int add_context(Context* c);
+  const std::vector<Context*>& contexts() const { return contexts_; }
+
+  // A context could not decide yet: wake it at the next quiescence.
+  void request_quiescence(Context* c);
+  void note_progress() { ++progress_; }
+  // Wake every context waiting in wait_for_turn (a peer made progress).
+  void wake_turn_waiters();
+  void add_turn_waiter(Context* c) { turn_waiters_.push_back(c); }
+
+  // Set when a quiescence found nothing able to move: the graph is deadlocked.
+  bool stalled() const { return stalled_; }
+
+  // Lower bounds (one walk per query; memoised within the walk):
+  // the model time of a context's next send/dequeue/request, and of the next beat visible on
+  // a channel.
+  void begin_walk();
+  uint64_t context_lower_bound(const Context* c);
+  uint64_t arrival_lower_bound(const Channel* c);
+
+ private:
+  void on_quiescence();
+
+  std::vector<uint64_t> memo_value_;
+  std::vector<uint64_t> memo_walk_;
+  std::vector<uint64_t> path_walk_;
+  uint64_t walk_ = 0;
+
+  std::vector<Context*> contexts_;
+  std::vector<Context*> waiters_;
+  std::vector<Context*> turn_waiters_;
+  sc_core::sc_event quiescence_;
+  uint64_t progress_ = 0;
+  uint64_t progress_at_last_quiescence_ = ~uint64_t(0);
+  bool stalled_ = false;
+};
+
+}  // namespace stepsim

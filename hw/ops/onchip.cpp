@@ -1,0 +1,248 @@
+// On-chip memory operators: Bufferize stores a stream's inner dimensions in a memory unit and
+// emits references; Streamify replays referenced buffers (static repeat, or once per element of
+// a reference stream), linearly or through an affine view.
+// Timing (reference): both move one element per cycle.
+#include <memory>
+
+#include "hw/ops/op.h"
+
+namespace stepsim {
+
+namespace {
+
+std::string beat_text(const Beat& b) { return format_tokens(to_tokens({b})); }
+
+class Bufferize : public Op {
+ public:
+  explicit Bufferize(const OpConfig& c) : Op(c) {
+    rank_ = int(c.params.get_int("rank"));
+    if (rank_ < 1 || rank_ > kMaxStopLevel) fail("rank must be in 1.." + std::to_string(kMaxStopLevel));
+  }
+
+ protected:
+  void run() override {
+    auto buf = std::make_shared<Buffer>();
+    // Sizes of the buffered dimensions as seen so far (-1 once they differ: ragged).
+    std::vector<int64_t> cur(size_t(rank_) + 1, 0), size(size_t(rank_), -2);
+    for (;;) {
+      Beat b = in(0).recv();
+      if (b.has_elem) {
+        charge(1);
+        buf->bytes += b.elem.bytes();
+        ++cur[0];
+      }
+      const int s = b.stop;
+      for (int j = 0; j < std::min(s, rank_); ++j) {
+        int64_t& sz = size[size_t(j)];
+        sz = sz == -2 ? cur[size_t(j)] : (sz == cur[size_t(j)] ? sz : -1);
+        cur[size_t(j)] = 0;
+        ++cur[size_t(j) + 1];
+      }
+      if (b.has_elem || (s && s < rank_)) {
+        Beat stored = b;
+        stored.done = false;
+        if (stored.stop > rank_) stored.stop = uint8_t(rank_);
+        buf->beats.push_back(std::move(stored));
+      } else if (s >= rank_ && !buf->beats.empty() && buf->beats.back().stop < rank_ && !b.has_elem) {
+        // A bare closing stop: the buffer's last beat closes the buffered tensor.
+        Beat stored = b;
+        stored.done = false;
+        stored.stop = uint8_t(rank_);
+        buf->beats.push_back(std::move(stored));
+      }
+      if (s >= rank_) {
+        buf->rank = uint32_t(rank_);
+        buf->shape.clear();
+        for (int j = rank_ - 1; j >= 0; --j)
+          buf->shape.push_back(j == rank_ - 1 ? cur[size_t(rank_)] : (size[size_t(j)] == -2 ? 0 : size[size_t(j)]));
+        // The outermost buffered dimension counts the closed level-(rank-1) units.
+        Beat o = Beat::data(Element(BufferRef(buf)), uint8_t(s - rank_));
+        o.done = b.done;
+        emit(0, std::move(o));
+        buf = std::make_shared<Buffer>();
+        std::fill(cur.begin(), cur.end(), 0);
+        std::fill(size.begin(), size.end(), -2);
+      } else if (b.done) {
+        if (!buf->beats.empty()) fail("stream ended inside a buffer (no closing S" + std::to_string(rank_) + ")");
+        emit(0, Beat::done_beat());
+      }
+      if (b.done) break;
+    }
+  }
+
+ private:
+  int rank_;
+};
+
+class Streamify : public Op {
+ public:
+  explicit Streamify(const OpConfig& c) : Op(c) {
+    repeat_ = c.params.get_ints("repeat");
+    stride_ = c.params.get_ints("stride");
+    out_shape_ = c.params.get_ints("out_shape");
+    rank_ = int(c.params.get_int("rank"));
+    if (stride_.size() != out_shape_.size()) fail("stride and out_shape must have the same length");
+  }
+
+ protected:
+  void run() override {
+    const bool with_ref = has_in(1);
+    if (with_ref && !repeat_.empty()) fail("give either a ref input or a static repeat, not both");
+    for (;;) {
+      Beat d = in(0).recv();
+      if (!d.has_elem) {
+        if (with_ref && d.stop) {  // empty outer dimension, mirrored in the ref
+          Beat rb = in(1).recv();
+          if (rb.has_elem) fail("ref has data where the buffer stream has an empty dimension");
+          emit(0, rb);
+        } else {
+          emit(0, d);
+        }
+        if (d.done) {
+          if (with_ref) drain_ref();
+          break;
+        }
+        continue;
+      }
+      if (!d.elem.is_buffer()) fail("input carries " + d.elem.to_string() + ", not a buffer reference");
+      const Buffer& buf = *d.elem.buffer();
+      if (with_ref) {
+        Beat rb;
+        for (;;) {
+          rb = in(1).recv();
+          uint8_t close = uint8_t(view_rank(buf) + rb.stop);
+          if (rb.has_elem)
+            replay(buf, close, false);
+          else
+            emit(0, Beat::bare_stop(close));
+          if (rb.stop >= rank_ || rb.done) break;
+        }
+        uint8_t expect = uint8_t(d.stop ? d.stop + rank_ : rank_);
+        if (rb.stop != expect)
+          fail("buffer element " + beat_text(d) + " pairs with a ref group closing at S" + std::to_string(rb.stop) +
+               ", expected S" + std::to_string(expect));
+        if (d.done) {
+          if (!rb.done) drain_ref();
+          emit(0, Beat::done_beat());
+          break;
+        }
+      } else {
+        // Static repeat: nested replay dimensions, outermost first.
+        uint64_t total = 1;
+        for (int64_t f : repeat_) total *= uint64_t(f);
+        const int nrep = int(repeat_.size());
+        if (total == 0) {
+          Beat o = Beat::bare_stop(uint8_t(view_rank(buf) + nrep + d.stop));
+          o.done = d.done;
+          emit(0, o);
+        }
+        for (uint64_t j = 0; j < total; ++j) {
+          int ended = 0;
+          uint64_t rem = j;
+          for (int k = nrep - 1; k >= 0; --k) {
+            uint64_t f = uint64_t(repeat_[size_t(k)]);
+            if (rem % f != f - 1) break;
+            ++ended;
+            rem /= f;
+          }
+          uint8_t close = uint8_t(view_rank(buf) + ended + (ended == nrep ? d.stop : 0));
+          replay(buf, close, d.done && j + 1 == total);
+        }
+        if (d.done) break;
+      }
+    }
+  }
+
+ private:
+  void drain_ref() {
+    for (;;) {
+      Beat rb = in(1).recv();
+      if (rb.has_elem) fail("ref stream is longer than the buffer stream");
+      if (rb.done) break;
+    }
+  }
+  bool affine(const Buffer& buf) const {
+    if (out_shape_.empty()) return false;
+    for (int64_t s : buf.shape)
+      if (s < 0) return false;  // dynamically sized (ragged) buffers are read linearly
+    return true;
+  }
+  int view_rank(const Buffer& buf) const { return affine(buf) ? int(out_shape_.size()) : int(buf.rank); }
+
+  // Emits one pass over the buffer; its last beat closes with `close`.
+  void replay(const Buffer& buf, uint8_t close, bool done) {
+    std::vector<Beat> out;
+    if (affine(buf)) {
+      std::vector<const Beat*> elems;
+      for (const Beat& b : buf.beats)
+        if (b.has_elem) elems.push_back(&b);
+      const size_t n = out_shape_.size();
+      uint64_t total = 1;
+      for (int64_t s : out_shape_) total *= uint64_t(s);
+      std::vector<int64_t> idx(n, 0);
+      for (uint64_t j = 0; j < total; ++j) {
+        int64_t lin = 0;
+        for (size_t k = 0; k < n; ++k) lin += idx[k] * stride_[k];
+        if (lin < 0 || size_t(lin) >= elems.size())
+          fail("affine read index " + std::to_string(lin) + " outside the buffer of " + std::to_string(elems.size()) +
+               " elements");
+        int ended = 0;
+        for (int k = int(n) - 1; k >= 0; --k) {
+          if (idx[size_t(k)] + 1 < out_shape_[size_t(k)]) break;
+          ++ended;
+        }
+        out.push_back(Beat::data(elems[size_t(lin)]->elem, uint8_t(ended)));
+        for (int k = int(n) - 1; k >= 0; --k) {
+          if (++idx[size_t(k)] < out_shape_[size_t(k)]) break;
+          idx[size_t(k)] = 0;
+        }
+      }
+    } else {
+      out = buf.beats;
+    }
+    if (out.empty()) {
+      out.push_back(Beat::bare_stop(close));
+    } else {
+      out.back().stop = close;
+    }
+    out.back().done = done;
+    for (Beat& b : out) {
+      if (b.has_elem && b.elem.is_tile()) {
+        Tile t = b.elem.tile();
+        t.in_memory_unit = true;
+        b.elem = Element(std::move(t));
+      }
+      if (b.has_elem) charge(1);
+      emit(0, std::move(b));
+    }
+  }
+
+  std::vector<int64_t> repeat_, stride_, out_shape_;
+  int rank_;
+};
+
+}  // namespace
+
+void register_onchip_ops(OpRegistry& r) {
+  using T = ParamSpec::Type;
+  r.add(OpInfo{"Bufferize", "on-chip memory",
+               "Stores the inner `rank` dimensions of the stream in a memory unit and emits one buffer reference per "
+               "stored tensor.",
+               "1 cycle per stored element; the reference is emitted when a stop >= rank arrives.",
+               {{"in", "rank-a stream of tiles"}}, {{"out", "rank a-rank stream of buffer references"}},
+               {{"rank", T::kInt, "", "bufferize rank b: number of inner dimensions stored", true}}, false,
+               [](const OpConfig& c) { return std::make_unique<Bufferize>(c); }});
+  r.add(OpInfo{"Streamify", "on-chip memory",
+               "Replays each referenced buffer: `repeat` times (static) or once per element of the ref stream's inner "
+               "`rank` dimensions; affine (stride/out_shape) for static buffers, linear for dynamically sized ones.",
+               "1 cycle per emitted element; emitted tiles sit in a memory unit.",
+               {{"in", "buffer references"}, {"ref", "reference stream (repeat count per buffer)", true}},
+               {{"out", "replayed stream"}},
+               {{"repeat", T::kIntList, "[]", "static repeat factors, outermost first (no ref input)"},
+                {"rank", T::kInt, "1", "repeat rank c of the ref stream"},
+                {"stride", T::kIntList, "[]", "affine view strides in elements"},
+                {"out_shape", T::kIntList, "[]", "affine view shape (empty = linear)"}},
+               false, [](const OpConfig& c) { return std::make_unique<Streamify>(c); }});
+}
+
+}  // namespace stepsim

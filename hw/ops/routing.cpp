@@ -1,0 +1,314 @@
+// Dynamic routing and merging operators, plus Broadcast and Parallelize.
+// Timing (reference-simulator-notes.md §3, v1 §4.2): the selector is taken first; each routed
+// element then costs the memory-unit read (if it sits in one) plus `routing_switch_cycles`
+// plus the memory-unit write (if the consumer is a Bufferize). Arrival-order decisions are made
+// in model time (Context::select_earliest), ties to the lowest input.
+#include <memory>
+
+#include "hw/ops/op.h"
+
+namespace stepsim {
+
+namespace {
+
+std::string beat_text(const Beat& b) { return format_tokens(to_tokens({b})); }
+
+uint64_t tile_bytes_in_mu(const Beat& b) {
+  return b.has_elem && b.elem.is_tile() && b.elem.tile().in_memory_unit ? b.elem.tile().bytes() : 0;
+}
+
+class Broadcast : public Op {
+ public:
+  using Op::Op;
+
+ protected:
+  void run() override {
+    for (;;) {
+      Beat b = in(0).recv();
+      charge(0);
+      bool done = b.done;
+      emit_all(b);
+      if (done) break;
+    }
+  }
+};
+
+// Partition<rank b>: each selector element routes one chunk (data up to the first S_b; one
+// element for b = 0) to every output whose bit is set. Outer dimensions are flattened.
+class Partition : public Op {
+ public:
+  explicit Partition(const OpConfig& c) : Op(c) { rank_ = int(c.params.get_int("rank")); }
+
+ protected:
+  void run() override {
+    for (;;) {
+      Beat sel = in(1).recv();
+      if (sel.has_elem) {
+        if (!sel.elem.is_selector()) fail("sel carries " + sel.elem.to_string() + ", not a selector");
+        route_chunk(sel.elem.selector());
+      }
+      if (sel.done) break;
+    }
+    // The selector ended: only the data's outer structure and its done may remain.
+    while (!data_done_) {
+      Beat b = in(0).recv();
+      if (b.has_elem) fail("data stream has more chunks than the selector stream");
+      if (b.done) break;
+    }
+    for (size_t o = 0; o < num_out(); ++o) emit(o, Beat::done_beat());
+  }
+
+ private:
+  void route_chunk(const Selector& s) {
+    for (int i : s.indices())
+      if (size_t(i) >= num_out())
+        fail("selector " + Element(s).to_string() + " names output " + std::to_string(i) + " but only " +
+             std::to_string(num_out()) + " outputs exist");
+    bool first = true;
+    for (;;) {
+      Beat b = in(0).peek();
+      if (b.done && !b.has_elem && !b.stop) fail("data stream ended before the selector stream");
+      // Outer-dimension stops without data belong to the flattened dimensions: skip them.
+      if (!b.has_elem && b.stop > rank_) {
+        in(0).pop();
+        if (b.done) fail("data stream ended before the selector stream");
+        continue;
+      }
+      bool wb = false;
+      for (int i : s.indices()) wb = wb || cfg_.write_back_mu[size_t(i)];
+      uint64_t cost = mem_cycles(tile_bytes_in_mu(b)) + hw().routing_switch_cycles;
+      if (wb && b.has_elem) cost += mem_cycles(b.elem.bytes());
+      (void)first;
+      first = false;
+      charge(cost);
+      Beat o = b;
+      o.done = false;
+      if (o.stop > rank_) o.stop = uint8_t(rank_);
+      if (rank_ == 0) o.stop = 0;
+      for (int i : s.indices()) emit(size_t(i), o);
+      in(0).pop();
+      data_done_ = b.done;
+      bool chunk_end = rank_ == 0 ? b.has_elem : b.stop >= rank_;
+      if (chunk_end) return;
+      if (b.done) fail("data stream ended inside a chunk");
+    }
+  }
+
+  int rank_;
+  bool data_done_ = false;
+};
+
+// Reassemble<rank a>: for each selector element, takes one chunk from every selected input in
+// arrival order (no interleaving) and closes the group with S_{a+1} (plus the selector's stops).
+class Reassemble : public Op {
+ public:
+  explicit Reassemble(const OpConfig& c) : Op(c) { rank_ = int(c.params.get_int("rank")); }
+
+ protected:
+  void run() override {
+    const size_t n = num_in() - 1;  // last input is the selector
+    Channel& selc = in(n);
+    for (;;) {
+      Beat sel = selc.recv();
+      const uint8_t group_close = uint8_t(rank_ + 1 + sel.stop);
+      if (!sel.has_elem) {
+        if (sel.stop) {
+          Beat o = Beat::bare_stop(uint8_t(rank_ + 1 + sel.stop));
+          o.done = sel.done;
+          emit(0, o);
+        } else if (sel.done) {
+          emit(0, Beat::done_beat());
+        }
+        if (sel.done) break;
+        continue;
+      }
+      if (!sel.elem.is_selector()) fail("sel carries " + sel.elem.to_string() + ", not a selector");
+      std::vector<int> pending = sel.elem.selector().indices();
+      for (int i : pending)
+        if (size_t(i) >= n)
+          fail("selector " + sel.elem.to_string() + " names input " + std::to_string(i) + " but only " +
+               std::to_string(n) + " inputs exist");
+      if (pending.empty()) {
+        Beat o = Beat::bare_stop(group_close);
+        o.done = sel.done;
+        emit(0, o);
+      }
+      while (!pending.empty()) {
+        std::vector<Channel*> cands;
+        for (int i : pending) cands.push_back(&in(size_t(i)));
+        int k = ctx().select_earliest(cands);
+        if (k < 0) fail("selected input ended before its chunk arrived");
+        const int src = pending[size_t(k)];
+        pending.erase(pending.begin() + k);
+        const bool last_chunk = pending.empty();
+        Channel& c = in(size_t(src));
+        charge(hw().routing_switch_cycles);
+        for (;;) {
+          Beat b = c.peek();
+          if (b.done && !b.has_elem && !b.stop) fail("input " + std::to_string(src) + " ended before its chunk");
+          uint64_t cost = mem_cycles(tile_bytes_in_mu(b));
+          if (cfg_.write_back_mu[0] && b.has_elem) cost += mem_cycles(b.elem.bytes());
+          charge(cost);
+          bool chunk_end = rank_ == 0 ? b.has_elem : b.stop >= rank_;
+          Beat o = b;
+          o.done = false;
+          if (chunk_end) {
+            o.stop = uint8_t(last_chunk ? group_close : rank_);
+            if (!last_chunk && rank_ == 0) o.stop = 0;
+            o.done = last_chunk && sel.done;
+          }
+          emit(0, std::move(o));
+          c.pop();
+          if (chunk_end) break;
+        }
+      }
+      if (sel.done) break;
+    }
+    // Every input must end now.
+    for (size_t i = 0; i < n; ++i) {
+      for (;;) {
+        if (in(i).done_sent() && in(i).empty()) break;
+        Beat b = in(i).recv();
+        if (b.has_elem) fail("input " + std::to_string(i) + " has chunks left after the selector ended");
+        if (b.done) break;
+      }
+    }
+  }
+
+ private:
+  int rank_;
+};
+
+// EagerMerge<rank a>: forwards whole chunks from whichever input has one first, and emits the
+// source index as a one-hot selector on `sel`.
+class EagerMerge : public Op {
+ public:
+  explicit EagerMerge(const OpConfig& c) : Op(c) { rank_ = int(c.params.get_int("rank")); }
+
+ protected:
+  void run() override {
+    const size_t n = num_in();
+    std::vector<bool> live(n, true);
+    size_t remaining = n;
+    while (remaining) {
+      std::vector<Channel*> cands;
+      std::vector<size_t> idx;
+      for (size_t i = 0; i < n; ++i)
+        if (live[i]) {
+          cands.push_back(&in(i));
+          idx.push_back(i);
+        }
+      int k = ctx().select_earliest(cands);
+      if (k < 0) break;
+      const size_t src = idx[size_t(k)];
+      Channel& c = in(src);
+      bool sent_sel = false;
+      for (;;) {
+        Beat b = c.peek();
+        if (!b.has_elem && (b.stop == 0 || b.stop > rank_)) {  // outer structure or the end
+          c.pop();
+          if (b.done) {
+            live[src] = false;
+            --remaining;
+          }
+          if (!sent_sel) break;
+          if (b.done) break;
+          continue;
+        }
+        if (!sent_sel) {
+          emit(1, Beat::data(Element(Selector::one_hot(int(src)))));
+          sent_sel = true;
+        }
+        Beat o = b;
+        o.done = false;
+        bool chunk_end = rank_ == 0 ? b.has_elem : b.stop >= rank_;
+        if (o.stop > rank_) o.stop = uint8_t(rank_);
+        if (rank_ == 0) o.stop = 0;
+        uint64_t cost = mem_cycles(tile_bytes_in_mu(b));
+        if (cfg_.write_back_mu[0] && b.has_elem) cost += mem_cycles(b.elem.bytes());
+        emit(0, std::move(o));
+        c.pop();
+        charge(cost + 1);  // one element per cycle
+        if (b.done) {
+          live[src] = false;
+          --remaining;
+        }
+        if (chunk_end || b.done) break;
+      }
+    }
+    emit(0, Beat::done_beat());
+    emit(1, Beat::done_beat());
+  }
+
+ private:
+  int rank_;
+};
+
+// Parallelize<rank r>: static round-robin distribution of chunks over the outputs.
+class Parallelize : public Op {
+ public:
+  explicit Parallelize(const OpConfig& c) : Op(c) { rank_ = int(c.params.get_int("rank")); }
+
+ protected:
+  void run() override {
+    size_t next = 0;
+    for (;;) {
+      Beat b = in(0).recv();
+      charge(0);
+      if (!b.has_elem && (b.stop == 0 || b.stop > rank_)) {
+        if (b.done) break;
+        continue;
+      }
+      Beat o = b;
+      o.done = false;
+      bool chunk_end = rank_ == 0 ? b.has_elem : b.stop >= rank_;
+      if (o.stop > rank_) o.stop = uint8_t(rank_);
+      if (rank_ == 0) o.stop = 0;
+      emit(next, std::move(o), hw().routing_switch_cycles);
+      if (chunk_end) next = (next + 1) % num_out();
+      if (b.done) break;
+    }
+    for (size_t o = 0; o < num_out(); ++o) emit(o, Beat::done_beat());
+  }
+
+ private:
+  int rank_;
+};
+
+}  // namespace
+
+void register_routing_ops(OpRegistry& r) {
+  using T = ParamSpec::Type;
+  r.add(OpInfo{"Broadcast", "routing", "Copies a stream to every output (streams are consumed once).",
+               "0 cycles; sends to each output in turn, so a full output stalls all.", {{"in", "stream"}},
+               {{"out*", "identical copies"}}, {}, false,
+               [](const OpConfig& c) { return std::make_unique<Broadcast>(c); }});
+  r.add(OpInfo{"Partition", "routing",
+               "Routes each chunk (data up to the first S_rank) to every output whose selector bit is set; outer "
+               "dimensions flatten into one dynamic dimension per output.",
+               "Per element: memory-unit read (if in one) + routing_switch_cycles + memory-unit write (if the "
+               "consumer is a Bufferize).",
+               {{"in", "data, rank a"}, {"sel", "multi-hot selectors over the outer a-rank dimensions"}},
+               {{"out*", "rank `rank` stream per output"}},
+               {{"rank", T::kInt, "0", "partition rank: inner dimensions routed per selector element"}}, false,
+               [](const OpConfig& c) { return std::make_unique<Partition>(c); }});
+  r.add(OpInfo{"Reassemble", "routing",
+               "For each selector element, concatenates one chunk from every selected input in arrival order "
+               "(no interleaving) and adds a dimension.",
+               "routing_switch_cycles per chunk, plus memory-unit read/write per element where they apply.",
+               {{"in*", "rank-a inputs"}, {"sel", "multi-hot selectors"}}, {{"out", "rank a+b+1 stream"}},
+               {{"rank", T::kInt, "0", "reassemble rank a: each chunk is a level-a unit"}}, false,
+               [](const OpConfig& c) { return std::make_unique<Reassemble>(c); }});
+  r.add(OpInfo{"EagerMerge", "routing",
+               "Forwards whole chunks in arrival order from any input and emits the source index as a selector.",
+               "0-cycle latency, one element per cycle; ties go to the lowest input.", {{"in*", "rank-a inputs"}},
+               {{"out", "merged data"}, {"sel", "one-hot selector per chunk (rank 0)"}},
+               {{"rank", T::kInt, "0", "chunk rank a"}}, false,
+               [](const OpConfig& c) { return std::make_unique<EagerMerge>(c); }});
+  r.add(OpInfo{"Parallelize", "routing", "Distributes chunks round-robin over the outputs (static parallelization).",
+               "0 cycles; each element becomes visible routing_switch_cycles later.", {{"in", "stream"}},
+               {{"out*", "one stream per region"}}, {{"rank", T::kInt, "0", "chunk rank"}}, false,
+               [](const OpConfig& c) { return std::make_unique<Parallelize>(c); }});
+}
+
+}  // namespace stepsim

@@ -1,0 +1,388 @@
+// Shape operators: they change only stop tokens (and Repeat/Expand replicate elements).
+// Timing: `shape_op_latency` cycles per beat (0 in the reference), except Repeat, which emits
+// one copy per cycle as the reference does.
+#include <memory>
+
+#include "hw/ops/op.h"
+
+namespace stepsim {
+
+namespace {
+
+std::string beat_text(const Beat& b) { return format_tokens(to_tokens({b})); }
+
+// Flatten<min,max>: merges dimensions min..max (0 = innermost) into one.
+class Flatten : public Op {
+ public:
+  explicit Flatten(const OpConfig& c) : Op(c) {
+    min_ = c.params.get_int("min");
+    max_ = c.params.get_int("max");
+    if (min_ < 0 || max_ < min_ || max_ > kMaxStopLevel)
+      fail("needs 0 <= min <= max <= " + std::to_string(kMaxStopLevel));
+  }
+
+ protected:
+  void run() override {
+    for (;;) {
+      Beat b = in(0).recv();
+      charge(hw().shape_op_latency);
+      int s = b.stop;
+      if (s > min_ && s <= max_)
+        s = int(min_);  // the merged dimension goes on; only the dimensions below it end
+      else if (s > max_)
+        s -= int(max_ - min_);
+      b.stop = uint8_t(s);
+      bool done = b.done;
+      // An empty inner dimension that vanished into the merged one leaves nothing to send.
+      if (b.has_elem || b.stop || b.done) emit(0, std::move(b));
+      if (done) break;
+    }
+  }
+
+ private:
+  int64_t min_, max_;
+};
+
+// Reshape: splits dimension `rank` into chunks of `chunk`; the innermost dimension is padded.
+class Reshape : public Op {
+ public:
+  explicit Reshape(const OpConfig& c) : Op(c) {
+    chunk_ = c.params.get_int("chunk");
+    rank_ = int(c.params.get_int("rank"));
+    if (chunk_ < 1) fail("chunk must be >= 1");
+    if (rank_ < 0 || rank_ >= kMaxStopLevel) fail("rank out of range");
+    std::string pad = c.params.get_string("pad");
+    if (pad != "zero") {
+      pad_ = parse_element(pad);
+      have_pad_ = true;
+    }
+  }
+
+ protected:
+  void run() override {
+    int64_t count = 0;  // elements (rank 0) or closed units (rank > 0) in the current chunk
+    Element last;       // template for zero padding
+    bool seen = false;
+    for (;;) {
+      Beat b = in(0).recv();
+      charge(hw().shape_op_latency);
+      std::vector<std::pair<Beat, bool>> out;  // beat, is padding
+      const int s = b.stop;
+      if (rank_ == 0) {
+        if (b.has_elem) {
+          last = b.elem;
+          seen = true;
+          ++count;
+          uint8_t st = 0;
+          if (count == chunk_) {
+            count = 0;
+            st = 1;
+          }
+          if (s > 0 && st) st = uint8_t(s + 1);
+          out.push_back({Beat::data(b.elem, st), false});
+          if (s > 0 && !st) pad_out(out, count, last, seen, uint8_t(s + 1));
+        } else if (s > 0) {
+          if (count)
+            pad_out(out, count, last, seen, uint8_t(s + 1));
+          else
+            out.push_back({Beat::bare_stop(uint8_t(s + 1)), false});
+        }
+        if (b.done && count) pad_out(out, count, last, seen, 1);  // a rank-0 stream ends its last chunk
+      } else {
+        if (s < rank_) {
+          out.push_back({b, false});
+        } else {
+          ++count;
+          uint8_t st;
+          if (s == rank_) {
+            st = uint8_t(count % chunk_ == 0 ? rank_ + 1 : rank_);
+          } else {
+            if (count % chunk_ != 0)
+              fail("dimension " + std::to_string(rank_) + " has " + std::to_string(count) +
+                   " entries, not a multiple of chunk " + std::to_string(chunk_) +
+                   " (only the innermost dimension can be padded)");
+            st = uint8_t(s + 1);
+            count = 0;
+          }
+          Beat o = b;
+          o.stop = st;
+          o.done = false;
+          out.push_back({o, false});
+        }
+        out.back().first.done = false;
+      }
+      if (out.empty()) {
+        if (b.done) out.push_back({Beat::done_beat(), false});
+      } else {
+        out.back().first.done = b.done;
+      }
+      for (auto& [beat, is_pad] : out) {
+        if (has_out(1)) {
+          Beat flag = beat.has_elem ? Beat::data(Element(Scalar{is_pad ? 1 : 0}), beat.stop) : beat;
+          flag.done = beat.done;
+          emit(1, std::move(flag));
+        }
+        emit(0, std::move(beat));
+      }
+      if (b.done) break;
+    }
+  }
+
+ private:
+  // Pads the open chunk to `chunk_` elements; the last pad carries stop `level`.
+  void pad_out(std::vector<std::pair<Beat, bool>>& out, int64_t& count, const Element& last, bool seen,
+               uint8_t level) {
+    while (count < chunk_) {
+      ++count;
+      Element e = pad_element(last, seen);
+      out.push_back({Beat::data(std::move(e), count == chunk_ ? level : 0), true});
+    }
+    count = 0;
+  }
+  Element pad_element(const Element& last, bool seen) const {
+    if (have_pad_) return pad_;
+    if (seen && last.is_tile()) {
+      const Tile& t = last.tile();
+      if (t.has_data()) {
+        if (t.dtype == DType::INT32) return Element(make_int_tile(t.rows, t.cols, std::vector<int32_t>(t.elems(), 0)));
+        return Element(make_tile(t.rows, t.cols, t.dtype, std::vector<float>(t.elems(), 0.0f)));
+      }
+      return Element(shape_tile(t.rows, t.cols, t.dtype));
+    }
+    return Element(Scalar{0});
+  }
+
+  int64_t chunk_;
+  int rank_;
+  Element pad_;
+  bool have_pad_ = false;
+};
+
+// Promote: adds a dimension of size 1 (size 0 for an empty stream). Default: a new outermost
+// dimension around the whole stream; `rank` r >= 0 inserts it above the r innermost dimensions.
+class Promote : public Op {
+ public:
+  explicit Promote(const OpConfig& c) : Op(c) { rank_ = int(c.params.get_int("rank")); }
+
+ protected:
+  void run() override {
+    if (rank_ >= 0) {
+      for (;;) {
+        Beat b = in(0).recv();
+        charge(hw().shape_op_latency);
+        if (b.stop >= rank_ && (b.stop > 0 || (rank_ == 0 && b.has_elem))) b.stop = uint8_t(b.stop + 1);
+        bool done = b.done;
+        emit(0, std::move(b));
+        if (done) break;
+      }
+      return;
+    }
+    // Outermost: the stream's last beat carries S_a (or no stop for rank 0); it becomes S_{a+1}.
+    // That beat is recognised only when the done token arrives, so one beat is held back.
+    bool holding = false;
+    Beat held;
+    for (;;) {
+      Beat b = in(0).recv();
+      charge(hw().shape_op_latency);
+      if (!b.done) {
+        if (holding) emit(0, std::move(held));
+        held = std::move(b);
+        holding = true;
+        continue;
+      }
+      if (b.has_elem || b.stop) {
+        if (holding) emit(0, std::move(held));
+        b.stop = uint8_t(b.stop + 1);
+        emit(0, std::move(b));
+      } else if (holding) {
+        held.stop = uint8_t(held.stop + 1);
+        held.done = true;
+        emit(0, std::move(held));
+      } else {
+        emit(0, Beat::done_beat());  // empty stream: the new dimension has size 0
+      }
+      break;
+    }
+  }
+
+ private:
+  int rank_;
+};
+
+// Expand: repeats each data element to follow the reference stream's inner `rank` dimensions.
+class Expand : public Op {
+ public:
+  explicit Expand(const OpConfig& c) : Op(c) { rank_ = int(c.params.get_int("rank")); }
+
+ protected:
+  void run() override {
+    bool data_done = false, ref_done = false;
+    while (!(data_done && ref_done)) {
+      if (data_done) {  // data ended: the reference must end too
+        Beat rb = in(1).recv();
+        if (rb.has_elem || rb.stop || !rb.done) fail("ref stream is longer than the data stream");
+        ref_done = true;
+        emit(0, Beat::done_beat());
+        break;
+      }
+      Beat d = in(0).peek();
+      if (!d.has_elem) {
+        in(0).pop();
+        if (d.stop) {  // an empty outer dimension: the reference has the same bare stop
+          Beat rb = in(1).recv();
+          if (rb.has_elem || rb.stop != d.stop)
+            fail("data has an empty dimension (" + beat_text(d) + ") where ref has " + beat_text(rb));
+          Beat o = Beat::bare_stop(d.stop);
+          o.done = rb.done;
+          ref_done = rb.done;
+          emit(0, o);
+        }
+        if (d.done) {
+          data_done = true;
+          if (!ref_done) continue;
+        }
+        continue;
+      }
+      // Replay d over one reference group.
+      Beat rb;
+      for (;;) {
+        rb = in(1).recv();
+        charge(hw().shape_op_latency);
+        Beat o = rb.has_elem ? Beat::data(d.elem, rb.stop) : Beat::bare_stop(rb.stop);
+        o.done = rb.done;
+        emit(0, std::move(o));
+        bool closes = rank_ == 0 ? rb.has_elem : rb.stop >= rank_;
+        if (closes || rb.done) break;
+      }
+      if (rank_ > 0 && rb.stop != d.stop)
+        fail("data element " + beat_text(d) + " closes at S" + std::to_string(d.stop) + " but its ref group closes at S" +
+             std::to_string(rb.stop));
+      in(0).pop();
+      data_done = d.done;
+      ref_done = rb.done;
+      if (ref_done && !data_done) {
+        Beat dd = in(0).recv();
+        if (dd.has_elem || dd.stop || !dd.done) fail("data stream is longer than the ref stream");
+        data_done = true;
+      } else if (data_done && !ref_done) {
+        Beat r2 = in(1).recv();
+        if (r2.has_elem || r2.stop || !r2.done) fail("ref stream is longer than the data stream");
+        ref_done = true;
+        emit(0, Beat::done_beat());
+      }
+    }
+  }
+
+ private:
+  int rank_;
+};
+
+// Repeat<count>: a new innermost dimension of `count` copies of each element.
+class Repeat : public Op {
+ public:
+  explicit Repeat(const OpConfig& c) : Op(c) {
+    count_ = c.params.get_int("count");
+    if (count_ < 0) fail("count must be >= 0");
+  }
+
+ protected:
+  void run() override {
+    for (;;) {
+      Beat b = in(0).recv();
+      const uint8_t close = uint8_t(b.stop ? b.stop + 1 : 1);
+      if (b.has_elem) {
+        if (count_ == 0) {
+          Beat o = Beat::bare_stop(close);
+          o.done = b.done;
+          emit(0, o);
+        }
+        for (int64_t i = 0; i < count_; ++i) {
+          Beat o = Beat::data(b.elem, i + 1 == count_ ? close : 0);
+          o.done = i + 1 == count_ && b.done;
+          emit(0, std::move(o));
+          charge(1);
+        }
+      } else {
+        Beat o = b;
+        if (o.stop) o.stop = uint8_t(o.stop + 1);
+        emit(0, o);
+      }
+      if (b.done) break;
+    }
+  }
+
+ private:
+  int64_t count_;
+};
+
+// Zip: tuples of the elements of n streams with the same structure.
+class Zip : public Op {
+ public:
+  using Op::Op;
+
+ protected:
+  void run() override {
+    const size_t n = num_in();
+    for (;;) {
+      std::vector<Beat> bs(n);
+      for (size_t i = 0; i < n; ++i) bs[i] = in(i).peek();
+      charge(hw().shape_op_latency);
+      for (size_t i = 1; i < n; ++i)
+        if (bs[i].has_elem != bs[0].has_elem || bs[i].stop != bs[0].stop || bs[i].done != bs[0].done)
+          fail("inputs differ in structure: in0 has " + beat_text(bs[0]) + ", in" + std::to_string(i) + " has " +
+               beat_text(bs[i]));
+      Beat o = bs[0];
+      if (o.has_elem) {
+        auto t = std::make_shared<std::vector<Element>>();
+        for (auto& b : bs) t->push_back(b.elem);
+        o.elem = Element(Tuple(t));
+      }
+      emit(0, std::move(o));
+      for (size_t i = 0; i < n; ++i) in(i).pop();
+      if (bs[0].done) break;
+    }
+  }
+};
+
+}  // namespace
+
+void register_shape_ops(OpRegistry& r) {
+  using T = ParamSpec::Type;
+  const char* lat = "shape_op_latency cycles per beat (0 in step-artifact).";
+  r.add(OpInfo{"Flatten", "shape", "Merges dimensions min..max (0 = innermost) into one; ragged sizes absorb.", lat,
+               {{"in", "rank-a stream"}}, {{"out", "rank a-(max-min) stream"}},
+               {{"min", T::kInt, "0", "lowest merged dimension"}, {"max", T::kInt, "1", "highest merged dimension"}},
+               false, [](const OpConfig& c) { return std::make_unique<Flatten>(c); }});
+  r.add(OpInfo{"Reshape", "shape",
+               "Splits dimension `rank` into chunks of `chunk`; the innermost dimension is padded with `pad`, "
+               "flagged on the padding output.",
+               lat, {{"in", "rank-a stream"}},
+               {{"out", "rank a+1 stream"}, {"pad", "1 where the element is padding, else 0", true}},
+               {{"chunk", T::kInt, "", "chunk size S", true},
+                {"rank", T::kInt, "0", "dimension to split (0 = innermost)"},
+                {"pad", T::kString, "zero", "padding element (text notation) or 'zero' for a zero tile/scalar"}},
+               false, [](const OpConfig& c) { return std::make_unique<Reshape>(c); }});
+  r.add(OpInfo{"Promote", "shape",
+               "Adds a dimension of size 1 (0 for an empty stream): outermost by default, or above the `rank` "
+               "innermost dimensions.",
+               std::string(lat) + " The outermost form holds one beat until the done token.",
+               {{"in", "rank-a stream"}}, {{"out", "rank a+1 stream"}},
+               {{"rank", T::kInt, "-1", "-1 = new outermost dimension; r >= 0 = insert above r inner dimensions"}},
+               false, [](const OpConfig& c) { return std::make_unique<Promote>(c); }});
+  r.add(OpInfo{"Expand", "shape",
+               "Repeats each data element across the reference stream's inner `rank` dimensions (dynamic broadcast).",
+               lat, {{"in", "data whose inner `rank` dimensions have size 1"}, {"ref", "stream giving the shape"}},
+               {{"out", "the ref's shape, data's elements"}},
+               {{"rank", T::kInt, "1", "expand rank: the smallest stop level of the data stream"}}, false,
+               [](const OpConfig& c) { return std::make_unique<Expand>(c); }});
+  r.add(OpInfo{"Repeat", "shape", "Adds a new innermost dimension holding `count` copies of every element.",
+               "One copy per cycle: copies of an element arriving at t are sent at t..t+count-1.",
+               {{"in", "rank-a stream"}}, {{"out", "rank a+1 stream"}},
+               {{"count", T::kInt, "", "copies per element", true}}, false,
+               [](const OpConfig& c) { return std::make_unique<Repeat>(c); }});
+  r.add(OpInfo{"Zip", "shape", "Pairs the elements of streams with identical structure into tuples.", lat,
+               {{"in*", "streams of equal shape"}}, {{"out", "stream of tuples"}}, {}, false,
+               [](const OpConfig& c) { return std::make_unique<Zip>(c); }});
+}
+
+}  // namespace stepsim

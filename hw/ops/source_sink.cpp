@@ -1,0 +1,68 @@
+// Sources (literal streams, tensors and trace-derived selector/metadata streams, all handed
+// over as beat lists by the graph loader) and sinks that record what arrives.
+#include "hw/ops/op.h"
+
+namespace stepsim {
+
+namespace {
+
+class Source : public Op {
+ public:
+  using Op::Op;
+
+ protected:
+  void run() override {
+    const std::string key = cfg_.params.get_string("stream");
+    auto it = cfg_.env->streams.find(key);
+    if (it == cfg_.env->streams.end()) fail("no stream named '" + key + "' was provided");
+    const uint64_t interval = uint64_t(cfg_.params.get_int("interval"));
+    const std::vector<Beat>& beats = it->second;
+    for (size_t i = 0; i < beats.size(); ++i) {
+      if (i > 0) charge(interval);
+      emit_all(beats[i]);
+    }
+  }
+};
+
+class Sink : public Op {
+ public:
+  using Op::Op;
+
+ protected:
+  void run() override {
+    auto& rec = cfg_.env->recorded[cfg_.name];
+    auto& times = cfg_.env->recorded_times[cfg_.name];
+    for (;;) {
+      Beat b = in(0).recv();
+      times.push_back(ctx().now());
+      charge(0);
+      bool done = b.done;
+      rec.push_back(std::move(b));
+      if (done) break;
+    }
+  }
+};
+
+}  // namespace
+
+void register_source_sink_ops(OpRegistry& r) {
+  r.add(OpInfo{"Source", "source/sink",
+               "Emits a given token stream (literal text, a tensor's tiles, or a selector/metadata stream read "
+               "from a trace file).",
+               "One beat every `interval` cycles.",
+               {},
+               {{"out*", "copies of the stream (usually just out0)"}},
+               {{"stream", ParamSpec::Type::kString, "", "name of the stream in the graph's streams: section", true},
+                {"interval", ParamSpec::Type::kInt, "1", "cycles between beats"}},
+               false,
+               [](const OpConfig& c) { return std::make_unique<Source>(c); }});
+  r.add(OpInfo{"Sink", "source/sink", "Consumes a stream and records every beat with its arrival time.",
+               "0 cycles per beat.",
+               {{"in", "stream to record"}},
+               {},
+               {},
+               false,
+               [](const OpConfig& c) { return std::make_unique<Sink>(c); }});
+}
+
+}  // namespace stepsim

@@ -1,0 +1,210 @@
+#include "hw/presets/hardware.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+
+namespace stepsim {
+
+namespace {
+
+struct Field {
+  HardwareParams::FieldDoc doc;
+  std::function<void(HardwareParams&, const std::string&)> set;
+  std::function<std::string(const HardwareParams&)> get;
+};
+
+uint64_t to_u64(const std::string& key, const std::string& v) {
+  try {
+    size_t pos = 0;
+    if (v.empty() || v[0] == '-') throw std::invalid_argument("");
+    uint64_t x = std::stoull(v, &pos, 0);
+    if (pos != v.size()) throw std::invalid_argument("");
+    return x;
+  } catch (const std::exception&) {
+    throw std::invalid_argument("hardware parameter '" + key + "': expected a non-negative integer, got '" + v + "'");
+  }
+}
+double to_f64(const std::string& key, const std::string& v) {
+  try {
+    size_t pos = 0;
+    double x = std::stod(v, &pos);
+    if (pos != v.size() || !(x > 0)) throw std::invalid_argument("");
+    return x;
+  } catch (const std::exception&) {
+    throw std::invalid_argument("hardware parameter '" + key + "': expected a positive number, got '" + v + "'");
+  }
+}
+bool to_bool(const std::string& key, const std::string& v) {
+  if (v == "true" || v == "1") return true;
+  if (v == "false" || v == "0") return false;
+  throw std::invalid_argument("hardware parameter '" + key + "': expected true or false, got '" + v + "'");
+}
+
+template <typename T>
+Field uint_field(const char* key, const char* unit, const char* doc, T HardwareParams::*m, uint64_t min = 0) {
+  return Field{{key, unit, doc},
+               [=](HardwareParams& h, const std::string& v) {
+                 uint64_t x = to_u64(key, v);
+                 if (x < min)
+                   throw std::invalid_argument(std::string("hardware parameter '") + key + "' must be >= " +
+                                               std::to_string(min));
+                 h.*m = T(x);
+               },
+               [=](const HardwareParams& h) { return std::to_string(h.*m); }};
+}
+template <typename T>
+Field hbm_uint(const char* key, const char* unit, const char* doc, T HbmConfig::*m, uint64_t min = 0) {
+  return Field{{key, unit, doc},
+               [=](HardwareParams& h, const std::string& v) {
+                 uint64_t x = to_u64(key, v);
+                 if (x < min)
+                   throw std::invalid_argument(std::string("hardware parameter '") + key + "' must be >= " +
+                                               std::to_string(min));
+                 h.hbm.*m = T(x);
+               },
+               [=](const HardwareParams& h) { return std::to_string(h.hbm.*m); }};
+}
+
+const std::vector<Field>& field_table() {
+  static const std::vector<Field> t = {
+      {{"name", "-", "preset name"},
+       [](HardwareParams& h, const std::string& v) { h.name = v; },
+       [](const HardwareParams& h) { return h.name; }},
+      {{"clock_ghz", "GHz", "clock used only to convert cycles to seconds in reports"},
+       [](HardwareParams& h, const std::string& v) { h.clock_ghz = to_f64("clock_ghz", v); },
+       [](const HardwareParams& h) { return std::to_string(h.clock_ghz); }},
+      uint_field("onchip_bw", "B/cycle", "bandwidth of one on-chip memory unit (roofline memory terms)",
+                 &HardwareParams::onchip_bw, 1),
+      uint_field("compute_bw", "FLOPs/cycle", "default compute bandwidth of a higher-order node",
+                 &HardwareParams::compute_bw, 1),
+      uint_field("pcu_flops", "FLOPs/cycle", "compute bandwidth of one compute unit (PCU)",
+                 &HardwareParams::pcu_flops, 1),
+      uint_field("pmu_capacity", "B", "capacity of one on-chip memory unit (PMU)", &HardwareParams::pmu_capacity, 1),
+      uint_field("num_pcus", "units", "compute units on the fabric", &HardwareParams::num_pcus),
+      uint_field("num_pmus", "units", "memory units on the fabric", &HardwareParams::num_pmus),
+      uint_field("fifo_depth", "beats", "default depth of every channel", &HardwareParams::fifo_depth, 1),
+      uint_field("send_latency", "cycles", "cycles from send to visibility on a channel",
+                 &HardwareParams::send_latency),
+      uint_field("response_latency", "cycles", "cycles before a dequeued slot can be refilled",
+                 &HardwareParams::response_latency),
+      uint_field("shape_op_latency", "cycles", "cycles a shape operator spends per beat",
+                 &HardwareParams::shape_op_latency),
+      uint_field("routing_switch_cycles", "cycles", "cycles a routing operator spends to switch port",
+                 &HardwareParams::routing_switch_cycles),
+      uint_field("par_dispatch", "requests/cycle", "off-chip requests one load/store issues per cycle",
+                 &HardwareParams::par_dispatch, 1),
+      {{"loads_sum_inputs", "bool", "n-ary Map adds its memory-unit loads instead of taking the max"},
+       [](HardwareParams& h, const std::string& v) { h.loads_sum_inputs = to_bool("loads_sum_inputs", v); },
+       [](const HardwareParams& h) { return std::string(h.loads_sum_inputs ? "true" : "false"); }},
+      hbm_uint("hbm.channels", "channels", "independent HBM channels", &HbmConfig::channels, 1),
+      hbm_uint("hbm.request_bytes", "B", "bytes per off-chip request", &HbmConfig::request_bytes, 1),
+      hbm_uint("hbm.init_interval", "cycles", "cycles between requests accepted by one channel",
+               &HbmConfig::init_interval, 1),
+      hbm_uint("hbm.latency", "cycles", "cycles from service start to response", &HbmConfig::latency),
+      hbm_uint("hbm.startup", "cycles", "start-up cycles added before a response", &HbmConfig::startup),
+      {{"hbm.startup_every_request", "bool", "every request pays start-up (reference quirk) or only the first"},
+       [](HardwareParams& h, const std::string& v) {
+         h.hbm.startup_every_request = to_bool("hbm.startup_every_request", v);
+       },
+       [](const HardwareParams& h) { return std::string(h.hbm.startup_every_request ? "true" : "false"); }},
+      hbm_uint("hbm.link_latency", "cycles", "cycles between an initiator and the HBM, each way",
+               &HbmConfig::link_latency),
+      {{"hbm.mapping", "-", "request-to-channel mapping: round_robin or address_interleave"},
+       [](HardwareParams& h, const std::string& v) {
+         if (v != "round_robin" && v != "address_interleave")
+           throw std::invalid_argument("hardware parameter 'hbm.mapping': expected round_robin or "
+                                       "address_interleave, got '" + v + "'");
+         h.hbm.mapping = v;
+       },
+       [](const HardwareParams& h) { return h.hbm.mapping; }},
+      {{"hbm.mode", "-", "off-chip timing path: fast (one transaction per tile) or request (per request)"},
+       [](HardwareParams& h, const std::string& v) {
+         if (v != "fast" && v != "request")
+           throw std::invalid_argument("hardware parameter 'hbm.mode': expected fast or request, got '" + v + "'");
+         h.hbm.mode = v;
+       },
+       [](const HardwareParams& h) { return h.hbm.mode; }},
+  };
+  return t;
+}
+
+std::string known_keys() {
+  std::string s;
+  for (const Field& f : field_table()) s += (s.empty() ? "" : ", ") + f.doc.key;
+  return s;
+}
+
+void apply_yaml(HardwareParams& h, const YAML::Node& node, const std::string& prefix, const std::string& file) {
+  if (!node.IsMap()) throw std::invalid_argument(file + ": expected a mapping" + (prefix.empty() ? "" : " under '" + prefix + "'"));
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    std::string key = prefix + it->first.as<std::string>();
+    if (it->second.IsMap()) {
+      apply_yaml(h, it->second, key + ".", file);
+    } else if (it->second.IsScalar()) {
+      h.set(key, it->second.as<std::string>());
+    } else {
+      throw std::invalid_argument(file + ": parameter '" + key + "' must be a scalar");
+    }
+  }
+}
+
+std::string presets_dir() { return std::string(STEPSIM_SOURCE_DIR) + "/hw/presets"; }
+
+}  // namespace
+
+void HardwareParams::set(const std::string& key, const std::string& value) {
+  for (const Field& f : field_table())
+    if (f.doc.key == key) {
+      f.set(*this, value);
+      return;
+    }
+  throw std::invalid_argument("unknown hardware parameter '" + key + "'; known: " + known_keys());
+}
+
+const std::vector<HardwareParams::FieldDoc>& HardwareParams::fields() {
+  static const std::vector<FieldDoc> docs = [] {
+    std::vector<FieldDoc> d;
+    for (const Field& f : field_table()) d.push_back(f.doc);
+    return d;
+  }();
+  return docs;
+}
+
+std::map<std::string, std::string> HardwareParams::to_map() const {
+  std::map<std::string, std::string> m;
+  for (const Field& f : field_table()) m[f.doc.key] = f.get(*this);
+  return m;
+}
+
+HardwareParams load_preset(const std::string& name_or_path) {
+  std::string path = name_or_path;
+  if (!std::filesystem::exists(path)) path = presets_dir() + "/" + name_or_path + ".yaml";
+  if (!std::filesystem::exists(path)) {
+    std::string names;
+    for (const std::string& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("unknown preset '" + name_or_path + "'; known presets: " + names);
+  }
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    throw std::invalid_argument("preset " + path + ": " + e.what());
+  }
+  HardwareParams h;
+  apply_yaml(h, root, "", path);
+  return h;
+}
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  if (std::filesystem::is_directory(presets_dir()))
+    for (const auto& e : std::filesystem::directory_iterator(presets_dir()))
+      if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace stepsim

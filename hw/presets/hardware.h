@@ -1,0 +1,59 @@
+// Hardware parameters of the modelled fabric. Every timing constant the simulator uses is a
+// named field here, loaded from a YAML preset (hw/presets/*.yaml) and overridable with
+// `--set key=value`. docs/timing-model.md lists each with its unit and origin.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace stepsim {
+
+struct HbmConfig {
+  uint32_t channels = 32;            // independent channels
+  uint32_t request_bytes = 64;       // bytes per request (partial requests count whole)
+  uint32_t init_interval = 2;        // cycles between requests accepted by one channel
+  uint32_t latency = 2;              // cycles from service start to response
+  uint32_t startup = 14;             // extra cycles before a response (see startup_every_request)
+  bool startup_every_request = true; // reference quirk: every request pays startup
+  uint32_t link_latency = 1;         // cycles initiator->HBM and HBM->initiator, each way
+  std::string mapping = "round_robin";  // round_robin | address_interleave
+  std::string mode = "fast";         // fast (tile-level) | request (one transaction per request)
+};
+
+struct HardwareParams {
+  std::string name = "step-artifact";
+  double clock_ghz = 1.0;                  // for reporting wall-clock equivalents only
+  uint64_t onchip_bw = 64;                 // B/cycle of one on-chip memory unit (PMU)
+  uint64_t compute_bw = 4096;              // default FLOPs/cycle allocated to a higher-order node
+  uint64_t pcu_flops = 4096;               // FLOPs/cycle of one compute unit (PCU)
+  uint64_t pmu_capacity = 512 * 1024;      // bytes of one memory unit
+  uint32_t num_pcus = 1024;                // compute units on the fabric
+  uint32_t num_pmus = 1024;                // memory units on the fabric
+  uint32_t fifo_depth = 2;                 // default channel depth (beats)
+  uint32_t send_latency = 1;               // cycles per channel hop
+  uint32_t response_latency = 1;           // cycles before a freed slot is reusable
+  uint32_t shape_op_latency = 0;           // Flatten/Reshape/Promote/Expand/Zip cycles per beat
+  uint32_t routing_switch_cycles = 1;      // Partition/Reassemble cycles to switch output/input
+  uint32_t par_dispatch = 1;               // off-chip requests issued per cycle by one load/store
+  bool loads_sum_inputs = true;            // quirk: n-ary Map sums its memory-unit loads
+  HbmConfig hbm;
+
+  // Sets one field by its dotted name ("hbm.channels"); throws std::invalid_argument naming an
+  // unknown key or a bad value.
+  void set(const std::string& key, const std::string& value);
+  // Dotted names of every field with its documentation and unit.
+  struct FieldDoc {
+    std::string key, unit, doc;
+  };
+  static const std::vector<FieldDoc>& fields();
+  std::map<std::string, std::string> to_map() const;  // dotted key -> value as text
+};
+
+// Loads a preset by name (from hw/presets/NAME.yaml) or by path to a YAML file.
+HardwareParams load_preset(const std::string& name_or_path);
+std::vector<std::string> preset_names();
+
+}  // namespace stepsim

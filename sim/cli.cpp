@@ -1,0 +1,280 @@
+#include "sim/cli.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hw/ops/op.h"
+#include "sim/loader.h"
+#include "sim/report.h"
+#include "sim/simulation.h"
+
+namespace stepsim {
+
+namespace {
+
+const char* kUsage =
+    "usage:\n"
+    "  stepsim run GRAPH.yaml [--preset P] [--set key=value]... [--mode timing|functional]\n"
+    "                         [--report FILE.json] [--trace FILE.json] [--out DIR] [--shuffle SEED]\n"
+    "  stepsim ops                      list every operator: ports, parameters, timing\n"
+    "  stepsim eval OP [--param k=v]... --in [PORT=]'TOKENS'... [--outputs N] [--preset P]\n"
+    "  stepsim presets                  list hardware presets and their parameters\n";
+
+struct Args {
+  std::vector<std::string> v;
+  size_t i = 0;
+  bool more() const { return i < v.size(); }
+  std::string next(const std::string& flag) {
+    if (i >= v.size()) throw std::invalid_argument(flag + " needs a value");
+    return v[i++];
+  }
+};
+
+std::pair<std::string, std::string> split_kv(const std::string& s, const std::string& flag) {
+  size_t eq = s.find('=');
+  if (eq == std::string::npos || eq == 0) throw std::invalid_argument(flag + " expects key=value, got '" + s + "'");
+  return {s.substr(0, eq), s.substr(eq + 1)};
+}
+
+int cmd_ops(std::ostream& out) {
+  for (const OpInfo* op : OpRegistry::instance().all()) {
+    out << op->name << "  [" << op->category << "]\n  " << op->description << "\n";
+    out << "  inputs: ";
+    if (op->inputs.empty()) out << "none";
+    for (size_t k = 0; k < op->inputs.size(); ++k) {
+      const PortSpec& p = op->inputs[k];
+      std::string n = p.name.back() == '*' ? p.name.substr(0, p.name.size() - 1) + "0, " +
+                                                 p.name.substr(0, p.name.size() - 1) + "1, ..."
+                                           : p.name;
+      out << (k ? "; " : "") << n << " (" << p.doc << (p.optional ? ", optional" : "") << ")";
+    }
+    out << "\n  outputs: ";
+    if (op->outputs.empty()) out << "none";
+    for (size_t k = 0; k < op->outputs.size(); ++k) {
+      const PortSpec& p = op->outputs[k];
+      std::string n = p.name.back() == '*' ? p.name.substr(0, p.name.size() - 1) + "0, " +
+                                                 p.name.substr(0, p.name.size() - 1) + "1, ..."
+                                           : p.name;
+      out << (k ? "; " : "") << n << " (" << p.doc << (p.optional ? ", optional" : "") << ")";
+    }
+    out << "\n  parameters:";
+    if (op->params.empty()) out << " none";
+    out << "\n";
+    for (const ParamSpec& p : op->params)
+      out << "    " << p.name << " (" << param_type_name(p.type)
+          << (p.required ? ", required" : ", default " + (p.default_value.empty() ? "\"\"" : p.default_value)) << "): "
+          << p.doc << "\n";
+    out << "  timing: " << op->timing << "\n\n";
+  }
+  return 0;
+}
+
+int cmd_presets(std::ostream& out) {
+  for (const std::string& name : preset_names()) {
+    HardwareParams h = load_preset(name);
+    out << name << "\n";
+    auto m = h.to_map();
+    for (const auto& f : HardwareParams::fields()) out << "  " << f.key << " = " << m[f.key] << " " << f.unit << "\n";
+    out << "\n";
+  }
+  return 0;
+}
+
+int cmd_eval(Args& a, std::ostream& out, std::ostream& err) {
+  if (!a.more()) throw std::invalid_argument("eval needs an operator name");
+  const std::string op = a.next("eval");
+  const OpInfo& info = OpRegistry::instance().find(op);
+  std::map<std::string, std::string> params;
+  std::vector<std::pair<std::string, std::string>> ins;  // port (maybe empty), tokens
+  std::string preset = "step-artifact";
+  size_t outputs = 0;
+  while (a.more()) {
+    std::string f = a.next("");
+    if (f == "--param" || f == "-p") {
+      auto kv = split_kv(a.next(f), f);
+      params[kv.first] = kv.second;
+    } else if (f == "--in" || f == "-i") {
+      std::string s = a.next(f);
+      size_t eq = s.find('=');
+      bool named = eq != std::string::npos && eq > 0 &&
+                   std::all_of(s.begin(), s.begin() + long(eq), [](char c) { return std::isalnum(uint8_t(c)) || c == '_'; });
+      ins.push_back(named ? std::make_pair(s.substr(0, eq), s.substr(eq + 1)) : std::make_pair(std::string(), s));
+    } else if (f == "--outputs") {
+      outputs = std::stoul(a.next(f));
+    } else if (f == "--preset") {
+      preset = a.next(f);
+    } else {
+      throw std::invalid_argument("eval: unknown option '" + f + "'");
+    }
+  }
+  // Positional inputs fill the operator's ports in order; numbered ports take the rest.
+  std::vector<std::string> port_names;
+  size_t numbered_in = 0;
+  for (const auto& [p, t] : ins)
+    if (p.empty()) ++numbered_in;
+  size_t fixed = 0;
+  for (const PortSpec& p : info.inputs)
+    if (p.name.back() != '*') ++fixed;
+  Graph g;
+  g.name = "eval";
+  g.source = "eval";
+  NodeSpec node;
+  node.name = "op";
+  node.op = op;
+  node.params = params;
+  size_t pos = 0;
+  bool has_numbered = std::any_of(info.inputs.begin(), info.inputs.end(), [](const PortSpec& p) { return p.name.back() == '*'; });
+  std::vector<std::string> positional_ports;
+  for (const PortSpec& p : info.inputs) {
+    if (p.name.back() == '*') {
+      size_t named_fixed = 0;
+      for (const auto& [pn, t] : ins)
+        if (!pn.empty()) ++named_fixed;
+      size_t cnt = numbered_in >= (fixed - std::min(fixed, named_fixed)) ? numbered_in - (fixed - std::min(fixed, named_fixed)) : 0;
+      for (size_t k = 0; k < cnt; ++k) positional_ports.push_back(p.name.substr(0, p.name.size() - 1) + std::to_string(k));
+    } else {
+      bool named = false;
+      for (const auto& [pn, t] : ins) named = named || pn == p.name;
+      if (!named) positional_ports.push_back(p.name);
+    }
+  }
+  (void)has_numbered;
+  int sidx = 0;
+  for (const auto& [p, text] : ins) {
+    std::string port = p;
+    if (port.empty()) {
+      if (pos >= positional_ports.size()) throw std::invalid_argument("eval: more --in streams than " + op + " has inputs");
+      port = positional_ports[pos++];
+    }
+    std::string src = "src" + std::to_string(sidx++);
+    g.streams[src] = to_beats(parse_tokens(text));
+    NodeSpec s;
+    s.name = src;
+    s.op = "Source";
+    s.params["stream"] = src;
+    s.params["interval"] = "0";
+    g.nodes.push_back(s);
+    node.inputs[port] = src + ".out0";
+  }
+  // Outputs: numbered outputs default to the largest selector index seen + 1 (at least 2).
+  size_t nnum = outputs;
+  if (!nnum) {
+    nnum = 2;
+    for (const auto& [k, beats] : g.streams)
+      for (const Beat& b : beats)
+        if (b.has_elem && b.elem.is_selector())
+          for (int i : b.elem.selector().indices()) nnum = std::max(nnum, size_t(i) + 1);
+  }
+  std::vector<std::string> out_ports;
+  for (const PortSpec& p : info.outputs) {
+    if (p.name.back() == '*')
+      for (size_t k = 0; k < nnum; ++k) out_ports.push_back(p.name.substr(0, p.name.size() - 1) + std::to_string(k));
+    else
+      out_ports.push_back(p.name);
+  }
+  g.nodes.push_back(node);
+  for (const std::string& p : out_ports) {
+    NodeSpec s;
+    s.name = "sink." + p;
+    s.op = "Sink";
+    s.inputs["in"] = "op." + p;
+    g.nodes.push_back(s);
+  }
+  SimOptions opt;
+  opt.hw = load_preset(preset);
+  SimResult r = simulate(g, opt);
+  if (!r.ok) {
+    err << "error: " << r.error << "\n";
+    return 1;
+  }
+  for (const std::string& p : out_ports) {
+    auto tokens = to_tokens(r.recorded["sink." + p]);
+    int rank = 0;
+    for (const Token& t : tokens)
+      if (t.kind == Token::kStop) rank = std::max(rank, int(t.level));
+    std::string shape;
+    try {
+      shape = observe_shape(tokens, rank).to_string();
+    } catch (const std::exception& e) {
+      shape = std::string("malformed: ") + e.what();
+    }
+    out << p << ": " << format_tokens(tokens) << "  (shape " << shape << ")\n";
+  }
+  out << "cycles: " << r.cycles << "\n";
+  return 0;
+}
+
+int cmd_run(Args& a, std::ostream& out, std::ostream& err) {
+  if (!a.more()) throw std::invalid_argument("run needs a graph file");
+  const std::string file = a.next("run");
+  std::string preset = "step-artifact", mode = "timing", report_file, trace_file, out_dir;
+  uint64_t shuffle = 0;
+  std::vector<std::pair<std::string, std::string>> sets;
+  while (a.more()) {
+    std::string f = a.next("");
+    if (f == "--preset") preset = a.next(f);
+    else if (f == "--set") sets.push_back(split_kv(a.next(f), f));
+    else if (f == "--mode") mode = a.next(f);
+    else if (f == "--report") report_file = a.next(f);
+    else if (f == "--trace") trace_file = a.next(f);
+    else if (f == "--out") out_dir = a.next(f);
+    else if (f == "--shuffle") shuffle = std::stoull(a.next(f));
+    else throw std::invalid_argument("run: unknown option '" + f + "'");
+  }
+  if (mode != "timing" && mode != "functional")
+    throw std::invalid_argument("--mode must be timing or functional, got '" + mode + "'");
+  SimOptions opt;
+  opt.hw = load_preset(preset);
+  opt.functional = mode == "functional";
+  opt.trace = !trace_file.empty();
+  opt.shuffle_seed = shuffle;
+  opt.output_dir = out_dir.empty() ? "." : out_dir;
+  // --set: hardware parameters first, then graph parameters and node parameters.
+  std::vector<std::pair<std::string, std::string>> graph_sets;
+  auto hw_fields = HardwareParams::fields();
+  for (const auto& [k, v] : sets) {
+    bool is_hw = std::any_of(hw_fields.begin(), hw_fields.end(), [&](const auto& f) { return f.key == k; });
+    if (is_hw) opt.hw.set(k, v);
+    else graph_sets.push_back({k, v});
+  }
+  Graph g = load_graph(file, graph_sets, opt.functional);
+  SimResult r = simulate(g, opt);
+  if (!r.ok) {
+    err << "error: " << r.error << "\n";
+    return 1;
+  }
+  Report rep = make_report(g, opt, r);
+  print_summary(rep, out);
+  if (!report_file.empty()) write_json_report(rep, report_file);
+  if (!trace_file.empty()) write_trace(g, r, trace_file);
+  return 0;
+}
+
+}  // namespace
+
+int cli_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  Args a;
+  for (int i = 1; i < argc; ++i) a.v.push_back(argv[i]);
+  if (!a.more() || a.v[0] == "-h" || a.v[0] == "--help") {
+    (a.more() ? out : err) << kUsage;
+    return a.more() ? 0 : 2;
+  }
+  const std::string cmd = a.next("");
+  try {
+    if (cmd == "ops") return cmd_ops(out);
+    if (cmd == "presets") return cmd_presets(out);
+    if (cmd == "eval") return cmd_eval(a, out, err);
+    if (cmd == "run") return cmd_run(a, out, err);
+    err << "unknown command '" << cmd << "'\n" << kUsage;
+    return 2;
+  } catch (const std::exception& e) {
+    err << "error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace stepsim

@@ -1,0 +1,31 @@
+// YAML graph files (docs/graph-format.md): nodes, parameters, inputs, tensors, streams from
+// literal text or trace files, per-node compute bandwidth and FIFO depth, `params:` with
+// ${name} substitution overridable by --set.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/graph.h"
+
+namespace stepsim {
+
+// Throws std::invalid_argument with the file name and the problem for any malformed input.
+Graph load_graph(const std::string& path, const std::vector<std::pair<std::string, std::string>>& sets,
+                 bool functional);
+Graph parse_graph(const std::string& yaml_text, const std::string& source, const std::string& base_dir,
+                  const std::vector<std::pair<std::string, std::string>>& sets, bool functional);
+
+// Trace files (CSV with a header; CRLF and a missing final newline are accepted).
+struct CsvTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  size_t column(const std::string& name, const std::string& file) const;  // throws if absent
+};
+CsvTable read_csv(const std::string& path);
+
+// Directory of the shared traces (env STEPSIM_SHARED, else the build-time ../shared).
+std::string shared_dir();
+
+}  // namespace stepsim

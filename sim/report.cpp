@@ -1,0 +1,114 @@
+#include "sim/report.h"
+
+#include <fstream>
+#include <iomanip>
+#include <stdexcept>
+
+#include "hw/ops/op.h"
+
+namespace stepsim {
+
+using nlohmann::json;
+
+Report make_report(const Graph& g, const SimOptions& opt, const SimResult& r) {
+  json j;
+  j["graph"] = g.name;
+  j["preset"] = opt.hw.name;
+  j["mode"] = opt.functional ? "functional" : "timing";
+  j["cycles"] = r.cycles;
+  j["wall_seconds"] = r.wall_seconds;
+  j["offchip"]["read_bytes"] = r.offchip_read_bytes;
+  j["offchip"]["write_bytes"] = r.offchip_write_bytes;
+  const double peak = double(opt.hw.hbm.channels) * opt.hw.hbm.request_bytes / opt.hw.hbm.init_interval;
+  j["offchip"]["peak_bytes_per_cycle"] = peak;
+  j["offchip"]["bandwidth_utilization"] =
+      r.cycles ? double(r.offchip_read_bytes + r.offchip_write_bytes) / (double(r.cycles) * peak) : 0.0;
+  uint64_t flops = 0, alloc = 0, pcus = 0;
+  json nodes = json::array();
+  for (const NodeResult& n : r.nodes) {
+    json jn;
+    jn["name"] = n.name;
+    jn["op"] = n.op;
+    jn["finish_cycle"] = n.finish_cycle;
+    jn["busy_cycles"] = n.busy_cycles;
+    jn["firings"] = n.firings;
+    jn["flops"] = n.flops;
+    if (n.compute_bw) {
+      jn["compute_bw"] = n.compute_bw;
+      uint64_t units = (n.compute_bw + opt.hw.pcu_flops - 1) / opt.hw.pcu_flops;
+      jn["compute_units"] = units;
+      pcus += units;
+      alloc += n.compute_bw;
+    }
+    flops += n.flops;
+    nodes.push_back(jn);
+  }
+  j["nodes"] = nodes;
+  j["compute"]["flops"] = flops;
+  j["compute"]["allocated_flops_per_cycle"] = alloc;
+  j["compute"]["compute_units"] = pcus;
+  j["compute"]["utilization"] = (r.cycles && alloc) ? double(flops) / (double(alloc) * double(r.cycles)) : 0.0;
+  json chans = json::array();
+  for (const ChannelResult& c : r.channels) {
+    json jc;
+    jc["name"] = c.name;
+    jc["depth"] = c.params.depth;
+    jc["beats"] = c.stats.beats;
+    jc["elements"] = c.stats.elements;
+    jc["bytes"] = c.stats.bytes;
+    jc["peak_occupancy"] = c.stats.peak_occupancy;
+    jc["producer_stall_cycles"] = c.stats.producer_stall_cycles;
+    jc["consumer_starve_cycles"] = c.stats.consumer_starve_cycles;
+    chans.push_back(jc);
+  }
+  j["channels"] = chans;
+  return Report{j};
+}
+
+void print_summary(const Report& rep, std::ostream& out) {
+  const json& j = rep.json;
+  auto num = [](double v) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(1) << v;
+    return s.str();
+  };
+  out << "graph " << j["graph"].get<std::string>() << " (preset " << j["preset"].get<std::string>() << ", "
+      << j["mode"].get<std::string>() << " mode)\n";
+  out << "  cycles                     " << j["cycles"].get<uint64_t>() << " cycles\n";
+  out << "  off-chip read              " << j["offchip"]["read_bytes"].get<uint64_t>() << " B\n";
+  out << "  off-chip written           " << j["offchip"]["write_bytes"].get<uint64_t>() << " B\n";
+  out << "  off-chip bandwidth use     " << num(100.0 * j["offchip"]["bandwidth_utilization"].get<double>())
+      << " % of " << num(j["offchip"]["peak_bytes_per_cycle"].get<double>()) << " B/cycle\n";
+  out << "  FLOPs executed             " << j["compute"]["flops"].get<uint64_t>() << " FLOPs\n";
+  out << "  compute allocated          " << j["compute"]["allocated_flops_per_cycle"].get<uint64_t>()
+      << " FLOPs/cycle on " << j["compute"]["compute_units"].get<uint64_t>() << " compute units\n";
+  out << "  compute utilization        " << num(100.0 * j["compute"]["utilization"].get<double>()) << " %\n";
+  out << "  simulation wall time       " << std::setprecision(3) << j["wall_seconds"].get<double>() << " s\n";
+}
+
+void write_json_report(const Report& rep, const std::string& path) {
+  std::ofstream f(path + ".tmp");
+  if (!f) throw std::invalid_argument("cannot write report '" + path + "'");
+  f << rep.json.dump(2) << "\n";
+  f.close();
+  std::rename((path + ".tmp").c_str(), path.c_str());
+}
+
+void write_trace(const Graph&, const SimResult& r, const std::string& path) {
+  // Chrome trace-event format (loads in Perfetto): one complete event per firing; 1 cycle = 1 us.
+  json events = json::array();
+  std::map<int, std::string> names;
+  for (size_t i = 0; i < r.nodes.size(); ++i) names[int(i)] = r.nodes[i].name;
+  for (const TraceEvent& e : r.trace)
+    events.push_back({{"name", "fire"}, {"ph", "X"}, {"pid", 0}, {"tid", e.op}, {"ts", e.start}, {"dur", e.dur}});
+  json j;
+  j["traceEvents"] = events;
+  j["displayTimeUnit"] = "ns";
+  std::ofstream f(path + ".tmp");
+  if (!f) throw std::invalid_argument("cannot write trace '" + path + "'");
+  f << j.dump() << "\n";
+  f.close();
+  std::rename((path + ".tmp").c_str(), path.c_str());
+}
+
+}  // namespace stepsim

@@ -1,0 +1,321 @@
+#include "sim/simulation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <set>
+#include <stdexcept>
+
+#include "hw/fabric/offchip.h"
+
+namespace stepsim {
+
+namespace {
+
+// A reference "node.port" split in two; "node" alone means its single output.
+std::pair<std::string, std::string> split_ref(const std::string& ref) {
+  size_t dot = ref.rfind('.');
+  if (dot == std::string::npos) return {ref, ""};
+  return {ref.substr(0, dot), ref.substr(dot + 1)};
+}
+
+bool is_numbered(const PortSpec& p) { return !p.name.empty() && p.name.back() == '*'; }
+std::string port_base(const PortSpec& p) { return is_numbered(p) ? p.name.substr(0, p.name.size() - 1) : p.name; }
+
+// Index of port `port` among the op's ports, given how many numbered ports exist.
+// Returns -1 if the name is not a port of the op.
+int port_index(const std::vector<PortSpec>& specs, size_t numbered, const std::string& port) {
+  int idx = 0;
+  for (const PortSpec& p : specs) {
+    if (is_numbered(p)) {
+      const std::string base = port_base(p);
+      if (port.rfind(base, 0) == 0 && port.size() > base.size()) {
+        std::string num = port.substr(base.size());
+        if (std::all_of(num.begin(), num.end(), ::isdigit)) {
+          size_t k = std::stoul(num);
+          if (k < numbered) return idx + int(k);
+          return -2;  // a numbered port beyond the count
+        }
+      }
+      idx += int(numbered);
+    } else {
+      if (p.name == port) return idx;
+      ++idx;
+    }
+  }
+  return -1;
+}
+
+std::string port_list(const std::vector<PortSpec>& specs) {
+  std::string s;
+  for (const PortSpec& p : specs) s += (s.empty() ? "" : ", ") + (is_numbered(p) ? port_base(p) + "0.." : p.name);
+  return s.empty() ? "none" : s;
+}
+
+struct Edge {
+  std::string from, from_port, to, to_port;
+};
+
+// Resolves references, inserts Broadcast nodes for fanned-out ports, and numbers ports.
+struct Plan {
+  std::vector<NodeSpec> nodes;
+  std::vector<Edge> edges;
+};
+
+Plan plan_graph(const Graph& g) {
+  Plan plan;
+  plan.nodes = g.nodes;
+  std::set<std::string> names;
+  const OpRegistry& reg = OpRegistry::instance();
+  for (const NodeSpec& n : plan.nodes) {
+    if (n.name.empty()) throw std::invalid_argument(g.source + ": a node has no name");
+    if (!names.insert(n.name).second) throw std::invalid_argument(g.source + ": node name '" + n.name + "' is used twice");
+    reg.find(n.op);  // unknown operator -> clear error
+  }
+  // Collect edges with normalised port names.
+  std::map<std::string, std::vector<size_t>> by_source;  // "node.port" -> edge indices
+  for (const NodeSpec& n : plan.nodes) {
+    const OpInfo& info = reg.find(n.op);
+    for (const auto& [port, ref] : n.inputs) {
+      auto [src, sport] = split_ref(ref);
+      const NodeSpec* p = nullptr;
+      for (const NodeSpec& m : plan.nodes)
+        if (m.name == src) p = &m;
+      if (!p)
+        throw std::invalid_argument("node '" + n.name + "' input '" + port + "' refers to unknown node '" + src + "'");
+      const OpInfo& pinfo = reg.find(p->op);
+      if (sport.empty()) {
+        if (pinfo.outputs.empty()) throw std::invalid_argument("node '" + src + "' (" + p->op + ") has no outputs");
+        sport = is_numbered(pinfo.outputs[0]) ? port_base(pinfo.outputs[0]) + "0" : pinfo.outputs[0].name;
+      }
+      (void)info;
+      by_source[src + "." + sport].push_back(plan.edges.size());
+      plan.edges.push_back(Edge{src, sport, n.name, port});
+    }
+  }
+  // Streams are consumed once: a port read by several consumers gets a Broadcast.
+  for (auto& [key, idx] : by_source) {
+    if (idx.size() < 2) continue;
+    const Edge first = plan.edges[idx[0]];
+    NodeSpec b;
+    b.name = first.from + "." + first.from_port + ".broadcast";
+    b.op = "Broadcast";
+    b.inputs["in"] = first.from + "." + first.from_port;
+    for (size_t k = 0; k < idx.size(); ++k) {
+      Edge& e = plan.edges[idx[k]];
+      e.from = b.name;
+      e.from_port = "out" + std::to_string(k);
+    }
+    plan.edges.push_back(Edge{first.from, first.from_port, b.name, "in"});
+    plan.nodes.push_back(b);
+  }
+  return plan;
+}
+
+std::string state_text(const Context& c) {
+  switch (c.state()) {
+    case Context::State::kBlockedRecv: return "waits for data on '" + c.blocked_on()->name() + "' (empty)";
+    case Context::State::kBlockedSend:
+      return "waits for space on '" + c.blocked_on()->name() + "' (full, " +
+             std::to_string(c.blocked_on()->occupancy()) + "/" + std::to_string(c.blocked_on()->params().depth) + ")";
+    case Context::State::kArbWait: return "waits for an arrival-order decision (inputs empty)";
+    case Context::State::kRunnable: return "is runnable";
+    case Context::State::kFinished: return "finished";
+  }
+  return "?";
+}
+
+}  // namespace
+
+SimResult simulate(const Graph& graph, const SimOptions& options) {
+  auto wall0 = std::chrono::steady_clock::now();
+  Plan plan = plan_graph(graph);
+  const OpRegistry& reg = OpRegistry::instance();
+
+  // Count ports per node from the edges.
+  struct PortUse {
+    size_t in_numbered = 0, out_numbered = 0;
+  };
+  std::map<std::string, PortUse> use;
+  auto bump = [](size_t& cnt, const std::vector<PortSpec>& specs, const std::string& port) {
+    for (const PortSpec& p : specs)
+      if (is_numbered(p)) {
+        const std::string base = port_base(p);
+        if (port.rfind(base, 0) == 0 && port.size() > base.size()) {
+          std::string num = port.substr(base.size());
+          if (std::all_of(num.begin(), num.end(), ::isdigit)) cnt = std::max(cnt, size_t(std::stoul(num)) + 1);
+        }
+      }
+  };
+  std::map<std::string, const NodeSpec*> node_by_name;
+  for (const NodeSpec& n : plan.nodes) node_by_name[n.name] = &n;
+  for (const Edge& e : plan.edges) {
+    bump(use[e.to].in_numbered, reg.find(node_by_name[e.to]->op).inputs, e.to_port);
+    bump(use[e.from].out_numbered, reg.find(node_by_name[e.from]->op).outputs, e.from_port);
+  }
+  for (const NodeSpec& n : plan.nodes)
+    if (n.num_outputs) use[n.name].out_numbered = std::max(use[n.name].out_numbered, *n.num_outputs);
+
+  // Fresh SystemC kernel for every simulation.
+  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
+  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+
+  auto env = std::make_unique<SimEnv>();
+  env->hw = options.hw;
+  env->functional = options.functional;
+  env->tracing = options.trace;
+  env->streams = graph.streams;
+  auto scheduler = std::make_unique<Scheduler>("scheduler");
+  env->scheduler = scheduler.get();
+  std::unique_ptr<OffChipMemory> memory = std::make_unique<OffChipMemory>("offchip", *env, graph.tensors);
+  env->memory = memory.get();
+
+  // Elaboration order (shuffled for determinism checks).
+  std::vector<size_t> order(plan.nodes.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (options.shuffle_seed) std::shuffle(order.begin(), order.end(), std::mt19937_64(options.shuffle_seed));
+
+  std::map<std::string, std::unique_ptr<Op>> ops;
+  std::vector<std::string> op_order;
+  for (size_t k : order) {
+    const NodeSpec& n = plan.nodes[k];
+    const OpInfo& info = reg.find(n.op);
+    OpConfig cfg;
+    cfg.name = n.name;
+    cfg.info = &info;
+    cfg.params = Params(n.op, n.name, &info.params, n.params);
+    cfg.env = env.get();
+    size_t nin = 0, nout = 0;
+    for (const PortSpec& p : info.inputs) nin += is_numbered(p) ? use[n.name].in_numbered : 1;
+    for (const PortSpec& p : info.outputs) nout += is_numbered(p) ? use[n.name].out_numbered : 1;
+    cfg.num_inputs = nin;
+    cfg.num_outputs = nout;
+    cfg.compute_bw = info.uses_compute ? n.compute_bw.value_or(options.hw.compute_bw) : 0;
+    if (n.compute_bw && *n.compute_bw == 0) throw std::invalid_argument("node '" + n.name + "': compute_bw must be > 0");
+    cfg.write_back_mu.assign(nout, false);
+    for (const Edge& e : plan.edges)
+      if (e.from == n.name && node_by_name[e.to]->op == "Bufferize") {
+        int oi = port_index(info.outputs, use[n.name].out_numbered, e.from_port);
+        if (oi >= 0) cfg.write_back_mu[size_t(oi)] = true;
+      }
+    ops[n.name] = info.create(cfg);
+    op_order.push_back(n.name);
+  }
+
+  // Channels.
+  std::vector<size_t> eorder(plan.edges.size());
+  std::iota(eorder.begin(), eorder.end(), 0);
+  if (options.shuffle_seed) std::shuffle(eorder.begin(), eorder.end(), std::mt19937_64(options.shuffle_seed + 1));
+  std::vector<std::unique_ptr<Channel>> channels;
+  std::map<std::string, std::set<int>> bound_in, bound_out;
+  for (size_t k : eorder) {
+    const Edge& e = plan.edges[k];
+    Op& prod = *ops.at(e.from);
+    Op& cons = *ops.at(e.to);
+    const OpInfo& pi = *prod.config().info;
+    const OpInfo& ci = *cons.config().info;
+    int oi = port_index(pi.outputs, use[e.from].out_numbered, e.from_port);
+    if (oi < 0)
+      throw std::invalid_argument("node '" + e.to + "' reads '" + e.from + "." + e.from_port + "', but " + pi.name +
+                                  " has no output '" + e.from_port + "' (outputs: " + port_list(pi.outputs) + ")");
+    int ii = port_index(ci.inputs, use[e.to].in_numbered, e.to_port);
+    if (ii < 0)
+      throw std::invalid_argument("node '" + e.to + "' (" + ci.name + ") has no input '" + e.to_port +
+                                  "' (inputs: " + port_list(ci.inputs) + ")");
+    if (!bound_in[e.to].insert(ii).second)
+      throw std::invalid_argument("node '" + e.to + "' input '" + e.to_port + "' is connected twice");
+    bound_out[e.from].insert(oi);
+    ChannelParams cp;
+    cp.depth = node_by_name[e.from]->depth.value_or(options.hw.fifo_depth);
+    cp.send_latency = options.hw.send_latency;
+    cp.response_latency = options.hw.response_latency;
+    if (cp.depth < 1) throw std::invalid_argument("node '" + e.from + "': depth must be >= 1");
+    channels.push_back(std::make_unique<Channel>(e.from + "." + e.from_port + "->" + e.to + "." + e.to_port, cp,
+                                                 &prod.ctx(), &cons.ctx()));
+    prod.bind_output(size_t(oi), channels.back().get());
+    cons.bind_input(size_t(ii), channels.back().get());
+  }
+  // Every non-optional input must be connected.
+  for (const auto& [name, op] : ops) {
+    const OpInfo& info = *op->config().info;
+    size_t idx = 0;
+    for (const PortSpec& p : info.inputs) {
+      size_t cnt = is_numbered(p) ? use[name].in_numbered : 1;
+      if (is_numbered(p) && cnt == 0)
+        throw std::invalid_argument("node '" + name + "' (" + info.name + ") needs at least one input " +
+                                    port_base(p) + "0");
+      for (size_t k = 0; k < cnt; ++k, ++idx)
+        if (!p.optional && !bound_in[name].count(int(idx)))
+          throw std::invalid_argument("node '" + name + "' (" + info.name + "): input '" +
+                                      (is_numbered(p) ? port_base(p) + std::to_string(k) : p.name) +
+                                      "' is not connected");
+    }
+  }
+
+  sc_core::sc_start();
+
+  SimResult r;
+  r.trace = std::move(env->trace);
+  for (const std::string& name : op_order) {
+    Op& op = *ops[name];
+    NodeResult nr;
+    nr.name = name;
+    nr.op = op.config().info->name;
+    nr.finish_cycle = op.ctx().now();
+    nr.busy_cycles = op.ctx().busy_cycles();
+    nr.firings = op.firings();
+    nr.flops = op.flops_executed();
+    nr.compute_bw = op.config().compute_bw;
+    r.cycles = std::max(r.cycles, nr.finish_cycle);
+    r.nodes.push_back(nr);
+  }
+  std::sort(r.nodes.begin(), r.nodes.end(), [](const NodeResult& a, const NodeResult& b) { return a.name < b.name; });
+  for (const auto& c : channels) r.channels.push_back(ChannelResult{c->name(), c->params(), c->stats()});
+  std::sort(r.channels.begin(), r.channels.end(),
+            [](const ChannelResult& a, const ChannelResult& b) { return a.name < b.name; });
+  r.recorded = std::move(env->recorded);
+  r.recorded_times = std::move(env->recorded_times);
+  r.offchip_read_bytes = memory->bytes_read();
+  r.offchip_write_bytes = memory->bytes_written();
+
+  bool finished = true;
+  for (const auto& [name, op] : ops) finished = finished && op->ctx().state() == Context::State::kFinished;
+  if (!env->errors.empty()) {
+    r.error = env->errors.front();
+  } else if (!finished) {
+    std::string msg = "deadlock: no operator can make progress.";
+    for (const std::string& name : op_order) {
+      const Context& c = ops[name]->ctx();
+      if (c.state() == Context::State::kFinished) continue;
+      msg += "\n  node '" + name + "' (" + ops[name]->config().info->name + ") at cycle " + std::to_string(c.now()) +
+             " " + state_text(c);
+    }
+    r.error = msg;
+  } else {
+    r.ok = true;
+    if (options.functional && !options.output_dir.empty()) memory->write_outputs(options.output_dir);
+  }
+  if (finished) {
+    // Every thread has ended: the modules and the kernel can go.
+    ops.clear();
+    channels.clear();
+    memory.reset();
+    scheduler.reset();
+    delete sc_core::sc_curr_simcontext;
+    sc_core::sc_curr_simcontext = nullptr;
+    sc_core::sc_default_global_context = nullptr;
+  } else {
+    // Suspended SystemC threads cannot be torn down safely: leave this (small) kernel behind.
+    for (auto& [n, op] : ops) op.release();
+    for (auto& c : channels) c.release();
+    memory.release();
+    scheduler.release();
+    env.release();
+  }
+  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  return r;
+}
+
+}  // namespace stepsim
