@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hw/ops/op.h"
+#include "sim/eval.h"
 #include "sim/loader.h"
 #include "sim/report.h"
 #include "sim/simulation.h"
@@ -87,9 +88,8 @@ int cmd_presets(std::ostream& out) {
 int cmd_eval(Args& a, std::ostream& out, std::ostream& err) {
   if (!a.more()) throw std::invalid_argument("eval needs an operator name");
   const std::string op = a.next("eval");
-  const OpInfo& info = OpRegistry::instance().find(op);
   std::map<std::string, std::string> params;
-  std::vector<std::pair<std::string, std::string>> ins;  // port (maybe empty), tokens
+  std::vector<std::pair<std::string, std::string>> ins;  // port (or empty), tokens
   std::string preset = "step-artifact";
   size_t outputs = 0;
   while (a.more()) {
@@ -111,100 +111,13 @@ int cmd_eval(Args& a, std::ostream& out, std::ostream& err) {
       throw std::invalid_argument("eval: unknown option '" + f + "'");
     }
   }
-  // Positional inputs fill the operator's ports in order; numbered ports take the rest.
-  std::vector<std::string> port_names;
-  size_t numbered_in = 0;
-  for (const auto& [p, t] : ins)
-    if (p.empty()) ++numbered_in;
-  size_t fixed = 0;
-  for (const PortSpec& p : info.inputs)
-    if (p.name.back() != '*') ++fixed;
-  Graph g;
-  g.name = "eval";
-  g.source = "eval";
-  NodeSpec node;
-  node.name = "op";
-  node.op = op;
-  node.params = params;
-  size_t pos = 0;
-  bool has_numbered = std::any_of(info.inputs.begin(), info.inputs.end(), [](const PortSpec& p) { return p.name.back() == '*'; });
-  std::vector<std::string> positional_ports;
-  for (const PortSpec& p : info.inputs) {
-    if (p.name.back() == '*') {
-      size_t named_fixed = 0;
-      for (const auto& [pn, t] : ins)
-        if (!pn.empty()) ++named_fixed;
-      size_t cnt = numbered_in >= (fixed - std::min(fixed, named_fixed)) ? numbered_in - (fixed - std::min(fixed, named_fixed)) : 0;
-      for (size_t k = 0; k < cnt; ++k) positional_ports.push_back(p.name.substr(0, p.name.size() - 1) + std::to_string(k));
-    } else {
-      bool named = false;
-      for (const auto& [pn, t] : ins) named = named || pn == p.name;
-      if (!named) positional_ports.push_back(p.name);
-    }
-  }
-  (void)has_numbered;
-  int sidx = 0;
-  for (const auto& [p, text] : ins) {
-    std::string port = p;
-    if (port.empty()) {
-      if (pos >= positional_ports.size()) throw std::invalid_argument("eval: more --in streams than " + op + " has inputs");
-      port = positional_ports[pos++];
-    }
-    std::string src = "src" + std::to_string(sidx++);
-    g.streams[src] = to_beats(parse_tokens(text));
-    NodeSpec s;
-    s.name = src;
-    s.op = "Source";
-    s.params["stream"] = src;
-    s.params["interval"] = "0";
-    g.nodes.push_back(s);
-    node.inputs[port] = src + ".out0";
-  }
-  // Outputs: numbered outputs default to the largest selector index seen + 1 (at least 2).
-  size_t nnum = outputs;
-  if (!nnum) {
-    nnum = 2;
-    for (const auto& [k, beats] : g.streams)
-      for (const Beat& b : beats)
-        if (b.has_elem && b.elem.is_selector())
-          for (int i : b.elem.selector().indices()) nnum = std::max(nnum, size_t(i) + 1);
-  }
-  std::vector<std::string> out_ports;
-  for (const PortSpec& p : info.outputs) {
-    if (p.name.back() == '*')
-      for (size_t k = 0; k < nnum; ++k) out_ports.push_back(p.name.substr(0, p.name.size() - 1) + std::to_string(k));
-    else
-      out_ports.push_back(p.name);
-  }
-  g.nodes.push_back(node);
-  for (const std::string& p : out_ports) {
-    NodeSpec s;
-    s.name = "sink." + p;
-    s.op = "Sink";
-    s.inputs["in"] = "op." + p;
-    g.nodes.push_back(s);
-  }
-  SimOptions opt;
-  opt.hw = load_preset(preset);
-  SimResult r = simulate(g, opt);
-  if (!r.ok) {
-    err << "error: " << r.error << "\n";
+  EvalResult r = eval_op(op, params, ins, load_preset(preset), outputs);
+  if (!r.sim.ok) {
+    err << "error: " << r.sim.error << "\n";
     return 1;
   }
-  for (const std::string& p : out_ports) {
-    auto tokens = to_tokens(r.recorded["sink." + p]);
-    int rank = 0;
-    for (const Token& t : tokens)
-      if (t.kind == Token::kStop) rank = std::max(rank, int(t.level));
-    std::string shape;
-    try {
-      shape = observe_shape(tokens, rank).to_string();
-    } catch (const std::exception& e) {
-      shape = std::string("malformed: ") + e.what();
-    }
-    out << p << ": " << format_tokens(tokens) << "  (shape " << shape << ")\n";
-  }
-  out << "cycles: " << r.cycles << "\n";
+  for (const std::string& p : r.ports) out << p << ": " << r.text[p] << "  (shape " << r.shape[p] << ")\n";
+  out << "cycles: " << r.sim.cycles << " cycles\n";
   return 0;
 }
 

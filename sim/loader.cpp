@@ -226,8 +226,19 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
           g.streams[name] = to_beats(parse_tokens(it->second.as<std::string>()));
         else if (it->second["trace"])
           g.streams[name] = trace_stream(it->second, name, base_dir, source);
+        else if (it->second["repeat"]) {
+          // {repeat: ELEMENT, count: N, rank: 0|1}: N copies of one element.
+          Element e = parse_element(it->second["repeat"].as<std::string>());
+          int64_t n = it->second["count"] ? it->second["count"].as<int64_t>() : 1;
+          int rank = it->second["rank"] ? it->second["rank"].as<int>() : 0;
+          if (n < 0 || rank < 0 || rank > 1) throw std::invalid_argument("count must be >= 0 and rank 0 or 1");
+          std::vector<Token> toks(size_t(n), Token::e(e));
+          if (rank == 1 && n > 0) toks.push_back(Token::s(1));
+          toks.push_back(Token::d());
+          g.streams[name] = to_beats(toks);
+        }
         else
-          throw std::invalid_argument("expected token text or {trace: FILE, ...}");
+          throw std::invalid_argument("expected token text, {trace: FILE, ...} or {repeat: ELEMENT, count: N}");
       } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(source + ": stream '" + name + "': " + e.what());
       }

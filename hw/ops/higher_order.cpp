@@ -1,4 +1,280 @@
+// Higher-order operators: Map, Accum, Scan, FlatMap. They apply a tile function
+// (hw/functions) and are the only operators charged compute.
+// Timing per element (reference-simulator-notes.md §3, roofline):
+//   max(load, FLOPs / compute_bw, store)
+// load = ceil(bytes / onchip_bw) for each input tile that sits in a memory unit (summed over
+// inputs when `loads_sum_inputs`, else the max); store = ceil(out bytes / onchip_bw) when the
+// output goes to a Bufferize (a memory unit). FIFO-to-FIFO I/O costs nothing.
+#include <algorithm>
+#include <memory>
+
+#include "hw/functions/functions.h"
 #include "hw/ops/op.h"
+
 namespace stepsim {
-void register_higher_order_ops(OpRegistry&) {}
+
+namespace {
+
+std::string beat_text(const Beat& b) { return format_tokens(to_tokens({b})); }
+
+// The tiles an element carries: itself, or the members of a Zip tuple.
+std::vector<Tile> tiles_of(const Element& e, const std::string& where) {
+  if (e.is_tile()) return {e.tile()};
+  if (e.is_tuple()) {
+    std::vector<Tile> v;
+    for (const Element& m : *e.tuple()) {
+      if (!m.is_tile()) throw OpError(where + ": tuple member " + m.to_string() + " is not a tile");
+      v.push_back(m.tile());
+    }
+    return v;
+  }
+  throw OpError(where + ": element " + e.to_string() + " is not a tile");
 }
+
+class HigherOrder : public Op {
+ public:
+  using Op::Op;
+
+ protected:
+  // Reads one beat from every input; checks they have the same structure.
+  std::vector<Beat> peek_all() {
+    std::vector<Beat> bs;
+    bs.reserve(num_in());
+    for (size_t i = 0; i < num_in(); ++i) bs.push_back(in(i).peek());
+    // The done token may ride on the last beat of one input and come as a bare beat on another.
+    bool any_done = false;
+    for (size_t i = 0; i < bs.size(); ++i) {
+      if (bs[i].has_elem != bs[0].has_elem || bs[i].stop != bs[0].stop)
+        fail("inputs differ in structure: in0 has " + beat_text(bs[0]) + ", in" + std::to_string(i) + " has " +
+             beat_text(bs[i]));
+      any_done = any_done || bs[i].done;
+    }
+    late_done_.assign(bs.size(), false);
+    for (size_t i = 0; i < bs.size(); ++i) late_done_[i] = any_done && !bs[i].done;
+    if (any_done) bs[0].done = true;
+    return bs;
+  }
+  void pop_all() {
+    for (size_t i = 0; i < num_in(); ++i) {
+      in(i).pop();
+      if (!late_done_.empty() && late_done_[i]) {
+        Beat d = in(i).recv();
+        if (d.has_elem || d.stop || !d.done) fail("in" + std::to_string(i) + " is longer than the other inputs");
+      }
+    }
+  }
+  std::vector<bool> late_done_;
+  std::vector<Tile> args(const std::vector<Beat>& bs) {
+    std::vector<Tile> a;
+    for (const Beat& b : bs) {
+      auto t = tiles_of(b.elem, node_name());
+      a.insert(a.end(), t.begin(), t.end());
+    }
+    return a;
+  }
+  uint64_t load_cycles(const std::vector<Tile>& a) const {
+    uint64_t sum = 0, mx = 0;
+    for (const Tile& t : a)
+      if (t.in_memory_unit) {
+        uint64_t c = mem_cycles(t.bytes());
+        sum += c;
+        mx = std::max(mx, c);
+      }
+    return hw().loads_sum_inputs ? sum : mx;
+  }
+  uint64_t store_cycles(const Tile& out) const { return cfg_.write_back_mu[0] ? mem_cycles(out.bytes()) : 0; }
+  Tile placed(Tile t) const {
+    t.in_memory_unit = cfg_.write_back_mu[0];
+    return t;
+  }
+};
+
+class Map : public HigherOrder {
+ public:
+  explicit Map(const OpConfig& c) : HigherOrder(c), fn_(map_function(c.params.get_string("fn"))) {}
+
+ protected:
+  void run() override {
+    for (;;) {
+      std::vector<Beat> bs = peek_all();
+      Beat o = bs[0];
+      if (o.has_elem) {
+        std::vector<Tile> a = args(bs);
+        Tile out = functional() ? fn_.apply(a) : fn_.out_shape(a);
+        uint64_t f = fn_.flops(a);
+        count_flops(f);
+        charge(std::max({load_cycles(a), compute_cycles(f), store_cycles(out)}));
+        o.elem = Element(placed(std::move(out)));
+      }
+      emit(0, std::move(o));
+      pop_all();
+      if (bs[0].done) break;
+    }
+  }
+
+ private:
+  const MapFunction& fn_;
+};
+
+// Accum<rank b> reduces the inner b dimensions; Scan emits the running state on every element.
+class Accum : public HigherOrder {
+ public:
+  Accum(const OpConfig& c, bool scan) : HigherOrder(c), fn_(accum_function(c.params.get_string("fn"))), scan_(scan) {
+    rank_ = int(c.params.get_int("rank"));
+    if (rank_ < 1 || rank_ > kMaxStopLevel) fail("rank must be in 1.." + std::to_string(kMaxStopLevel));
+  }
+
+ protected:
+  void run() override {
+    Tile acc = fn_.init();
+    for (;;) {
+      std::vector<Beat> bs = peek_all();
+      const Beat& b = bs[0];
+      uint64_t cost = 0;
+      if (b.has_elem) {
+        std::vector<Tile> a = args(bs);
+        uint64_t f = fn_.flops(acc, a);
+        count_flops(f);
+        acc = functional() ? fn_.update(std::move(acc), a) : fn_.acc_shape(acc, a);
+        cost = std::max(load_cycles(a), compute_cycles(f));
+      }
+      const bool closes = b.stop >= rank_;
+      if (scan_) {
+        Beat o = b;
+        if (b.has_elem) {
+          Tile out = functional() ? fn_.finalize(acc) : fn_.out_shape(acc);
+          cost = std::max(cost, store_cycles(out));
+          o.elem = Element(placed(std::move(out)));
+        }
+        charge(cost);
+        emit(0, std::move(o));
+        if (closes) acc = fn_.init();
+      } else if (closes) {
+        uint64_t ff = fn_.finalize_flops(acc);
+        count_flops(ff);
+        Tile out = functional() ? fn_.finalize(acc) : fn_.out_shape(acc);
+        cost = std::max({cost, compute_cycles(ff), store_cycles(out)});
+        charge(cost);
+        Beat o = Beat::data(Element(placed(std::move(out))), uint8_t(b.stop - rank_));
+        o.done = b.done;
+        emit(0, std::move(o));
+        acc = fn_.init();
+      } else {
+        charge(cost);
+        if (b.done) {
+          if (!is_empty_acc(acc) || b.has_elem)
+            fail("stream ended inside a reduction group (no closing S" + std::to_string(rank_) + ")");
+          emit(0, Beat::done_beat());
+        }
+      }
+      pop_all();
+      if (b.done) break;
+    }
+  }
+
+ private:
+  const AccumFunction& fn_;
+  bool scan_;
+  int rank_;
+};
+
+// FlatMap<rank b>: each element expands into a rank-b stream; filter_padding drops elements
+// whose padding flag (second input, from Reshape) is set.
+class FlatMap : public HigherOrder {
+ public:
+  explicit FlatMap(const OpConfig& c) : HigherOrder(c) {
+    name_ = c.params.get_string("fn");
+    rank_ = int(c.params.get_int("rank"));
+    if (name_ != "filter_padding") fn_ = &flatmap_function(name_);
+    if (rank_ < 0 || rank_ > kMaxStopLevel) fail("rank out of range");
+  }
+
+ protected:
+  void run() override {
+    for (;;) {
+      std::vector<Beat> bs = peek_all_loose();
+      const Beat& b = bs[0];
+      std::vector<Tile> outs;
+      bool expanded = false;
+      if (b.has_elem) {
+        expanded = true;
+        if (fn_) {
+          std::vector<Tile> a = args(bs);
+          outs = functional() || fn_->arity > 1 ? fn_->apply(a) : fn_->out_shapes(a);
+        } else {
+          if (bs.size() < 2 || !bs[1].has_elem || !bs[1].elem.is_scalar())
+            fail("filter_padding needs the padding flags (Reshape's pad output) on input 'pad'");
+          if (bs[1].elem.scalar() == 0) outs.push_back(b.elem.tile());
+        }
+      }
+      charge(0);
+      // Output stops: the expansion closes with S_rank; the element's own stop s becomes s+rank.
+      const uint8_t close = uint8_t(b.stop ? b.stop + rank_ : (expanded ? rank_ : 0));
+      if (outs.empty()) {
+        if (close || b.done) {
+          Beat o = close ? Beat::bare_stop(close) : Beat::done_beat();
+          o.done = b.done;
+          emit(0, o);
+        }
+      } else {
+        for (size_t k = 0; k < outs.size(); ++k) {
+          bool last = k + 1 == outs.size();
+          Beat o = Beat::data(Element(placed(outs[k])), last ? close : 0);
+          o.done = last && b.done;
+          emit(0, std::move(o));
+        }
+      }
+      pop_all();
+      if (b.done) break;
+    }
+  }
+
+ private:
+  // The padding input has the data's structure; compare only what matters.
+  std::vector<Beat> peek_all_loose() { return peek_all(); }
+
+  std::string name_;
+  const FlatMapFunction* fn_ = nullptr;
+  int rank_;
+};
+
+}  // namespace
+
+void register_higher_order_ops(OpRegistry& r) {
+  using T = ParamSpec::Type;
+  const std::string roofline =
+      "Per element max(memory-unit loads, FLOPs / compute_bw, memory-unit store); loads only for tiles sitting in a "
+      "memory unit, the store only when the consumer is a Bufferize.";
+  auto fn_list = [](const std::vector<std::string>& names) {
+    std::string s;
+    for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+    return s;
+  };
+  r.add(OpInfo{"Map", "higher-order", "Applies a tile function to every element (several inputs are zipped).",
+               roofline, {{"in*", "streams of equal shape (tiles or tuples)"}}, {{"out", "same shape"}},
+               {{"fn", T::kString, "", "map function: " + fn_list(map_function_names()), true}}, true,
+               [](const OpConfig& c) { return std::make_unique<Map>(c); }});
+  r.add(OpInfo{"Accum", "higher-order",
+               "Reduces the inner `rank` dimensions with an update function; the accumulator may be sized by its first "
+               "input (dynamic tiling).",
+               roofline + " The store term applies on the emitting element.",
+               {{"in*", "streams of equal shape"}}, {{"out", "rank a-b stream"}},
+               {{"fn", T::kString, "", "accum function: " + fn_list(accum_function_names()), true},
+                {"rank", T::kInt, "1", "reduction rank b"}},
+               true, [](const OpConfig& c) { return std::make_unique<Accum>(c, false); }});
+  r.add(OpInfo{"Scan", "higher-order", "Like Accum, but emits the accumulator state after every element.", roofline,
+               {{"in*", "streams of equal shape"}}, {{"out", "same shape"}},
+               {{"fn", T::kString, "", "accum function: " + fn_list(accum_function_names()), true},
+                {"rank", T::kInt, "1", "rank at which the state resets"}},
+               true, [](const OpConfig& c) { return std::make_unique<Accum>(c, true); }});
+  r.add(OpInfo{"FlatMap", "higher-order",
+               "Expands every element into a rank-`rank` stream (e.g. RetileStreamify) and concatenates them; "
+               "filter_padding drops padded elements.",
+               "0 cycles (the reference charges nothing for retiling).",
+               {{"in*", "data (plus the padding flags for filter_padding)"}}, {{"out", "rank a+rank stream"}},
+               {{"fn", T::kString, "", "flatmap function: " + fn_list(flatmap_function_names()) + ", filter_padding", true},
+                {"rank", T::kInt, "1", "rank of each expansion (0 for filter_padding)"}},
+               true, [](const OpConfig& c) { return std::make_unique<FlatMap>(c); }});
+}
+
+}  // namespace stepsim

@@ -53,9 +53,7 @@ class Bufferize : public Op {
       if (s >= rank_) {
         buf->rank = uint32_t(rank_);
         buf->shape.clear();
-        for (int j = rank_ - 1; j >= 0; --j)
-          buf->shape.push_back(j == rank_ - 1 ? cur[size_t(rank_)] : (size[size_t(j)] == -2 ? 0 : size[size_t(j)]));
-        // The outermost buffered dimension counts the closed level-(rank-1) units.
+        for (int j = rank_ - 1; j >= 0; --j) buf->shape.push_back(size[size_t(j)] == -2 ? 0 : size[size_t(j)]);
         Beat o = Beat::data(Element(BufferRef(buf)), uint8_t(s - rank_));
         o.done = b.done;
         emit(0, std::move(o));

@@ -1,0 +1,331 @@
+// Accum functions (see functions.h for the definitions and FLOP counts).
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "hw/functions/detail.h"
+#include "hw/functions/functions.h"
+#include "hw/functions/numerics.h"
+
+namespace stepsim {
+
+namespace {
+
+using detail::check_arity;
+using detail::check_float;
+using detail::fail;
+using detail::finish;
+using detail::mutable_payload;
+using detail::payload_mode;
+using detail::promote;
+
+const std::string kAcc = "accum";
+
+using ShapeFn = std::function<Tile(const Tile&, const std::vector<Tile>&)>;
+using FlopsFn = std::function<uint64_t(const Tile&, const std::vector<Tile>&)>;
+// Computes the updated accumulator (payload) given the new accumulator shape.
+using UpdateFn = std::function<Tile(Tile, const std::vector<Tile>&, const Tile&)>;
+using OutShapeFn = std::function<Tile(const Tile&)>;
+using FinalizeFn = std::function<Tile(const Tile&, const Tile&)>;
+
+AccumFunction make_accum(const std::string& name, const std::string& desc, int arity,
+                         ShapeFn shape, FlopsFn flops, UpdateFn update, OutShapeFn out_shape,
+                         FinalizeFn finalize = nullptr,
+                         std::function<uint64_t(const Tile&)> fin_flops = nullptr) {
+  AccumFunction f;
+  f.name = name;
+  f.description = desc;
+  f.arity = arity;
+  f.init = [] { return shape_tile(0, 0, DType::FP32); };
+  f.acc_shape = [name, arity, shape](const Tile& acc, const std::vector<Tile>& in) {
+    check_arity(kAcc, name, arity, in);
+    return shape(acc, in);
+  };
+  f.flops = [name, arity, flops](const Tile& acc, const std::vector<Tile>& in) {
+    check_arity(kAcc, name, arity, in);
+    return flops(acc, in);
+  };
+  f.update = [name, arity, shape, update](Tile acc, const std::vector<Tile>& in) {
+    check_arity(kAcc, name, arity, in);
+    Tile next = shape(acc, in);
+    const bool payload = payload_mode(kAcc, name, in);
+    if (!is_empty_acc(acc) && acc.has_data() != payload)
+      fail(kAcc, name, "accumulator " + acc.to_string() +
+                           (acc.has_data() ? " has a payload but the inputs are shape-only"
+                                           : " is shape-only but the inputs carry payloads"));
+    if (!payload) return next;
+    return update(std::move(acc), in, next);
+  };
+  f.out_shape = [out_shape](const Tile& acc) {
+    return is_empty_acc(acc) ? shape_tile(0, 0, acc.dtype) : out_shape(acc);
+  };
+  f.finalize_flops = [fin_flops](const Tile& acc) {
+    return (is_empty_acc(acc) || !fin_flops) ? uint64_t(0) : fin_flops(acc);
+  };
+  f.finalize = [out_shape, finalize](const Tile& acc) {
+    if (is_empty_acc(acc)) return shape_tile(0, 0, acc.dtype);
+    Tile out = out_shape(acc);
+    if (!acc.has_data()) return out;
+    if (!finalize) {  // the accumulator is the output
+      out.data = acc.data;
+      return out;
+    }
+    return finalize(acc, out);
+  };
+  return f;
+}
+
+// Rounds the fp32 accumulator to the output dtype.
+Tile round_out(const Tile& acc, const Tile& out) {
+  return finish(out.rows, out.cols, out.dtype, acc.data->f);
+}
+
+// ---- matmul_acc ----
+AccumFunction matmul_acc_fn(const std::string& name, bool bt, bool f32_out) {
+  auto shape = [name, bt](const Tile& acc, const std::vector<Tile>& in) {
+    auto d = detail::matmul_dims(kAcc, name, in[0], in[1], bt);
+    if (!is_empty_acc(acc) && (acc.rows != d.M || acc.cols != d.N || acc.dtype != DType::FP32))
+      fail(kAcc, name, "accumulator " + acc.to_string() + " does not match the product of A " +
+                           in[0].to_string() + " and B " + in[1].to_string() + " ([" +
+                           std::to_string(d.M) + "x" + std::to_string(d.N) + ":fp32])");
+    return shape_tile(d.M, d.N, DType::FP32);
+  };
+  auto flops = [name, bt](const Tile&, const std::vector<Tile>& in) {
+    auto d = detail::matmul_dims(kAcc, name, in[0], in[1], bt);
+    return 2ull * d.M * d.K * d.N;
+  };
+  auto update = [bt](Tile acc, const std::vector<Tile>& in, const Tile& next) {
+    if (is_empty_acc(acc)) {
+      std::vector<float> v(next.elems());
+      detail::matmul_accumulate(in[0], in[1], bt, v.data(), true);
+      return finish(next.rows, next.cols, DType::FP32, std::move(v));
+    }
+    detail::matmul_accumulate(in[0], in[1], bt, mutable_payload(acc).f.data(), false);
+    return acc;
+  };
+  auto out_shape = [f32_out](const Tile& acc) {
+    return shape_tile(acc.rows, acc.cols, f32_out ? DType::FP32 : DType::BF16);
+  };
+  std::string desc = std::string("acc[MxN] += A[MxK] x ") + (bt ? "B[NxK]^T" : "B[KxN]") +
+                     "; fp32 accumulator sized by the first update, k in order across tiles; " +
+                     (f32_out ? "fp32" : "bf16") + " output; 2*M*K*N FLOPs per update";
+  return make_accum(name, desc, 2, shape, flops, update, out_shape, round_out);
+}
+
+// ---- elementwise add / max ----
+AccumFunction elementwise_acc_fn(const std::string& name, bool is_max, bool f32_out) {
+  auto shape = [name, is_max](const Tile& acc, const std::vector<Tile>& in) {
+    const Tile& x = in[0];
+    check_float(kAcc, name, x);
+    if (is_empty_acc(acc)) return shape_tile(x.rows, x.cols, is_max ? x.dtype : DType::FP32);
+    if (acc.rows != x.rows || acc.cols != x.cols)
+      fail(kAcc, name, "input " + x.to_string() + " does not match the accumulator " +
+                           acc.to_string());
+    return shape_tile(x.rows, x.cols, is_max ? promote(acc.dtype, x.dtype) : DType::FP32);
+  };
+  auto flops = [](const Tile&, const std::vector<Tile>& in) { return in[0].elems(); };
+  auto update = [is_max](Tile acc, const std::vector<Tile>& in, const Tile& next) {
+    const std::vector<float>& x = in[0].data->f;
+    if (is_empty_acc(acc)) {
+      Tile t = next;
+      t.data = in[0].data;  // exact in fp32; shared until modified
+      return t;
+    }
+    std::vector<float>& a = mutable_payload(acc).f;
+    for (size_t k = 0; k < a.size(); ++k) a[k] = is_max ? max_f32(a[k], x[k]) : a[k] + x[k];
+    acc.dtype = next.dtype;
+    return acc;
+  };
+  if (is_max) {
+    auto out_shape = [](const Tile& acc) { return shape_tile(acc.rows, acc.cols, acc.dtype); };
+    return make_accum(name,
+                      "acc = max(acc, x) elementwise (NaN-propagating); bf16 while all inputs "
+                      "are bf16, else fp32; M*N FLOPs per update",
+                      1, shape, flops, update, out_shape);
+  }
+  auto out_shape = [f32_out](const Tile& acc) {
+    return shape_tile(acc.rows, acc.cols, f32_out ? DType::FP32 : DType::BF16);
+  };
+  return make_accum(name,
+                    std::string("acc = acc + x elementwise, fp32 accumulator; ") +
+                        (f32_out ? "fp32" : "bf16") + " output; M*N FLOPs per update",
+                    1, shape, flops, update, out_shape, round_out);
+}
+
+// ---- retile_row / retile_col ----
+AccumFunction retile_fn(const std::string& name, bool rows) {
+  auto shape = [name, rows](const Tile& acc, const std::vector<Tile>& in) {
+    const Tile& x = in[0];
+    if (is_empty_acc(acc)) return shape_tile(x.rows, x.cols, x.dtype);
+    if (acc.dtype != x.dtype || (rows ? acc.cols != x.cols : acc.rows != x.rows))
+      fail(kAcc, name, "cannot append " + x.to_string() + " to " + acc.to_string() +
+                           (rows ? " (needs equal cols and dtype)"
+                                 : " (needs equal rows and dtype)"));
+    return rows ? shape_tile(acc.rows + x.rows, x.cols, x.dtype)
+                : shape_tile(x.rows, acc.cols + x.cols, x.dtype);
+  };
+  auto flops = [](const Tile&, const std::vector<Tile>&) { return uint64_t(0); };
+  auto update = [rows](Tile acc, const std::vector<Tile>& in, const Tile& next) {
+    const Tile& x = in[0];
+    if (is_empty_acc(acc)) return x;  // shares the payload until the next append
+    const bool is_int = x.dtype == DType::INT32;
+    if (rows) {
+      TileData& d = mutable_payload(acc);
+      if (is_int)
+        d.i.insert(d.i.end(), x.data->i.begin(), x.data->i.end());
+      else
+        d.f.insert(d.f.end(), x.data->f.begin(), x.data->f.end());
+      acc.rows = next.rows;
+      return acc;
+    }
+    auto d = std::make_shared<TileData>();
+    auto interleave = [&](auto& out, const auto& a, const auto& b) {
+      out.reserve(next.elems());
+      for (uint32_t r = 0; r < next.rows; ++r) {
+        out.insert(out.end(), a.begin() + size_t(r) * acc.cols,
+                   a.begin() + size_t(r + 1) * acc.cols);
+        out.insert(out.end(), b.begin() + size_t(r) * x.cols, b.begin() + size_t(r + 1) * x.cols);
+      }
+    };
+    if (is_int)
+      interleave(d->i, acc.data->i, x.data->i);
+    else
+      interleave(d->f, acc.data->f, x.data->f);
+    Tile t = next;
+    t.data = std::move(d);
+    return t;
+  };
+  auto out_shape = [](const Tile& acc) { return shape_tile(acc.rows, acc.cols, acc.dtype); };
+  const char* desc =
+      rows ? "concatenates tiles vertically: [r1xC],[r2xC].. -> [(r1+r2..)xC]; 0 FLOPs"
+           : "concatenates tiles horizontally: [Rxc1],[Rxc2].. -> [Rx(c1+c2..)]; 0 FLOPs";
+  return make_accum(name, desc, 1, shape, flops, update, out_shape);
+}
+
+// ---- flash_attn_update ----
+AccumFunction flash_attn_fn() {
+  const std::string name = "flash_attn_update";
+  auto dims = [name](const std::vector<Tile>& in) {
+    const Tile &s = in[0], &v = in[1];
+    check_float(kAcc, name, s);
+    check_float(kAcc, name, v);
+    if (s.cols != v.rows)
+      fail(kAcc, name, "score tile S " + s.to_string() + " and value tile V " + v.to_string() +
+                           " disagree on T (expects S[MxT], V[TxD])");
+    return detail::MatmulDims{s.rows, s.cols, v.cols};  // M, T, D
+  };
+  auto shape = [name, dims](const Tile& acc, const std::vector<Tile>& in) {
+    auto d = dims(in);
+    if (!is_empty_acc(acc) &&
+        (acc.rows != d.M || acc.cols != d.N + 2 || acc.dtype != DType::FP32))
+      fail(kAcc, name, "accumulator " + acc.to_string() + " does not match S " +
+                           in[0].to_string() + ", V " + in[1].to_string() + " (expects [" +
+                           std::to_string(d.M) + "x" + std::to_string(d.N + 2) + ":fp32])");
+    return shape_tile(d.M, d.N + 2, DType::FP32);
+  };
+  auto flops = [dims](const Tile&, const std::vector<Tile>& in) {
+    auto d = dims(in);
+    const uint64_t M = d.M, T = d.K, D = d.N;
+    return 7 * M * T + 2 * M * T * D + 6 * M + 2 * M + 2 * M * D;
+  };
+  auto update = [](Tile acc, const std::vector<Tile>& in, const Tile& next) {
+    const Tile &S = in[0], &V = in[1];
+    const uint32_t M = S.rows, T = S.cols, D = V.cols, W = D + 2;
+    const bool first = is_empty_acc(acc);
+    if (first) acc = finish(M, W, DType::FP32, std::vector<float>(next.elems(), 0.0f));
+    std::vector<float>& A = mutable_payload(acc).f;
+    std::vector<float> p(T), pv(D);
+    for (uint32_t i = 0; i < M; ++i) {
+      float* o = A.data() + size_t(i) * W;
+      float mt = -INFINITY;
+      for (uint32_t t = 0; t < T; ++t) mt = t == 0 ? S.f(i, 0) : max_f32(mt, S.f(i, t));
+      const float m_old = o[D], l_old = o[D + 1];
+      const float m_new = first ? mt : max_f32(m_old, mt);
+      const bool none = m_new == -INFINITY;
+      float ls = 0.0f;
+      for (uint32_t t = 0; t < T; ++t) {
+        p[t] = none ? 0.0f : exp_f32(S.f(i, t) - m_new);
+        ls = t == 0 ? p[t] : ls + p[t];
+      }
+      for (uint32_t t = 0; t < T; ++t) {
+        const float* vt = V.data->f.data() + size_t(t) * D;
+        for (uint32_t j = 0; j < D; ++j) {
+          const float prod = p[t] * vt[j];
+          pv[j] = t == 0 ? prod : pv[j] + prod;
+        }
+      }
+      if (T == 0) std::fill(pv.begin(), pv.end(), 0.0f);
+      if (first) {
+        for (uint32_t j = 0; j < D; ++j) o[j] = pv[j];
+        o[D + 1] = ls;
+      } else {
+        const float a = none ? 1.0f : exp_f32(m_old - m_new);
+        for (uint32_t j = 0; j < D; ++j) {
+          const float ao = a * o[j];
+          o[j] = ao + pv[j];
+        }
+        const float al = a * l_old;
+        o[D + 1] = al + ls;
+      }
+      o[D] = m_new;
+    }
+    return acc;
+  };
+  auto out_shape = [](const Tile& acc) { return shape_tile(acc.rows, acc.cols - 2, DType::BF16); };
+  auto finalize = [](const Tile& acc, const Tile& out) {
+    const uint32_t D = out.cols, W = acc.cols;
+    std::vector<float> v(out.elems());
+    for (uint32_t i = 0; i < out.rows; ++i) {
+      const float* o = acc.data->f.data() + size_t(i) * W;
+      for (uint32_t j = 0; j < D; ++j) v[size_t(i) * D + j] = o[j] / o[D + 1];
+    }
+    return finish(out.rows, out.cols, out.dtype, std::move(v));
+  };
+  auto fin_flops = [](const Tile& acc) { return uint64_t(acc.rows) * (acc.cols - 2); };
+  return make_accum(name,
+                    "online-softmax attention over KV tiles: inputs S[MxT], V[TxD]; acc fp32 "
+                    "[Mx(D+2)] = [o | m | l]; finalize o/l -> [MxD] bf16",
+                    2, shape, flops, update, out_shape, finalize, fin_flops);
+}
+
+std::map<std::string, AccumFunction> build() {
+  std::map<std::string, AccumFunction> m;
+  auto add = [&m](AccumFunction f) { m.emplace(f.name, std::move(f)); };
+  add(matmul_acc_fn("matmul_acc", false, false));
+  add(matmul_acc_fn("matmul_t_acc", true, false));
+  add(matmul_acc_fn("matmul_acc_f32", false, true));
+  add(matmul_acc_fn("matmul_t_acc_f32", true, true));
+  add(elementwise_acc_fn("add", false, false));
+  add(elementwise_acc_fn("add_f32", false, true));
+  add(elementwise_acc_fn("max", true, false));
+  add(retile_fn("retile_row", true));
+  add(retile_fn("retile_col", false));
+  add(flash_attn_fn());
+  return m;
+}
+
+const std::map<std::string, AccumFunction>& registry() {
+  static const std::map<std::string, AccumFunction> r = build();
+  return r;
+}
+
+}  // namespace
+
+const AccumFunction& accum_function(const std::string& name) {
+  const auto& r = registry();
+  auto it = r.find(name);
+  if (it == r.end()) {
+    std::string known;
+    for (const auto& [k, v] : r) known += (known.empty() ? "" : ", ") + k;
+    throw std::invalid_argument("unknown accum function '" + name + "'; known: " + known);
+  }
+  return it->second;
+}
+
+std::vector<std::string> accum_function_names() {
+  std::vector<std::string> v;
+  for (const auto& [k, f] : registry()) v.push_back(k);
+  return v;
+}
+
+}  // namespace stepsim

@@ -1,0 +1,193 @@
+// The tile-function library: the functions that STeP's higher-order operators (Map,
+// Accum, FlatMap) take as arguments, looked up by name. One definition serves the
+// functional model, the timing model (shapes and FLOP counts) and the RTL checks.
+//
+// Numerics (architecture.md §6; scalar kernels in numerics.h):
+//  * Inputs are bf16 or fp32 tiles (int32 only where stated). bf16 payloads hold the fp32
+//    value they represent exactly, so products of two bf16 values are exact in fp32.
+//  * All arithmetic is IEEE binary32 with round-to-nearest-even, one operation at a time
+//    (-ffp-contract=off: no FMA). Sums run in a fixed order, stated per function.
+//  * Output dtype: bf16 when every floating input is bf16, fp32 otherwise, unless the
+//    function name ends in "_f32" (always fp32). A bf16 output is the fp32 result rounded
+//    to bf16 once, at the end (bf16.h: round_to_bf16, ties to even).
+//  * NaN and Inf follow IEEE through every operation.
+//
+// Timing mode: tiles carry no payload. Every `apply` / `update` / `finalize` accepts
+// shape-only inputs and then returns shape-only results (equal to out_shape / acc_shape /
+// out_shapes); inputs that mix payload and shape-only tiles are rejected. Shape errors throw
+// std::invalid_argument naming the function and the offending shapes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "hw/stream/tile.h"
+
+namespace stepsim {
+
+// ---------------------------------------------------------------------------------------
+// Map functions: `arity` input tiles -> one output tile.
+//
+//  matmul        A[MxK] x B[KxN] -> [MxN]                 FLOPs 2*M*K*N
+//  matmul_t      A[MxK] x B[NxK]^T -> [MxN] (weights [NxK]) FLOPs 2*M*K*N
+//  matmul_f32, matmul_t_f32: same, fp32 output
+//      out[i][j] = p_0 + p_1 + ... + p_{K-1} summed left to right in fp32 (s = p_0;
+//      s = s + p_k for k = 1..K-1; K = 0 gives +0), p_k = A[i][k] * B[k][j] (fp32 RNE
+//      product, exact for bf16 inputs); then rounded to bf16 once if the output is bf16.
+//      Output bf16 iff both inputs are bf16 (matmul, matmul_t).
+//  add, sub, mul, div, max, min   elementwise with broadcasting -> FLOPs = output elements
+//      Shapes broadcast per dimension: equal, or one of them is 1. This covers row
+//      broadcasting ([Mx1] with [MxN]), column broadcasting ([1xN] with [MxN]) and scalars
+//      ([1x1]). max/min propagate NaN; max(+0,-0) = +0, min(+0,-0) = -0.
+//  sub_row       x[MxN] - r[Mx1] (r must be [Mx1])          FLOPs M*N
+//  exp           exp_f32 per element                         FLOPs 4 per element
+//  sigmoid       sigmoid_f32 per element                     FLOPs 7 per element
+//                (neg, exp 4, add, div)
+//  silu          silu_f32 per element                        FLOPs 8 per element
+//  row_sum       [MxN] -> [Mx1], left-to-right fp32 sum      FLOPs M*N
+//                (s = x_0; s = s + x_j; N = 0 gives +0)
+//  row_max       [MxN] -> [Mx1], max_f32 left to right        FLOPs M*N
+//                (N = 0 gives -Inf)
+// Unary and row functions keep the input dtype (bf16 or fp32).
+struct MapFunction {
+  std::string name, description;
+  int arity = 0;
+  // Output tile shape/dtype (no payload). Throws std::invalid_argument on a bad input
+  // count, dtype or shape.
+  std::function<Tile(const std::vector<Tile>&)> out_shape;
+  // FLOPs the timing model charges for one application.
+  std::function<uint64_t(const std::vector<Tile>&)> flops;
+  // The output tile with payload (shape-only if the inputs are shape-only).
+  std::function<Tile(const std::vector<Tile>&)> apply;
+};
+// Throws std::invalid_argument("unknown map function 'x'; known: ...").
+const MapFunction& map_function(const std::string& name);
+std::vector<std::string> map_function_names();  // sorted
+
+// ---------------------------------------------------------------------------------------
+// Accum functions: acc = init(); acc = update(acc, inputs) per input element;
+// emitted tile = finalize(acc) at the end of each reduction.
+//
+// The accumulator is a Tile. init() returns the empty accumulator (a 0x0 tile, see
+// is_empty_acc); the first update sizes it from its inputs (dynamically sized accumulators:
+// dynamic tiling), later updates check that the inputs match it. Arithmetic accumulators
+// are fp32 tiles internally; finalize rounds to the output dtype.
+//
+//  matmul_acc      inputs (A[MxK], B[KxN]); acc fp32 [MxN]; acc[i][j] = acc[i][j] + p_k for
+//                  k = 0..K-1 in order (the first update starts from p_0). A K-tiled
+//                  reduction therefore gives exactly the fp32 sums of the untiled matmul.
+//                  Output bf16 (rounded once at finalize). FLOPs 2*M*K*N per update (the
+//                  accumulate-adds are not charged, like the reference simulator).
+//  matmul_t_acc    same with B stored [NxK].
+//  matmul_acc_f32, matmul_t_acc_f32   same, fp32 output.
+//  add             input x[MxN]; acc fp32 [MxN] = acc + x (first update: acc = x).
+//                  Output bf16. FLOPs M*N per update. add_f32: fp32 output.
+//  max             input x[MxN]; acc = max_f32(acc, x); acc/output dtype bf16 while every
+//                  input was bf16, fp32 otherwise (max is exact). FLOPs M*N per update.
+//  retile_row      concatenates input tiles vertically: [r1xC], [r2xC], ... -> [(r1+r2+..)xC].
+//                  Any dtype (int32 too); all inputs must share cols and dtype. 0 FLOPs.
+//  retile_col      concatenates horizontally: [Rxc1], [Rxc2], ... -> [Rx(c1+c2+..)]. 0 FLOPs.
+//  flash_attn_update   online-softmax attention (FlashAttention) over KV tiles, see below.
+//
+// flash_attn_update: inputs (S[MxT] scores = scaled Q K^T for one KV tile, V[TxD]).
+//   Accumulator: fp32 tile [M x (D+2)]: columns 0..D-1 hold o (unnormalised output), column D
+//   holds m (running row max), column D+1 holds l (running row sum of exp). Per row i,
+//   with every sum left to right (t = 0..T-1, first term as initial value):
+//     mt   = row max of S[i][*] (max_f32);    m' = max_f32(m, mt)  (first update: m' = mt)
+//     p_t  = exp_f32(S[i][t] - m')            (p_t = 0 for every t if m' = -Inf)
+//     a    = exp_f32(m - m')                  (a = 1 if m' = -Inf; not used in the first update)
+//     ls   = sum_t p_t;                       l' = a*l + ls        (first update: l' = ls)
+//     pv_j = sum_t p_t * V[t][j] (fp32 RNE products); o'_j = a*o_j + pv_j (first: o'_j = pv_j)
+//   FLOPs per update: 7*M*T (max, sub, exp 4, sum) + 2*M*T*D (P·V)
+//   + 6*M (m' max; a: sub, exp 4) + 2*M (l') + 2*M*D (o').
+//   finalize: out[i][j] = o_j / l (fp32 division), rounded to bf16: [MxD] bf16, M*D FLOPs.
+//   Masked KV positions can be given as S = -Inf (p_t = 0); a short last KV tile can simply
+//   have fewer rows/cols (T is taken per update).
+// Decode attention over a request's KV cache: S = matmul_t_f32(Q*scale, K_tile) per KV tile
+// (Map), then Accum(flash_attn_update) over the KV tiles of the request. The same result can
+// also be composed from Map functions (row_max, max, sub_row, exp, row_sum, mul, add, div).
+struct AccumFunction {
+  std::string name, description;
+  int arity = 0;
+  std::function<Tile()> init;  // the empty accumulator
+  // Accumulator shape/dtype after one update (shape only; acc may be empty). Throws
+  // std::invalid_argument on bad inputs or a mismatch with the accumulator.
+  std::function<Tile(const Tile& acc, const std::vector<Tile>& inputs)> acc_shape;
+  // FLOPs charged for one update.
+  std::function<uint64_t(const Tile& acc, const std::vector<Tile>& inputs)> flops;
+  // One update with payloads. Pass the accumulator by std::move: when its payload is not
+  // shared it is updated in place (no copy); a shared payload is never modified.
+  std::function<Tile(Tile acc, const std::vector<Tile>& inputs)> update;
+  // Shape/dtype of the emitted tile for a final accumulator shape (empty acc -> empty).
+  std::function<Tile(const Tile& acc)> out_shape;
+  // FLOPs charged for finalize (0 except flash_attn_update).
+  std::function<uint64_t(const Tile& acc)> finalize_flops;
+  // The emitted tile (empty acc -> empty tile: a reduction that saw no element).
+  std::function<Tile(const Tile& acc)> finalize;
+};
+inline bool is_empty_acc(const Tile& acc) { return acc.rows == 0 && acc.cols == 0; }
+const AccumFunction& accum_function(const std::string& name);
+std::vector<std::string> accum_function_names();  // sorted
+
+// ---------------------------------------------------------------------------------------
+// FlatMap functions: one tile (plus an optional int32 control tile) -> a list of tiles,
+// i.e. a rank-1 stream. All cost 0 FLOPs.
+//
+//  retile_streamify_row          [RxC] -> R tiles [1xC] (row 0 first)
+//  retile_streamify_col          [RxC] -> C tiles [Rx1] (column 0 first)
+//  retile_streamify_row_filter   inputs (x[RxC], mask int32 [Rx1] or [1xR]) -> the rows r of
+//                                x with mask[r] == 0, as [1xC] tiles (nonzero = padding row)
+//  filter_padding                inputs (x, flag int32 [1x1]) -> {x} if flag == 0, {} otherwise
+// The int32 control tile must carry its payload even in timing mode (the output count
+// depends on it).
+struct FlatMapFunction {
+  std::string name, description;
+  int arity = 0;
+  std::function<std::vector<Tile>(const std::vector<Tile>&)> out_shapes;  // shape-only
+  std::function<uint64_t(const std::vector<Tile>&)> flops;
+  std::function<std::vector<Tile>(const std::vector<Tile>&)> apply;
+};
+const FlatMapFunction& flatmap_function(const std::string& name);
+std::vector<std::string> flatmap_function_names();  // sorted
+
+// Drops the tiles whose flag is set. Throws std::invalid_argument if the sizes differ.
+std::vector<Tile> filter_padding(const std::vector<Tile>& tiles,
+                                 const std::vector<bool>& is_padding);
+
+// ---------------------------------------------------------------------------------------
+// Address generation. An "address" is base + index * stride, where index counts tiles in
+// the tensor's tile order; use stride = 1, base = 0 for tile indices, or stride = tile
+// bytes for byte addresses. All arguments must be >= 0 (stride > 0 for the tile sizes);
+// violations throw std::invalid_argument.
+
+// Expert weights: the E experts' weight tiles are stored back to back, expert e owning
+// tile indices [e*tiles_per_expert, (e+1)*tiles_per_expert) in the order the expert consumes
+// them. Returns the tiles_per_expert addresses of expert `expert_id`, in order.
+std::vector<int64_t> expert_tile_addresses(int64_t expert_id, int64_t tiles_per_expert,
+                                           int64_t base = 0, int64_t stride = 1);
+
+// KV cache: request r owns max_tiles_per_request consecutive tile slots of tile_rows tokens
+// each (slot index r*max_tiles_per_request + t holds tokens [t*tile_rows, (t+1)*tile_rows)).
+// Returns the addresses of the ceil(kv_len / tile_rows) tiles that hold tokens 0..kv_len-1
+// (kv_len = 0 -> none). For decode, pass kv_len = cached length + 1 to include the new
+// token. Throws if the tiles exceed max_tiles_per_request.
+std::vector<int64_t> kv_cache_tile_addresses(int64_t request_id, int64_t kv_len,
+                                             int64_t tile_rows, int64_t max_tiles_per_request,
+                                             int64_t base = 0, int64_t stride = 1);
+
+// Where token `position` of request r is written: the tile address (as above) and the row
+// inside that tile.
+struct KvWriteAddress {
+  int64_t tile_address;
+  uint32_t row;
+};
+KvWriteAddress kv_cache_write_address(int64_t request_id, int64_t position, int64_t tile_rows,
+                                      int64_t max_tiles_per_request, int64_t base = 0,
+                                      int64_t stride = 1);
+
+// Addresses as a stream of int32 [1x1] tiles. Throws if a value does not fit in int32.
+std::vector<Tile> address_tiles(const std::vector<int64_t>& addresses);
+
+}  // namespace stepsim

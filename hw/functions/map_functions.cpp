@@ -1,0 +1,250 @@
+// Map functions (see functions.h for the definitions and FLOP counts).
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "hw/functions/detail.h"
+#include "hw/functions/functions.h"
+#include "hw/functions/numerics.h"
+
+namespace stepsim {
+
+namespace detail {
+
+MatmulDims matmul_dims(const std::string& kind, const std::string& name, const Tile& a,
+                       const Tile& b, bool bt) {
+  check_float(kind, name, a);
+  check_float(kind, name, b);
+  const uint32_t kb = bt ? b.cols : b.rows;
+  if (a.cols != kb)
+    fail(kind, name,
+         std::string("inner dimensions differ: A ") + a.to_string() + " vs B " + b.to_string() +
+             (bt ? " (expects A[MxK] x B[NxK]^T)" : " (expects A[MxK] x B[KxN])"));
+  return {a.rows, a.cols, bt ? b.rows : b.cols};
+}
+
+void matmul_accumulate(const Tile& a, const Tile& b, bool bt, float* out, bool first) {
+  const uint32_t M = a.rows, K = a.cols, N = bt ? b.rows : b.cols;
+  const float* A = a.data->f.data();
+  const float* B = b.data->f.data();
+  for (uint32_t i = 0; i < M; ++i) {
+    float* o = out + size_t(i) * N;
+    const float* ai = A + size_t(i) * K;
+    if (first && K == 0) std::fill(o, o + N, 0.0f);
+    if (bt) {
+      for (uint32_t j = 0; j < N; ++j) {
+        const float* bj = B + size_t(j) * K;
+        float s = o[j];
+        for (uint32_t k = 0; k < K; ++k) {
+          const float p = ai[k] * bj[k];
+          s = (first && k == 0) ? p : s + p;
+        }
+        o[j] = s;
+      }
+    } else {
+      for (uint32_t k = 0; k < K; ++k) {
+        const float aik = ai[k];
+        const float* bk = B + size_t(k) * N;
+        if (first && k == 0) {
+          for (uint32_t j = 0; j < N; ++j) o[j] = aik * bk[j];
+        } else {
+          for (uint32_t j = 0; j < N; ++j) {
+            const float p = aik * bk[j];
+            o[j] = o[j] + p;
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::check_arity;
+using detail::check_float;
+using detail::fail;
+using detail::finish;
+using detail::payload_mode;
+using detail::promote;
+
+const std::string kMap = "map";
+
+// Wraps shape/apply so both check arity and the payload mode.
+MapFunction make_map(const std::string& name, const std::string& desc, int arity,
+                     std::function<Tile(const std::vector<Tile>&)> shape,
+                     std::function<uint64_t(const std::vector<Tile>&, const Tile&)> flops,
+                     std::function<Tile(const std::vector<Tile>&, const Tile&)> compute) {
+  MapFunction f;
+  f.name = name;
+  f.description = desc;
+  f.arity = arity;
+  f.out_shape = [name, arity, shape](const std::vector<Tile>& in) {
+    check_arity(kMap, name, arity, in);
+    return shape(in);
+  };
+  f.flops = [name, arity, shape, flops](const std::vector<Tile>& in) {
+    check_arity(kMap, name, arity, in);
+    return flops(in, shape(in));
+  };
+  f.apply = [name, arity, shape, compute](const std::vector<Tile>& in) {
+    check_arity(kMap, name, arity, in);
+    Tile out = shape(in);
+    if (!payload_mode(kMap, name, in)) return out;
+    return compute(in, out);
+  };
+  return f;
+}
+
+// ---- matmul ----
+MapFunction matmul_fn(const std::string& name, bool bt, bool f32_out) {
+  auto shape = [name, bt, f32_out](const std::vector<Tile>& in) {
+    auto d = detail::matmul_dims(kMap, name, in[0], in[1], bt);
+    return shape_tile(d.M, d.N, f32_out ? DType::FP32 : promote(in[0].dtype, in[1].dtype));
+  };
+  auto flops = [name, bt](const std::vector<Tile>& in, const Tile&) {
+    auto d = detail::matmul_dims(kMap, name, in[0], in[1], bt);
+    return 2ull * d.M * d.K * d.N;
+  };
+  auto compute = [bt](const std::vector<Tile>& in, const Tile& out) {
+    std::vector<float> v(out.elems());
+    detail::matmul_accumulate(in[0], in[1], bt, v.data(), true);
+    return finish(out.rows, out.cols, out.dtype, std::move(v));
+  };
+  std::string desc = bt ? "A[MxK] x B[NxK]^T -> [MxN]" : "A[MxK] x B[KxN] -> [MxN]";
+  desc += f32_out ? ", fp32 output" : ", bf16 output if both inputs bf16";
+  desc += "; fp32 sum over k in increasing order; 2*M*K*N FLOPs";
+  return make_map(name, desc, 2, shape, flops, compute);
+}
+
+// ---- elementwise binary with broadcasting ----
+uint32_t bdim(const std::string& name, const Tile& a, const Tile& b, uint32_t x, uint32_t y) {
+  if (x == y || y == 1) return x;
+  if (x == 1) return y;
+  fail(kMap, name, "shapes " + a.to_string() + " and " + b.to_string() +
+                       " are not broadcast-compatible (each dimension must match or be 1)");
+}
+
+template <class Op>
+MapFunction binary_fn(const std::string& name, const std::string& desc, Op op,
+                      bool row_only = false) {
+  auto shape = [name, row_only](const std::vector<Tile>& in) {
+    const Tile &a = in[0], &b = in[1];
+    check_float(kMap, name, a);
+    check_float(kMap, name, b);
+    if (row_only && (b.rows != a.rows || b.cols != 1))
+      fail(kMap, name, "expects x[MxN] and a row vector r[Mx1], got " + a.to_string() +
+                           " and " + b.to_string());
+    return shape_tile(bdim(name, a, b, a.rows, b.rows), bdim(name, a, b, a.cols, b.cols),
+                      promote(a.dtype, b.dtype));
+  };
+  auto flops = [](const std::vector<Tile>&, const Tile& out) { return out.elems(); };
+  auto compute = [op](const std::vector<Tile>& in, const Tile& out) {
+    const Tile &a = in[0], &b = in[1];
+    std::vector<float> v(out.elems());
+    for (uint32_t i = 0; i < out.rows; ++i)
+      for (uint32_t j = 0; j < out.cols; ++j)
+        v[size_t(i) * out.cols + j] = op(a.f(a.rows == 1 ? 0 : i, a.cols == 1 ? 0 : j),
+                                         b.f(b.rows == 1 ? 0 : i, b.cols == 1 ? 0 : j));
+    return finish(out.rows, out.cols, out.dtype, std::move(v));
+  };
+  return make_map(name, desc, 2, shape, flops, compute);
+}
+
+// ---- elementwise unary ----
+MapFunction unary_fn(const std::string& name, const std::string& desc, float (*op)(float),
+                     uint64_t flops_per_elem) {
+  auto shape = [name](const std::vector<Tile>& in) {
+    check_float(kMap, name, in[0]);
+    return shape_tile(in[0].rows, in[0].cols, in[0].dtype);
+  };
+  auto flops = [flops_per_elem](const std::vector<Tile>&, const Tile& out) {
+    return flops_per_elem * out.elems();
+  };
+  auto compute = [op](const std::vector<Tile>& in, const Tile& out) {
+    std::vector<float> v(in[0].data->f);
+    for (float& x : v) x = op(x);
+    return finish(out.rows, out.cols, out.dtype, std::move(v));
+  };
+  return make_map(name, desc, 1, shape, flops, compute);
+}
+
+// ---- row reductions ----
+MapFunction row_fn(const std::string& name, const std::string& desc, bool is_max) {
+  auto shape = [name](const std::vector<Tile>& in) {
+    check_float(kMap, name, in[0]);
+    return shape_tile(in[0].rows, 1, in[0].dtype);
+  };
+  auto flops = [](const std::vector<Tile>& in, const Tile&) { return in[0].elems(); };
+  auto compute = [is_max](const std::vector<Tile>& in, const Tile& out) {
+    const Tile& x = in[0];
+    std::vector<float> v(x.rows);
+    for (uint32_t i = 0; i < x.rows; ++i) {
+      float s = is_max ? -INFINITY : 0.0f;
+      for (uint32_t j = 0; j < x.cols; ++j) {
+        const float e = x.f(i, j);
+        s = j == 0 ? e : (is_max ? max_f32(s, e) : s + e);
+      }
+      v[i] = s;
+    }
+    return finish(out.rows, out.cols, out.dtype, std::move(v));
+  };
+  return make_map(name, desc, 1, shape, flops, compute);
+}
+
+float min_f32(float a, float b) {
+  if (a != a || b != b) return max_f32(a, b);  // NaN propagation, same rule as max
+  if (a == b) return std::signbit(a) ? a : b;  // prefers -0 over +0
+  return a < b ? a : b;
+}
+
+std::map<std::string, MapFunction> build() {
+  std::map<std::string, MapFunction> m;
+  auto add = [&m](MapFunction f) { m.emplace(f.name, std::move(f)); };
+  add(matmul_fn("matmul", false, false));
+  add(matmul_fn("matmul_t", true, false));
+  add(matmul_fn("matmul_f32", false, true));
+  add(matmul_fn("matmul_t_f32", true, true));
+  const std::string bc = " elementwise with row/column/scalar broadcasting; output elements FLOPs";
+  add(binary_fn("add", "a + b" + bc, [](float a, float b) { return a + b; }));
+  add(binary_fn("sub", "a - b" + bc, [](float a, float b) { return a - b; }));
+  add(binary_fn("mul", "a * b" + bc, [](float a, float b) { return a * b; }));
+  add(binary_fn("div", "a / b (IEEE fp32 division)" + bc, [](float a, float b) { return a / b; }));
+  add(binary_fn("max", "max(a, b), NaN-propagating" + bc, max_f32));
+  add(binary_fn("min", "min(a, b), NaN-propagating" + bc, min_f32));
+  add(binary_fn("sub_row", "x[MxN] - r[Mx1] (r broadcast along the row); M*N FLOPs",
+                [](float a, float b) { return a - b; }, true));
+  add(unary_fn("exp", "exp_f32 per element (table + polynomial); 4 FLOPs/element", exp_f32, 4));
+  add(unary_fn("sigmoid", "sigmoid_f32 per element; 7 FLOPs/element", sigmoid_f32, 7));
+  add(unary_fn("silu", "silu_f32 = x * sigmoid(x) per element; 8 FLOPs/element", silu_f32, 8));
+  add(row_fn("row_sum", "[MxN] -> [Mx1], fp32 sum left to right; M*N FLOPs", false));
+  add(row_fn("row_max", "[MxN] -> [Mx1], NaN-propagating max; M*N FLOPs", true));
+  return m;
+}
+
+const std::map<std::string, MapFunction>& registry() {
+  static const std::map<std::string, MapFunction> r = build();
+  return r;
+}
+
+}  // namespace
+
+const MapFunction& map_function(const std::string& name) {
+  const auto& r = registry();
+  auto it = r.find(name);
+  if (it == r.end()) {
+    std::string known;
+    for (const auto& [k, v] : r) known += (known.empty() ? "" : ", ") + k;
+    throw std::invalid_argument("unknown map function '" + name + "'; known: " + known);
+  }
+  return it->second;
+}
+
+std::vector<std::string> map_function_names() {
+  std::vector<std::string> v;
+  for (const auto& [k, f] : registry()) v.push_back(k);
+  return v;
+}
+
+}  // namespace stepsim

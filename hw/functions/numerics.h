@@ -1,0 +1,60 @@
+// Scalar fp32 kernels with a bit-exact definition (architecture.md §6).
+//
+// Every kernel below uses only IEEE-754 binary32 operations with round-to-nearest-even
+// (add, sub, mul, div; compiled with -ffp-contract=off so nothing is fused), comparisons,
+// integer/bit manipulation and the 64-entry table kExp2Table. No libm call takes part in
+// any definition, so an RTL unit that performs the same operations in the same order
+// reproduces every result bit for bit. The tile functions in functions.h apply these
+// element-wise and round the fp32 result to bf16 once when the output dtype is bf16.
+#pragma once
+
+#include <cstdint>
+
+namespace stepsim {
+
+// kExp2Table[j] = 2^(j/64) correctly rounded (RNE) to fp32, j = 0..63, as bit patterns.
+extern const uint32_t kExp2Table[64];
+
+// exp(x), fp32 in / fp32 out. Definition (all operations fp32 RNE, in this order):
+//   1. x NaN -> x with the quiet bit set.  x > 89 -> +Inf.  x < -104 -> +0.
+//      (exp(89) overflows fp32 and exp(-104) < 2^-150 rounds to +0, so the clamps only
+//      short-cut values the general path would also produce; they bound n below.)
+//   2. z = x * 0x1.715476p+6f                       (64/ln2 rounded to fp32, 0x42b8aa3b)
+//      n = (z + 0x1.8p23f) - 0x1.8p23f             (round z to the nearest integer, ties
+//                                                   to even; exact for |z| < 2^22)
+//      N = (int32)n
+//   3. r = (x - n * L_HI) - n * L_LO               (Cody-Waite: L_HI = 0x3c314000 has 10
+//      significant bits so n*L_HI is exact; L_LO = 0x37485fdf; L_HI + L_LO ~ ln2/64;
+//      |r| <= ~ln2/128)
+//   4. j = N & 63 (table index), k = N >> 6 (arithmetic shift, = floor(N/64))
+//   5. q = r + (r*r) * (0.5f + r * C3)            (C3 = 0x3e2aaaab ~ 1/6; evaluated as
+//      t = r*C3; t = 0.5f + t; t = (r*r) * t; q = r + t), so exp(r) ~ 1 + q
+//   6. m = T[j] + T[j] * q                          (T = kExp2Table)
+//   7. result = m * 2^k, applied as IEEE multiplications by exact powers of two:
+//        -126 <= k <= 127 : m * 2^k
+//        k > 127          : (m * 2^127) * 2^(k-127)      (overflows to +Inf as IEEE)
+//        k < -126         : (m * 2^(k+64)) * 2^-64       (single rounding into subnormals)
+// Measured accuracy against double-precision std::exp (numerics_test.cpp and a sweep of
+// every 7th fp32 input): max relative error 1.17e-7 (1.96 x 2^-24) where the result is
+// normal; max absolute error 1.37e-45 (< 1 x 2^-149) where it is subnormal. On every bf16
+// input, round_to_bf16(exp_f32(x)) equals round_to_bf16 of the libm result.
+float exp_f32(float x);
+
+// sigmoid(x) = 1 / (1 + e^-x). Definition (fp32 RNE ops; division is IEEE fp32 division):
+//   x NaN      -> quiet NaN
+//   x >= 0     : e = exp_f32(-x); d = 1.0f + e; result = 1.0f / d
+//   x <  0     : e = exp_f32(x);  d = 1.0f + e; result = e / d
+// The sign split keeps the result accurate for large negative x (no overflow of e^-x).
+// Measured max relative error 2.25e-7 (3.8 x 2^-24) for x >= -87 (normal results).
+float sigmoid_f32(float x);
+
+// SiLU(x) = x * sigmoid_f32(x) (one fp32 RNE multiplication). silu(-Inf) = -Inf * 0 = NaN,
+// as PyTorch's x * sigmoid(x). Measured max relative error 2.6e-7 (4.4 x 2^-24) where the
+// result is normal.
+float silu_f32(float x);
+
+// max(a, b): NaN if either operand is NaN (the first NaN operand, quieted), otherwise the
+// larger value; max(+0, -0) = max(-0, +0) = +0. (Propagating, like torch.maximum.)
+float max_f32(float a, float b);
+
+}  // namespace stepsim
