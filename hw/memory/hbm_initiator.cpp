@@ -1,0 +1,110 @@
+#include "hw/memory/hbm_initiator.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "hw/memory/hbm_target.h"
+
+namespace stepsim {
+
+const char* hbm_access_mode_name(HbmAccessMode m) {
+  return m == HbmAccessMode::Fast ? "fast" : "request";
+}
+
+HbmAccessMode parse_hbm_access_mode(const std::string& s) {
+  if (s == "fast") return HbmAccessMode::Fast;
+  if (s == "request") return HbmAccessMode::Request;
+  throw std::invalid_argument("unknown HBM access mode '" + s + "' (expected fast or request)");
+}
+
+namespace {
+
+// Owns a payload whose extension lives on the stack; detaches it before destruction.
+struct Txn {
+  tlm::tlm_generic_payload gp;
+  HbmBurstExtension ext;
+  Txn() { gp.set_extension(&ext); }
+  ~Txn() { gp.clear_extension(&ext); }
+
+  void prepare(uint64_t addr, bool write, uint8_t* data, uint64_t len) {
+    gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    gp.set_address(addr);
+    gp.set_data_ptr(data);
+    gp.set_data_length(static_cast<unsigned int>(data ? len : 0));
+    gp.set_streaming_width(static_cast<unsigned int>(data ? len : 0));
+    gp.set_byte_enable_ptr(nullptr);
+    gp.set_byte_enable_length(0);
+    gp.set_dmi_allowed(false);
+    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  }
+  void send(tlm::tlm_fw_transport_if<>& fw) {
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    fw.b_transport(gp, delay);
+    if (gp.is_response_error())
+      throw std::runtime_error("HBM transaction at 0x" + std::to_string(gp.get_address()) +
+                               " failed: " + gp.get_response_string());
+  }
+};
+
+}  // namespace
+
+uint64_t hbm_request(tlm::tlm_fw_transport_if<>& fw, uint64_t addr, bool write,
+                     uint64_t issue_cycle, uint8_t* data, uint32_t len) {
+  Txn t;
+  t.prepare(addr, write, data, len);
+  t.ext.kind = HbmBurstExtension::Kind::Request;
+  t.ext.issue_cycle = issue_cycle;
+  t.send(fw);
+  return t.ext.completion_cycle;
+}
+
+BurstResult hbm_transfer(tlm::tlm_fw_transport_if<>& fw, const Burst& b, HbmAccessMode mode,
+                         uint32_t request_bytes, uint8_t* data) {
+  Txn t;
+  BurstResult res;
+  if (mode == HbmAccessMode::Fast) {
+    t.prepare(b.base, b.write, data, uint64_t(b.rows) * b.row_bytes);
+    t.ext.kind = HbmBurstExtension::Kind::Burst;
+    t.ext.issue_cycle = b.issue_cycle;
+    t.ext.rows = b.rows;
+    t.ext.row_bytes = b.row_bytes;
+    t.ext.row_pitch = b.row_pitch;
+    t.ext.par_dispatch = b.par_dispatch;
+    t.send(fw);
+    res.completion_cycle = t.ext.completion_cycle;
+    res.requests = t.ext.requests;
+    res.bytes = res.requests * request_bytes;
+    res.last_issue_cycle = t.ext.last_issue_cycle;
+    return res;
+  }
+  // Request mode: one transaction per request, row-major, bundles of par_dispatch per cycle.
+  const uint64_t per_row = b.requests_per_row(request_bytes);
+  res.completion_cycle = b.issue_cycle;
+  res.last_issue_cycle = b.issue_cycle;
+  t.ext.kind = HbmBurstExtension::Kind::Request;
+  uint64_t j = 0;
+  for (uint64_t r = 0; r < b.rows; ++r) {
+    for (uint64_t q = 0; q < per_row; ++q, ++j) {
+      const uint64_t off = q * request_bytes;
+      const uint64_t len = std::min<uint64_t>(request_bytes, b.row_bytes - off);
+      t.prepare(b.request_addr(r, q, request_bytes), b.write,
+                data ? data + r * b.row_bytes + off : nullptr, len);
+      t.ext.issue_cycle = b.request_issue_cycle(j);
+      t.send(fw);
+      res.completion_cycle = std::max(res.completion_cycle, t.ext.completion_cycle);
+      res.last_issue_cycle = t.ext.issue_cycle;
+    }
+  }
+  res.requests = j;
+  res.bytes = j * request_bytes;
+  return res;
+}
+
+BurstResult HbmInitiator::transfer(const Burst& burst, uint8_t* data, sc_core::sc_time* delay) {
+  BurstResult r = hbm_transfer(*socket_.operator->(), burst, mode_, request_bytes_, data);
+  if (delay) *delay += period_ * double(r.completion_cycle - burst.issue_cycle);
+  return r;
+}
+
+}  // namespace stepsim

@@ -1,0 +1,62 @@
+// Initiator-side helpers for the HBM TLM target (used by off-chip load/store address
+// generators). They build the generic payload + HbmBurstExtension, call b_transport and
+// return the completion in cycles.
+//
+//   Fast    : one transaction for the whole tile (target runs HbmTiming::serve_burst).
+//   Request : one transaction per request_bytes request, in row-major order, request j
+//             stamped issue_cycle + floor(j / par_dispatch) (target runs serve_request).
+// Both modes give the same timing for a tile served alone; with several initiators the
+// request mode interleaves their requests only if the caller interleaves the calls (use
+// hbm_request directly for that). `data` (may be null = timing only) holds the tile packed
+// row after row, rows*row_bytes bytes; reads fill it, writes take it. A TLM error response
+// throws std::runtime_error.
+#pragma once
+
+#include <systemc>
+#include <tlm>
+
+#include "hw/memory/hbm_timing.h"
+
+namespace stepsim {
+
+enum class HbmAccessMode : uint8_t { Fast, Request };
+const char* hbm_access_mode_name(HbmAccessMode m);
+// "fast" | "request"; throws std::invalid_argument naming the bad value.
+HbmAccessMode parse_hbm_access_mode(const std::string& s);
+
+// One tile transfer. request_bytes must match the target's HbmParams::request_bytes.
+BurstResult hbm_transfer(tlm::tlm_fw_transport_if<>& fw, const Burst& burst,
+                         HbmAccessMode mode, uint32_t request_bytes, uint8_t* data = nullptr);
+
+// One request-level transaction (len <= request_bytes data bytes at addr, or timing only).
+// Returns the completion cycle.
+uint64_t hbm_request(tlm::tlm_fw_transport_if<>& fw, uint64_t addr, bool write,
+                     uint64_t issue_cycle, uint8_t* data = nullptr, uint32_t len = 0);
+
+// Convenience wrapper around an initiator socket (bound to an HbmTarget's socket).
+class HbmInitiator {
+ public:
+  HbmInitiator(tlm::tlm_initiator_socket<>& socket, HbmAccessMode mode,
+               uint32_t request_bytes = 64,
+               sc_core::sc_time clock_period = sc_core::sc_time(1, sc_core::SC_NS))
+      : socket_(socket), mode_(mode), request_bytes_(request_bytes), period_(clock_period) {}
+
+  HbmAccessMode mode() const { return mode_; }
+  void set_mode(HbmAccessMode m) { mode_ = m; }
+
+  // If delay is given, adds (completion - issue_cycle) * clock_period to it (in both modes).
+  BurstResult transfer(const Burst& burst, uint8_t* data = nullptr,
+                       sc_core::sc_time* delay = nullptr);
+  uint64_t request(uint64_t addr, bool write, uint64_t issue_cycle, uint8_t* data = nullptr,
+                   uint32_t len = 0) {
+    return hbm_request(*socket_.operator->(), addr, write, issue_cycle, data, len);
+  }
+
+ private:
+  tlm::tlm_initiator_socket<>& socket_;
+  HbmAccessMode mode_;
+  uint32_t request_bytes_;
+  sc_core::sc_time period_;
+};
+
+}  // namespace stepsim

@@ -1,0 +1,40 @@
+#include "hw/memory/hbm_params.h"
+
+#include <sstream>
+#include <stdexcept>
+
+namespace stepsim {
+
+const char* hbm_mapping_name(HbmMapping m) {
+  switch (m) {
+    case HbmMapping::RoundRobin: return "round_robin";
+    case HbmMapping::AddressInterleave: return "address_interleave";
+  }
+  return "?";
+}
+
+HbmMapping parse_hbm_mapping(const std::string& s) {
+  if (s == "round_robin") return HbmMapping::RoundRobin;
+  if (s == "address_interleave") return HbmMapping::AddressInterleave;
+  throw std::invalid_argument("unknown HBM mapping '" + s +
+                              "' (expected round_robin or address_interleave)");
+}
+
+void HbmParams::validate() const {
+  if (channels == 0) throw std::invalid_argument("HBM channels must be >= 1");
+  if (request_bytes == 0) throw std::invalid_argument("HBM request_bytes must be >= 1");
+  if (init_interval == 0) throw std::invalid_argument("HBM init_interval must be >= 1 cycle");
+}
+
+std::string HbmParams::describe() const {
+  std::ostringstream os;
+  os << "HBM " << channels << " ch x " << request_bytes << " B / II " << init_interval
+     << " (peak " << peak_bytes_per_cycle() << " B/cycle), latency " << latency
+     << ", startup " << startup
+     << (startup_every_request ? " (every request)" : " (cold requests only)")
+     << ", link " << link_latency << ", mapping " << hbm_mapping_name(mapping)
+     << ", idle round trip " << idle_latency() << " cycles";
+  return os.str();
+}
+
+}  // namespace stepsim

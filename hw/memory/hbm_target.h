@@ -1,0 +1,85 @@
+// TLM-2.0 loosely-timed target for the off-chip memory (HBM).
+//
+// Model time is cycles carried in the transaction (HbmBurstExtension), not SystemC time:
+// the initiator states the cycle its first request is issued, the target runs the timing
+// model (HbmTiming) and returns the completion cycle in the extension. It also annotates
+// b_transport's delay with (completion - issue) * clock_period, for initiators that do keep
+// SystemC time. The target never calls wait(), so b_transport may be called from any
+// process or from plain C++ after elaboration.
+//
+// Transactions (tlm_generic_payload + HbmBurstExtension):
+//   kind Burst   (fast mode, one transaction per tile): address = base of row 0; geometry
+//                rows/row_bytes/row_pitch/par_dispatch in the extension -> serve_burst.
+//   kind Request (request mode, one transaction per request): address = request address;
+//                exactly one request of request_bytes -> serve_request.
+//   no extension: a contiguous burst of data_length bytes (one row, par_dispatch =
+//                channels) issued at the model's time-order watermark (the latest issue
+//                cycle seen); meant for generic initiators, not for timing studies.
+// Data convention: a null data pointer or a zero data_length makes the transaction
+// timing-only (no bytes move). Otherwise the data buffer holds the bytes packed row after
+// row: Burst -> exactly rows*row_bytes bytes (row r is stored at address + r*row_pitch);
+// Request -> 1..request_bytes bytes at address. Other lengths, byte enables and a
+// streaming width below the data length get TLM_BURST_ERROR_RESPONSE /
+// TLM_BYTE_ENABLE_ERROR_RESPONSE. transport_dbg moves data with no timing (a Burst
+// extension, if present, gives the row geometry). Calls must respect the time-order
+// precondition of HbmTiming.
+#pragma once
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "hw/memory/hbm_params.h"
+#include "hw/memory/hbm_timing.h"
+#include "hw/memory/sparse_memory.h"
+
+namespace stepsim {
+
+class HbmBurstExtension : public tlm::tlm_extension<HbmBurstExtension> {
+ public:
+  enum class Kind : uint8_t { Burst, Request };
+
+  // Inputs (set by the initiator).
+  Kind kind = Kind::Burst;
+  uint64_t issue_cycle = 0;   // cycle the (first) request is issued
+  uint32_t rows = 1;          // Burst only
+  uint64_t row_bytes = 0;     // Burst only
+  uint64_t row_pitch = 0;     // Burst only; 0 means row_bytes
+  uint32_t par_dispatch = 1;  // Burst only; requests issued per cycle
+  // Outputs (set by the target).
+  uint64_t completion_cycle = 0;  // last response visible at the initiator
+  uint64_t requests = 0;
+  uint64_t last_issue_cycle = 0;
+
+  tlm::tlm_extension_base* clone() const override { return new HbmBurstExtension(*this); }
+  void copy_from(const tlm::tlm_extension_base& ext) override {
+    *this = static_cast<const HbmBurstExtension&>(ext);
+  }
+};
+
+class HbmTarget : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<HbmTarget> socket;
+
+  HbmTarget(sc_core::sc_module_name name, const HbmParams& params = HbmParams(),
+            sc_core::sc_time clock_period = sc_core::sc_time(1, sc_core::SC_NS));
+
+  const HbmParams& params() const { return timing_.params(); }
+  sc_core::sc_time clock_period() const { return period_; }
+  HbmTiming& timing() { return timing_; }
+  const HbmTiming& timing() const { return timing_; }
+  SparseMemory& memory() { return mem_; }
+  const SparseMemory& memory() const { return mem_; }
+  // New parameters; resets the timing state and statistics (keeps the data).
+  void reconfigure(const HbmParams& params) { timing_.reset(params); }
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
+
+  HbmTiming timing_;
+  SparseMemory mem_;
+  sc_core::sc_time period_;
+};
+
+}  // namespace stepsim

@@ -1,0 +1,241 @@
+// HBM timing model over explicit cycle timestamps (no SystemC time, no events).
+//
+// Request-level rules (P = HbmParams; all times in cycles):
+//   A request issued by an initiator at cycle t reaches the memory at   a = t + link_latency.
+//   Its channel c: RoundRobin = the global request counter (requests in FIFO order) mod
+//   channels; AddressInterleave = (addr / request_bytes) % channels.
+//   Each channel is a FIFO in arrival order (ties: the earlier-issued call first), one
+//   request per II:   s = max(a, free[c]);  free[c] = s + II.
+//   Response leaves the channel at   r = s + latency + (pays_startup ? startup : 0)
+//     pays_startup = startup_every_request                      (reference quirk)
+//                 || channel c never served a request
+//                 || a > free_before[c] + cold_after             (the channel had gone cold)
+//   The initiator sees the response at   completion = r + link_latency.
+// So an isolated request costs link + startup + latency + link = 18 cycles (defaults), and a
+// channel streams one request per II: peak = channels * request_bytes / II B/cycle.
+//
+// Tiles (Burst): rows x ceil(row_bytes / request_bytes) requests (partially used requests
+// count in full: reference rule), in row-major order j = 0..N-1; request (r, q) has address
+// base + r*row_pitch + q*request_bytes and is issued at issue_cycle + floor(j / par_dispatch)
+// (bundles of par_dispatch requests per cycle, as the reference's address generators do).
+// Under RoundRobin a burst takes consecutive channels from the global counter at its first
+// arrival.
+//
+// Tile path = the request-level FIFO, computed per burst instead of per request:
+//  * A burst alone on the memory (the common case, and any burst issued after the previous
+//    one's last request) gives exactly what serve_request for each of its requests would
+//    (verified by a randomized test). Per channel its arrivals are linear plus a periodic
+//    term, so the last service start is
+//      s_last = max(free[c] + (n-1)*II,  max_k a_k + (n-1-k)*II)
+//    with the inner max attained within one period (<= par_dispatch / gcd(channels,
+//    par_dispatch) terms) at one end: O(channels) work per burst, independent of its size.
+//  * Bursts that overlap in time are merged FIFO by arrival: a burst does not wait behind
+//    requests that earlier bursts issue after it (a slow initiator leaves gaps that others
+//    fill). Requests that can no longer be overtaken (arrival <= the current call's
+//    arrival) are folded into the channel states; a burst's result is evaluated on a copy
+//    together with the pending requests that precede it. Channels where several bursts
+//    interleave are served segment by segment (O(requests) there, plain arithmetic);
+//    address-interleaved bursts whose rows do not walk the channels consecutively use a
+//    per-request loop.
+//  * serve_burst is non-anticipating: its result cannot include bursts issued later that
+//    still delay its tail in a FIFO (optimistic for long tiles under contention). The
+//    deferred pair issue_burst / try_result(handle, watermark) gives the exact FIFO result
+//    once the caller's watermark has passed the burst's last issue cycle.
+//
+// PRECONDITION (time order): calls arrive in non-decreasing order of their issue cycle (a
+// burst counts with the issue cycle of its first request; try_result's watermark counts as
+// a call). The simulator serialises initiators conservatively to guarantee this; it is
+// asserted in debug builds. Violations are not fatal in release builds, they just make the
+// later call queue behind work that was issued after it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "hw/memory/hbm_params.h"
+
+namespace stepsim {
+
+// Result of one request.
+struct Completion {
+  uint64_t issue_cycle = 0;       // as given by the caller
+  uint64_t start_cycle = 0;       // service start at the channel
+  uint64_t completion_cycle = 0;  // response visible at the initiator
+  uint32_t channel = 0;
+  bool paid_startup = false;
+};
+
+// One tile transfer (a strided 2-D block).
+struct Burst {
+  uint64_t base = 0;         // byte address of row 0
+  uint32_t rows = 1;
+  uint64_t row_bytes = 0;    // bytes used per row
+  uint64_t row_pitch = 0;    // bytes between row starts (full tensor row); 0 means row_bytes
+  bool write = false;
+  uint64_t issue_cycle = 0;  // cycle the first request is issued
+  uint32_t par_dispatch = 1; // requests issued per cycle (0 is treated as 1)
+
+  uint64_t pitch() const { return row_pitch ? row_pitch : row_bytes; }
+  uint32_t dispatch() const { return par_dispatch ? par_dispatch : 1; }
+  uint64_t requests_per_row(uint32_t request_bytes) const {
+    return (row_bytes + request_bytes - 1) / request_bytes;
+  }
+  uint64_t requests(uint32_t request_bytes) const {
+    return uint64_t(rows) * requests_per_row(request_bytes);
+  }
+  // Address of request q of row r.
+  uint64_t request_addr(uint64_t r, uint64_t q, uint32_t request_bytes) const {
+    return base + r * pitch() + q * request_bytes;
+  }
+  // Issue cycle of the j-th request (row-major).
+  uint64_t request_issue_cycle(uint64_t j) const { return issue_cycle + j / dispatch(); }
+};
+
+struct BurstResult {
+  uint64_t completion_cycle = 0;  // last response visible at the initiator (= issue_cycle if empty)
+  uint64_t requests = 0;
+  uint64_t bytes = 0;             // requests * request_bytes
+  uint64_t last_issue_cycle = 0;  // cycle the last request was issued (= issue_cycle if empty)
+};
+
+struct HbmStats {
+  uint64_t bytes_read = 0;     // requests * request_bytes
+  uint64_t bytes_written = 0;
+  uint64_t read_requests = 0;
+  uint64_t write_requests = 0;
+  uint64_t startup_paid = 0;   // requests that paid the startup latency
+  std::vector<uint64_t> requests_per_channel;
+  std::vector<uint64_t> busy_cycles_per_channel;  // II per request served
+  uint64_t first_issue_cycle = UINT64_MAX;        // earliest issue seen (UINT64_MAX: none)
+  uint64_t last_completion_cycle = 0;             // latest completion handed out
+
+  uint64_t requests() const { return read_requests + write_requests; }
+  uint64_t bytes() const { return bytes_read + bytes_written; }
+  uint64_t busy_cycles() const;  // summed over channels
+  // bytes / (last_completion - first_issue); 0 if nothing was served.
+  double achieved_bytes_per_cycle() const;
+};
+
+class HbmTiming {
+ public:
+  explicit HbmTiming(const HbmParams& params = HbmParams());
+
+  const HbmParams& params() const { return p_; }
+  // Forget all channel state and statistics (optionally with new parameters).
+  void reset();
+  void reset(const HbmParams& params);
+
+  // Request-level path: one request of request_bytes at addr, issued at issue_cycle.
+  Completion serve_request(uint64_t addr, bool write, uint64_t issue_cycle);
+  // Tile-level path; see the header comment for cost and exactness.
+  BurstResult serve_burst(const Burst& burst);
+
+  // Deferred tile path, for a simulator that knows a time-order watermark w (no later call
+  // will have an issue cycle < w). issue_burst registers the burst and returns a handle;
+  // try_result(h, w) gives its final result once w >= the burst's last issue cycle (no
+  // later request can then reach a channel before the burst's last one), counting the
+  // interference of every burst issued since. serve_burst is issue + result at once
+  // (non-anticipating: later bursts do not delay it). Each handle's result is taken once.
+  uint64_t issue_burst(const Burst& burst);
+  bool try_result(uint64_t handle, uint64_t watermark, BurstResult* out);
+
+  const HbmStats& stats() const { return stats_; }
+  // Cycle from which channel c can start its next request, counting only folded requests
+  // (call drain() first for the state after everything served so far).
+  uint64_t channel_free_cycle(uint32_t c) const { return ch_[c].free; }
+  // Folds all pending requests into the channel states (end of simulation / before
+  // inspecting channel_free_cycle and startup_paid). Later calls must not be issued
+  // before the latest request already issued.
+  void drain();
+  // Bursts with requests still arriving after the time-order watermark.
+  size_t pending_bursts() const { return flows_.size(); }
+  // Channel the next request would use under RoundRobin mapping.
+  uint32_t round_robin_next() const { return uint32_t(mod_c(folded_total_)); }
+  // Issue cycle of the latest call (the time-order watermark).
+  uint64_t last_issue_cycle() const { return last_call_issue_; }
+  // Channel-windows served by the O(requests) merge/loop instead of the closed form.
+  uint64_t slow_path_bursts() const { return slow_bursts_; }
+
+ private:
+  // Per-channel FIFO state after all folded (committed-in-order) requests.
+  struct Chan {
+    uint64_t free = 0;
+    bool used = false;
+  };
+  // A burst whose requests are not yet all folded into the channel states. Requests are
+  // indexed j in issue order and arrive at t0 + j / P; on channel c they are the k-th of
+  // that channel in j order.
+  struct Flow {
+    uint64_t seq = 0;
+    uint64_t t0 = 0;  // arrival of request 0
+    uint32_t P = 1;
+    int p_shift = -1;         // log2(P) if P is a power of two
+    uint64_t period = 1;      // P / gcd(C, P)
+    int64_t delta = 0;        // C / gcd(C, P) - period * II
+    uint64_t max_gap = 1;     // ceil(C / P): largest arrival gap on one channel
+    uint64_t n = 0;
+    bool consecutive = true;  // channel = (m0 + j) % C
+    uint32_t m0 = 0;
+    std::vector<std::vector<uint64_t>> js;  // !consecutive: request indices j per channel
+    uint64_t folded = 0;                    // requests j < folded are in the channel states
+    uint64_t resp_max = 0;                  // latest response among folded requests
+    uint64_t last_start = 0;                // service start of the latest folded request
+    bool last_paid = false;
+    bool held = false;  // deferred: keep until its result is taken
+    BurstResult result;  // filled at issue (bytes, requests, last issue)
+    uint64_t div_p(uint64_t x) const { return p_shift >= 0 ? x >> p_shift : x / P; }
+    uint64_t arrival_of(uint64_t j) const { return t0 + div_p(j); }
+    // Number of requests with arrival <= x.
+    uint64_t upto(uint64_t x) const;
+  };
+  struct Range {
+    Flow* f;
+    uint64_t k1, k2;  // channel-local request indices [k1, k2)
+  };
+
+  uint32_t mapping_channel(uint64_t addr);
+  void check_order(uint64_t issue_cycle);
+  void account(bool write, uint64_t requests, uint64_t issue_cycle, uint64_t completion);
+  uint64_t j0_of(const Flow& f, uint32_t c) const;
+  uint64_t kcount(const Flow& f, uint32_t c, uint64_t J) const;  // #k on c with j < J
+  uint64_t j_of(const Flow& f, uint32_t c, uint64_t k) const;
+  uint64_t arrival(const Flow& f, uint32_t c, uint64_t k) const {
+    return f.arrival_of(j_of(f, c, k));
+  }
+  uint64_t step(Chan& st, uint64_t arrival, bool commit, bool* paid);
+  // Serves r's requests on `st` in order (closed form when possible); returns their latest
+  // response at the memory. commit: real channel state (statistics, flow bookkeeping).
+  uint64_t run_one(Chan& st, uint32_t c, const Range& r, bool commit);
+  // Serves the requests of several flows on one channel in FIFO order (arrival, flow seq,
+  // k), cutting them into single-flow segments; returns the latest response of `target`.
+  uint64_t run_channel(Chan& st, uint32_t c, std::vector<Range>& ranges, const Flow* target,
+                       bool commit);
+  // Commits every pending request with arrival <= cut to the channel states.
+  void fold(uint64_t cut);
+  // Latest response of f's requests not yet folded, FIFO-merged with the pending requests of
+  // the other flows that precede them (on a copy of the channel states).
+  uint64_t evaluate(const Flow& f);
+  Flow make_flow(const Burst& b, uint64_t* n_out);
+  size_t index_of(uint64_t handle) const;
+  void retire();
+
+  uint64_t div_c(uint64_t x) const { return c_shift_ >= 0 ? x >> c_shift_ : x / p_.channels; }
+  uint64_t mod_c(uint64_t x) const {
+    return c_shift_ >= 0 ? x & (p_.channels - 1) : x % p_.channels;
+  }
+
+  HbmParams p_;
+  int c_shift_ = -1;  // log2(channels) if a power of two
+  std::vector<Chan> ch_;
+  std::vector<Flow> flows_;  // in seq order
+  uint64_t next_seq_ = 0;
+  uint64_t folded_total_ = 0;  // requests folded so far (round-robin counter)
+  uint64_t last_call_issue_ = 0;
+  uint64_t slow_bursts_ = 0;
+  std::vector<uint8_t> mark_;          // scratch
+  std::vector<uint64_t> new_folded_;   // scratch
+  std::vector<Range> ranges_;          // scratch
+  HbmStats stats_;
+};
+
+}  // namespace stepsim
