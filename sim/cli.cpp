@@ -154,7 +154,7 @@ int cmd_run(Args& a, std::ostream& out, std::ostream& err) {
     if (is_hw) opt.hw.set(k, v);
     else graph_sets.push_back({k, v});
   }
-  Graph g = load_graph(file, graph_sets, opt.functional);
+  Graph g = load_graph(file, graph_sets);
   SimResult r = simulate(g, opt);
   if (!r.ok) {
     err << "error: " << r.error << "\n";

@@ -174,7 +174,7 @@ std::vector<Beat> trace_stream(const YAML::Node& spec, const std::string& name, 
 }  // namespace
 
 Graph parse_graph(const std::string& yaml_text, const std::string& source, const std::string& base_dir,
-                  const std::vector<std::pair<std::string, std::string>>& sets, bool functional) {
+                  const std::vector<std::pair<std::string, std::string>>& sets) {
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);
@@ -263,7 +263,6 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
       if (n["seed"]) t.seed = n["seed"].as<uint64_t>();
       if (n["file"]) t.file = resolve_path(n["file"].as<std::string>(), base_dir);
       if (t.init == "file" && t.file.empty()) throw std::invalid_argument(where + ": init: file needs 'file:'");
-      (void)functional;
       g.tensors.push_back(std::move(t));
     }
   }
@@ -309,13 +308,12 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
   return g;
 }
 
-Graph load_graph(const std::string& path, const std::vector<std::pair<std::string, std::string>>& sets,
-                 bool functional) {
+Graph load_graph(const std::string& path, const std::vector<std::pair<std::string, std::string>>& sets) {
   std::ifstream f(path);
   if (!f) throw std::invalid_argument("cannot open graph file '" + path + "'");
   std::stringstream ss;
   ss << f.rdbuf();
-  return parse_graph(ss.str(), path, fs::path(path).parent_path().string(), sets, functional);
+  return parse_graph(ss.str(), path, fs::path(path).parent_path().string(), sets);
 }
 
 }  // namespace stepsim

@@ -12,10 +12,9 @@
 namespace stepsim {
 
 // Throws std::invalid_argument with the file name and the problem for any malformed input.
-Graph load_graph(const std::string& path, const std::vector<std::pair<std::string, std::string>>& sets,
-                 bool functional);
+Graph load_graph(const std::string& path, const std::vector<std::pair<std::string, std::string>>& sets);
 Graph parse_graph(const std::string& yaml_text, const std::string& source, const std::string& base_dir,
-                  const std::vector<std::pair<std::string, std::string>>& sets, bool functional);
+                  const std::vector<std::pair<std::string, std::string>>& sets);
 
 // Trace files (CSV with a header; CRLF and a missing final newline are accepted).
 struct CsvTable {

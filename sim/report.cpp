@@ -19,7 +19,7 @@ Report make_report(const Graph& g, const SimOptions& opt, const SimResult& r) {
   j["wall_seconds"] = r.wall_seconds;
   j["offchip"]["read_bytes"] = r.offchip_read_bytes;
   j["offchip"]["write_bytes"] = r.offchip_write_bytes;
-  const double peak = double(opt.hw.hbm.channels) * opt.hw.hbm.request_bytes / opt.hw.hbm.init_interval;
+  const double peak = opt.hw.hbm.peak_bytes_per_cycle();
   j["offchip"]["peak_bytes_per_cycle"] = peak;
   j["offchip"]["bandwidth_utilization"] =
       r.cycles ? double(r.offchip_read_bytes + r.offchip_write_bytes) / (double(r.cycles) * peak) : 0.0;

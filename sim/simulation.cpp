@@ -77,7 +77,6 @@ Plan plan_graph(const Graph& g) {
   // Collect edges with normalised port names.
   std::map<std::string, std::vector<size_t>> by_source;  // "node.port" -> edge indices
   for (const NodeSpec& n : plan.nodes) {
-    const OpInfo& info = reg.find(n.op);
     for (const auto& [port, ref] : n.inputs) {
       auto [src, sport] = split_ref(ref);
       const NodeSpec* p = nullptr;
@@ -90,7 +89,6 @@ Plan plan_graph(const Graph& g) {
         if (pinfo.outputs.empty()) throw std::invalid_argument("node '" + src + "' (" + p->op + ") has no outputs");
         sport = is_numbered(pinfo.outputs[0]) ? port_base(pinfo.outputs[0]) + "0" : pinfo.outputs[0].name;
       }
-      (void)info;
       by_source[src + "." + sport].push_back(plan.edges.size());
       plan.edges.push_back(Edge{src, sport, n.name, port});
     }

@@ -192,7 +192,7 @@ class FlatMap : public HigherOrder {
  protected:
   void run() override {
     for (;;) {
-      std::vector<Beat> bs = peek_all_loose();
+      std::vector<Beat> bs = peek_all();
       const Beat& b = bs[0];
       std::vector<Tile> outs;
       bool expanded = false;
@@ -230,9 +230,6 @@ class FlatMap : public HigherOrder {
   }
 
  private:
-  // The padding input has the data's structure; compare only what matters.
-  std::vector<Beat> peek_all_loose() { return peek_all(); }
-
   std::string name_;
   const FlatMapFunction* fn_ = nullptr;
   int rank_;

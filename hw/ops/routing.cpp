@@ -64,7 +64,6 @@ class Partition : public Op {
       if (size_t(i) >= num_out())
         fail("selector " + Element(s).to_string() + " names output " + std::to_string(i) + " but only " +
              std::to_string(num_out()) + " outputs exist");
-    bool first = true;
     for (;;) {
       Beat b = in(0).peek();
       if (b.done && !b.has_elem && !b.stop) fail("data stream ended before the selector stream");
@@ -78,8 +77,6 @@ class Partition : public Op {
       for (int i : s.indices()) wb = wb || cfg_.write_back_mu[size_t(i)];
       uint64_t cost = mem_cycles(tile_bytes_in_mu(b)) + hw().routing_switch_cycles;
       if (wb && b.has_elem) cost += mem_cycles(b.elem.bytes());
-      (void)first;
-      first = false;
       charge(cost);
       Beat o = b;
       o.done = false;

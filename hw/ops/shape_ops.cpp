@@ -109,7 +109,6 @@ class Reshape : public Op {
           o.done = false;
           out.push_back({o, false});
         }
-        out.back().first.done = false;
       }
       if (out.empty()) {
         if (b.done) out.push_back({Beat::done_beat(), false});

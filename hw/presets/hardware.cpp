@@ -56,7 +56,7 @@ Field uint_field(const char* key, const char* unit, const char* doc, T HardwareP
                [=](const HardwareParams& h) { return std::to_string(h.*m); }};
 }
 template <typename T>
-Field hbm_uint(const char* key, const char* unit, const char* doc, T HbmConfig::*m, uint64_t min = 0) {
+Field hbm_uint(const char* key, const char* unit, const char* doc, T HbmParams::*m, uint64_t min = 0) {
   return Field{{key, unit, doc},
                [=](HardwareParams& h, const std::string& v) {
                  uint64_t x = to_u64(key, v);
@@ -99,34 +99,35 @@ const std::vector<Field>& field_table() {
       {{"loads_sum_inputs", "bool", "n-ary Map adds its memory-unit loads instead of taking the max"},
        [](HardwareParams& h, const std::string& v) { h.loads_sum_inputs = to_bool("loads_sum_inputs", v); },
        [](const HardwareParams& h) { return std::string(h.loads_sum_inputs ? "true" : "false"); }},
-      hbm_uint("hbm.channels", "channels", "independent HBM channels", &HbmConfig::channels, 1),
-      hbm_uint("hbm.request_bytes", "B", "bytes per off-chip request", &HbmConfig::request_bytes, 1),
+      hbm_uint("hbm.channels", "channels", "independent HBM channels", &HbmParams::channels, 1),
+      hbm_uint("hbm.request_bytes", "B", "bytes per off-chip request", &HbmParams::request_bytes, 1),
       hbm_uint("hbm.init_interval", "cycles", "cycles between requests accepted by one channel",
-               &HbmConfig::init_interval, 1),
-      hbm_uint("hbm.latency", "cycles", "cycles from service start to response", &HbmConfig::latency),
-      hbm_uint("hbm.startup", "cycles", "start-up cycles added before a response", &HbmConfig::startup),
+               &HbmParams::init_interval, 1),
+      hbm_uint("hbm.latency", "cycles", "cycles from service start to response", &HbmParams::latency),
+      hbm_uint("hbm.startup", "cycles", "start-up cycles added before a response", &HbmParams::startup),
       {{"hbm.startup_every_request", "bool", "every request pays start-up (reference quirk) or only the first"},
        [](HardwareParams& h, const std::string& v) {
          h.hbm.startup_every_request = to_bool("hbm.startup_every_request", v);
        },
        [](const HardwareParams& h) { return std::string(h.hbm.startup_every_request ? "true" : "false"); }},
       hbm_uint("hbm.link_latency", "cycles", "cycles between an initiator and the HBM, each way",
-               &HbmConfig::link_latency),
+               &HbmParams::link_latency),
       {{"hbm.mapping", "-", "request-to-channel mapping: round_robin or address_interleave"},
        [](HardwareParams& h, const std::string& v) {
-         if (v != "round_robin" && v != "address_interleave")
-           throw std::invalid_argument("hardware parameter 'hbm.mapping': expected round_robin or "
-                                       "address_interleave, got '" + v + "'");
-         h.hbm.mapping = v;
+         try {
+           h.hbm.mapping = parse_hbm_mapping(v);
+         } catch (const std::exception& e) {
+           throw std::invalid_argument(std::string("hardware parameter 'hbm.mapping': ") + e.what());
+         }
        },
-       [](const HardwareParams& h) { return h.hbm.mapping; }},
+       [](const HardwareParams& h) { return std::string(hbm_mapping_name(h.hbm.mapping)); }},
       {{"hbm.mode", "-", "off-chip timing path: fast (one transaction per tile) or request (per request)"},
        [](HardwareParams& h, const std::string& v) {
          if (v != "fast" && v != "request")
            throw std::invalid_argument("hardware parameter 'hbm.mode': expected fast or request, got '" + v + "'");
-         h.hbm.mode = v;
+         h.hbm_mode = v;
        },
-       [](const HardwareParams& h) { return h.hbm.mode; }},
+       [](const HardwareParams& h) { return h.hbm_mode; }},
   };
   return t;
 }

@@ -9,19 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace stepsim {
+#include "hw/memory/hbm_params.h"
 
-struct HbmConfig {
-  uint32_t channels = 32;            // independent channels
-  uint32_t request_bytes = 64;       // bytes per request (partial requests count whole)
-  uint32_t init_interval = 2;        // cycles between requests accepted by one channel
-  uint32_t latency = 2;              // cycles from service start to response
-  uint32_t startup = 14;             // extra cycles before a response (see startup_every_request)
-  bool startup_every_request = true; // reference quirk: every request pays startup
-  uint32_t link_latency = 1;         // cycles initiator->HBM and HBM->initiator, each way
-  std::string mapping = "round_robin";  // round_robin | address_interleave
-  std::string mode = "fast";         // fast (tile-level) | request (one transaction per request)
-};
+namespace stepsim {
 
 struct HardwareParams {
   std::string name = "step-artifact";
@@ -39,7 +29,8 @@ struct HardwareParams {
   uint32_t routing_switch_cycles = 1;      // Partition/Reassemble cycles to switch output/input
   uint32_t par_dispatch = 1;               // off-chip requests issued per cycle by one load/store
   bool loads_sum_inputs = true;            // quirk: n-ary Map sums its memory-unit loads
-  HbmConfig hbm;
+  HbmParams hbm;                          // the off-chip memory model (hw/memory)
+  std::string hbm_mode = "fast";           // fast (one transaction per tile) | request (per request)
 
   // Sets one field by its dotted name ("hbm.channels"); throws std::invalid_argument naming an
   // unknown key or a bad value.

@@ -24,12 +24,12 @@ TEST(Partition, SelectorNamingAMissingOutputIsAnError) {
   EXPECT_NE(r.sim.error.find("output 3"), std::string::npos);
 }
 
-TEST(Reassemble, ArrivalOrderWithoutInterleaving) {
-  // Input 1 is ready first (input 0 arrives 3 cycles later), so it goes first, whole chunk.
+TEST(Reassemble, TieGoesToLowestInputAndChunksDoNotInterleave) {
+  // Both chunks are visible at the same cycle: input 0 wins the tie and is copied whole
+  // before input 1. (Arrival order with delayed inputs still needs a graph-level test.)
   EvalResult r = eval_op("Reassemble", {{"rank", "1"}},
                          {{"", "9 9 S1 D"}, {"", "1 2 3 S1 D"}, {"sel", "{0,1} D"}}, test::artifact());
   ASSERT_TRUE(r.sim.ok) << r.sim.error;
-  // Equal arrival time: the lowest input wins the tie.
   EXPECT_EQ(r.text["out"], "9 9 S1 1 2 3 S2 D");
 }
 
