@@ -1,6 +1,7 @@
 #include "sim/cli.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <stdexcept>
@@ -34,6 +35,19 @@ struct Args {
     return v[i++];
   }
 };
+
+// A non-negative integer option value ("--shuffle 3"), with the option named on error.
+uint64_t to_count(const std::string& flag, const std::string& v) {
+  try {
+    size_t pos = 0;
+    if (v.empty() || v[0] == '-') throw std::invalid_argument("");
+    uint64_t x = std::stoull(v, &pos);
+    if (pos != v.size()) throw std::invalid_argument("");
+    return x;
+  } catch (const std::exception&) {
+    throw std::invalid_argument(flag + " expects a non-negative integer, got '" + v + "'");
+  }
+}
 
 std::pair<std::string, std::string> split_kv(const std::string& s, const std::string& flag) {
   size_t eq = s.find('=');
@@ -103,8 +117,13 @@ int cmd_eval(Args& a, std::ostream& out, std::ostream& err) {
       bool named = eq != std::string::npos && eq > 0 &&
                    std::all_of(s.begin(), s.begin() + long(eq), [](char c) { return std::isalnum(uint8_t(c)) || c == '_'; });
       ins.push_back(named ? std::make_pair(s.substr(0, eq), s.substr(eq + 1)) : std::make_pair(std::string(), s));
+      try {
+        to_beats(parse_tokens(ins.back().second));
+      } catch (const std::exception& e) {
+        throw std::invalid_argument(f + " '" + s + "': " + e.what());
+      }
     } else if (f == "--outputs") {
-      outputs = std::stoul(a.next(f));
+      outputs = size_t(to_count(f, a.next(f)));
     } else if (f == "--preset") {
       preset = a.next(f);
     } else {
@@ -135,36 +154,52 @@ int cmd_run(Args& a, std::ostream& out, std::ostream& err) {
     else if (f == "--report") report_file = a.next(f);
     else if (f == "--trace") trace_file = a.next(f);
     else if (f == "--out") out_dir = a.next(f);
-    else if (f == "--shuffle") shuffle = std::stoull(a.next(f));
+    else if (f == "--shuffle") shuffle = to_count(f, a.next(f));
     else throw std::invalid_argument("run: unknown option '" + f + "'");
   }
-  if (mode != "timing" && mode != "functional")
-    throw std::invalid_argument("--mode must be timing or functional, got '" + mode + "'");
-  SimOptions opt;
-  opt.hw = load_preset(preset);
-  opt.functional = mode == "functional";
-  opt.trace = !trace_file.empty();
-  opt.shuffle_seed = shuffle;
-  opt.output_dir = out_dir.empty() ? "." : out_dir;
-  // --set: hardware parameters first, then graph parameters and node parameters.
-  std::vector<std::pair<std::string, std::string>> graph_sets;
-  auto hw_fields = HardwareParams::fields();
-  for (const auto& [k, v] : sets) {
-    bool is_hw = std::any_of(hw_fields.begin(), hw_fields.end(), [&](const auto& f) { return f.key == k; });
-    if (is_hw) opt.hw.set(k, v);
-    else graph_sets.push_back({k, v});
+  // The report and trace files describe this run: a failed run (bad options, a malformed graph,
+  // a deadlock, an operator error) leaves neither behind, not even one from an earlier run that
+  // would look complete.
+  auto discard_outputs = [&] {
+    for (const std::string& p : {report_file, trace_file}) {
+      std::error_code ec;
+      if (p.empty() || std::filesystem::equivalent(p, file, ec)) continue;  // never the graph itself
+      std::filesystem::remove(p, ec);
+    }
+  };
+  try {
+    if (mode != "timing" && mode != "functional")
+      throw std::invalid_argument("--mode must be timing or functional, got '" + mode + "'");
+    SimOptions opt;
+    opt.hw = load_preset(preset);
+    opt.functional = mode == "functional";
+    opt.trace = !trace_file.empty();
+    opt.shuffle_seed = shuffle;
+    opt.output_dir = out_dir.empty() ? "." : out_dir;
+    // --set: hardware parameters first, then graph parameters and node parameters.
+    std::vector<std::pair<std::string, std::string>> graph_sets;
+    auto hw_fields = HardwareParams::fields();
+    for (const auto& [k, v] : sets) {
+      bool is_hw = std::any_of(hw_fields.begin(), hw_fields.end(), [&](const auto& f) { return f.key == k; });
+      if (is_hw) opt.hw.set(k, v);
+      else graph_sets.push_back({k, v});
+    }
+    Graph g = load_graph(file, graph_sets);
+    SimResult r = simulate(g, opt);
+    if (!r.ok) {
+      discard_outputs();
+      err << "error: " << r.error << "\n";
+      return 1;
+    }
+    Report rep = make_report(g, opt, r);
+    print_summary(rep, out);
+    if (!report_file.empty()) write_json_report(rep, report_file);
+    if (!trace_file.empty()) write_trace(g, r, trace_file);
+    return 0;
+  } catch (...) {
+    discard_outputs();
+    throw;
   }
-  Graph g = load_graph(file, graph_sets);
-  SimResult r = simulate(g, opt);
-  if (!r.ok) {
-    err << "error: " << r.error << "\n";
-    return 1;
-  }
-  Report rep = make_report(g, opt, r);
-  print_summary(rep, out);
-  if (!report_file.empty()) write_json_report(rep, report_file);
-  if (!trace_file.empty()) write_trace(g, r, trace_file);
-  return 0;
 }
 
 }  // namespace

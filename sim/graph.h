@@ -29,7 +29,6 @@ struct TensorSpec {
   std::string init = "zeros";  // zeros | random | file | output
   uint64_t seed = 0;
   std::string file;            // .npy when init == file
-  std::vector<float> values;   // filled by the loader in functional mode
 };
 
 struct Graph {

@@ -1,4 +1,5 @@
 #include "sim/loader.h"
+#include "sim/tensors.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -9,6 +10,8 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+
+#include "hw/ops/op.h"
 
 namespace stepsim {
 
@@ -250,6 +253,13 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
       t.name = it->first.as<std::string>();
       const YAML::Node& n = it->second;
       const std::string where = source + ": tensor '" + t.name + "'";
+      if (!n.IsMap()) throw std::invalid_argument(where + ": expected a map with shape, dtype, init, seed, file");
+      for (auto kv = n.begin(); kv != n.end(); ++kv) {
+        static const std::set<std::string> keys = {"shape", "dtype", "init", "seed", "file"};
+        const std::string k = kv->first.as<std::string>();
+        if (!keys.count(k))
+          throw std::invalid_argument(where + ": unknown key '" + k + "' (expected shape, dtype, init, seed, file)");
+      }
       if (!n["shape"] || !n["shape"].IsSequence() || n["shape"].size() != 2)
         throw std::invalid_argument(where + ": shape must be [rows, cols]");
       auto shape = n["shape"].as<std::vector<int64_t>>();
@@ -263,6 +273,7 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
       if (n["seed"]) t.seed = n["seed"].as<uint64_t>();
       if (n["file"]) t.file = resolve_path(n["file"].as<std::string>(), base_dir);
       if (t.init == "file" && t.file.empty()) throw std::invalid_argument(where + ": init: file needs 'file:'");
+      if (t.init == "file") check_tensor_file(t, where);
       g.tensors.push_back(std::move(t));
     }
   }
@@ -274,6 +285,11 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
     s.name = n["name"].as<std::string>();
     s.op = n["op"].as<std::string>();
     const std::string where = source + ": node '" + s.name + "'";
+    try {
+      OpRegistry::instance().find(s.op);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(where + ": " + e.what());  // unknown operator, with the list
+    }
     for (auto it = n.begin(); it != n.end(); ++it)
       if (!node_keys.count(it->first.as<std::string>()))
         throw std::invalid_argument(where + ": unknown key '" + it->first.as<std::string>() + "'");

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <iomanip>
+#include <sstream>
 #include <stdexcept>
 
 #include "hw/ops/op.h"
@@ -9,6 +10,23 @@
 namespace stepsim {
 
 using nlohmann::json;
+
+namespace {
+
+// "1.23 MiB (1289748 B)"; plain bytes below 1 KiB.
+std::string bytes_text(uint64_t b) {
+  std::ostringstream s;
+  if (b < 1024) {
+    s << b << " B";
+    return s.str();
+  }
+  const char* unit = b >= (uint64_t(1) << 30) ? "GiB" : b >= (uint64_t(1) << 20) ? "MiB" : "KiB";
+  const double div = b >= (uint64_t(1) << 30) ? double(uint64_t(1) << 30) : b >= (uint64_t(1) << 20) ? 1048576.0 : 1024.0;
+  s << std::fixed << std::setprecision(2) << double(b) / div << " " << unit << " (" << b << " B)";
+  return s.str();
+}
+
+}  // namespace
 
 Report make_report(const Graph& g, const SimOptions& opt, const SimResult& r) {
   json j;
@@ -35,11 +53,13 @@ Report make_report(const Graph& g, const SimOptions& opt, const SimResult& r) {
     jn["flops"] = n.flops;
     if (n.compute_bw) {
       jn["compute_bw"] = n.compute_bw;
-      uint64_t units = (n.compute_bw + opt.hw.pcu_flops - 1) / opt.hw.pcu_flops;
-      jn["compute_units"] = units;
-      pcus += units;
+      jn["compute_units"] = n.compute_units;
+      pcus += n.compute_units;
       alloc += n.compute_bw;
     }
+    jn["memory_units"] = n.memory_units;
+    jn["onchip_requirement_bytes"] = n.onchip_requirement_bytes;
+    jn["onchip_peak_bytes"] = n.onchip_peak_bytes;
     flops += n.flops;
     nodes.push_back(jn);
   }
@@ -48,6 +68,19 @@ Report make_report(const Graph& g, const SimOptions& opt, const SimResult& r) {
   j["compute"]["allocated_flops_per_cycle"] = alloc;
   j["compute"]["compute_units"] = pcus;
   j["compute"]["utilization"] = (r.cycles && alloc) ? double(flops) / (double(alloc) * double(r.cycles)) : 0.0;
+  // Fabric allocation (hw/fabric/allocation.h) and on-chip memory (hw/fabric/onchip_requirement.h).
+  j["fabric"]["compute_units"] = r.compute_units;
+  j["fabric"]["memory_units"] = r.memory_units;
+  j["fabric"]["memory_units_static"] = r.memory_units_static;
+  j["fabric"]["num_pcus"] = opt.hw.num_pcus;
+  j["fabric"]["num_pmus"] = opt.hw.num_pmus;
+  j["fabric"]["pcu_flops_per_cycle"] = opt.hw.pcu_flops;
+  j["fabric"]["pmu_capacity_bytes"] = opt.hw.pmu_capacity;
+  j["fabric"]["fits"] = r.compute_units <= opt.hw.num_pcus && r.memory_units <= opt.hw.num_pmus;
+  j["onchip"]["model"] = r.onchip_model;
+  j["onchip"]["requirement_bytes"] = r.onchip_requirement_bytes;
+  j["onchip"]["measured_peak_bytes"] = r.onchip_peak_bytes;
+  j["onchip"]["measured_peak_is"] = "sum of per-node peaks";
   json chans = json::array();
   for (const ChannelResult& c : r.channels) {
     json jc;
@@ -83,6 +116,18 @@ void print_summary(const Report& rep, std::ostream& out) {
   out << "  compute allocated          " << j["compute"]["allocated_flops_per_cycle"].get<uint64_t>()
       << " FLOPs/cycle on " << j["compute"]["compute_units"].get<uint64_t>() << " compute units\n";
   out << "  compute utilization        " << num(100.0 * j["compute"]["utilization"].get<double>()) << " %\n";
+  const json& fab = j["fabric"];
+  out << "  compute units              " << fab["compute_units"].get<uint64_t>() << " PCU of "
+      << fab["pcu_flops_per_cycle"].get<uint64_t>() << " FLOPs/cycle (fabric has " << fab["num_pcus"].get<uint64_t>()
+      << ")\n";
+  out << "  memory units               " << fab["memory_units"].get<uint64_t>() << " PMU of "
+      << bytes_text(fab["pmu_capacity_bytes"].get<uint64_t>()) << " (" << fab["memory_units_static"].get<uint64_t>()
+      << " allocated before the run; fabric has " << fab["num_pmus"].get<uint64_t>() << ")"
+      << (fab["fits"].get<bool>() ? "" : "  EXCEEDS THE FABRIC") << "\n";
+  out << "  on-chip requirement        " << bytes_text(j["onchip"]["requirement_bytes"].get<uint64_t>()) << " ("
+      << j["onchip"]["model"].get<std::string>() << " formulas)\n";
+  out << "  on-chip measured peak      " << bytes_text(j["onchip"]["measured_peak_bytes"].get<uint64_t>())
+      << " (sum of per-node peaks)\n";
   out << "  simulation wall time       " << std::setprecision(3) << j["wall_seconds"].get<double>() << " s\n";
 }
 

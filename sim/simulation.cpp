@@ -8,7 +8,10 @@
 #include <set>
 #include <stdexcept>
 
+#include "hw/fabric/allocation.h"
 #include "hw/fabric/offchip.h"
+#include "hw/fabric/onchip_requirement.h"
+#include "sim/tensors.h"
 
 namespace stepsim {
 
@@ -125,12 +128,43 @@ std::string state_text(const Context& c) {
   return "?";
 }
 
+// Per-node and total fabric units and on-chip bytes (hw/fabric), from the ops after the run.
+void fill_fabric_results(SimResult& r, const std::vector<const Op*>& ops, const std::vector<OpLink>& links,
+                         const FabricAllocation& alloc, const OnChipRequirementModel& model, const HardwareParams& hw) {
+  std::map<std::string, const NodeAllocation*> by_name;
+  for (const NodeAllocation& a : alloc.nodes) by_name[a.name] = &a;
+  std::vector<NodeObservation> obs = observe_nodes(ops, links);
+  r.onchip_model = model.name();
+  r.memory_units_static = alloc.memory_units;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    NodeResult& nr = r.nodes.at(i);  // same order as `ops`
+    const NodeAllocation* a = by_name.at(nr.name);
+    nr.onchip_requirement_bytes = model.requirement(obs[i]);
+    nr.onchip_peak_bytes = ops[i]->onchip_peak_bytes();
+    nr.compute_units = a->compute_units;
+    nr.memory_units = std::max(a->memory_units, memory_units_for(nr.onchip_peak_bytes, hw));
+    r.compute_units += nr.compute_units;
+    r.memory_units += nr.memory_units;
+    r.onchip_requirement_bytes += nr.onchip_requirement_bytes;
+    r.onchip_peak_bytes += nr.onchip_peak_bytes;
+  }
+}
+
 }  // namespace
 
 SimResult simulate(const Graph& graph, const SimOptions& options) {
   auto wall0 = std::chrono::steady_clock::now();
   Plan plan = plan_graph(graph);
   const OpRegistry& reg = OpRegistry::instance();
+
+  // Fabric allocation: throws before anything is built when the graph does not fit.
+  std::vector<AllocationRequest> alloc_requests;
+  for (const NodeSpec& n : plan.nodes) {
+    const OpInfo& info = reg.find(n.op);
+    alloc_requests.push_back({n.name, &info, info.uses_compute ? n.compute_bw.value_or(options.hw.compute_bw) : 0});
+  }
+  const FabricAllocation alloc = allocate_fabric(alloc_requests, options.hw);
+  const OnChipRequirementModel& onchip_model = onchip_requirement_model(options.hw.onchip_requirement_model);
 
   // Count ports per node from the edges.
   struct PortUse {
@@ -164,11 +198,17 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
   env->hw = options.hw;
   env->functional = options.functional;
   env->tracing = options.trace;
+  env->buffer_pmu_limit = alloc.buffer_pmu_limit;
   env->streams = graph.streams;
   auto scheduler = std::make_unique<Scheduler>("scheduler");
   env->scheduler = scheduler.get();
-  std::unique_ptr<OffChipMemory> memory = std::make_unique<OffChipMemory>("offchip", *env, graph.tensors);
+  std::vector<OffChipTensorDecl> decls;
+  for (const TensorSpec& t : graph.tensors) decls.push_back(OffChipTensorDecl{t.name, t.rows, t.cols, t.dtype});
+  std::unique_ptr<OffChipMemory> memory = std::make_unique<OffChipMemory>("offchip", options.hw, decls);
   env->memory = memory.get();
+  if (options.functional)
+    for (const TensorSpec& t : graph.tensors)
+      if (t.init != "zeros" && t.init != "output") memory->write_values(memory->tensor(t.name), initial_values(t));
 
   // Elaboration order (shuffled for determinism checks).
   std::vector<size_t> order(plan.nodes.size());
@@ -207,6 +247,7 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
   std::iota(eorder.begin(), eorder.end(), 0);
   if (options.shuffle_seed) std::shuffle(eorder.begin(), eorder.end(), std::mt19937_64(options.shuffle_seed + 1));
   std::vector<std::unique_ptr<Channel>> channels;
+  std::vector<OpLink> links;  // for the on-chip accounting
   std::map<std::string, std::set<int>> bound_in, bound_out;
   for (size_t k : eorder) {
     const Edge& e = plan.edges[k];
@@ -234,6 +275,7 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
                                                  &prod.ctx(), &cons.ctx()));
     prod.bind_output(size_t(oi), channels.back().get());
     cons.bind_input(size_t(ii), channels.back().get());
+    links.push_back(OpLink{&prod, size_t(oi), &cons, size_t(ii)});
   }
   // Every non-optional input must be connected.
   for (const auto& [name, op] : ops) {
@@ -269,6 +311,11 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
     r.cycles = std::max(r.cycles, nr.finish_cycle);
     r.nodes.push_back(nr);
   }
+  {
+    std::vector<const Op*> in_order;
+    for (const std::string& name : op_order) in_order.push_back(ops[name].get());
+    fill_fabric_results(r, in_order, links, alloc, onchip_model, options.hw);
+  }
   std::sort(r.nodes.begin(), r.nodes.end(), [](const NodeResult& a, const NodeResult& b) { return a.name < b.name; });
   for (const auto& c : channels) r.channels.push_back(ChannelResult{c->name(), c->params(), c->stats()});
   std::sort(r.channels.begin(), r.channels.end(),
@@ -277,23 +324,86 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
   r.recorded_times = std::move(env->recorded_times);
   r.offchip_read_bytes = memory->bytes_read();
   r.offchip_write_bytes = memory->bytes_written();
+  r.offchip_requests = memory->hbm_stats().requests();
+  r.offchip_tile_bytes = memory->tile_bytes();
 
   bool finished = true;
   for (const auto& [name, op] : ops) finished = finished && op->ctx().state() == Context::State::kFinished;
   if (!env->errors.empty()) {
     r.error = env->errors.front();
   } else if (!finished) {
-    std::string msg = "deadlock: no operator can make progress.";
-    for (const std::string& name : op_order) {
-      const Context& c = ops[name]->ctx();
+    // The blocked frontier, most telling first: operators stuck on a full channel, then those
+    // waiting on an empty channel whose producer is blocked too, then the rest (arbitration
+    // waits, producers that finished early). Within a group by node name, so the message does not
+    // depend on elaboration order; at most kMaxLines operators are listed.
+    constexpr size_t kMaxLines = 20;
+    std::vector<std::string> groups[3];
+    const Context* start = nullptr;  // where to look for a wait-for cycle
+    for (const auto& [name, op] : ops) {  // std::map: sorted by name
+      const Context& c = op->ctx();
       if (c.state() == Context::State::kFinished) continue;
-      msg += "\n  node '" + name + "' (" + ops[name]->config().info->name + ") at cycle " + std::to_string(c.now()) +
-             " " + state_text(c);
+      std::string line = "  node '" + name + "' (" + op->config().info->name + ") at cycle " + std::to_string(c.now()) +
+                         " " + state_text(c);
+      size_t g = 2;
+      if (c.state() == Context::State::kBlockedSend) {
+        g = 0;
+        line += "; consumer '" + c.blocked_on()->consumer()->name() + "' does not dequeue";
+      } else if (c.state() == Context::State::kBlockedRecv) {
+        const Context* p = c.blocked_on()->producer();
+        const bool stuck = p->state() != Context::State::kFinished;
+        g = stuck ? 1 : 2;
+        line += stuck ? "; producer '" + p->name() + "' is blocked too" : "; producer '" + p->name() + "' has finished";
+      }
+      if (g < 2 && (!start || (g == 0 && start->state() != Context::State::kBlockedSend))) start = &c;
+      groups[g].push_back(std::move(line));
     }
+    const size_t blocked = groups[0].size() + groups[1].size() + groups[2].size();
+    std::string msg = "deadlock: no operator can make progress; " + std::to_string(blocked) + " of " +
+                      std::to_string(ops.size()) + " operators are blocked.";
+    // Follow "waits for" edges (full channel -> its consumer, empty channel -> its producer).
+    if (start) {
+      std::vector<const Context*> path;
+      const Context* c = start;
+      while (c && std::find(path.begin(), path.end(), c) == path.end()) {
+        path.push_back(c);
+        if (c->state() == Context::State::kBlockedSend) c = c->blocked_on()->consumer();
+        else if (c->state() == Context::State::kBlockedRecv) c = c->blocked_on()->producer();
+        else c = nullptr;
+      }
+      if (c) {
+        std::string cyc;
+        auto it = std::find(path.begin(), path.end(), c);
+        const size_t len = size_t(path.end() - it);
+        for (size_t k = 0; it != path.end(); ++it, ++k) {
+          if (k == 8 && len > 10) {  // a long cycle: its start and its end
+            cyc += "... (" + std::to_string(len - 9) + " more) -> ";
+            it = path.end() - 1;
+          }
+          cyc += "'" + (*it)->name() + "' " + ((*it)->state() == Context::State::kBlockedSend ? "-(full)-> " : "-(empty)-> ");
+        }
+        msg += "\n  wait-for cycle: " + cyc + "'" + c->name() + "'";
+      }
+    }
+    size_t listed = 0;
+    for (const auto& grp : groups)
+      for (const std::string& line : grp)
+        if (listed < kMaxLines) {
+          msg += "\n" + line;
+          ++listed;
+        }
+    if (blocked > listed) msg += "\n  ... and " + std::to_string(blocked - listed) + " more blocked operators";
     r.error = msg;
   } else {
     r.ok = true;
-    if (options.functional && !options.output_dir.empty()) memory->write_outputs(options.output_dir);
+    // Functional mode: every tensor a store wrote (and every declared output) as DIR/NAME.npy.
+    if (options.functional && !options.output_dir.empty()) {
+      for (const TensorSpec& spec : graph.tensors) {
+        const OffChipTensor& t = memory->tensor(spec.name);
+        if (!t.written && spec.init != "output") continue;
+        r.written_files.push_back(
+            write_tensor_npy(options.output_dir, t.name, t.rows, t.cols, t.dtype, memory->read_values(t)));
+      }
+    }
   }
   if (finished) {
     // Every thread has ended: the modules and the kernel can go.

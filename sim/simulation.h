@@ -29,6 +29,11 @@ struct NodeResult {
   uint64_t firings = 0;
   uint64_t flops = 0;
   uint64_t compute_bw = 0;  // FLOPs/cycle allocated (higher-order nodes)
+  // Fabric (hw/fabric/allocation.h) and on-chip memory (hw/fabric/onchip_requirement.h).
+  uint64_t compute_units = 0;             // PCUs: ceil(compute_bw / pcu_flops)
+  uint64_t memory_units = 0;              // PMUs: max(static, ceil(onchip_peak_bytes / pmu_capacity))
+  uint64_t onchip_requirement_bytes = 0;  // the model's formula on the shapes this node saw
+  uint64_t onchip_peak_bytes = 0;         // measured: most bytes held at once
 };
 
 struct ChannelResult {
@@ -46,7 +51,16 @@ struct SimResult {
   std::map<std::string, std::vector<Beat>> recorded;          // Sink node -> beats
   std::map<std::string, std::vector<uint64_t>> recorded_times;
   std::vector<TraceEvent> trace;
-  uint64_t offchip_read_bytes = 0, offchip_write_bytes = 0;
+  uint64_t offchip_read_bytes = 0, offchip_write_bytes = 0;  // measured: requests x request_bytes
+  uint64_t offchip_requests = 0;
+  uint64_t offchip_tile_bytes = 0;  // paper's traffic formula: tiles moved x tile bytes
+  std::vector<std::string> written_files;  // functional mode: .npy files of stored tensors
+  // Fabric allocation: totals over the nodes (static memory units: before the run).
+  uint64_t compute_units = 0, memory_units = 0, memory_units_static = 0;
+  // On-chip memory: the sum of the per-node formula values of `onchip_model`, and the sum of the
+  // per-node measured peaks (an upper bound on the simultaneous total: nodes peak at different times).
+  std::string onchip_model;
+  uint64_t onchip_requirement_bytes = 0, onchip_peak_bytes = 0;
   double wall_seconds = 0;
 };
 

@@ -9,17 +9,21 @@
 //   - receive advances the receiver's clock to the beat's visible time.
 // Blocking reads and writes make results independent of SystemC process order (Kahn);
 // decisions on "what has arrived" go through Context::select_earliest.
+//
+// Speed (docs/performance.md): send/peek/pop are the innermost loop of every simulation, so
+// their non-blocking paths are inline here and the ring is indexed by wrapping positions (no
+// division per beat); only blocking goes out of line into Context.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "hw/channel/context.h"
 #include "hw/stream/token.h"
 
 namespace stepsim {
-
-class Context;
 
 struct ChannelParams {
   uint32_t depth = 2;             // capacity in beats (>= 1)
@@ -50,26 +54,69 @@ class Channel {
   // Producer side. Blocks (in SystemC) while full; advances the producer's clock past the
   // slot's release time. `extra_delay` adds cycles to this beat's visibility without
   // advancing the producer (an output stage latency). Returns the beat's visible time.
-  uint64_t send(Beat beat, uint64_t extra_delay = 0);
+  uint64_t send(Beat beat, uint64_t extra_delay = 0) {
+    Context* p = producer_;
+    while (full()) p->block_send(this);
+    Slot& s = ring_[tail_pos_];
+    if (s.freed > p->now()) {
+      stats_.producer_stall_cycles += s.freed - p->now();
+      p->advance_to(s.freed);
+    }
+    s.ready = p->now() + params_.send_latency + extra_delay;
+    if (beat.done) done_sent_ = true;
+    ++stats_.beats;
+    if (beat.has_elem) {
+      ++stats_.elements;
+      const Tile* t = std::get_if<Tile>(&beat.elem.v);
+      stats_.bytes += t ? t->bytes() : beat.elem.bytes();
+    }
+    stats_.last_send_time = p->now();
+    s.beat = std::move(beat);
+    if (++tail_pos_ == params_.depth) tail_pos_ = 0;
+    if (++size_ > stats_.peak_occupancy) stats_.peak_occupancy = size_;
+    p->scheduler()->note_progress();
+    const Context::State cs = consumer_->state();
+    if ((cs == Context::State::kBlockedRecv && consumer_->blocked_on() == this) ||
+        cs == Context::State::kArbWait)
+      consumer_->wake();
+    return s.ready;
+  }
   // Consumer side. peek blocks until a beat is present and advances the consumer's clock to its
   // visible time; pop dequeues the head at the consumer's current time.
-  const Beat& peek();
-  Beat pop();
-  Beat recv() {
-    peek();
-    return pop();
+  const Beat& peek() {
+    Context* c = consumer_;
+    while (empty()) c->block_recv(this);
+    Slot& s = ring_[head_pos_];
+    if (s.ready > c->now()) {
+      stats_.consumer_starve_cycles += s.ready - c->now();
+      c->advance_to(s.ready);
+    }
+    return s.beat;
   }
+  Beat pop() {
+    peek();
+    Slot& s = ring_[head_pos_];
+    Beat b = std::move(s.beat);
+    s.freed = consumer_->now() + params_.response_latency;
+    if (++head_pos_ == params_.depth) head_pos_ = 0;
+    --size_;
+    consumer_->scheduler()->note_progress();
+    if (producer_->state() == Context::State::kBlockedSend && producer_->blocked_on() == this)
+      producer_->wake();
+    return b;
+  }
+  Beat recv() { return pop(); }  // pop() peeks (blocks and advances the clock) first
 
   // Non-blocking views used by arbitration and lower-bound computation.
-  bool empty() const { return head_ == tail_; }
-  bool full() const { return tail_ - head_ >= params_.depth; }
-  uint64_t head_ready_time() const { return ring_[head_ % params_.depth].ready; }
-  const Beat& head() const { return ring_[head_ % params_.depth].beat; }
+  bool empty() const { return size_ == 0; }
+  bool full() const { return size_ >= params_.depth; }
+  uint64_t head_ready_time() const { return ring_[head_pos_].ready; }
+  const Beat& head() const { return ring_[head_pos_].beat; }
   // Release time of the slot the next send will use (valid when !full()).
-  uint64_t next_slot_free_time() const { return ring_[tail_ % params_.depth].freed; }
+  uint64_t next_slot_free_time() const { return ring_[tail_pos_].freed; }
   // True once the done beat was sent: nothing follows it.
   bool done_sent() const { return done_sent_; }
-  uint32_t occupancy() const { return uint32_t(tail_ - head_); }
+  uint32_t occupancy() const { return size_; }
 
  private:
   struct Slot {
@@ -82,8 +129,9 @@ class Channel {
   Context* producer_;
   Context* consumer_;
   std::vector<Slot> ring_;
-  uint64_t head_ = 0;  // index of the next beat to dequeue
-  uint64_t tail_ = 0;  // index of the next beat to enqueue
+  uint32_t head_pos_ = 0;  // slot of the next beat to dequeue
+  uint32_t tail_pos_ = 0;  // slot of the next beat to enqueue
+  uint32_t size_ = 0;      // beats held
   bool done_sent_ = false;
   ChannelStats stats_;
 };

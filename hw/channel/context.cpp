@@ -73,7 +73,9 @@ int Context::select_earliest(const std::vector<Channel*>& candidates) {
       }
     }
     if (best < 0 || best_known) return best;
+    arb_candidates_ = &candidates;
     arb_wait();
+    arb_candidates_ = nullptr;
   }
 }
 
@@ -89,7 +91,12 @@ void Context::wait_for_turn(const std::vector<Context*>& peers) {
         break;
       }
     }
-    if (mine) return;
+    // A granted turn is progress even though no channel moved (an off-chip client may take
+    // several turns in a row), so the next quiescence must not look like a deadlock.
+    if (mine) {
+      scheduler_->note_progress();
+      return;
+    }
     scheduler_->add_turn_waiter(this);
     arb_wait();
   }
@@ -161,6 +168,15 @@ uint64_t Scheduler::context_lower_bound(const Context* c) {
         v = std::max(v, sat_add(context_lower_bound(ch->consumer()), ch->params().response_latency));
       break;
     }
+    case Context::State::kArbWait:
+      // An arrival-order decision cannot act before one of its candidates delivers.
+      if (c->arb_candidates_) {
+        uint64_t m = kNever;
+        for (const Channel* ch : *c->arb_candidates_)
+          m = std::min(m, ch->empty() ? arrival_lower_bound(ch) : ch->head_ready_time());
+        v = std::max(v, m);
+      }
+      break;
     default:
       break;
   }

@@ -86,6 +86,8 @@ class Context {
   std::vector<Channel*> inputs_;
   std::vector<Channel*> outputs_;
   bool queued_for_quiescence_ = false;
+  // While select_earliest waits: its candidates (its next action needs one of them).
+  const std::vector<Channel*>* arb_candidates_ = nullptr;
   sc_core::sc_event wake_;
 };
 

@@ -1,12 +1,142 @@
 #include "hw/fabric/offchip.h"
 
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "hw/functions/bf16.h"
+
 namespace stepsim {
 
-OffChipMemory::OffChipMemory(sc_core::sc_module_name name, SimEnv& env, const std::vector<TensorSpec>& tensors)
-    : sc_core::sc_module(name), env_(env), tensors_(tensors) {}
+void pack_elements(const TileData& values, uint64_t first, uint64_t n, DType dtype, uint8_t* bytes) {
+  for (uint64_t k = 0; k < n; ++k) {
+    const uint64_t e = first + k;
+    switch (dtype) {
+      case DType::BF16: {
+        const uint16_t b = bf16_bits_from_f32(values.f[e]);
+        std::memcpy(bytes + 2 * k, &b, 2);
+        break;
+      }
+      case DType::FP32: {
+        const uint32_t u = f32_bits(values.f[e]);
+        std::memcpy(bytes + 4 * k, &u, 4);
+        break;
+      }
+      case DType::INT32: {
+        const int32_t i = values.i[e];
+        std::memcpy(bytes + 4 * k, &i, 4);
+        break;
+      }
+    }
+  }
+}
 
-OffChipMemory::~OffChipMemory() = default;
+void unpack_elements(const uint8_t* bytes, uint64_t n, DType dtype, TileData& values) {
+  if (dtype == DType::INT32) {
+    values.i.resize(n);
+    std::memcpy(values.i.data(), bytes, 4 * n);
+    return;
+  }
+  values.f.resize(n);
+  for (uint64_t k = 0; k < n; ++k) {
+    if (dtype == DType::BF16) {
+      uint16_t b;
+      std::memcpy(&b, bytes + 2 * k, 2);
+      values.f[k] = f32_from_bf16_bits(b);
+    } else {
+      uint32_t u;
+      std::memcpy(&u, bytes + 4 * k, 4);
+      values.f[k] = f32_from_bits(u);
+    }
+  }
+}
 
-void OffChipMemory::write_outputs(const std::string&) {}
+OffChipMemory::OffChipMemory(sc_core::sc_module_name name, const HardwareParams& hw,
+                             const std::vector<OffChipTensorDecl>& tensors)
+    : sc_core::sc_module(name),
+      socket("socket"),
+      target_("hbm", hw.hbm),
+      mode_(parse_hbm_access_mode(hw.hbm_mode)) {
+  hw.hbm.validate();
+  socket.bind(target_.socket);
+  uint64_t next = 0;
+  for (const OffChipTensorDecl& d : tensors) {
+    OffChipTensor t;
+    t.name = d.name;
+    t.rows = d.rows;
+    t.cols = d.cols;
+    t.dtype = d.dtype;
+    t.base = next;
+    next += (t.bytes() + kAlignment - 1) / kAlignment * kAlignment;
+    tensors_.push_back(t);
+  }
+}
+
+OffChipTensor& OffChipMemory::tensor(const std::string& name) {
+  for (OffChipTensor& t : tensors_)
+    if (t.name == name) return t;
+  std::string names;
+  for (const OffChipTensor& t : tensors_) names += (names.empty() ? "" : ", ") + t.name;
+  throw std::invalid_argument("no tensor named '" + name + "' in the graph's tensors: section (declared: " +
+                              (names.empty() ? "none" : names) + ")");
+}
+
+uint64_t OffChipMemory::transfer(Context& ctx, Burst b, uint8_t* data) {
+  const uint32_t rb = target_.params().request_bytes;
+  if (b.par_dispatch == 0) b.par_dispatch = 1;
+  b.issue_cycle = ctx.now();
+  tile_bytes_ += uint64_t(b.rows) * b.row_bytes;
+  if (mode_ == HbmAccessMode::Fast) {
+    ctx.wait_for_turn(clients_);
+    BurstResult r = hbm_transfer(*socket.operator->(), b, HbmAccessMode::Fast, rb, data);
+    ctx.advance_to(r.last_issue_cycle);
+    return r.completion_cycle;
+  }
+  // Request mode: the data moves once (no timing), then the requests are issued bundle by
+  // bundle, each bundle in its own turn.
+  if (data) {
+    tlm::tlm_generic_payload gp;
+    HbmBurstExtension ext;
+    ext.kind = HbmBurstExtension::Kind::Burst;
+    ext.rows = b.rows;
+    ext.row_bytes = b.row_bytes;
+    ext.row_pitch = b.row_pitch;
+    gp.set_command(b.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    gp.set_address(b.base);
+    gp.set_data_ptr(data);
+    gp.set_data_length(unsigned(uint64_t(b.rows) * b.row_bytes));
+    gp.set_streaming_width(unsigned(uint64_t(b.rows) * b.row_bytes));
+    gp.set_extension(&ext);
+    socket->transport_dbg(gp);
+    gp.clear_extension(&ext);
+  }
+  const uint64_t per_row = b.requests_per_row(rb);
+  const uint64_t n = b.requests(rb);
+  uint64_t completion = b.issue_cycle;
+  for (uint64_t j = 0; j < n; ++j) {
+    if (j % b.dispatch() == 0) {
+      ctx.advance_to(b.request_issue_cycle(j));
+      ctx.wait_for_turn(clients_);
+    }
+    const uint64_t addr = b.request_addr(j / per_row, j % per_row, rb);
+    completion = std::max(completion, hbm_request(*socket.operator->(), addr, b.write, ctx.now()));
+  }
+  return completion;
+}
+
+void OffChipMemory::write_values(const OffChipTensor& t, const TileData& values) {
+  const uint64_t n = t.rows * t.cols;
+  std::vector<uint8_t> bytes(t.bytes());
+  pack_elements(values, 0, n, t.dtype, bytes.data());
+  target_.memory().write(t.base, bytes.data(), bytes.size());
+}
+
+TileData OffChipMemory::read_values(const OffChipTensor& t) {
+  std::vector<uint8_t> bytes(t.bytes());
+  target_.memory().read(t.base, bytes.data(), bytes.size());
+  TileData d;
+  unpack_elements(bytes.data(), t.rows * t.cols, t.dtype, d);
+  return d;
+}
 
 }  // namespace stepsim

@@ -1,31 +1,100 @@
-// Off-chip memory as seen by the operators: the tensors placed in HBM, the TLM-2.0 path to the
-// HBM target, and model-time ordering of requests from all address generators.
+// Off-chip memory as seen by the operators: the tensors placed in HBM, the TLM-2.0 path from
+// the address generators (off-chip load/store operators) to the HBM target, and the model-time
+// ordering of their requests.
+//
+// Ordering: the HBM timing model needs its calls in non-decreasing issue-cycle order, but each
+// operator runs on its own local clock. Before an operator issues at its time t it waits for
+// its turn (Context::wait_for_turn): no other off-chip client can still issue before
+// (t, index). That keeps results independent of SystemC process order.
+//
+// Modes (HardwareParams::hbm_mode):
+//   fast    - one TLM transaction per tile (Burst extension; the target times it in
+//             O(channels) with HbmTiming::serve_burst).
+//   request - one TLM transaction per 64-byte request, issued bundle by bundle in model time
+//             (par_dispatch requests per cycle, a turn per bundle), so requests of concurrent
+//             clients interleave at the channels as in the reference. The tile's data moves
+//             once through the debug transport; the requests carry timing only.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
 
+#include "hw/channel/context.h"
+#include "hw/memory/hbm_initiator.h"
+#include "hw/memory/hbm_target.h"
 #include "hw/ops/op.h"
-#include "sim/graph.h"
+#include "hw/stream/tile.h"
 
 namespace stepsim {
 
+// A tensor stored off-chip: row-major, rows x cols elements of dtype from byte address base.
+struct OffChipTensor {
+  std::string name;
+  uint64_t base = 0;
+  uint64_t rows = 0, cols = 0;
+  DType dtype = DType::BF16;
+  bool written = false;  // a store wrote into it during the run
+
+  uint64_t row_bytes() const { return cols * dtype_bytes(dtype); }
+  uint64_t bytes() const { return rows * row_bytes(); }
+};
+
+struct OffChipTensorDecl {
+  std::string name;
+  uint64_t rows = 0, cols = 0;
+  DType dtype = DType::BF16;
+};
+
 class OffChipMemory : public sc_core::sc_module {
  public:
-  OffChipMemory(sc_core::sc_module_name name, SimEnv& env, const std::vector<TensorSpec>& tensors);
-  ~OffChipMemory() override;
+  tlm_utils::simple_initiator_socket<OffChipMemory> socket;
 
-  uint64_t bytes_read() const { return bytes_read_; }
-  uint64_t bytes_written() const { return bytes_written_; }
-  void write_outputs(const std::string& dir);
+  // Places the tensors one after another, each aligned to kAlignment bytes.
+  OffChipMemory(sc_core::sc_module_name name, const HardwareParams& hw, const std::vector<OffChipTensorDecl>& tensors);
+
+  static constexpr uint64_t kAlignment = 4096;
+
+  // The tensor called `name`; throws std::invalid_argument listing the known tensors.
+  OffChipTensor& tensor(const std::string& name);
+  const std::vector<OffChipTensor>& tensors() const { return tensors_; }
+
+  // An operator that issues off-chip requests; call during elaboration.
+  void add_client(Context* c) { clients_.push_back(c); }
+
+  // Moves one tile (a strided 2-D block, see Burst) between HBM and `data` (packed rows; may
+  // be null: timing only). Issues at ctx.now() and blocks in model time for the turn; on
+  // return ctx's clock is at the last issue cycle (the address generator is busy until
+  // then). Returns the completion cycle: the last response visible at the client.
+  uint64_t transfer(Context& ctx, Burst burst, uint8_t* data);
+
+  // Functional data of a whole tensor, row-major (TileData::f for bf16/fp32, ::i for int32).
+  void write_values(const OffChipTensor& t, const TileData& values);
+  TileData read_values(const OffChipTensor& t);
+
+  // Traffic counted by the HBM target: requests x request_bytes.
+  uint64_t bytes_read() const { return target_.timing().stats().bytes_read; }
+  uint64_t bytes_written() const { return target_.timing().stats().bytes_written; }
+  const HbmStats& hbm_stats() const { return target_.timing().stats(); }
+  // Bytes of the tiles moved (the paper's traffic formula: elements x dtype size).
+  uint64_t tile_bytes() const { return tile_bytes_; }
 
  private:
-  SimEnv& env_;
-  std::vector<TensorSpec> tensors_;
-  uint64_t bytes_read_ = 0, bytes_written_ = 0;
+  HbmTarget target_;
+  HbmAccessMode mode_;
+  std::vector<OffChipTensor> tensors_;
+  std::vector<Context*> clients_;
+  uint64_t tile_bytes_ = 0;
 };
+
+// Element values <-> the bytes they occupy in memory (little-endian; bf16 as its 16 bits).
+// `values` holds n elements from element `first` on.
+void pack_elements(const TileData& values, uint64_t first, uint64_t n, DType dtype, uint8_t* bytes);
+void unpack_elements(const uint8_t* bytes, uint64_t n, DType dtype, TileData& values);
 
 }  // namespace stepsim

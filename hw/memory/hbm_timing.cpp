@@ -28,6 +28,7 @@ void HbmTiming::reset(const HbmParams& params) {
   flows_.clear();
   next_seq_ = 0;
   folded_total_ = 0;
+  issued_total_ = 0;
   last_call_issue_ = 0;
   slow_bursts_ = 0;
   stats_ = HbmStats();
@@ -91,66 +92,70 @@ uint64_t HbmTiming::step(Chan& st, uint64_t arrival, bool commit, bool* paid) {
 // h(k) = a_k - k*II is linear plus a term periodic in k with period p = P / gcd(C, P), and
 // h(k + p) = h(k) + (C/g - p*II): the max lies in the last period if that increment is
 // positive, else in the first one. <= p terms.
-uint64_t HbmTiming::run_one(Chan& st, uint32_t c, const Range& r, bool commit) {
-  Flow& f = *r.f;
-  const uint64_t n = r.k2 - r.k1;
-  if (n == 0) return 0;
+HbmTiming::RunOut HbmTiming::serve_range(Chan& st, const Flow& f, uint32_t c, uint64_t k1,
+                                         uint64_t k2, bool commit) {
+  RunOut o;
+  const uint64_t n = k2 - k1;
+  if (n == 0) return o;
   const uint64_t C = p_.channels, II = p_.init_interval;
   const uint64_t max_gap = f.max_gap;  // ceil(C / P)
   const bool no_cold_inside =
       p_.startup_every_request || max_gap <= II || max_gap - II <= p_.cold_after;
-  uint64_t done = 0, start_last = 0;
-  bool paid_last = false;
   if (!f.consecutive || (!no_cold_inside && n > 1)) {
     if (n > 1) ++slow_bursts_;
-    for (uint64_t k = r.k1; k < r.k2; ++k) {
+    for (uint64_t k = k1; k < k2; ++k) {
       const uint64_t a = arrival(f, c, k);
-      start_last = std::max(a, st.free);
-      const uint64_t resp = step(st, a, commit, &paid_last);
-      done = std::max(done, resp);
+      o.start_last = std::max(a, st.free);
+      const uint64_t resp = step(st, a, commit, &o.paid_last);
+      if (k == k1) o.first = resp;
+      o.done = std::max(o.done, resp);
     }
-  } else {
-    const uint64_t j0 = j0_of(f, c);
-    auto a = [&](uint64_t k) { return f.t0 + f.div_p(j0 + k * C); };
-    const uint64_t F = st.free;
-    const uint64_t a1 = a(r.k1);
-    const bool cold0 = p_.startup_every_request || !st.used || went_cold(a1, F, p_.cold_after);
-    const uint64_t s0 = std::max(a1, F);
-    uint64_t s_last = s0;
-    if (n > 1) {
-      const uint64_t period = f.period;
-      const int64_t delta = f.delta;
-      uint64_t kb, ke;
-      if (delta > 0) {
-        kb = n > period ? r.k2 - period : r.k1;
-        ke = r.k2;
-      } else {
-        kb = r.k1;
-        ke = r.k1 + std::min(n, period);
-      }
-      uint64_t m = 0;
-      for (uint64_t k = kb; k < ke; ++k) m = std::max(m, a(k) + (r.k2 - 1 - k) * II);
-      s_last = std::max(F + (n - 1) * II, m);
-    }
-    if (p_.startup_every_request) {
-      done = s_last + p_.latency + p_.startup;
-      if (commit) stats_.startup_paid += n;
+    return o;
+  }
+  const uint64_t j0 = j0_of(f, c);
+  auto a = [&](uint64_t k) { return f.t0 + f.div_p(j0 + k * C); };
+  const uint64_t F = st.free;
+  const uint64_t a1 = a(k1);
+  const bool cold0 = p_.startup_every_request || !st.used || went_cold(a1, F, p_.cold_after);
+  const uint64_t s0 = std::max(a1, F);
+  uint64_t s_last = s0;
+  if (n > 1) {
+    const uint64_t period = f.period;
+    uint64_t kb, ke;
+    if (f.delta > 0) {
+      kb = n > period ? k2 - period : k1;
+      ke = k2;
     } else {
-      done = s_last + p_.latency;
-      if (cold0) done = std::max(done, s0 + p_.latency + p_.startup);
-      if (commit) stats_.startup_paid += cold0;
+      kb = k1;
+      ke = k1 + std::min(n, period);
     }
-    st.free = s_last + II;
-    st.used = true;
-    start_last = s_last;
-    paid_last = n == 1 ? cold0 : p_.startup_every_request;
+    uint64_t m = 0;
+    for (uint64_t k = kb; k < ke; ++k) m = std::max(m, a(k) + (k2 - 1 - k) * II);
+    s_last = std::max(F + (n - 1) * II, m);
   }
-  if (commit) {
-    f.resp_max = std::max(f.resp_max, done);
-    f.last_start = start_last;
-    f.last_paid = paid_last;
+  o.first = s0 + p_.latency + (cold0 ? p_.startup : 0);
+  if (p_.startup_every_request) {
+    o.done = s_last + p_.latency + p_.startup;
+    if (commit) stats_.startup_paid += n;
+  } else {
+    o.done = std::max(s_last + p_.latency, o.first);
+    if (commit) stats_.startup_paid += cold0;
   }
-  return done;
+  st.free = s_last + II;
+  st.used = true;
+  o.start_last = s_last;
+  o.paid_last = n == 1 ? cold0 : p_.startup_every_request;
+  return o;
+}
+
+uint64_t HbmTiming::run_one(Chan& st, uint32_t c, const Range& r, bool commit) {
+  const RunOut o = serve_range(st, *r.f, c, r.k1, r.k2, commit);
+  if (commit && r.k1 < r.k2) {
+    r.f->resp_max = std::max(r.f->resp_max, o.done);
+    r.f->last_start = o.start_last;
+    r.f->last_paid = o.paid_last;
+  }
+  return o.done;
 }
 
 uint64_t HbmTiming::run_channel(Chan& st, uint32_t c, std::vector<Range>& ranges,
@@ -195,7 +200,7 @@ uint64_t HbmTiming::run_channel(Chan& st, uint32_t c, std::vector<Range>& ranges
   return done;
 }
 
-void HbmTiming::fold(uint64_t cut) {
+void HbmTiming::fold_ai(uint64_t cut) {
   const uint32_t C = p_.channels;
   bool any = false, all_channels = false;
   mark_.assign(C, 0);
@@ -228,7 +233,7 @@ void HbmTiming::fold(uint64_t cut) {
   }
 }
 
-uint64_t HbmTiming::evaluate(const Flow& b) {
+uint64_t HbmTiming::evaluate_ai(const Flow& b) {
   const uint32_t C = p_.channels;
   uint64_t done = 0;
   if (b.folded >= b.n) return 0;
@@ -249,6 +254,180 @@ uint64_t HbmTiming::evaluate(const Flow& b) {
     done = std::max(done, run_channel(st, c, ranges_, &b, false));
   }
   return done;
+}
+
+// ---- RoundRobin: the memory sees one request stream dealt channel after channel ----
+//
+// The request level deals channel = (global counter) mod C in FIFO order (arrival cycle,
+// then call order = flow seq, then request index). Cut time into windows in which every
+// active flow issues a constant bundle b_f per cycle: the memory then sees S = sum b_f
+// requests per cycle dealt to consecutive channels, i.e. the requests of ONE virtual
+// flow with par_dispatch S starting at the counter. Channel states therefore follow the
+// single-flow closed form whatever the number of flows; only attributing responses to
+// flows needs more when several flows share the window (rr_window).
+
+void HbmTiming::set_dispatch(Flow& f, uint64_t P) const {
+  const uint32_t C = p_.channels;
+  f.P = P;
+  f.p_shift = (P & (P - 1)) == 0 ? __builtin_ctzll(P) : -1;
+  const uint64_t g = std::gcd(uint64_t(C), P);
+  f.period = P / g;
+  f.delta = int64_t(C / g) - int64_t(f.period * p_.init_interval);
+  f.max_gap = (C + P - 1) / P;
+}
+
+HbmTiming::Flow HbmTiming::virtual_flow(uint64_t t, uint64_t S, uint64_t counter,
+                                        uint64_t n) const {
+  Flow v;
+  v.t0 = t;
+  set_dispatch(v, S);
+  v.n = n;
+  v.m0 = uint32_t(mod_c(counter));
+  return v;
+}
+
+void HbmTiming::count_rr(uint64_t n) {
+  // The request level deals the counter consecutively, so after all issued requests have
+  // reached the memory channel c holds issued/C (+1 if c < issued % C) of them, whatever
+  // the interleaving: count at issue, in O(channels).
+  const uint64_t C = p_.channels;
+  const uint64_t full = div_c(n), rest = mod_c(n);
+  const uint64_t m0 = mod_c(issued_total_);
+  for (uint64_t c = 0; c < C; ++c) {
+    const uint64_t nc = full + (mod_c(c + C - m0) < rest);
+    stats_.requests_per_channel[c] += nc;
+    stats_.busy_cycles_per_channel[c] += nc * p_.init_interval;
+  }
+  issued_total_ += n;
+}
+
+// The window [t, t + L) with the flows of segs_ (seq order, bundle b each cycle), counter
+// K at its start: S = sum b requests per cycle, virtual index J = (cycle - t) * S + position,
+// channel (K + J) mod C, owner = the segment holding J mod S.
+void HbmTiming::rr_window(std::vector<Flow>& flows, Chan* ch, uint64_t K, uint64_t t,
+                          uint64_t L, uint64_t S, bool commit) {
+  const uint64_t C = p_.channels, II = p_.init_interval, N = L * S;
+  if (segs_.size() == 1) {  // a flow alone: the O(channels) closed form
+    Flow& f = flows[segs_[0].i];
+    const Flow v = virtual_flow(t, S, K, N);
+    const uint32_t c_last = uint32_t(mod_c(K + N - 1));
+    for (uint32_t c = 0; c < C; ++c) {
+      const uint64_t kc = kcount(v, c, N);
+      if (kc == 0) continue;
+      const RunOut o = serve_range(ch[c], v, c, 0, kc, commit);
+      f.resp_max = std::max(f.resp_max, o.done);
+      if (c == c_last) {
+        f.last_start = o.start_last;
+        f.last_paid = o.paid_last;
+      }
+    }
+    return;
+  }
+  // Several flows. The channel states still follow the closed form of the virtual flow;
+  // a flow's latest response on a channel is that of its last request there (service
+  // starts grow along a channel's FIFO, and every response is start + a constant except
+  // for cold requests). A flow's channel set repeats every m = C / gcd(C, S) cycles, so
+  // its last request on every channel it uses lies in the window's last m cycles: serve the
+  // bulk before them in closed form (attributing only each channel's first response, the
+  // one that can be cold) and the last m cycles request by request. If a request inside
+  // the window can find its channel cold (no quirk, arrival gaps > II + cold_after), every
+  // request is served one by one.
+  if (commit) ++slow_bursts_;
+  const uint64_t g = std::gcd(C, S), m = C / g;
+  const uint64_t max_gap = (C + S - 1) / S;
+  const bool cold_inside = !p_.startup_every_request && max_gap > II &&
+                           max_gap - II > p_.cold_after;
+  uint64_t Lb = 0;
+  if (!cold_inside && L > m) {
+    Lb = L - m;
+    if (Lb * S < C * (S / g + 4)) Lb = 0;  // the closed form would not save work
+  }
+  if (Lb > 0) {
+    const uint64_t Nb = Lb * S;
+    const Flow v = virtual_flow(t, S, K, Nb);
+    for (uint32_t c = 0; c < C; ++c) {
+      const uint64_t kc = kcount(v, c, Nb);
+      if (kc == 0) continue;
+      const RunOut o = serve_range(ch[c], v, c, 0, kc, commit);
+      const uint64_t pos = j0_of(v, c) % S;
+      for (const Seg& sg : segs_)
+        if (pos >= sg.off && pos < sg.off + sg.b) {
+          Flow& f = flows[sg.i];
+          f.resp_max = std::max(f.resp_max, o.first);
+          break;
+        }
+    }
+  }
+  uint32_t c = uint32_t(mod_c(K + Lb * S));
+  for (uint64_t tt = t + Lb; tt < t + L; ++tt)
+    for (const Seg& sg : segs_) {
+      Flow& f = flows[sg.i];
+      for (uint64_t x = 0; x < sg.b; ++x) {
+        Chan& st = ch[c];
+        f.last_start = std::max(tt, st.free);
+        f.resp_max = std::max(f.resp_max, step(st, tt, commit, &f.last_paid));
+        if (++c == C) c = 0;
+      }
+    }
+}
+
+// Serves every pending request with arrival <= cut, window by window.
+void HbmTiming::rr_advance(std::vector<Flow>& flows, Chan* ch, uint64_t& counter,
+                           uint64_t cut, bool commit) {
+  const uint64_t limit = cut == UINT64_MAX ? UINT64_MAX : cut + 1;
+  for (;;) {
+    uint64_t t = UINT64_MAX;
+    for (const Flow& f : flows)
+      if (f.folded < f.n) t = std::min(t, f.arrival_of(f.folded));
+    if (t >= limit) return;
+    // Active flows (next arrival == t) and the end of the window: the next flow to start,
+    // or an active flow's last full bundle / partial last bundle.
+    uint64_t end = limit, S = 0;
+    segs_.clear();
+    for (size_t i = 0; i < flows.size(); ++i) {
+      const Flow& f = flows[i];
+      if (f.folded >= f.n) continue;
+      const uint64_t a = f.arrival_of(f.folded);
+      if (a > t) {
+        end = std::min(end, a);
+        continue;
+      }
+      const uint64_t rem = f.n - f.folded;
+      uint64_t b;
+      if (rem >= f.P) {
+        b = f.P;
+        end = std::min(end, t + rem / f.P);
+      } else {
+        b = rem;
+        end = std::min(end, t + 1);
+      }
+      segs_.push_back({i, b, S});
+      S += b;
+    }
+    const uint64_t L = end - t;
+    rr_window(flows, ch, counter, t, L, S, commit);
+    for (const Seg& sg : segs_) flows[sg.i].folded += L * sg.b;
+    counter += L * S;
+  }
+}
+
+void HbmTiming::fold(uint64_t cut) {
+  if (p_.mapping == HbmMapping::RoundRobin)
+    rr_advance(flows_, ch_.data(), folded_total_, cut, true);
+  else
+    fold_ai(cut);
+}
+
+uint64_t HbmTiming::evaluate(size_t i) {
+  const Flow& f = flows_[i];
+  if (f.folded >= f.n) return 0;
+  if (p_.mapping != HbmMapping::RoundRobin) return evaluate_ai(f);
+  // Serve every pending request up to f's last arrival on copies (no later call assumed).
+  eval_flows_ = flows_;
+  eval_ch_ = ch_;
+  uint64_t counter = folded_total_;
+  rr_advance(eval_flows_, eval_ch_.data(), counter, f.arrival_of(f.n - 1), false);
+  return eval_flows_[i].resp_max;
 }
 
 size_t HbmTiming::index_of(uint64_t handle) const {
@@ -289,6 +468,12 @@ Completion HbmTiming::serve_request(uint64_t addr, bool write, uint64_t issue_cy
   if (!flows_.empty()) fold(arrival);
   out.channel = mapping_channel(addr);
   uint64_t resp;
+  if (p_.mapping == HbmMapping::RoundRobin) {
+    count_rr(1);
+  } else {
+    stats_.requests_per_channel[out.channel] += 1;
+    stats_.busy_cycles_per_channel[out.channel] += p_.init_interval;
+  }
   if (flows_.empty()) {  // pure request-level traffic: one FIFO step
     Chan& st = ch_[out.channel];
     out.start_cycle = std::max(arrival, st.free);
@@ -301,7 +486,7 @@ Completion HbmTiming::serve_request(uint64_t addr, bool write, uint64_t issue_cy
     f.t0 = arrival;
     f.n = 1;
     f.m0 = out.channel;
-    f.p_shift = 0;
+    set_dispatch(f, 1);
     flows_.push_back(std::move(f));
     fold(arrival);
     const Flow& g = flows_.back();
@@ -310,8 +495,6 @@ Completion HbmTiming::serve_request(uint64_t addr, bool write, uint64_t issue_cy
     out.paid_startup = g.last_paid;
     retire();
   }
-  stats_.requests_per_channel[out.channel] += 1;
-  stats_.busy_cycles_per_channel[out.channel] += p_.init_interval;
   out.completion_cycle = resp + p_.link_latency;
   account(write, 1, issue_cycle, out.completion_cycle);
   return out;
@@ -326,12 +509,7 @@ HbmTiming::Flow HbmTiming::make_flow(const Burst& b, uint64_t* n_out) {
   Flow f;
   f.seq = next_seq_++;
   f.t0 = b.issue_cycle + p_.link_latency;
-  f.P = b.dispatch();
-  f.p_shift = (f.P & (f.P - 1)) == 0 ? __builtin_ctz(f.P) : -1;
-  const uint64_t g = std::gcd(uint64_t(C), uint64_t(f.P));
-  f.period = f.P / g;
-  f.delta = int64_t(C / g) - int64_t(f.period * p_.init_interval);
-  f.max_gap = (C + f.P - 1) / f.P;
+  set_dispatch(f, b.dispatch());
   f.n = n;
   f.result.requests = n;
   f.result.bytes = n * rb;
@@ -339,25 +517,25 @@ HbmTiming::Flow HbmTiming::make_flow(const Burst& b, uint64_t* n_out) {
   f.result.completion_cycle = b.issue_cycle;
   if (n == 0) return f;
   if (p_.mapping == HbmMapping::RoundRobin) {
-    // The global counter at the burst's first arrival (the caller has folded up to it):
-    // bundles of concurrent bursts that arrive in the same cycle get distinct channels,
-    // as the reference's per-cycle dispatch gives them.
+    // Channels are dealt when the requests are folded (rr_advance); m0 is only the
+    // counter's current position.
     f.m0 = uint32_t(mod_c(folded_total_));
+    count_rr(n);
+    return f;
+  }
+  // Consecutive channels across rows iff every row starts where the previous row's
+  // requests left off, modulo the channel count.
+  const uint64_t pitch = b.pitch();
+  f.consecutive =
+      b.rows == 1 || (pitch % rb == 0 && ((pitch / rb) % C + C - per_row % C) % C == 0);
+  if (f.consecutive) {
+    f.m0 = uint32_t((b.base / rb) % C);
   } else {
-    // Consecutive channels across rows iff every row starts where the previous row's
-    // requests left off, modulo the channel count.
-    const uint64_t pitch = b.pitch();
-    f.consecutive =
-        b.rows == 1 || (pitch % rb == 0 && ((pitch / rb) % C + C - per_row % C) % C == 0);
-    if (f.consecutive) {
-      f.m0 = uint32_t((b.base / rb) % C);
-    } else {
-      f.js.assign(C, {});
-      uint64_t j = 0;
-      for (uint64_t r = 0; r < b.rows; ++r)
-        for (uint64_t q = 0; q < per_row; ++q, ++j)
-          f.js[(b.request_addr(r, q, p_.request_bytes) / rb) % C].push_back(j);
-    }
+    f.js.assign(C, {});
+    uint64_t j = 0;
+    for (uint64_t r = 0; r < b.rows; ++r)
+      for (uint64_t q = 0; q < per_row; ++q, ++j)
+        f.js[(b.request_addr(r, q, p_.request_bytes) / rb) % C].push_back(j);
   }
   for (uint32_t c = 0; c < C; ++c) {
     const uint64_t nc = kcount(f, c, n);
@@ -383,7 +561,9 @@ uint64_t HbmTiming::issue_burst(const Burst& b) {
   }
   stats_.first_issue_cycle = std::min(stats_.first_issue_cycle, b.issue_cycle);
   flows_.push_back(std::move(f));
-  fold(b.issue_cycle + p_.link_latency);
+  // AddressInterleave folds the first bundle now (no later call can precede it); under
+  // RoundRobin it waits for the next fold (saves one window of closed forms).
+  if (p_.mapping != HbmMapping::RoundRobin) fold(b.issue_cycle + p_.link_latency);
   return h;
 }
 
@@ -394,10 +574,11 @@ bool HbmTiming::try_result(uint64_t handle, uint64_t watermark, BurstResult* out
   // The watermark promises no later call issues before it: fold what it makes final.
   last_call_issue_ = std::max(last_call_issue_, watermark);
   fold(watermark + p_.link_latency);
-  Flow& f = flows_[index_of(handle)];
+  const size_t k = index_of(handle);
+  Flow& f = flows_[k];
   BurstResult r = f.result;
   if (f.n > 0) {
-    r.completion_cycle = std::max(f.resp_max, evaluate(f)) + p_.link_latency;
+    r.completion_cycle = std::max(f.resp_max, evaluate(k)) + p_.link_latency;
     stats_.last_completion_cycle = std::max(stats_.last_completion_cycle, r.completion_cycle);
   }
   f.held = false;
@@ -414,9 +595,9 @@ BurstResult HbmTiming::serve_burst(const Burst& b) {
   BurstResult res = f.result;
   if (n == 0) return res;
   flows_.push_back(std::move(f));
-  fold(b.issue_cycle + p_.link_latency);
+  if (p_.mapping != HbmMapping::RoundRobin) fold(b.issue_cycle + p_.link_latency);
   const Flow& g = flows_.back();
-  res.completion_cycle = std::max(g.resp_max, evaluate(g)) + p_.link_latency;
+  res.completion_cycle = std::max(g.resp_max, evaluate(flows_.size() - 1)) + p_.link_latency;
   retire();
   account(b.write, n, b.issue_cycle, res.completion_cycle);
   return res;

@@ -168,7 +168,7 @@ class HbmTiming {
   struct Flow {
     uint64_t seq = 0;
     uint64_t t0 = 0;  // arrival of request 0
-    uint32_t P = 1;
+    uint64_t P = 1;
     int p_shift = -1;         // log2(P) if P is a power of two
     uint64_t period = 1;      // P / gcd(C, P)
     int64_t delta = 0;        // C / gcd(C, P) - period * II
@@ -192,6 +192,19 @@ class HbmTiming {
     Flow* f;
     uint64_t k1, k2;  // channel-local request indices [k1, k2)
   };
+  // Result of serving one flow's requests on one channel.
+  struct RunOut {
+    uint64_t done = 0;        // latest response at the memory
+    uint64_t first = 0;       // response of the first request
+    uint64_t start_last = 0;  // service start of the last request
+    bool paid_last = false;
+  };
+  // RoundRobin window: flows_[i] issues b requests per cycle at positions [off, off + b)
+  // of the cycle's bundle.
+  struct Seg {
+    size_t i;
+    uint64_t b, off;
+  };
 
   uint32_t mapping_channel(uint64_t addr);
   void check_order(uint64_t issue_cycle);
@@ -203,8 +216,11 @@ class HbmTiming {
     return f.arrival_of(j_of(f, c, k));
   }
   uint64_t step(Chan& st, uint64_t arrival, bool commit, bool* paid);
-  // Serves r's requests on `st` in order (closed form when possible); returns their latest
-  // response at the memory. commit: real channel state (statistics, flow bookkeeping).
+  // Serves f's requests k in [k1, k2) on channel c in order (closed form when possible).
+  // commit: real channel state (statistics).
+  RunOut serve_range(Chan& st, const Flow& f, uint32_t c, uint64_t k1, uint64_t k2,
+                     bool commit);
+  // serve_range plus the flow bookkeeping when committing; returns the latest response.
   uint64_t run_one(Chan& st, uint32_t c, const Range& r, bool commit);
   // Serves the requests of several flows on one channel in FIFO order (arrival, flow seq,
   // k), cutting them into single-flow segments; returns the latest response of `target`.
@@ -212,9 +228,20 @@ class HbmTiming {
                        bool commit);
   // Commits every pending request with arrival <= cut to the channel states.
   void fold(uint64_t cut);
-  // Latest response of f's requests not yet folded, FIFO-merged with the pending requests of
-  // the other flows that precede them (on a copy of the channel states).
-  uint64_t evaluate(const Flow& f);
+  void fold_ai(uint64_t cut);
+  // Latest response of flows_[i]'s requests not yet folded, FIFO-merged with the pending
+  // requests of the other flows that precede them (on a copy of the channel states).
+  uint64_t evaluate(size_t i);
+  uint64_t evaluate_ai(const Flow& f);
+  // RoundRobin: serve all pending requests of `flows` with arrival <= cut on `ch` from
+  // counter position `counter`, window by window (see hbm_timing.cpp).
+  void rr_advance(std::vector<Flow>& flows, Chan* ch, uint64_t& counter, uint64_t cut,
+                  bool commit);
+  void rr_window(std::vector<Flow>& flows, Chan* ch, uint64_t counter, uint64_t t,
+                 uint64_t L, uint64_t S, bool commit);
+  Flow virtual_flow(uint64_t t, uint64_t S, uint64_t counter, uint64_t n) const;
+  void set_dispatch(Flow& f, uint64_t P) const;
+  void count_rr(uint64_t n);  // per-channel statistics of n more RoundRobin requests
   Flow make_flow(const Burst& b, uint64_t* n_out);
   size_t index_of(uint64_t handle) const;
   void retire();
@@ -230,11 +257,15 @@ class HbmTiming {
   std::vector<Flow> flows_;  // in seq order
   uint64_t next_seq_ = 0;
   uint64_t folded_total_ = 0;  // requests folded so far (round-robin counter)
+  uint64_t issued_total_ = 0;  // RoundRobin: requests issued so far (statistics)
   uint64_t last_call_issue_ = 0;
   uint64_t slow_bursts_ = 0;
   std::vector<uint8_t> mark_;          // scratch
   std::vector<uint64_t> new_folded_;   // scratch
   std::vector<Range> ranges_;          // scratch
+  std::vector<Seg> segs_;              // scratch
+  std::vector<Flow> eval_flows_;       // scratch (RoundRobin evaluate)
+  std::vector<Chan> eval_ch_;          // scratch (RoundRobin evaluate)
   HbmStats stats_;
 };
 

@@ -33,9 +33,22 @@ std::vector<Tile> tiles_of(const Element& e, const std::string& where) {
 
 class HigherOrder : public Op {
  public:
-  using Op::Op;
+  explicit HigherOrder(const OpConfig& c)
+      : Op(c), matmul_(c.params.has("fn") && c.params.get_string("fn").rfind("matmul", 0) == 0) {}
 
  protected:
+  // On-chip accounting: the operand tiles a function was applied to, and what the node holds
+  // while it computes (an inner-product matmul keeps both operand tiles, since it re-reads them;
+  // other Maps stream, so only matmuls note them; Accum/Scan add their accumulator).
+  uint64_t note_args(const std::vector<Tile>& a) {
+    note_operands(a);
+    uint64_t held = 0;
+    if (matmul_)
+      for (const Tile& t : a) held += t.bytes();
+    return held;
+  }
+  const bool matmul_;
+
   // Reads one beat from every input; checks they have the same structure.
   std::vector<Beat> peek_all() {
     std::vector<Beat> bs;
@@ -72,6 +85,20 @@ class HigherOrder : public Op {
     }
     return a;
   }
+  // Runs a tile function; its error (a shape mismatch, a bad dtype) also names what every input
+  // carried and the channel it came on (producer end -> consumer end).
+  template <class F>
+  auto with_inputs(const std::vector<Beat>& bs, F&& f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const std::exception& e) {
+      std::string s = std::string(e.what()) + "; inputs:";
+      for (size_t i = 0; i < bs.size(); ++i)
+        s += std::string(i ? "," : "") + " in" + std::to_string(i) + " " +
+             (bs[i].has_elem ? bs[i].elem.to_string() : beat_text(bs[i])) + " on channel '" + in(i).name() + "'";
+      fail(s);
+    }
+  }
   uint64_t load_cycles(const std::vector<Tile>& a) const {
     uint64_t sum = 0, mx = 0;
     for (const Tile& t : a)
@@ -100,7 +127,8 @@ class Map : public HigherOrder {
       Beat o = bs[0];
       if (o.has_elem) {
         std::vector<Tile> a = args(bs);
-        Tile out = functional() ? fn_.apply(a) : fn_.out_shape(a);
+        note_onchip(note_args(a));
+        Tile out = with_inputs(bs, [&] { return functional() ? fn_.apply(a) : fn_.out_shape(a); });
         uint64_t f = fn_.flops(a);
         count_flops(f);
         charge(std::max({load_cycles(a), compute_cycles(f), store_cycles(out)}));
@@ -133,9 +161,11 @@ class Accum : public HigherOrder {
       uint64_t cost = 0;
       if (b.has_elem) {
         std::vector<Tile> a = args(bs);
-        uint64_t f = fn_.flops(acc, a);
+        const uint64_t held = note_args(a);
+        uint64_t f = with_inputs(bs, [&] { return fn_.flops(acc, a); });
         count_flops(f);
-        acc = functional() ? fn_.update(std::move(acc), a) : fn_.acc_shape(acc, a);
+        acc = with_inputs(bs, [&] { return functional() ? fn_.update(std::move(acc), a) : fn_.acc_shape(acc, a); });
+        note_onchip(held + acc.bytes());
         cost = std::max(load_cycles(a), compute_cycles(f));
       }
       const bool closes = b.stop >= rank_;
@@ -200,6 +230,7 @@ class FlatMap : public HigherOrder {
         expanded = true;
         if (fn_) {
           std::vector<Tile> a = args(bs);
+          note_operands(a);
           outs = functional() || fn_->arity > 1 ? fn_->apply(a) : fn_->out_shapes(a);
         } else {
           if (bs.size() < 2 || !bs[1].has_elem || !bs[1].elem.is_scalar())

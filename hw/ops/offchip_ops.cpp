@@ -1,4 +1,380 @@
+// Off-chip memory operators (paper §2.1): tiled reads and writes of tensors stored in HBM.
+// They are the address generators of the fabric: every tile becomes a strided block of
+// 64-byte requests sent through the TLM-2.0 socket of OffChipMemory (hw/fabric/offchip.h).
+#include <algorithm>
+#include <memory>
+
+#include "hw/fabric/offchip.h"
 #include "hw/ops/op.h"
+
 namespace stepsim {
-void register_offchip_ops(OpRegistry&) {}
+
+namespace {
+
+// The tiled, affine view of a stored tensor that a load or store walks (paper: tiled_in_shape,
+// stride and tiled_out_shape, all in tiles). Tile k of a pass is stored tile
+// lin(k) = sum_d idx_d(k) * stride_d, where idx(k) counts row-major over out_shape.
+struct TiledView {
+  OffChipTensor* tensor = nullptr;
+  uint32_t tile_rows = 0, tile_cols = 0;
+  uint64_t tiles_r = 0, tiles_c = 0;  // tiled_in_shape
+  std::vector<int64_t> stride, out_shape;
+  uint64_t count = 1;  // tiles per pass
+
+  uint64_t stored_tiles() const { return tiles_r * tiles_c; }
+  int rank() const { return int(out_shape.size()); }
+
+  uint64_t lin(uint64_t k) const {
+    uint64_t l = 0;
+    for (int d = rank() - 1; d >= 0; --d) {
+      const uint64_t n = uint64_t(out_shape[size_t(d)]);
+      l += (k % n) * uint64_t(stride[size_t(d)]);
+      k /= n;
+    }
+    return l;
+  }
+  // Stop level after tile k of a pass: how many view dimensions end there.
+  uint8_t stop_after(uint64_t k) const {
+    uint8_t ended = 0;
+    for (int d = rank() - 1; d >= 0; --d) {
+      const uint64_t n = uint64_t(out_shape[size_t(d)]);
+      if (k % n != n - 1) break;
+      ++ended;
+      k /= n;
+    }
+    return ended;
+  }
+  // The request block of stored tile `l` (row-major over tiles).
+  Burst burst(uint64_t l, bool write, uint32_t par_dispatch) const {
+    const uint64_t eb = dtype_bytes(tensor->dtype);
+    Burst b;
+    b.base = tensor->base + (l / tiles_c) * tile_rows * tensor->row_bytes() + (l % tiles_c) * tile_cols * eb;
+    b.rows = tile_rows;
+    b.row_bytes = tile_cols * eb;
+    b.row_pitch = tensor->row_bytes();
+    b.write = write;
+    b.par_dispatch = par_dispatch;
+    return b;
+  }
+};
+
+// Shared by the four operators: the tensor and tile geometry, the TLM path and the timing of
+// one tile transfer.
+class OffChipOp : public Op {
+ public:
+  explicit OffChipOp(const OpConfig& cfg, bool affine) : Op(cfg) {
+    if (!cfg.env->memory) throw std::logic_error("off-chip operator without an OffChipMemory");
+    memory_ = cfg.env->memory;
+    memory_->add_client(&ctx());
+    const std::string node = "node '" + cfg.name + "' (" + cfg.info->name + "): ";
+    view_.tensor = &memory_->tensor(cfg.params.get_string("tensor"));
+    const OffChipTensor& t = *view_.tensor;
+    std::vector<int64_t> tile = cfg.params.get_ints("tile");
+    if (tile.size() != 2 || tile[0] < 1 || tile[1] < 1)
+      throw std::invalid_argument(node + "tile must be [rows, cols] with both >= 1");
+    if (t.rows % uint64_t(tile[0]) || t.cols % uint64_t(tile[1]))
+      throw std::invalid_argument(node + "tile [" + std::to_string(tile[0]) + ", " + std::to_string(tile[1]) +
+                                  "] does not divide tensor '" + t.name + "' of shape [" + std::to_string(t.rows) +
+                                  ", " + std::to_string(t.cols) + "]");
+    view_.tile_rows = uint32_t(tile[0]);
+    view_.tile_cols = uint32_t(tile[1]);
+    view_.tiles_r = t.rows / uint64_t(tile[0]);
+    view_.tiles_c = t.cols / uint64_t(tile[1]);
+    if (affine) {
+      view_.out_shape = cfg.params.get_ints("out_shape");
+      view_.stride = cfg.params.get_ints("stride");
+    }
+    if (view_.out_shape.empty()) {
+      if (!view_.stride.empty()) throw std::invalid_argument(node + "stride needs out_shape");
+      view_.out_shape = {int64_t(view_.tiles_r), int64_t(view_.tiles_c)};
+    }
+    if (view_.stride.empty()) {  // row-major over out_shape
+      view_.stride.assign(view_.out_shape.size(), 1);
+      for (int d = int(view_.out_shape.size()) - 2; d >= 0; --d)
+        view_.stride[size_t(d)] = view_.stride[size_t(d) + 1] * view_.out_shape[size_t(d) + 1];
+    }
+    if (view_.stride.size() != view_.out_shape.size())
+      throw std::invalid_argument(node + "stride has " + std::to_string(view_.stride.size()) +
+                                  " entries but out_shape has " + std::to_string(view_.out_shape.size()));
+    if (view_.out_shape.size() > 8) throw std::invalid_argument(node + "out_shape has more than 8 dimensions");
+    uint64_t last = 0;
+    view_.count = 1;
+    for (size_t d = 0; d < view_.out_shape.size(); ++d) {
+      if (view_.out_shape[d] < 1) throw std::invalid_argument(node + "out_shape entries must be >= 1");
+      if (view_.stride[d] < 0) throw std::invalid_argument(node + "stride entries must be >= 0");
+      view_.count *= uint64_t(view_.out_shape[d]);
+      last += uint64_t(view_.out_shape[d] - 1) * uint64_t(view_.stride[d]);
+    }
+    if (last >= view_.stored_tiles())
+      throw std::invalid_argument(node + "the view reaches tile " + std::to_string(last) + " but tensor '" + t.name +
+                                  "' holds " + std::to_string(view_.stored_tiles()) + " tiles of " +
+                                  std::to_string(tile[0]) + "x" + std::to_string(tile[1]));
+    const int64_t pd = cfg.params.get_int("par_dispatch");
+    if (pd < 0) throw std::invalid_argument(node + "par_dispatch must be >= 0");
+    par_dispatch_ = pd ? uint32_t(pd) : hw().par_dispatch;
+  }
+
+ protected:
+  Tile shape() const { return shape_tile(view_.tile_rows, view_.tile_cols, view_.tensor->dtype); }
+
+  // Reads stored tile l and emits it with stop/done. Timing (reference): the requests go out
+  // par_dispatch per cycle from now; the tile is emitted when the last response is back.
+  void load_and_emit(uint64_t l, uint8_t stop, bool done) {
+    const Burst b = view_.burst(l, false, par_dispatch_);
+    Tile t = shape();
+    t.in_memory_unit = true;  // staged in the load's memory unit
+    std::vector<uint8_t> bytes;
+    if (functional()) bytes.resize(uint64_t(b.rows) * b.row_bytes);
+    const uint64_t completion = transfer(b, bytes.empty() ? nullptr : bytes.data());
+    if (!bytes.empty()) {
+      auto d = std::make_shared<TileData>();
+      unpack_elements(bytes.data(), t.elems(), t.dtype, *d);
+      t.data = std::move(d);
+    }
+    Beat out = Beat::data(Element(std::move(t)), stop);
+    out.done = done;
+    emit(0, std::move(out), completion > ctx().now() ? completion - ctx().now() : 0);
+  }
+
+  // Writes `t` as stored tile l; returns when the op may take its next input.
+  void store(const Tile& t, uint64_t l, const Channel& from) {
+    if (t.rows != view_.tile_rows || t.cols != view_.tile_cols || t.dtype != view_.tensor->dtype)
+      fail("tile shape mismatch on channel '" + from.name() + "': it carries " + t.to_string() +
+           " but the store writes tiles of " + shape().to_string() + " into tensor '" + view_.tensor->name + "'");
+    std::vector<uint8_t> bytes;
+    if (functional()) {
+      if (!t.has_data())
+        fail("functional mode: tile " + t.to_string() + " on channel '" + from.name() +
+             "' carries no values (literal T[RxC] tiles are shapes only)");
+      bytes.resize(t.bytes());
+      pack_elements(*t.data, 0, t.elems(), t.dtype, bytes.data());
+    }
+    view_.tensor->written = true;
+    transfer(view_.burst(l, true, par_dispatch_), bytes.empty() ? nullptr : bytes.data());
+  }
+
+  // One tile through the memory. With one tile in flight (reference) the op is busy until
+  // the last response and its clock ends there; otherwise the address generator is free the
+  // cycle after its last request and the data's arrival is carried as a delay.
+  uint64_t transfer(const Burst& b, uint8_t* data) {
+    const uint64_t t0 = ctx().now();
+    const uint64_t completion = memory_->transfer(ctx(), b, data);
+    last_completion_ = std::max(last_completion_, completion);
+    if (hw().offchip_one_tile_in_flight)
+      charge_span(t0, completion);
+    else
+      charge_span(t0, ctx().now() + 1);
+    return std::max(completion, ctx().now());
+  }
+
+  // Stores wait for their last acknowledgement before they finish.
+  void wait_last_completion() {
+    if (last_completion_ > ctx().now()) charge_span(ctx().now(), last_completion_);
+  }
+
+  uint64_t address_of(const Element& e, const Channel& from) const {
+    int64_t a;
+    if (e.is_scalar())
+      a = e.scalar();
+    else if (e.is_tile() && e.tile().dtype == DType::INT32 && e.tile().has_data() && e.tile().elems() == 1)
+      a = e.tile().i(0, 0);
+    else
+      fail("address stream '" + from.name() + "' carries " + e.to_string() +
+           "; expected a scalar or a 1x1 int32 tile holding a tile index");
+    if (a < 0 || uint64_t(a) >= view_.stored_tiles())
+      fail("tile index " + std::to_string(a) + " from '" + from.name() + "' is outside tensor '" +
+           view_.tensor->name + "' (" + std::to_string(view_.stored_tiles()) + " tiles of " + shape().to_string() + ")");
+    return uint64_t(a);
+  }
+
+  OffChipMemory* memory_ = nullptr;
+  TiledView view_;
+  uint32_t par_dispatch_ = 1;
+  uint64_t last_completion_ = 0;
+};
+
+class LinearOffChipLoad : public OffChipOp {
+ public:
+  explicit LinearOffChipLoad(const OpConfig& c) : OffChipOp(c, true) {}
+
+ protected:
+  void run() override {
+    if (!has_in(0)) {  // static variant: one pass over the view
+      read_view(0, true);
+      return;
+    }
+    // With a reference stream: one pass per ref element; ref stops are raised above the
+    // view's dimensions, bare stops (empty ref dimensions) pass through raised.
+    const uint8_t view_rank = uint8_t(view_.rank());
+    for (;;) {
+      const Beat& r = in(0).peek();
+      const bool done = r.done;
+      const uint8_t close = r.stop ? uint8_t(view_rank + r.stop) : view_rank;
+      if (close > kMaxStopLevel) fail("output stop level S" + std::to_string(close) + " exceeds S15");
+      if (r.has_elem) {
+        read_view(r.stop, done);
+      } else if (r.stop || done) {
+        Beat o = r.stop ? Beat::bare_stop(close) : Beat::done_beat();
+        o.done = done;
+        emit(0, o);
+      }
+      in(0).pop();
+      if (done) break;
+    }
+  }
+
+ private:
+  void read_view(uint8_t outer_stop, bool done) {
+    for (uint64_t k = 0; k < view_.count; ++k) {
+      const bool last = k + 1 == view_.count;
+      uint8_t stop = view_.stop_after(k);
+      if (last && outer_stop) stop = uint8_t(view_.rank() + outer_stop);
+      load_and_emit(view_.lin(k), stop, last && done);
+    }
+  }
+};
+
+class LinearOffChipStore : public OffChipOp {
+ public:
+  explicit LinearOffChipStore(const OpConfig& c) : OffChipOp(c, true) {}
+
+ protected:
+  void run() override {
+    uint64_t k = 0;
+    for (;;) {
+      const Beat& b = in(0).peek();
+      if (b.has_elem) {
+        if (!b.elem.is_tile()) fail("input carries " + b.elem.to_string() + ", not a tile");
+        if (k >= view_.count)
+          fail("more than " + std::to_string(view_.count) + " tiles arrived for the store's view of tensor '" +
+               view_.tensor->name + "'");
+        store(b.elem.tile(), view_.lin(k++), in(0));
+      }
+      const bool done = in(0).pop().done;
+      if (done) break;
+    }
+    wait_last_completion();
+  }
+};
+
+class RandomOffChipLoad : public OffChipOp {
+ public:
+  explicit RandomOffChipLoad(const OpConfig& c) : OffChipOp(c, false) {}
+
+ protected:
+  void run() override {
+    for (;;) {
+      const Beat& a = in(0).peek();
+      const bool done = a.done;
+      if (a.has_elem) {
+        load_and_emit(address_of(a.elem, in(0)), a.stop, done);
+      } else {
+        Beat o = Beat::bare_stop(a.stop);
+        o.done = done;
+        emit(0, o);
+      }
+      in(0).pop();
+      if (done) break;
+    }
+  }
+};
+
+class RandomOffChipStore : public OffChipOp {
+ public:
+  explicit RandomOffChipStore(const OpConfig& c) : OffChipOp(c, false) {}
+
+ protected:
+  void run() override {
+    for (;;) {
+      const Beat& a = in(0).peek();
+      const bool done = a.done;
+      if (a.has_elem) {
+        const uint64_t l = address_of(a.elem, in(0));
+        const Beat& d = next_data();
+        if (!d.has_elem) fail("wdata ended before waddr");
+        if (!d.elem.is_tile()) fail("wdata carries " + d.elem.to_string() + ", not a tile");
+        store(d.elem.tile(), l, in(1));
+        data_done_ = in(1).pop().done;
+        Beat ack = Beat::data(Element(Scalar{1}), a.stop);
+        ack.done = done;
+        emit(0, std::move(ack), last_completion_ > ctx().now() ? last_completion_ - ctx().now() : 0);
+      } else {
+        Beat o = Beat::bare_stop(a.stop);
+        o.done = done;
+        emit(0, o);
+      }
+      in(0).pop();
+      if (done) break;
+    }
+    if (!data_done_ && next_data().has_elem) fail("wdata has more tiles than waddr has addresses");
+    wait_last_completion();
+  }
+
+ private:
+  // The next wdata beat carrying a tile, or its done beat; bare stops are skipped (the
+  // ack stream follows waddr's structure).
+  const Beat& next_data() {
+    if (data_done_) fail("wdata ended before waddr");
+    for (;;) {
+      const Beat& d = in(1).peek();
+      if (d.has_elem || d.done) return d;
+      in(1).pop();
+    }
+  }
+  bool data_done_ = false;  // wdata's done was consumed (it rides on its last tile)
+};
+
+}  // namespace
+
+void register_offchip_ops(OpRegistry& r) {
+  using T = ParamSpec::Type;
+  const ParamSpec tensor{"tensor", T::kString, "", "stored tensor (graph tensors: section)", true};
+  const ParamSpec tile{"tile", T::kIntList, "", "tile shape [rows, cols] in elements; must divide the tensor", true};
+  const ParamSpec out_shape{"out_shape", T::kIntList, "[]",
+                            "tiled view shape, outermost first, in tiles (empty = the whole tiled tensor)"};
+  const ParamSpec stride{"stride", T::kIntList, "[]",
+                         "tiled view strides in tiles (empty = row-major over out_shape; 0 re-reads)"};
+  const ParamSpec par{"par_dispatch", T::kInt, "0", "requests issued per cycle (0 = the preset's par_dispatch)"};
+  const std::string tile_timing =
+      "Per tile: rows x ceil(cols*bytes/request_bytes) requests with the tensor's row pitch, par_dispatch per "
+      "cycle from the op's time, through the HBM model; ";
+  r.add(OpInfo{"LinearOffChipLoad", "off-chip memory",
+               "Reads a stored tensor as a stream of tiles through an affine tiled view; with a ref stream, one whole "
+               "pass per ref element (ref stops raised above the view's dimensions; ref contents ignored).",
+               tile_timing + "the tile is emitted when its last response is back (one tile in flight, "
+                             "offchip_one_tile_in_flight).",
+               {{"ref", "reference stream: one pass of the view per element (optional)", true}},
+               {{"out", "tiles [ref dims.., out_shape..] (static variant: [out_shape..])"}},
+               {tensor, tile, out_shape, stride, par},
+               false,
+               [](const OpConfig& c) { return std::make_unique<LinearOffChipLoad>(c); }});
+  r.add(OpInfo{"LinearOffChipStore", "off-chip memory",
+               "Writes the incoming tiles, in order, to the positions of an affine tiled view of a stored tensor "
+               "(stop tokens are not stored).",
+               tile_timing + "the input is dequeued when every write is acknowledged.",
+               {{"in", "tiles of exactly the tile shape and the tensor's dtype"}},
+               {},
+               {tensor, tile, out_shape, stride, par},
+               false,
+               [](const OpConfig& c) { return std::make_unique<LinearOffChipStore>(c); }});
+  r.add(OpInfo{"RandomOffChipLoad", "off-chip memory",
+               "Reads one tile per address element; an address is a tile index (row-major over the tiled tensor), "
+               "given as a scalar or a 1x1 int32 tile. The output has the address stream's shape.",
+               tile_timing + "one tile in flight.",
+               {{"raddr", "tile indices"}},
+               {{"out", "one tile per address"}},
+               {tensor, tile, par},
+               false,
+               [](const OpConfig& c) { return std::make_unique<RandomOffChipLoad>(c); }});
+  r.add(OpInfo{"RandomOffChipStore", "off-chip memory",
+               "Writes each wdata tile to the tile index given by the matching waddr element and emits a true flag "
+               "per completed write, with waddr's shape.",
+               tile_timing + "the flag is emitted when the write is acknowledged.",
+               {{"waddr", "tile indices"}, {"wdata", "tiles, one per address (their stops are ignored)"}},
+               {{"out", "write-completion flags (scalar 1)"}},
+               {tensor, tile, par},
+               false,
+               [](const OpConfig& c) { return std::make_unique<RandomOffChipStore>(c); }});
 }
+
+}  // namespace stepsim

@@ -24,9 +24,11 @@ class Bufferize : public Op {
     auto buf = std::make_shared<Buffer>();
     // Sizes of the buffered dimensions as seen so far (-1 once they differ: ragged).
     std::vector<int64_t> cur(size_t(rank_) + 1, 0), size(size_t(rank_), -2);
+    uint64_t elems = 0, first_write = 0;  // elements in the buffer being filled; time of the first
     for (;;) {
       Beat b = in(0).recv();
       if (b.has_elem) {
+        if (elems++ == 0) first_write = ctx().now();
         charge(1);
         buf->bytes += b.elem.bytes();
         ++cur[0];
@@ -54,9 +56,13 @@ class Bufferize : public Op {
         buf->rank = uint32_t(rank_);
         buf->shape.clear();
         for (int j = rank_ - 1; j >= 0; --j) buf->shape.push_back(size[size_t(j)] == -2 ? 0 : size[size_t(j)]);
-        Beat o = Beat::data(Element(BufferRef(buf)), uint8_t(s - rank_));
+        check_capacity(*buf, elems);
+        note_buffer(elems, buf->bytes);
+        Beat o = Beat::data(Element(lease_buffer(std::move(*buf), elems ? first_write : ctx().now())),
+                            uint8_t(s - rank_));
         o.done = b.done;
         emit(0, std::move(o));
+        elems = 0;
         buf = std::make_shared<Buffer>();
         std::fill(cur.begin(), cur.end(), 0);
         std::fill(size.begin(), size.end(), -2);
@@ -69,6 +75,24 @@ class Bufferize : public Op {
   }
 
  private:
+  // Run-time capacity check. A buffer's size is only known once it is filled (dynamic shapes), so
+  // the static allocation (hw/fabric/allocation.h) gives every Bufferize one memory unit and
+  // leaves the memory units no node holds statically as a shared pool; one buffer may grow over
+  // its own unit plus that pool (SimEnv::buffer_pmu_limit units), and a buffer larger than that
+  // can never be placed: a clear error here rather than a silently impossible run.
+  void check_capacity(const Buffer& buf, uint64_t elems) {
+    const uint64_t units = cfg_.env->buffer_pmu_limit;
+    if (!units) return;
+    const uint64_t cap = hw().pmu_capacity;
+    if (buf.bytes <= units * cap) return;
+    std::string shape;
+    for (int64_t d : buf.shape) shape += (shape.empty() ? "" : ",") + (d < 0 ? std::string("ragged") : std::to_string(d));
+    fail("buffer of shape [" + shape + "] (" + std::to_string(elems) + " elements, " + std::to_string(buf.bytes) +
+         " B) does not fit on chip: it needs " + std::to_string((buf.bytes + cap - 1) / cap) +
+         " memory units (PMU, " + std::to_string(cap) + " B each) but at most " + std::to_string(units) +
+         " are available to one buffer (" + std::to_string(units * cap) + " B)");
+  }
+
   int rank_;
 };
 
@@ -104,6 +128,9 @@ class Streamify : public Op {
       }
       if (!d.elem.is_buffer()) fail("input carries " + d.elem.to_string() + ", not a buffer reference");
       const Buffer& buf = *d.elem.buffer();
+      uint64_t elems = 0;
+      for (const Beat& x : buf.beats) elems += x.has_elem;
+      note_buffer(elems, buf.bytes);
       if (with_ref) {
         Beat rb;
         for (;;) {
@@ -115,6 +142,7 @@ class Streamify : public Op {
             emit(0, Beat::bare_stop(close));
           if (rb.stop >= rank_ || rb.done) break;
         }
+        note_buffer_read(d.elem.buffer());
         uint8_t expect = uint8_t(d.stop ? d.stop + rank_ : rank_);
         if (rb.stop != expect)
           fail("buffer element " + beat_text(d) + " pairs with a ref group closing at S" + std::to_string(rb.stop) +
@@ -146,6 +174,7 @@ class Streamify : public Op {
           uint8_t close = uint8_t(view_rank(buf) + ended + (ended == nrep ? d.stop : 0));
           replay(buf, close, d.done && j + 1 == total);
         }
+        note_buffer_read(d.elem.buffer());
         if (d.done) break;
       }
     }

@@ -1,5 +1,6 @@
 #include "hw/ops/op.h"
 
+#include <algorithm>
 #include <cctype>
 #include <stdexcept>
 
@@ -53,6 +54,7 @@ Op::Op(const OpConfig& cfg)
       ctx_(cfg.name, cfg.env->scheduler) {
   ins_.assign(cfg.num_inputs, nullptr);
   outs_.assign(cfg.num_outputs, nullptr);
+  onchip_.outputs.resize(cfg.num_outputs);
   if (cfg_.write_back_mu.size() < cfg.num_outputs) cfg_.write_back_mu.resize(cfg.num_outputs, false);
   // The module-name scope has closed by the time this body runs (the derived classes take an
   // OpConfig, not an sc_module_name), so the thread is spawned with an explicit unique name.
@@ -88,6 +90,14 @@ void Op::charge(uint64_t cycles) {
   ctx_.incr(cycles);
 }
 
+void Op::charge_span(uint64_t start, uint64_t end) {
+  ++firings_;
+  if (end <= start) return;
+  if (cfg_.env->tracing) cfg_.env->trace.push_back(TraceEvent{ctx_.index(), start, end - start});
+  ctx_.add_busy(end - start);
+  ctx_.advance_to(end);
+}
+
 uint64_t Op::mem_cycles(uint64_t bytes) const { return (bytes + hw().onchip_bw - 1) / hw().onchip_bw; }
 
 uint64_t Op::compute_cycles(uint64_t flops) const {
@@ -96,5 +106,88 @@ uint64_t Op::compute_cycles(uint64_t flops) const {
 }
 
 void Op::fail(const std::string& msg) const { throw OpError(msg); }
+
+// ---- On-chip accounting ----
+
+void TileStat::add(const Tile& t) {
+  max_tile_bytes = std::max(max_tile_bytes, t.bytes());
+  max_cols = std::max(max_cols, t.cols);
+  max_row_bytes = std::max(max_row_bytes, uint64_t(t.cols) * dtype_bytes(t.dtype));
+}
+
+void TileStat::add(const Element& e) {
+  ++count;
+  max_elem_bytes = std::max(max_elem_bytes, e.bytes());
+  if (e.is_tile()) {
+    add(e.tile());
+  } else if (e.is_tuple()) {
+    for (const Element& m : *e.tuple())
+      if (m.is_tile()) add(m.tile());
+  }
+}
+
+void TileStat::merge(const TileStat& o) {
+  max_elem_bytes = std::max(max_elem_bytes, o.max_elem_bytes);
+  max_tile_bytes = std::max(max_tile_bytes, o.max_tile_bytes);
+  max_cols = std::max(max_cols, o.max_cols);
+  max_row_bytes = std::max(max_row_bytes, o.max_row_bytes);
+  count += o.count;
+}
+
+uint64_t HoldLedger::peak() const {
+  std::vector<std::pair<uint64_t, int64_t>> ev = events;
+  std::sort(ev.begin(), ev.end());  // by time, then releases (negative) before acquisitions
+  int64_t cur = 0, best = 0;
+  for (const auto& e : ev) {
+    cur += e.second;
+    best = std::max(best, cur);
+  }
+  return uint64_t(best);
+}
+
+namespace {
+
+// The deleter of a leased buffer: when the last reference goes, the buffer's bytes are released
+// at the time its last reader reported (Op::note_buffer_read). Readers reach it through
+// std::get_deleter, so Buffer itself carries no accounting.
+struct BufferLease {
+  std::shared_ptr<HoldLedger> ledger;
+  int64_t bytes = 0;
+  bool read = false;
+  uint64_t last_read = 0;
+  void operator()(Buffer* p) const {
+    if (read && bytes) ledger->events.emplace_back(last_read, -bytes);
+    delete p;
+  }
+};
+
+}  // namespace
+
+void Op::note_operands(const std::vector<Tile>& args) {
+  if (onchip_.operands.size() < args.size()) onchip_.operands.resize(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    ++onchip_.operands[i].count;
+    onchip_.operands[i].max_elem_bytes = std::max(onchip_.operands[i].max_elem_bytes, args[i].bytes());
+    onchip_.operands[i].add(args[i]);
+  }
+}
+
+BufferRef Op::lease_buffer(Buffer&& b, uint64_t acquired) {
+  if (!holds_) holds_ = std::make_shared<HoldLedger>();
+  const int64_t bytes = int64_t(b.bytes);
+  if (bytes) holds_->events.emplace_back(acquired, bytes);
+  return BufferRef(new Buffer(std::move(b)), BufferLease{holds_, bytes, false, 0});
+}
+
+void Op::note_buffer_read(const BufferRef& b) const {
+  if (BufferLease* lease = std::get_deleter<BufferLease>(b)) {
+    lease->last_read = lease->read ? std::max(lease->last_read, ctx_.now()) : ctx_.now();
+    lease->read = true;
+  }
+}
+
+uint64_t Op::onchip_peak_bytes() const {
+  return std::max(onchip_.level_peak, holds_ ? holds_->peak() : uint64_t(0));
+}
 
 }  // namespace stepsim

@@ -6,6 +6,7 @@
 // same registry.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -41,6 +42,9 @@ struct SimEnv {
   bool tracing = false;
   std::vector<TraceEvent> trace;
   std::vector<std::string> errors;
+  // Memory units one Bufferize buffer may occupy (hw/fabric/allocation.h: its own PMU plus the
+  // ones no node holds statically); 0 = unchecked.
+  uint64_t buffer_pmu_limit = 0;
   // Literal token streams handed to Source operators by name (graph `streams:` and `stepsim eval`).
   std::map<std::string, std::vector<Beat>> streams;
   // Streams recorded by Sink operators, by node name.
@@ -55,6 +59,44 @@ struct PortSpec {
 };
 
 struct OpConfig;
+
+// ---- On-chip accounting -------------------------------------------------------------------
+// Shapes are dynamic, so the paper's on-chip requirement formulas (hw/fabric/onchip_requirement.h)
+// are evaluated on what each node saw at run time, and next to them the bytes each node really
+// held. Every Op records, with no work from the operator:
+//   * per output port, the largest element it emitted (Op::emit);
+// and operators report:
+//   * note_operands(args): the tiles a higher-order function was applied to (per operand);
+//   * note_onchip(bytes): the bytes the node holds on chip right now (a level: an accumulator, the
+//     operand tiles of a matmul, off-chip staging tiles); the measured peak is the largest level;
+//   * lease_buffer / note_buffer_read: Bufferize buffers, held from the first write until the
+//     last Streamify reading them has finished (model time, so independent of process order).
+struct TileStat {
+  uint64_t max_elem_bytes = 0;  // largest element (a tuple counts all members; a buffer ref 8 B)
+  uint64_t max_tile_bytes = 0;  // largest tile (a tuple's largest member tile)
+  uint32_t max_cols = 0;        // largest innermost dimension of a tile
+  uint64_t max_row_bytes = 0;   // largest cols x dtype bytes of a tile (one row)
+  uint64_t count = 0;           // elements seen
+  void add(const Element& e);
+  void add(const Tile& t);
+  void merge(const TileStat& o);
+};
+
+struct OnChipStats {
+  std::vector<TileStat> outputs;   // per output port, recorded by emit()
+  std::vector<TileStat> operands;  // per function operand, recorded by note_operands()
+  uint64_t max_buffer_elems = 0;   // Bufferize: largest buffer in elements (card(buffer))
+  uint64_t max_buffer_bytes = 0;   // Bufferize: largest buffer in bytes
+  uint64_t level_peak = 0;         // largest note_onchip() level
+};
+
+// Holdings released by another node (a Bufferize buffer is freed when the Streamify reading it is
+// done), kept as model-time events: (time, +bytes) and (time, -bytes).
+struct HoldLedger {
+  std::vector<std::pair<uint64_t, int64_t>> events;
+  // Largest sum held at once; at equal times releases come before acquisitions.
+  uint64_t peak() const;
+};
 
 struct OpInfo {
   std::string name;
@@ -101,6 +143,16 @@ class Op : public sc_core::sc_module {
   void bind_output(size_t i, Channel* c);
   uint64_t flops_executed() const { return flops_; }
   uint64_t firings() const { return firings_; }
+  // On-chip accounting (see OnChipStats above).
+  const OnChipStats& onchip_stats() const { return onchip_; }
+  // Measured peak of bytes this node held on chip at once: the largest note_onchip() level, or
+  // the peak of its leased buffers, whichever is larger.
+  uint64_t onchip_peak_bytes() const;
+  // The node holds `live_bytes` on chip from now on (a level, not a delta): call it whenever
+  // the amount changes, e.g. note_onchip(staged) after a tile arrives and after it leaves.
+  void note_onchip(uint64_t live_bytes) {
+    if (live_bytes > onchip_.level_peak) onchip_.level_peak = live_bytes;
+  }
 
  protected:
   virtual void run() = 0;
@@ -112,13 +164,18 @@ class Op : public sc_core::sc_module {
   bool has_out(size_t i) const { return i < outs_.size() && outs_[i] != nullptr; }
   // Sends on output o if it is connected.
   void emit(size_t o, Beat b, uint64_t extra_delay = 0) {
-    if (has_out(o)) outs_[o]->send(std::move(b), extra_delay);
+    if (!has_out(o)) return;
+    if (b.has_elem) onchip_.outputs[o].add(b.elem);
+    outs_[o]->send(std::move(b), extra_delay);
   }
   void emit_all(const Beat& b) {
     for (size_t o = 0; o < outs_.size(); ++o) emit(o, b);
   }
   // Spends `cycles` of the operator's own time (recorded as one firing on the timeline).
   void charge(uint64_t cycles);
+  // One firing from `start` to `end` (the clock may already be past start, e.g. after waiting
+  // for off-chip memory): busy for end - start cycles, clock moved to end.
+  void charge_span(uint64_t start, uint64_t end);
   void count_flops(uint64_t f) { flops_ += f; }
   // ceil(bytes / on-chip bandwidth) and ceil(flops / allocated compute bandwidth).
   uint64_t mem_cycles(uint64_t bytes) const;
@@ -126,6 +183,18 @@ class Op : public sc_core::sc_module {
   const HardwareParams& hw() const { return cfg_.env->hw; }
   bool functional() const { return cfg_.env->functional; }
   [[noreturn]] void fail(const std::string& msg) const;
+  // On-chip accounting helpers (see OnChipStats above).
+  void note_operands(const std::vector<Tile>& args);
+  void note_buffer(uint64_t elems, uint64_t bytes) {
+    onchip_.max_buffer_elems = std::max(onchip_.max_buffer_elems, elems);
+    onchip_.max_buffer_bytes = std::max(onchip_.max_buffer_bytes, bytes);
+  }
+  // Bufferize: wraps a filled buffer in a reference whose on-chip bytes count as held by this
+  // node from `acquired` (model time of the first write) until the last reader is done.
+  BufferRef lease_buffer(Buffer&& b, uint64_t acquired);
+  // Streamify: done reading `b` at the current local time (the buffer is released when the last
+  // reference goes; a buffer no reader reported counts as held to the end of the run).
+  void note_buffer_read(const BufferRef& b) const;
 
   OpConfig cfg_;
 
@@ -136,6 +205,8 @@ class Op : public sc_core::sc_module {
   std::vector<Channel*> ins_, outs_;
   uint64_t flops_ = 0;
   uint64_t firings_ = 0;
+  OnChipStats onchip_;
+  std::shared_ptr<HoldLedger> holds_;  // leased buffers (created on the first lease)
 };
 
 // SystemC object names allow only [A-Za-z0-9_].

@@ -1,8 +1,9 @@
 // Dynamic routing and merging operators, plus Broadcast and Parallelize.
-// Timing (reference-simulator-notes.md §3, v1 §4.2): the selector is taken first; each routed
-// element then costs the memory-unit read (if it sits in one) plus `routing_switch_cycles`
-// plus the memory-unit write (if the consumer is a Bufferize). Arrival-order decisions are made
-// in model time (Context::select_earliest), ties to the lowest input.
+// Timing (reference-simulator-notes.md §3, v1 §4.2): the selector is taken first; each element
+// Partition routes then costs the memory-unit read (if it sits in one) plus
+// `routing_switch_cycles` plus the memory-unit write (if the consumer is a Bufferize); Reassemble
+// releases each element at max(now, arrival + switch + read) + write. Arrival-order decisions are
+// made in model time (Context::select_earliest), ties to the lowest input.
 #include <memory>
 
 #include "hw/ops/op.h"
@@ -139,13 +140,14 @@ class Reassemble : public Op {
         pending.erase(pending.begin() + k);
         const bool last_chunk = pending.empty();
         Channel& c = in(size_t(src));
-        charge(hw().routing_switch_cycles);
         for (;;) {
           Beat b = c.peek();
           if (b.done && !b.has_elem && !b.stop) fail("input " + std::to_string(src) + " ended before its chunk");
-          uint64_t cost = mem_cycles(tile_bytes_in_mu(b));
-          if (cfg_.write_back_mu[0] && b.has_elem) cost += mem_cycles(b.elem.bytes());
-          charge(cost);
+          // Reference rule: released at max(now, arrival + switch_cycles + ld) + st, so the switch
+          // overlaps a wait for data but never precedes the arrival.
+          const uint64_t ready = c.head_ready_time() + hw().routing_switch_cycles + mem_cycles(tile_bytes_in_mu(b));
+          const uint64_t st = cfg_.write_back_mu[0] && b.has_elem ? mem_cycles(b.elem.bytes()) : 0;
+          charge(std::max(ready, ctx().now()) - ctx().now() + st);
           bool chunk_end = rank_ == 0 ? b.has_elem : b.stop >= rank_;
           Beat o = b;
           o.done = false;
@@ -292,7 +294,8 @@ void register_routing_ops(OpRegistry& r) {
   r.add(OpInfo{"Reassemble", "routing",
                "For each selector element, concatenates one chunk from every selected input in arrival order "
                "(no interleaving) and adds a dimension.",
-               "routing_switch_cycles per chunk, plus memory-unit read/write per element where they apply.",
+               "Each element is released at max(now, arrival + routing_switch_cycles + memory-unit read) + "
+               "memory-unit write (read if it sits in one, write if the consumer is a Bufferize).",
                {{"in*", "rank-a inputs"}, {"sel", "multi-hot selectors"}}, {{"out", "rank a+b+1 stream"}},
                {{"rank", T::kInt, "0", "reassemble rank a: each chunk is a level-a unit"}}, false,
                [](const OpConfig& c) { return std::make_unique<Reassemble>(c); }});

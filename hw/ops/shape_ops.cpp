@@ -242,7 +242,8 @@ class Expand : public Op {
         }
         continue;
       }
-      // Replay d over one reference group.
+      // Replay d over one reference group (the element is held meanwhile: on-chip accounting).
+      note_onchip(d.elem.bytes());
       Beat rb;
       for (;;) {
         rb = in(1).recv();
@@ -290,6 +291,7 @@ class Repeat : public Op {
       Beat b = in(0).recv();
       const uint8_t close = uint8_t(b.stop ? b.stop + 1 : 1);
       if (b.has_elem) {
+        note_onchip(b.elem.bytes());  // held while it is copied (on-chip accounting)
         if (count_ == 0) {
           Beat o = Beat::bare_stop(close);
           o.done = b.done;

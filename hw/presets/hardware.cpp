@@ -1,5 +1,7 @@
 #include "hw/presets/hardware.h"
 
+#include "hw/fabric/onchip_requirement.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -96,6 +98,13 @@ const std::vector<Field>& field_table() {
                  &HardwareParams::routing_switch_cycles),
       uint_field("par_dispatch", "requests/cycle", "off-chip requests one load/store issues per cycle",
                  &HardwareParams::par_dispatch, 1),
+      {{"offchip_one_tile_in_flight", "bool",
+        "reference quirk: an off-chip load/store issues its next tile only after the previous one completed; "
+        "false pipelines the address generator (next tile issued the cycle after the last request)"},
+       [](HardwareParams& h, const std::string& v) {
+         h.offchip_one_tile_in_flight = to_bool("offchip_one_tile_in_flight", v);
+       },
+       [](const HardwareParams& h) { return std::string(h.offchip_one_tile_in_flight ? "true" : "false"); }},
       {{"loads_sum_inputs", "bool", "n-ary Map adds its memory-unit loads instead of taking the max"},
        [](HardwareParams& h, const std::string& v) { h.loads_sum_inputs = to_bool("loads_sum_inputs", v); },
        [](const HardwareParams& h) { return std::string(h.loads_sum_inputs ? "true" : "false"); }},
@@ -128,6 +137,18 @@ const std::vector<Field>& field_table() {
          h.hbm_mode = v;
        },
        [](const HardwareParams& h) { return h.hbm_mode; }},
+      {{"onchip_requirement_model", "-",
+        "formulas of the reported on-chip memory requirement: paper (§3.4 table) or artifact (its default "
+        "mode=1); hw/fabric/onchip_requirement.h"},
+       [](HardwareParams& h, const std::string& v) {
+         try {
+           onchip_requirement_model(v);
+         } catch (const std::exception& e) {
+           throw std::invalid_argument(std::string("hardware parameter 'onchip_requirement_model': ") + e.what());
+         }
+         h.onchip_requirement_model = v;
+       },
+       [](const HardwareParams& h) { return h.onchip_requirement_model; }},
   };
   return t;
 }

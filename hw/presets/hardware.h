@@ -29,8 +29,10 @@ struct HardwareParams {
   uint32_t routing_switch_cycles = 1;      // Partition/Reassemble cycles to switch output/input
   uint32_t par_dispatch = 1;               // off-chip requests issued per cycle by one load/store
   bool loads_sum_inputs = true;            // quirk: n-ary Map sums its memory-unit loads
+  bool offchip_one_tile_in_flight = true;  // quirk: off-chip loads/stores do not overlap tiles
   HbmParams hbm;                          // the off-chip memory model (hw/memory)
   std::string hbm_mode = "fast";           // fast (one transaction per tile) | request (per request)
+  std::string onchip_requirement_model = "paper";  // formulas of the on-chip requirement (hw/fabric)
 
   // Sets one field by its dotted name ("hbm.channels"); throws std::invalid_argument naming an
   // unknown key or a bad value.

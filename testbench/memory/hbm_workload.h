@@ -1,7 +1,8 @@
 // Multi-initiator tile workloads for the HBM tests, and drivers that replay them in time
-// order either one tile per call (fast mode) or one request per call (request mode).
+// order either one tile per call (fast mode: immediate serve_burst, or deferred
+// issue_burst/try_result) or one request per call (request mode).
 // Each initiator keeps one tile in flight (reference OffChipLoad/Store rule): its next
-// tile is issued at the completion cycle of the previous one.
+// tile is issued at the completion cycle of the previous one plus the tile's idle gap.
 #pragma once
 
 #include <algorithm>
@@ -19,11 +20,16 @@ namespace stepsim::test {
 struct InitiatorWork {
   std::vector<Burst> tiles;  // issue_cycle is ignored (set by the driver)
   uint64_t start_cycle = 0;
+  // Idle cycles between the completion of tile k-1 and the issue of tile k (k >= 1);
+  // empty or shorter = 0.
+  std::vector<uint64_t> gaps;
+  uint64_t gap(size_t k) const { return k < gaps.size() ? gaps[k] : 0; }
 };
 
 struct WorkloadResult {
   uint64_t makespan = 0;                     // last completion over all initiators
   std::vector<uint64_t> finish;              // per initiator: completion of its last tile
+  std::vector<std::vector<uint64_t>> tile_issue, tile_done;  // per initiator, per tile
   uint64_t total_tile_latency = 0;           // sum over tiles of (completion - issue)
   uint64_t requests = 0;
   uint64_t bytes = 0;
@@ -84,14 +90,64 @@ inline std::vector<InitiatorWork> mixed_workload(int n_initiators = 6, uint32_t 
   return w;
 }
 
+// Random mixed workload: 2..8 initiators, each with its own dispatch width, tile shape
+// (rows, partially used requests, strides), read/write mix, idle gaps between tiles and
+// start cycle. Sizes are kept moderate so that the request-level replay stays fast.
+inline std::vector<InitiatorWork> random_workload(uint64_t seed, uint32_t request_bytes = 64) {
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 1);
+  auto pick = [&](std::initializer_list<uint64_t> v) { return *(v.begin() + rng() % v.size()); };
+  const int n = int(2 + rng() % 7);
+  std::vector<InitiatorWork> w(n);
+  const uint64_t rb = request_bytes;
+  for (int i = 0; i < n; ++i) {
+    InitiatorWork& in = w[i];
+    const uint32_t P = uint32_t(pick({1, 2, 3, 4, 4, 5, 8, 8, 16, 16, 24, 32, 64}));
+    const uint32_t rows = uint32_t(pick({1, 1, 2, 4, 8, 16, 32, 64}));
+    uint64_t row_bytes = pick({64, 128, 132, 256, 512, 1000, 1024, 2048, 4096});
+    if (rng() % 4 == 0) row_bytes = 1 + rng() % 3000;
+    while (uint64_t(rows) * ((row_bytes + rb - 1) / rb) > 2048) row_bytes = row_bytes / 2 + 1;
+    const uint64_t pitch = pick({0, 1, 2, 3}) == 0 ? 0
+                           : (rng() % 2 ? row_bytes * 4 : row_bytes + rng() % 5000);
+    const int tiles = int(3 + rng() % 40);
+    const int write_pct = int(pick({0, 10, 50, 90, 100}));
+    const int gap_pct = int(pick({0, 0, 20, 50, 100}));
+    const uint64_t gap_max = pick({4, 30, 300});
+    const uint64_t region = uint64_t(i) << 28;
+    for (int k = 0; k < tiles; ++k) {
+      Burst b;
+      b.rows = rows;
+      b.row_bytes = row_bytes;
+      b.row_pitch = pitch;
+      b.base = region + uint64_t(k) * rows * std::max(pitch, row_bytes) +
+               (rng() % 2 ? 0 : rng() % rb);
+      b.write = int(rng() % 100) < write_pct;
+      b.par_dispatch = P;
+      in.tiles.push_back(b);
+      in.gaps.push_back(int(rng() % 100) < gap_pct ? rng() % (gap_max + 1) : 0);
+    }
+    in.start_cycle = rng() % 2 ? 0 : rng() % 200;
+  }
+  return w;
+}
+
 using ServeBurst = std::function<BurstResult(const Burst&)>;
 // (addr, write, issue_cycle) -> completion cycle
 using ServeRequest = std::function<uint64_t(uint64_t, bool, uint64_t)>;
 
 // Fast mode: one call per tile, tiles of all initiators in issue order (ties: initiator id).
+inline void init_result(WorkloadResult& res, const std::vector<InitiatorWork>& w) {
+  res.finish.assign(w.size(), 0);
+  res.tile_issue.resize(w.size());
+  res.tile_done.resize(w.size());
+  for (size_t i = 0; i < w.size(); ++i) {
+    res.tile_issue[i].assign(w[i].tiles.size(), 0);
+    res.tile_done[i].assign(w[i].tiles.size(), 0);
+  }
+}
+
 inline WorkloadResult run_fast(const std::vector<InitiatorWork>& w, const ServeBurst& serve) {
   WorkloadResult res;
-  res.finish.assign(w.size(), 0);
+  init_result(res, w);
   using Item = std::tuple<uint64_t, size_t, size_t>;  // (issue, initiator, tile)
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> pq;
   for (size_t i = 0; i < w.size(); ++i)
@@ -106,8 +162,10 @@ inline WorkloadResult run_fast(const std::vector<InitiatorWork>& w, const ServeB
     res.requests += r.requests;
     res.bytes += r.bytes;
     res.finish[i] = r.completion_cycle;
+    res.tile_issue[i][k] = t;
+    res.tile_done[i][k] = r.completion_cycle;
     res.makespan = std::max(res.makespan, r.completion_cycle);
-    if (k + 1 < w[i].tiles.size()) pq.emplace(r.completion_cycle, i, k + 1);
+    if (k + 1 < w[i].tiles.size()) pq.emplace(r.completion_cycle + w[i].gap(k + 1), i, k + 1);
   }
   return res;
 }
@@ -118,7 +176,7 @@ inline WorkloadResult run_fast(const std::vector<InitiatorWork>& w, const ServeB
 inline WorkloadResult run_requests(const std::vector<InitiatorWork>& w, uint32_t request_bytes,
                                    const ServeRequest& serve) {
   WorkloadResult res;
-  res.finish.assign(w.size(), 0);
+  init_result(res, w);
   struct Cur {
     size_t tile = 0;
     uint64_t j = 0, issue = 0, done = 0, seq = 0;
@@ -147,21 +205,24 @@ inline WorkloadResult run_requests(const std::vector<InitiatorWork>& w, uint32_t
     const Burst& b = w[i].tiles[c.tile];
     const uint64_t per_row = b.requests_per_row(request_bytes);
     const uint64_t n = b.rows * per_row;
-    if (n == 0) continue;
-    const uint64_t addr = b.request_addr(c.j / per_row, c.j % per_row, request_bytes);
-    c.done = std::max(c.done, serve(addr, b.write, t));
-    ++res.requests;
-    res.bytes += request_bytes;
-    if (++c.j < n) {
-      pq.emplace(c.issue + c.j / b.dispatch(), c.seq, i);
-      continue;
+    if (n > 0) {  // an empty tile completes at its issue cycle
+      const uint64_t addr = b.request_addr(c.j / per_row, c.j % per_row, request_bytes);
+      c.done = std::max(c.done, serve(addr, b.write, t));
+      ++res.requests;
+      res.bytes += request_bytes;
+      if (++c.j < n) {
+        pq.emplace(c.issue + c.j / b.dispatch(), c.seq, i);
+        continue;
+      }
     }
     res.total_tile_latency += c.done - c.issue;
     res.finish[i] = c.done;
+    res.tile_issue[i][c.tile] = c.issue;
+    res.tile_done[i][c.tile] = c.done;
     res.makespan = std::max(res.makespan, c.done);
     if (++c.tile < w[i].tiles.size()) {
       c.j = 0;
-      c.issue = c.done;
+      c.issue = c.done = c.done + w[i].gap(c.tile);
       pq.emplace(c.issue, kNew, i);
     }
   }
@@ -170,11 +231,12 @@ inline WorkloadResult run_requests(const std::vector<InitiatorWork>& w, uint32_t
 
 // Deferred fast mode (HbmTiming::issue_burst / try_result): one call per tile; a tile's
 // result is taken once the watermark (lowest cycle any initiator can still issue at) has
-// reached its last issue cycle. Waiting initiators can issue again no earlier than their
-// tile's last issue + 1.
+// reached its last issue cycle. A waiting initiator can issue again no earlier than its
+// tile's last issue + the shortest round trip (2 * link_latency + latency).
 inline WorkloadResult run_deferred(const std::vector<InitiatorWork>& w, HbmTiming& h) {
   WorkloadResult res;
-  res.finish.assign(w.size(), 0);
+  init_result(res, w);
+  const uint64_t min_rt = 2ull * h.params().link_latency + h.params().latency;
   struct St {
     size_t tile = 0;
     bool waiting = false;
@@ -186,7 +248,7 @@ inline WorkloadResult run_deferred(const std::vector<InitiatorWork>& w, HbmTimin
     uint64_t wm = UINT64_MAX;
     for (size_t i = 0; i < w.size(); ++i) {
       if (st[i].tile >= w[i].tiles.size()) continue;
-      wm = std::min(wm, st[i].waiting ? st[i].last_issue + 1 : st[i].ready);
+      wm = std::min(wm, st[i].waiting ? st[i].last_issue + min_rt : st[i].ready);
     }
     if (wm == UINT64_MAX) break;
     for (size_t i = 0; i < w.size(); ++i) {
@@ -198,10 +260,12 @@ inline WorkloadResult run_deferred(const std::vector<InitiatorWork>& w, HbmTimin
       res.requests += r.requests;
       res.bytes += r.bytes;
       res.finish[i] = r.completion_cycle;
+      res.tile_issue[i][s.tile] = s.issue;
+      res.tile_done[i][s.tile] = r.completion_cycle;
       res.makespan = std::max(res.makespan, r.completion_cycle);
       s.waiting = false;
-      s.ready = std::max(r.completion_cycle, wm);
       ++s.tile;
+      s.ready = std::max(r.completion_cycle + w[i].gap(s.tile), wm);
     }
     for (size_t i = 0; i < w.size(); ++i) {
       St& s = st[i];
@@ -210,7 +274,8 @@ inline WorkloadResult run_deferred(const std::vector<InitiatorWork>& w, HbmTimin
       b.issue_cycle = wm;
       s.handle = h.issue_burst(b);
       s.issue = wm;
-      s.last_issue = wm + (b.requests(h.params().request_bytes) - 1) / b.dispatch();
+      const uint64_t n = b.requests(h.params().request_bytes);
+      s.last_issue = wm + (n ? (n - 1) / b.dispatch() : 0);
       s.waiting = true;
     }
   }

@@ -1,0 +1,190 @@
+#include "sim/npy.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <stdexcept>
+
+namespace stepsim {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& path, const std::string& why) {
+  throw std::runtime_error("tensor file '" + path + "': " + why);
+}
+
+// Value of `key` in the header dict text, e.g. 'descr': '<f4'.
+std::string dict_value(const std::string& h, const std::string& key, const std::string& path) {
+  size_t k = h.find("'" + key + "'");
+  if (k == std::string::npos) bad(path, "header has no '" + key + "'");
+  size_t colon = h.find(':', k);
+  if (colon == std::string::npos) bad(path, "malformed header");
+  size_t s = colon + 1;
+  while (s < h.size() && h[s] == ' ') ++s;
+  size_t e = s;
+  if (s < h.size() && h[s] == '(') {
+    e = h.find(')', s);
+    if (e == std::string::npos) bad(path, "malformed shape");
+    return h.substr(s, e - s + 1);
+  }
+  while (e < h.size() && h[e] != ',' && h[e] != '}') ++e;
+  std::string v = h.substr(s, e - s);
+  while (!v.empty() && v.back() == ' ') v.pop_back();
+  return v;
+}
+
+struct Header {
+  NpyArray a;
+  std::string descr;
+  uint64_t count = 1;
+  size_t data_offset = 0;
+};
+
+Header parse_header(std::ifstream& in, const std::string& path) {
+  char magic[8];
+  if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) bad(path, "not a .npy file (bad magic)");
+  const int major = uint8_t(magic[6]);
+  uint32_t hlen = 0;
+  if (major == 1) {
+    unsigned char b[2];
+    if (!in.read(reinterpret_cast<char*>(b), 2)) bad(path, "truncated header");
+    hlen = b[0] | (b[1] << 8);
+  } else if (major == 2 || major == 3) {
+    unsigned char b[4];
+    if (!in.read(reinterpret_cast<char*>(b), 4)) bad(path, "truncated header");
+    hlen = b[0] | (b[1] << 8) | (b[2] << 16) | (uint32_t(b[3]) << 24);
+  } else {
+    bad(path, "unsupported .npy version " + std::to_string(major));
+  }
+  std::string h(hlen, '\0');
+  if (!in.read(&h[0], hlen)) bad(path, "truncated header");
+  Header r;
+  r.data_offset = size_t(in.tellg());
+  r.descr = dict_value(h, "descr", path);
+  if (r.descr.size() >= 2 && (r.descr.front() == '\'' || r.descr.front() == '"'))
+    r.descr = r.descr.substr(1, r.descr.size() - 2);
+  if (dict_value(h, "fortran_order", path) != "False") bad(path, "Fortran-order arrays are not supported");
+  std::string shape = dict_value(h, "shape", path);
+  std::string num;
+  for (char c : shape.substr(1)) {
+    if (c >= '0' && c <= '9') {
+      num += c;
+    } else if (c == ',' || c == ')') {
+      if (!num.empty()) r.a.shape.push_back(std::stoull(num));
+      num.clear();
+    } else if (c != ' ') {
+      bad(path, "malformed shape " + shape);
+    }
+  }
+  if (r.a.shape.empty() || r.a.shape.size() > 2)
+    bad(path, "shape " + shape + " is not 1-D or 2-D (tensors are [rows, cols])");
+  for (uint64_t d : r.a.shape) r.count *= d;
+  static const char* kTypes[] = {"<f4", "<f8", "<f2", "<i4", "<i8"};
+  bool known = false;
+  for (const char* t : kTypes) known = known || r.descr == t;
+  if (!known) bad(path, "dtype '" + r.descr + "' is not supported (float16/32/64, int32/64, little-endian)");
+  r.a.is_int = r.descr[1] == 'i';
+  return r;
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = uint32_t(h >> 15) << 31;
+  int exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal half: normalise
+      exp = 1;
+      while (!(mant & 0x400)) {
+        mant <<= 1;
+        --exp;
+      }
+      mant &= 0x3ff;
+      bits = sign | (uint32_t(exp + 127 - 15) << 23) | (mant << 13);
+    }
+  } else {
+    bits = sign | (uint32_t(exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+}  // namespace
+
+NpyArray read_npy_header(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) bad(path, "cannot open it");
+  return parse_header(in, path).a;
+}
+
+NpyArray read_npy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) bad(path, "cannot open it");
+  Header h = parse_header(in, path);
+  const size_t esize = size_t(h.descr[2] - '0');
+  std::vector<char> raw(h.count * esize);
+  if (!raw.empty() && !in.read(raw.data(), std::streamsize(raw.size())))
+    bad(path, "truncated data: expected " + std::to_string(raw.size()) + " bytes");
+  NpyArray& a = h.a;
+  if (a.is_int) a.i.resize(h.count);
+  else a.f.resize(h.count);
+  for (uint64_t k = 0; k < h.count; ++k) {
+    const char* p = raw.data() + k * esize;
+    if (h.descr == "<f4") {
+      std::memcpy(&a.f[k], p, 4);
+    } else if (h.descr == "<f8") {
+      double d;
+      std::memcpy(&d, p, 8);
+      a.f[k] = float(d);
+    } else if (h.descr == "<f2") {
+      uint16_t x;
+      std::memcpy(&x, p, 2);
+      a.f[k] = half_to_float(x);
+    } else if (h.descr == "<i4") {
+      std::memcpy(&a.i[k], p, 4);
+    } else {
+      int64_t x;
+      std::memcpy(&x, p, 8);
+      if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max())
+        bad(path, "int64 value " + std::to_string(x) + " does not fit in int32");
+      a.i[k] = int32_t(x);
+    }
+  }
+  return a;
+}
+
+void write_npy(const std::string& path, const NpyArray& a) {
+  if (a.shape.size() != 2) throw std::invalid_argument("write_npy: expected a 2-D shape");
+  const uint64_t n = a.shape[0] * a.shape[1];
+  if ((a.is_int ? a.i.size() : a.f.size()) != n) throw std::invalid_argument("write_npy: shape and data disagree");
+  std::string dict = std::string("{'descr': '") + (a.is_int ? "<i4" : "<f4") + "', 'fortran_order': False, 'shape': (" +
+                     std::to_string(a.shape[0]) + ", " + std::to_string(a.shape[1]) + "), }";
+  // Magic (6) + version (2) + length (2) + dict + padding + '\n', a multiple of 64 bytes.
+  size_t total = 10 + dict.size() + 1;
+  dict.append((64 - total % 64) % 64, ' ');
+  dict += '\n';
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write '" + tmp + "'");
+    out.write("\x93NUMPY\x01\x00", 8);
+    const uint16_t len = uint16_t(dict.size());
+    const char lb[2] = {char(len & 0xff), char(len >> 8)};
+    out.write(lb, 2);
+    out.write(dict.data(), std::streamsize(dict.size()));
+    if (a.is_int)
+      out.write(reinterpret_cast<const char*>(a.i.data()), std::streamsize(n * 4));
+    else
+      out.write(reinterpret_cast<const char*>(a.f.data()), std::streamsize(n * 4));
+    if (!out) throw std::runtime_error("writing '" + tmp + "' failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "'");
+}
+
+}  // namespace stepsim

@@ -1,0 +1,28 @@
+// NumPy .npy files (format version 1.0/2.0/3.0), the tensor format of graph inputs and of the
+// stored outputs of functional runs. Only what tensors need: C order, 1-D or 2-D, little-endian
+// float32/float64/float16/int32/int64 on read; float32 or int32 on write.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace stepsim {
+
+struct NpyArray {
+  std::vector<uint64_t> shape;   // 1-D arrays read as [n]
+  bool is_int = false;           // values in i (int32/int64 files) rather than f
+  std::vector<float> f;          // float files, converted to float32
+  std::vector<int32_t> i;        // integer files (int64 values must fit in int32)
+};
+
+// Reads the header only (shape and dtype). Throws std::runtime_error naming the file and what
+// is wrong: missing, not .npy, Fortran order, unsupported dtype, truncated.
+NpyArray read_npy_header(const std::string& path);
+NpyArray read_npy(const std::string& path);
+
+// Writes atomically (PATH.tmp, then rename) so an interrupted run leaves no file that looks
+// complete. 2-D shape [rows, cols]; f as float32 (is_int = false) or i as int32.
+void write_npy(const std::string& path, const NpyArray& a);
+
+}  // namespace stepsim

@@ -1,0 +1,88 @@
+#include "sim/tensors.h"
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "sim/npy.h"
+
+namespace stepsim {
+
+namespace {
+
+bool shape_matches(const NpyArray& a, const TensorSpec& t) {
+  if (a.shape.size() == 2) return a.shape[0] == t.rows && a.shape[1] == t.cols;
+  return t.rows == 1 && a.shape[0] == t.cols;  // a 1-D file is one row
+}
+
+std::string shape_text(const NpyArray& a) {
+  std::string s = "(";
+  for (size_t k = 0; k < a.shape.size(); ++k) s += (k ? ", " : "") + std::to_string(a.shape[k]);
+  return s + (a.shape.size() == 1 ? ",)" : ")");
+}
+
+// splitmix64: a fixed, portable generator (std::uniform_*_distribution is not).
+uint64_t next_random(uint64_t& s) {
+  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+void check_tensor_file(const TensorSpec& t, const std::string& where) {
+  NpyArray h;
+  try {
+    h = read_npy_header(t.file);
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(where + ": " + e.what());
+  }
+  if (!shape_matches(h, t))
+    throw std::invalid_argument(where + ": file '" + t.file + "' holds shape " + shape_text(h) +
+                                " but the tensor is declared [" + std::to_string(t.rows) + ", " +
+                                std::to_string(t.cols) + "]");
+  if (h.is_int != (t.dtype == DType::INT32))
+    throw std::invalid_argument(where + ": file '" + t.file + "' holds " + (h.is_int ? "integers" : "floats") +
+                                " but the tensor is " + dtype_name(t.dtype));
+}
+
+TileData initial_values(const TensorSpec& t) {
+  const uint64_t n = t.rows * t.cols;
+  TileData d;
+  if (t.init == "file") {
+    NpyArray a = read_npy(t.file);
+    if (!shape_matches(a, t) || a.is_int != (t.dtype == DType::INT32))
+      throw std::invalid_argument("tensor '" + t.name + "': file '" + t.file + "' does not match its declaration");
+    d.f = std::move(a.f);
+    d.i = std::move(a.i);
+    return d;
+  }
+  if (t.dtype == DType::INT32) d.i.assign(n, 0);
+  else d.f.assign(n, 0.0f);
+  if (t.init == "random") {
+    uint64_t s = t.seed;
+    for (uint64_t k = 0; k < n; ++k) {
+      const uint64_t r = next_random(s);
+      if (t.dtype == DType::INT32)
+        d.i[k] = int32_t(r % 16) - 8;
+      else
+        d.f[k] = float(double(r >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+    }
+  }
+  return d;
+}
+
+std::string write_tensor_npy(const std::string& dir, const std::string& name, uint64_t rows, uint64_t cols,
+                             DType dtype, const TileData& values) {
+  std::filesystem::create_directories(dir);
+  NpyArray a;
+  a.shape = {rows, cols};
+  a.is_int = dtype == DType::INT32;
+  a.f = values.f;
+  a.i = values.i;
+  const std::string path = (std::filesystem::path(dir) / (name + ".npy")).string();
+  write_npy(path, a);
+  return path;
+}
+
+}  // namespace stepsim

@@ -1,0 +1,25 @@
+// Stored tensors of a graph (the `tensors:` section): checking their files, their initial
+// values in functional mode, and writing the tensors a run stored as .npy.
+#pragma once
+
+#include <string>
+
+#include "hw/stream/tile.h"
+#include "sim/graph.h"
+
+namespace stepsim {
+
+// init: file: checks the .npy exists, is readable and matches the declared shape and dtype
+// kind (float files for bf16/fp32, integer files for int32). Throws std::invalid_argument.
+void check_tensor_file(const TensorSpec& t, const std::string& where);
+
+// Values before the run, row-major: zeros; random (uniform in [-1, 1), or integers in
+// [-8, 8) for int32, from a fixed generator seeded by `seed`: identical on every machine);
+// file; output (zeros). bf16 values are rounded to bf16 when stored.
+TileData initial_values(const TensorSpec& t);
+
+// Writes DIR/NAME.npy (float32 for bf16/fp32, int32 for int32); returns the path.
+std::string write_tensor_npy(const std::string& dir, const std::string& name, uint64_t rows, uint64_t cols,
+                             DType dtype, const TileData& values);
+
+}  // namespace stepsim

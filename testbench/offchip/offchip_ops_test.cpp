@@ -1,0 +1,362 @@
+// Off-chip memory operators end to end: LinearOffChipLoad (static and with a ref stream),
+// LinearOffChipStore, RandomOffChipLoad and RandomOffChipStore over the TLM-2.0 HBM target.
+// Token-level semantics, functional data through the backing store and .npy files, exact
+// cycle counts from the HBM timing rules, request-vs-fast agreement and clear errors.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "hw/presets/hardware.h"
+#include "sim/loader.h"
+#include "sim/npy.h"
+#include "sim/simulation.h"
+
+namespace stepsim {
+namespace {
+
+HardwareParams artifact() { return load_preset("step-artifact"); }
+
+SimResult run_yaml(const std::string& yaml, HardwareParams hw = artifact(), bool functional = false,
+                   const std::string& out_dir = "", uint64_t shuffle = 0) {
+  Graph g = parse_graph(yaml, "test.yaml", std::filesystem::temp_directory_path().string(), {});
+  SimOptions o;
+  o.hw = hw;
+  o.functional = functional;
+  o.output_dir = out_dir;
+  o.shuffle_seed = shuffle;
+  return simulate(g, o);
+}
+
+std::string tokens_of(const SimResult& r, const std::string& sink) { return format_beats(r.recorded.at(sink)); }
+
+std::string fresh_dir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("stepsim_offchip_" + name);
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d.string();
+}
+
+// A [rows, cols] float tensor whose element (r, c) is r * cols + c (exact in bf16 below 256).
+std::string write_index_tensor(const std::string& dir, uint64_t rows, uint64_t cols) {
+  NpyArray a;
+  a.shape = {rows, cols};
+  for (uint64_t k = 0; k < rows * cols; ++k) a.f.push_back(float(k % 256));
+  std::string path = dir + "/x.npy";
+  write_npy(path, a);
+  return path;
+}
+
+// Cycle the last response of an isolated tile is visible at its load, on an idle memory
+// (reference HBM rules, step-artifact preset): requests j = 0..n-1 go out par_dispatch per cycle,
+// round-robin over the channels; with no channel conflicts the last one is issued at
+// t + ceil(n / P) - 1 and returns link + startup + latency + link cycles later.
+uint64_t isolated_tile_cycles(uint64_t rows, uint64_t row_bytes, uint64_t par_dispatch) {
+  const HbmParams p = artifact().hbm;
+  const uint64_t n = rows * ((row_bytes + p.request_bytes - 1) / p.request_bytes);
+  const uint64_t last_issue = (n + par_dispatch - 1) / par_dispatch - 1;
+  return last_issue + p.link_latency + p.startup + p.latency + p.link_latency;
+}
+
+// Paper test 2 (v2 Fig. 2): a [64,256] bf16 tensor read as [64,64] tiles, once per ref element.
+TEST(LinearOffChipLoad, RefStreamRepeatsTheTiledView) {
+  SimResult r = run_yaml(R"(
+tensors:
+  w: {shape: [64, 256], dtype: bf16}
+streams:
+  ref: '7 8 9 S1 D'
+nodes:
+  - {name: ref, op: Source, params: {stream: ref}}
+  - {name: load, op: LinearOffChipLoad, params: {tensor: w, tile: [64, 64], out_shape: [1, 4]}, inputs: {ref: ref}}
+  - {name: sink, op: Sink, inputs: {in: load}}
+)");
+  ASSERT_TRUE(r.ok) << r.error;
+  const std::string pass = "T[64x64] T[64x64] T[64x64] T[64x64]";
+  EXPECT_EQ(tokens_of(r, "sink"), pass + " S2 " + pass + " S2 " + pass + " S3 D");
+  // Traffic: 12 tiles x 64*64*2 B = 98,304 B (every request is a full 64 B one).
+  EXPECT_EQ(r.offchip_read_bytes, 12u * 64 * 64 * 2);
+  EXPECT_EQ(r.offchip_read_bytes, 98304u);
+  EXPECT_EQ(r.offchip_tile_bytes, 98304u);
+  EXPECT_EQ(r.offchip_write_bytes, 0u);
+}
+
+TEST(LinearOffChipLoad, EmptyRefDimensionsPassThroughRaised) {
+  SimResult r = run_yaml(R"(
+tensors:
+  w: {shape: [2, 4], dtype: fp32}
+streams:
+  ref: '1 S1 S1 2 S2 D'
+nodes:
+  - {name: ref, op: Source, params: {stream: ref}}
+  - {name: load, op: LinearOffChipLoad, params: {tensor: w, tile: [2, 2]}, inputs: {ref: ref}}
+  - {name: sink, op: Sink, inputs: {in: load}}
+)");
+  ASSERT_TRUE(r.ok) << r.error;
+  // The view is [1, 2] tiles (rank 2): ref stop S1 -> S3, an empty ref row -> bare S3.
+  EXPECT_EQ(tokens_of(r, "sink"), "T[2x2:fp32] T[2x2:fp32] S3 S3 T[2x2:fp32] T[2x2:fp32] S4 D");
+}
+
+TEST(LinearOffChipLoad, AffineViewWithStrideZeroRereads) {
+  const std::string dir = fresh_dir("affine");
+  write_index_tensor(dir, 2, 4);
+  SimResult r = run_yaml(R"(
+tensors:
+  x: {shape: [2, 4], dtype: fp32, init: file, file: )" + dir + R"(/x.npy}
+nodes:
+  - {name: load, op: LinearOffChipLoad, params: {tensor: x, tile: [1, 2], out_shape: [2, 3], stride: [2, 0]}}
+  - {name: sink, op: Sink, inputs: {in: load}}
+)",
+                         artifact(), true);
+  ASSERT_TRUE(r.ok) << r.error;
+  const auto& beats = r.recorded.at("sink");
+  // Tiles 0 0 0 S1 2 2 2 S2: stride 0 re-reads the first tile of each tiled row.
+  ASSERT_EQ(beats.size(), 6u);  // done rides on the last tile
+  const float first[6] = {0, 0, 0, 4, 4, 4};
+  for (int k = 0; k < 6; ++k) {
+    const Tile& t = beats[size_t(k)].elem.tile();
+    EXPECT_EQ(t.f(0, 0), first[k]) << k;
+    EXPECT_EQ(t.f(0, 1), first[k] + 1) << k;
+    EXPECT_TRUE(t.in_memory_unit);
+  }
+  EXPECT_EQ(beats[2].stop, 1);
+  EXPECT_EQ(beats[5].stop, 2);
+}
+
+TEST(LinearOffChipLoad, IsolatedTileCyclesFollowTheHbmRules) {
+  // One 64x64 bf16 tile: 64 rows x ceil(128 B / 64 B) = 128 requests at 1 per cycle.
+  const uint64_t tile = isolated_tile_cycles(64, 128, 1);
+  EXPECT_EQ(tile, 127u + 1 + 14 + 2 + 1);
+  SimResult r = run_yaml(R"(
+tensors:
+  w: {shape: [64, 256]}
+nodes:
+  - {name: load, op: LinearOffChipLoad, params: {tensor: w, tile: [64, 64]}}
+  - {name: sink, op: Sink, inputs: {in: load}}
+)");
+  ASSERT_TRUE(r.ok) << r.error;
+  // One tile in flight: tile k is issued when tile k-1 is back; each is visible one send
+  // latency after its last response.
+  const auto& times = r.recorded_times.at("sink");
+  ASSERT_EQ(times.size(), 4u);
+  for (uint64_t k = 0; k < 4; ++k) EXPECT_EQ(times[k], (k + 1) * tile + 1) << "tile " << k;
+  EXPECT_EQ(r.cycles, 4 * tile + 1);
+}
+
+TEST(LinearOffChipLoad, ParDispatchBundlesRequests) {
+  // 128 requests, 16 per cycle: the last is issued at cycle 7; 16 distinct channels per cycle
+  // and two cycles per channel slot, so no request waits.
+  const uint64_t tile = isolated_tile_cycles(64, 128, 16);
+  EXPECT_EQ(tile, 7u + 18);
+  SimResult r = run_yaml(R"(
+tensors:
+  w: {shape: [64, 64]}
+nodes:
+  - {name: load, op: LinearOffChipLoad, params: {tensor: w, tile: [64, 64], par_dispatch: 16}}
+  - {name: sink, op: Sink, inputs: {in: load}}
+)");
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.recorded_times.at("sink")[0], tile + 1);
+}
+
+TEST(LinearOffChipLoad, PipelinedAddressGeneratorOverlapsTiles) {
+  HardwareParams hw = artifact();
+  hw.set("offchip_one_tile_in_flight", "false");
+  SimResult r = run_yaml(R"(
+tensors:
+  w: {shape: [64, 256]}
+nodes:
+  - {name: load, op: LinearOffChipLoad, params: {tensor: w, tile: [64, 64]}}
+  - {name: sink, op: Sink, inputs: {in: load}}
+)",
+                         hw);
+  ASSERT_TRUE(r.ok) << r.error;
+  // 4 tiles x 128 requests back to back at 1 per cycle: the last of 512 is issued at cycle 511
+  // and returns 18 cycles later (no channel conflicts at 1 request per cycle); +1 to the sink.
+  EXPECT_EQ(r.recorded_times.at("sink")[3], 511u + 18 + 1);
+}
+
+TEST(OffChip, FunctionalRoundTripThroughLoadMapStore) {
+  const std::string dir = fresh_dir("roundtrip");
+  write_index_tensor(dir, 32, 64);
+  SimResult r = run_yaml(R"(
+tensors:
+  x: {shape: [32, 64], dtype: bf16, init: file, file: )" + dir + R"(/x.npy}
+  y: {shape: [32, 64], dtype: bf16, init: output}
+nodes:
+  - {name: load, op: LinearOffChipLoad, params: {tensor: x, tile: [16, 32]}}
+  - {name: store, op: LinearOffChipStore, params: {tensor: y, tile: [16, 32], out_shape: [2, 2], stride: [1, 2]}, inputs: {in: load}}
+)",
+                         artifact(), true, dir);
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.written_files.size(), 1u);
+  NpyArray y = read_npy(dir + "/y.npy");
+  ASSERT_EQ(y.shape, (std::vector<uint64_t>{32, 64}));
+  // The store's view (out_shape [2, 2], stride [1, 2]) writes its k-th tile to stored tile
+  // lin(k) = (k / 2) * 1 + (k % 2) * 2: the tiled transpose. So y's tile (tr, tc), stored index
+  // tr*2 + tc, holds the k-th tile read, k = tc*2 + tr, which is x's tile (k / 2, k % 2).
+  for (uint64_t tr = 0; tr < 2; ++tr)
+    for (uint64_t tc = 0; tc < 2; ++tc) {
+      const uint64_t k = tc * 2 + tr;
+      const uint64_t xr = (k / 2) * 16, xc = (k % 2) * 32;
+      for (uint64_t i = 0; i < 16; ++i)
+        for (uint64_t j = 0; j < 32; ++j)
+          ASSERT_EQ(y.f[(tr * 16 + i) * 64 + tc * 32 + j], float(((xr + i) * 64 + xc + j) % 256))
+              << "tile " << tr << "," << tc;
+    }
+  EXPECT_EQ(r.offchip_read_bytes, 32u * 64 * 2);
+  EXPECT_EQ(r.offchip_write_bytes, 32u * 64 * 2);
+}
+
+TEST(OffChip, RandomLoadAndStoreFollowTheAddressStreams) {
+  const std::string dir = fresh_dir("random");
+  write_index_tensor(dir, 4, 4);  // 4 tiles of [1,4]: tile k holds 4k .. 4k+3
+  SimResult r = run_yaml(R"(
+tensors:
+  x: {shape: [4, 4], dtype: fp32, init: file, file: )" + dir + R"(/x.npy}
+  y: {shape: [4, 4], dtype: fp32, init: output}
+streams:
+  raddr: '3 0 S1 S1 2 S1 D'
+  waddr: '0 1 2 D'
+nodes:
+  - {name: raddr, op: Source, params: {stream: raddr}}
+  - {name: waddr, op: Source, params: {stream: waddr}}
+  - {name: load, op: RandomOffChipLoad, params: {tensor: x, tile: [1, 4]}, inputs: {raddr: raddr}}
+  - {name: fork, op: Broadcast, inputs: {in: load}}
+  - {name: sink, op: Sink, inputs: {in: fork.out0}}
+  - {name: store, op: RandomOffChipStore, params: {tensor: y, tile: [1, 4]}, inputs: {waddr: waddr, wdata: fork.out1}}
+  - {name: acks, op: Sink, inputs: {in: store}}
+)",
+                         artifact(), true, dir);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(tokens_of(r, "sink"), "T[1x4:fp32] T[1x4:fp32] S1 S1 T[1x4:fp32] S1 D");
+  const auto& b = r.recorded.at("sink");
+  EXPECT_EQ(b[0].elem.tile().f(0, 0), 12.0f);  // tile 3
+  EXPECT_EQ(b[1].elem.tile().f(0, 0), 0.0f);   // tile 0
+  EXPECT_EQ(b[3].elem.tile().f(0, 0), 8.0f);   // tile 2 (b[2] is the bare S1)
+  EXPECT_EQ(tokens_of(r, "acks"), "1 1 1 D");
+  NpyArray y = read_npy(dir + "/y.npy");
+  const float expect[16] = {12, 13, 14, 15, 0, 1, 2, 3, 8, 9, 10, 11, 0, 0, 0, 0};
+  for (int k = 0; k < 16; ++k) EXPECT_EQ(y.f[size_t(k)], expect[k]) << k;
+}
+
+TEST(OffChip, RequestModeMatchesFastModeOnAnIsolatedLoad) {
+  const std::string g = R"(
+tensors:
+  w: {shape: [64, 512]}
+nodes:
+  - {name: load, op: LinearOffChipLoad, params: {tensor: w, tile: [64, 128], par_dispatch: 4}}
+  - {name: sink, op: Sink, inputs: {in: load}}
+)";
+  HardwareParams req = artifact();
+  req.set("hbm.mode", "request");
+  SimResult fast = run_yaml(g), slow = run_yaml(g, req);
+  ASSERT_TRUE(fast.ok && slow.ok) << fast.error << slow.error;
+  EXPECT_EQ(fast.cycles, slow.cycles);
+  EXPECT_EQ(fast.recorded_times.at("sink"), slow.recorded_times.at("sink"));
+  EXPECT_EQ(fast.offchip_read_bytes, slow.offchip_read_bytes);
+}
+
+TEST(OffChip, ConcurrentClientsAreOrderedDeterministically) {
+  const std::string g = R"(
+tensors:
+  a: {shape: [64, 256]}
+  b: {shape: [64, 256]}
+  c: {shape: [64, 256], init: output}
+nodes:
+  - {name: la, op: LinearOffChipLoad, params: {tensor: a, tile: [32, 64]}}
+  - {name: lb, op: LinearOffChipLoad, params: {tensor: b, tile: [16, 64], par_dispatch: 2}}
+  - {name: add, op: Map, params: {fn: silu}, inputs: {in0: la}}
+  - {name: sink, op: Sink, inputs: {in: lb}}
+  - {name: st, op: LinearOffChipStore, params: {tensor: c, tile: [32, 64]}, inputs: {in: add}}
+)";
+  SimResult base = run_yaml(g);
+  ASSERT_TRUE(base.ok) << base.error;
+  for (uint64_t seed : {1, 2, 3}) {
+    SimResult s = run_yaml(g, artifact(), false, "", seed);
+    ASSERT_TRUE(s.ok) << s.error;
+    EXPECT_EQ(s.cycles, base.cycles) << "seed " << seed;
+    EXPECT_EQ(s.recorded_times.at("sink"), base.recorded_times.at("sink")) << "seed " << seed;
+  }
+  HardwareParams req = artifact();
+  req.set("hbm.mode", "request");
+  SimResult slow = run_yaml(g, req);
+  ASSERT_TRUE(slow.ok) << slow.error;
+  const double diff = std::abs(double(slow.cycles) - double(base.cycles)) / double(slow.cycles);
+  EXPECT_LE(diff, 0.02) << "fast " << base.cycles << " vs request " << slow.cycles << " cycles";
+}
+
+void expect_error(const std::string& yaml, const std::vector<std::string>& words, bool functional = false) {
+  std::string msg;
+  try {
+    SimResult r = run_yaml(yaml, artifact(), functional);
+    ASSERT_FALSE(r.ok);
+    msg = r.error;
+  } catch (const std::exception& e) {
+    msg = e.what();
+  }
+  for (const std::string& w : words) EXPECT_NE(msg.find(w), std::string::npos) << "'" << w << "' not in: " << msg;
+}
+
+TEST(OffChipErrors, ClearMessages) {
+  expect_error(R"(
+tensors: {w: {shape: [64, 64]}}
+nodes: [{name: l, op: LinearOffChipLoad, params: {tensor: v, tile: [64, 64]}}]
+)",
+               {"no tensor named 'v'", "w"});
+  expect_error(R"(
+tensors: {w: {shape: [64, 64]}}
+nodes: [{name: l, op: LinearOffChipLoad, params: {tensor: w, tile: [48, 64]}}]
+)",
+               {"node 'l'", "does not divide", "[64, 64]"});
+  expect_error(R"(
+tensors: {w: {shape: [64, 64]}}
+nodes: [{name: l, op: LinearOffChipLoad, params: {tensor: w, tile: [32, 32], out_shape: [3], stride: [2]}}]
+)",
+               {"node 'l'", "reaches tile 4", "holds 4 tiles"});
+  expect_error(R"(
+tensors: {w: {shape: [64, 64]}, y: {shape: [64, 64]}}
+nodes:
+  - {name: l, op: LinearOffChipLoad, params: {tensor: w, tile: [32, 64]}}
+  - {name: s, op: LinearOffChipStore, params: {tensor: y, tile: [64, 32]}, inputs: {in: l}}
+)",
+               {"node 's'", "l.out->s.in", "T[32x64]", "T[64x32]"});
+  expect_error(R"(
+tensors: {w: {shape: [4, 4]}}
+streams: {a: '1 9 D'}
+nodes:
+  - {name: a, op: Source, params: {stream: a}}
+  - {name: l, op: RandomOffChipLoad, params: {tensor: w, tile: [1, 4]}, inputs: {raddr: a}}
+)",
+               {"node 'l'", "tile index 9", "outside tensor 'w'"});
+  expect_error(R"(
+tensors: {w: {shape: [4, 4]}}
+streams: {a: '1 2 D', d: 'T[1x4] D'}
+nodes:
+  - {name: a, op: Source, params: {stream: a}}
+  - {name: d, op: Source, params: {stream: d}}
+  - {name: s, op: RandomOffChipStore, params: {tensor: w, tile: [1, 4]}, inputs: {waddr: a, wdata: d}}
+)",
+               {"node 's'", "wdata ended before waddr"});
+  expect_error(R"(
+tensors: {w: {shape: [4, 4], init: file, file: /nonexistent/w.npy}}
+nodes: []
+)",
+               {"tensor 'w'", "/nonexistent/w.npy", "cannot open"});
+  expect_error(R"(
+tensors: {w: {shape: [4, 4], colour: red}}
+nodes: []
+)",
+               {"tensor 'w'", "unknown key 'colour'"});
+}
+
+TEST(OffChipErrors, TensorFileShapeMismatch) {
+  const std::string dir = fresh_dir("badshape");
+  write_index_tensor(dir, 2, 4);
+  expect_error(R"(
+tensors: {x: {shape: [4, 4], init: file, file: )" + dir + R"(/x.npy}}
+nodes: []
+)",
+               {"tensor 'x'", "(2, 4)", "[4, 4]"});
+}
+
+}  // namespace
+}  // namespace stepsim
