@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hw/ops/op.h"
+#include "sim/docs.h"
 #include "sim/eval.h"
 #include "sim/loader.h"
 #include "sim/report.h"
@@ -22,9 +23,9 @@ const char* kUsage =
     "usage:\n"
     "  stepsim run GRAPH.yaml [--preset P] [--set key=value]... [--mode timing|functional]\n"
     "                         [--report FILE.json] [--trace FILE.json] [--out DIR] [--shuffle SEED]\n"
-    "  stepsim ops                      list every operator: ports, parameters, timing\n"
+    "  stepsim ops [--markdown]         list every operator: ports, parameters, timing\n"
     "  stepsim eval OP [--param k=v]... --in [PORT=]'TOKENS'... [--outputs N] [--preset P]\n"
-    "  stepsim presets                  list hardware presets and their parameters\n";
+    "  stepsim presets [--markdown]     list hardware presets and their parameters\n";
 
 struct Args {
   std::vector<std::string> v;
@@ -213,8 +214,21 @@ int cli_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
   }
   const std::string cmd = a.next("");
   try {
-    if (cmd == "ops") return cmd_ops(out);
-    if (cmd == "presets") return cmd_presets(out);
+    if (cmd == "ops" || cmd == "presets") {
+      // --markdown: the generated reference docs (docs/operators.md, docs/presets.md).
+      bool markdown = false;
+      while (a.more()) {
+        std::string f = a.next("");
+        if (f != "--markdown") throw std::invalid_argument(cmd + ": unknown option '" + f + "'");
+        markdown = true;
+      }
+      if (markdown) {
+        if (cmd == "ops") write_ops_markdown(out);
+        else write_presets_markdown(out);
+        return 0;
+      }
+      return cmd == "ops" ? cmd_ops(out) : cmd_presets(out);
+    }
     if (cmd == "eval") return cmd_eval(a, out, err);
     if (cmd == "run") return cmd_run(a, out, err);
     err << "unknown command '" << cmd << "'\n" << kUsage;

@@ -212,7 +212,9 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
     while (std::getline(in, line)) {
       if (line.rfind("params:", 0) == 0) in_params = true;
       else if (!line.empty() && line[0] != ' ' && line[0] != '#') in_params = false;
-      outs << (in_params ? line : substitute(line, vars, source)) << "\n";
+      const size_t first = line.find_first_not_of(" \t");
+      const bool comment = first != std::string::npos && line[first] == '#';  // comments are not substituted
+      outs << (in_params || comment ? line : substitute(line, vars, source)) << "\n";
     }
     text = outs.str();
     root = YAML::Load(text);

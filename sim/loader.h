@@ -1,6 +1,6 @@
-// YAML graph files (docs/graph-format.md): nodes, parameters, inputs, tensors, streams from
-// literal text or trace files, per-node compute bandwidth and FIFO depth, `params:` with
-// ${name} substitution overridable by --set.
+// YAML graph files (docs/user-guide.md, "Writing a graph"): nodes, parameters, inputs, tensors,
+// streams from literal text or trace files, per-node compute bandwidth and FIFO depth, `params:`
+// with ${name} substitution (not in comment lines) overridable by --set.
 #pragma once
 
 #include <string>

@@ -193,6 +193,9 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
   // Fresh SystemC kernel for every simulation.
   sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
   sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+  // Operator errors stop the kernel; the error itself is reported by the caller, so the
+  // kernel's "Simulation stopped by user" note is noise.
+  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
 
   auto env = std::make_unique<SimEnv>();
   env->hw = options.hw;
@@ -238,7 +241,13 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
         int oi = port_index(info.outputs, use[n.name].out_numbered, e.from_port);
         if (oi >= 0) cfg.write_back_mu[size_t(oi)] = true;
       }
-    ops[n.name] = info.create(cfg);
+    try {
+      ops[n.name] = info.create(cfg);
+    } catch (const std::exception& e) {  // bad parameter values found by the operator itself
+      const std::string what = e.what();
+      if (what.rfind("node '", 0) == 0) throw std::invalid_argument(what);
+      throw std::invalid_argument("node '" + n.name + "' (" + n.op + "): " + what);
+    }
     op_order.push_back(n.name);
   }
 

@@ -54,7 +54,8 @@ class Channel {
   // Producer side. Blocks (in SystemC) while full; advances the producer's clock past the
   // slot's release time. `extra_delay` adds cycles to this beat's visibility without
   // advancing the producer (an output stage latency). Returns the beat's visible time.
-  uint64_t send(Beat beat, uint64_t extra_delay = 0) {
+  uint64_t send(const Beat& beat, uint64_t extra_delay = 0) { return send(Beat(beat), extra_delay); }
+  uint64_t send(Beat&& beat, uint64_t extra_delay = 0) {
     Context* p = producer_;
     while (full()) p->block_send(this);
     Slot& s = ring_[tail_pos_];
@@ -71,7 +72,7 @@ class Channel {
       stats_.bytes += t ? t->bytes() : beat.elem.bytes();
     }
     stats_.last_send_time = p->now();
-    s.beat = std::move(beat);
+    move_beat(s.beat, beat);
     if (++tail_pos_ == params_.depth) tail_pos_ = 0;
     if (++size_ > stats_.peak_occupancy) stats_.peak_occupancy = size_;
     p->scheduler()->note_progress();
@@ -96,7 +97,7 @@ class Channel {
   Beat pop() {
     peek();
     Slot& s = ring_[head_pos_];
-    Beat b = std::move(s.beat);
+    Beat b = take_beat(s.beat);
     s.freed = consumer_->now() + params_.response_latency;
     if (++head_pos_ == params_.depth) head_pos_ = 0;
     --size_;
@@ -119,6 +120,25 @@ class Channel {
   uint32_t occupancy() const { return size_; }
 
  private:
+  // Moves of a beat holding a tile (the common case) without std::variant's generic dispatch;
+  // the result is the same as the plain moves they replace.
+  static void move_beat(Beat& to, Beat& from) {
+    Tile* dst = std::get_if<Tile>(&to.elem.v);
+    Tile* src = std::get_if<Tile>(&from.elem.v);
+    if (dst && src) {
+      *dst = std::move(*src);
+      to.has_elem = from.has_elem;
+      to.stop = from.stop;
+      to.done = from.done;
+    } else {
+      to = std::move(from);
+    }
+  }
+  static Beat take_beat(Beat& from) {
+    if (Tile* t = std::get_if<Tile>(&from.elem.v)) return Beat{Element(std::move(*t)), from.has_elem, from.stop, from.done};
+    return std::move(from);
+  }
+
   struct Slot {
     Beat beat;
     uint64_t ready = 0;  // visible time of the beat held

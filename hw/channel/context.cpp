@@ -14,10 +14,18 @@ Context::Context(std::string name, Scheduler* scheduler) : name_(std::move(name)
   index_ = scheduler_->add_context(this);
 }
 
+void Context::suspend() {
+  wake_pending_ = false;
+  if (static_wake_)
+    sc_core::wait();  // static sensitivity: wake_
+  else
+    sc_core::wait(wake_);
+}
+
 void Context::block_recv(Channel* c) {
   state_ = State::kBlockedRecv;
   blocked_on_ = c;
-  sc_core::wait(wake_);
+  suspend();
   state_ = State::kRunnable;
   blocked_on_ = nullptr;
 }
@@ -25,7 +33,7 @@ void Context::block_recv(Channel* c) {
 void Context::block_send(Channel* c) {
   state_ = State::kBlockedSend;
   blocked_on_ = c;
-  sc_core::wait(wake_);
+  suspend();
   state_ = State::kRunnable;
   blocked_on_ = nullptr;
 }
@@ -33,7 +41,7 @@ void Context::block_send(Channel* c) {
 void Context::arb_wait() {
   state_ = State::kArbWait;
   scheduler_->request_quiescence(this);
-  sc_core::wait(wake_);
+  suspend();
   state_ = State::kRunnable;
 }
 

@@ -68,13 +68,27 @@ class Context {
   // Used by Channel.
   void block_recv(Channel* c);
   void block_send(Channel* c);
-  void wake() { wake_.notify(); }
+  // Resumes the context if it is blocked. Notifying a context that is running, or that an
+  // earlier wake already made runnable, would be a no-op in SystemC, so it is skipped: one
+  // notification per wait (docs/performance.md).
+  void wake() {
+    if (!wake_pending_ && state_ != State::kRunnable && state_ != State::kFinished) {
+      wake_pending_ = true;
+      wake_.notify();
+    }
+  }
+  // The event this context's thread waits on. A thread spawned statically sensitive to it
+  // (Op does this) calls set_static_wake(true) and then waits with a plain wait(), which
+  // skips SystemC's per-wait dynamic-sensitivity bookkeeping.
+  const sc_core::sc_event& wake_event() const { return wake_; }
+  void set_static_wake(bool on) { static_wake_ = on; }
 
   void set_index(int i) { index_ = i; }
 
  private:
   friend class Scheduler;
   void arb_wait();
+  void suspend();  // waits for wake()
 
   std::string name_;
   Scheduler* scheduler_;
@@ -86,6 +100,8 @@ class Context {
   std::vector<Channel*> inputs_;
   std::vector<Channel*> outputs_;
   bool queued_for_quiescence_ = false;
+  bool wake_pending_ = false;  // notified since the current wait began
+  bool static_wake_ = false;   // the thread is statically sensitive to wake_
   // While select_earliest waits: its candidates (its next action needs one of them).
   const std::vector<Channel*>* arb_candidates_ = nullptr;
   sc_core::sc_event wake_;

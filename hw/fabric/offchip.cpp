@@ -86,10 +86,20 @@ uint64_t OffChipMemory::transfer(Context& ctx, Burst b, uint8_t* data) {
   if (b.par_dispatch == 0) b.par_dispatch = 1;
   b.issue_cycle = ctx.now();
   tile_bytes_ += uint64_t(b.rows) * b.row_bytes;
+  // Requests reaching the memory in the same cycle are served in turn order (cycle, then
+  // client index), so the memory sees the order the turns grant.
+  b.initiator = uint32_t(ctx.index());
   if (mode_ == HbmAccessMode::Fast) {
+    // Deferred exact tile path: register the tile at its turn, then take its result once no
+    // client can issue before its last request any more (the turn at that cycle).
     ctx.wait_for_turn(clients_);
-    BurstResult r = hbm_transfer(*socket.operator->(), b, HbmAccessMode::Fast, rb, data);
-    ctx.advance_to(r.last_issue_cycle);
+    BurstResult info;
+    const uint64_t handle = hbm_issue(*socket.operator->(), b, rb, data, &info);
+    ctx.advance_to(info.last_issue_cycle);
+    ctx.wait_for_turn(clients_);
+    BurstResult r;
+    if (!hbm_result(*socket.operator->(), handle, ctx.now(), rb, &r))
+      throw std::logic_error("HBM result not ready at the tile's last issue cycle");
     return r.completion_cycle;
   }
   // Request mode: the data moves once (no timing), then the requests are issued bundle by
@@ -119,7 +129,8 @@ uint64_t OffChipMemory::transfer(Context& ctx, Burst b, uint8_t* data) {
       ctx.wait_for_turn(clients_);
     }
     const uint64_t addr = b.request_addr(j / per_row, j % per_row, rb);
-    completion = std::max(completion, hbm_request(*socket.operator->(), addr, b.write, ctx.now()));
+    completion = std::max(completion, hbm_request(*socket.operator->(), addr, b.write, ctx.now(), nullptr, 0,
+                                                  b.initiator));
   }
   return completion;
 }

@@ -8,8 +8,11 @@
 // (t, index). That keeps results independent of SystemC process order.
 //
 // Modes (HardwareParams::hbm_mode):
-//   fast    - one TLM transaction per tile (Burst extension; the target times it in
-//             O(channels) with HbmTiming::serve_burst).
+//   fast    - two TLM transactions per tile: BurstIssue at the client's turn (data moves, the
+//             target registers the tile with HbmTiming::issue_burst), then, once the client
+//             has advanced to the tile's last issue cycle and holds the turn there,
+//             BurstResult (HbmTiming::try_result): the exact request-level completion, timed
+//             in O(channels) when the tile is alone on the memory.
 //   request - one TLM transaction per 64-byte request, issued bundle by bundle in model time
 //             (par_dispatch requests per cycle, a turn per bundle), so requests of concurrent
 //             clients interleave at the channels as in the reference. The tile's data moves

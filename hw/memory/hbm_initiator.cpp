@@ -50,13 +50,59 @@ struct Txn {
 }  // namespace
 
 uint64_t hbm_request(tlm::tlm_fw_transport_if<>& fw, uint64_t addr, bool write,
-                     uint64_t issue_cycle, uint8_t* data, uint32_t len) {
+                     uint64_t issue_cycle, uint8_t* data, uint32_t len, uint32_t initiator) {
   Txn t;
   t.prepare(addr, write, data, len);
   t.ext.kind = HbmBurstExtension::Kind::Request;
   t.ext.issue_cycle = issue_cycle;
+  t.ext.initiator = initiator;
   t.send(fw);
   return t.ext.completion_cycle;
+}
+
+namespace {
+void set_geometry(HbmBurstExtension& e, const Burst& b) {
+  e.issue_cycle = b.issue_cycle;
+  e.rows = b.rows;
+  e.row_bytes = b.row_bytes;
+  e.row_pitch = b.row_pitch;
+  e.par_dispatch = b.par_dispatch;
+  e.initiator = b.initiator;
+}
+}  // namespace
+
+uint64_t hbm_issue(tlm::tlm_fw_transport_if<>& fw, const Burst& b, uint32_t request_bytes,
+                   uint8_t* data, BurstResult* info) {
+  Txn t;
+  t.prepare(b.base, b.write, data, uint64_t(b.rows) * b.row_bytes);
+  t.ext.kind = HbmBurstExtension::Kind::BurstIssue;
+  set_geometry(t.ext, b);
+  t.send(fw);
+  if (info) {
+    info->completion_cycle = b.issue_cycle;
+    info->requests = t.ext.requests;
+    info->bytes = t.ext.requests * request_bytes;
+    info->last_issue_cycle = t.ext.last_issue_cycle;
+  }
+  return t.ext.handle;
+}
+
+bool hbm_result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t watermark,
+                uint32_t request_bytes, BurstResult* out) {
+  Txn t;
+  t.prepare(0, false, nullptr, 0);
+  t.ext.kind = HbmBurstExtension::Kind::BurstResult;
+  t.ext.handle = handle;
+  t.ext.watermark = watermark;
+  t.send(fw);
+  if (!t.ext.ready) return false;
+  if (out) {
+    out->completion_cycle = t.ext.completion_cycle;
+    out->requests = t.ext.requests;
+    out->last_issue_cycle = t.ext.last_issue_cycle;
+    out->bytes = t.ext.requests * request_bytes;
+  }
+  return true;
 }
 
 BurstResult hbm_transfer(tlm::tlm_fw_transport_if<>& fw, const Burst& b, HbmAccessMode mode,
@@ -66,11 +112,7 @@ BurstResult hbm_transfer(tlm::tlm_fw_transport_if<>& fw, const Burst& b, HbmAcce
   if (mode == HbmAccessMode::Fast) {
     t.prepare(b.base, b.write, data, uint64_t(b.rows) * b.row_bytes);
     t.ext.kind = HbmBurstExtension::Kind::Burst;
-    t.ext.issue_cycle = b.issue_cycle;
-    t.ext.rows = b.rows;
-    t.ext.row_bytes = b.row_bytes;
-    t.ext.row_pitch = b.row_pitch;
-    t.ext.par_dispatch = b.par_dispatch;
+    set_geometry(t.ext, b);
     t.send(fw);
     res.completion_cycle = t.ext.completion_cycle;
     res.requests = t.ext.requests;
@@ -91,6 +133,7 @@ BurstResult hbm_transfer(tlm::tlm_fw_transport_if<>& fw, const Burst& b, HbmAcce
       t.prepare(b.request_addr(r, q, request_bytes), b.write,
                 data ? data + r * b.row_bytes + off : nullptr, len);
       t.ext.issue_cycle = b.request_issue_cycle(j);
+      t.ext.initiator = b.initiator;
       t.send(fw);
       res.completion_cycle = std::max(res.completion_cycle, t.ext.completion_cycle);
       res.last_issue_cycle = t.ext.issue_cycle;

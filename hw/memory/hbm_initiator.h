@@ -2,9 +2,13 @@
 // generators). They build the generic payload + HbmBurstExtension, call b_transport and
 // return the completion in cycles.
 //
-//   Fast    : one transaction for the whole tile (target runs HbmTiming::serve_burst).
+//   Fast    : one transaction for the whole tile (target runs HbmTiming::serve_burst:
+//             immediate, later bursts cannot delay it).
 //   Request : one transaction per request_bytes request, in row-major order, request j
 //             stamped issue_cycle + floor(j / par_dispatch) (target runs serve_request).
+//   Deferred fast (hbm_issue + hbm_result): one transaction to issue the tile, one (or
+//             more) to take its result once the caller's watermark allows; equals the
+//             request level exactly (HbmTiming::issue_burst / try_result).
 // Both modes give the same timing for a tile served alone; with several initiators the
 // request mode interleaves their requests only if the caller interleaves the calls (use
 // hbm_request directly for that). `data` (may be null = timing only) holds the tile packed
@@ -29,9 +33,23 @@ BurstResult hbm_transfer(tlm::tlm_fw_transport_if<>& fw, const Burst& burst,
                          HbmAccessMode mode, uint32_t request_bytes, uint8_t* data = nullptr);
 
 // One request-level transaction (len <= request_bytes data bytes at addr, or timing only).
-// Returns the completion cycle.
+// Returns the completion cycle. `initiator`: same-cycle order against pending bursts.
 uint64_t hbm_request(tlm::tlm_fw_transport_if<>& fw, uint64_t addr, bool write,
-                     uint64_t issue_cycle, uint8_t* data = nullptr, uint32_t len = 0);
+                     uint64_t issue_cycle, uint8_t* data = nullptr, uint32_t len = 0,
+                     uint32_t initiator = 0);
+
+// Deferred fast mode. hbm_issue moves the data (if any) and registers the tile at
+// burst.issue_cycle; returns the handle (and, in *info, requests / bytes /
+// last_issue_cycle; completion_cycle = issue cycle). hbm_result takes the result once
+// `watermark` allows it (HbmTiming::try_result): true and *out filled, or false (call again
+// with a later watermark). Typical use in a turn-ordered simulator: issue at the client's
+// turn at cycle t; advance the client to the tile's last issue cycle L; wait for the turn
+// at L (no client can issue before (L, this client) any more); hbm_result(h, L) with
+// burst.initiator = the client's turn index.
+uint64_t hbm_issue(tlm::tlm_fw_transport_if<>& fw, const Burst& burst, uint32_t request_bytes,
+                   uint8_t* data = nullptr, BurstResult* info = nullptr);
+bool hbm_result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t watermark,
+                uint32_t request_bytes, BurstResult* out);
 
 // Convenience wrapper around an initiator socket (bound to an HbmTarget's socket).
 class HbmInitiator {
@@ -50,6 +68,13 @@ class HbmInitiator {
   uint64_t request(uint64_t addr, bool write, uint64_t issue_cycle, uint8_t* data = nullptr,
                    uint32_t len = 0) {
     return hbm_request(*socket_.operator->(), addr, write, issue_cycle, data, len);
+  }
+  // Deferred fast mode (see hbm_issue / hbm_result).
+  uint64_t issue(const Burst& burst, uint8_t* data = nullptr, BurstResult* info = nullptr) {
+    return hbm_issue(*socket_.operator->(), burst, request_bytes_, data, info);
+  }
+  bool result(uint64_t handle, uint64_t watermark, BurstResult* out) {
+    return hbm_result(*socket_.operator->(), handle, watermark, request_bytes_, out);
   }
 
  private:

@@ -34,6 +34,18 @@ void HbmTarget::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
   HbmBurstExtension* ext = nullptr;
   trans.get_extension(ext);
 
+  if (ext && ext->kind == HbmBurstExtension::Kind::BurstResult) {
+    BurstResult r;
+    ext->ready = timing_.try_result(ext->handle, ext->watermark, &r);
+    if (ext->ready) {
+      ext->completion_cycle = r.completion_cycle;
+      ext->requests = r.requests;
+      ext->last_issue_cycle = r.last_issue_cycle;
+    }
+    trans.set_response_status(tlm::TLM_OK_RESPONSE);
+    return;
+  }
+
   uint64_t issue, completion;
   if (ext && ext->kind == HbmBurstExtension::Kind::Request) {
     if (functional && len > rb) {
@@ -47,7 +59,7 @@ void HbmTarget::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
         mem_.read(addr, data, len);
     }
     issue = ext->issue_cycle;
-    completion = timing_.serve_request(addr, write, issue).completion_cycle;
+    completion = timing_.serve_request(addr, write, issue, ext->initiator).completion_cycle;
     ext->completion_cycle = completion;
     ext->requests = 1;
     ext->last_issue_cycle = issue;
@@ -61,10 +73,12 @@ void HbmTarget::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
       b.row_pitch = ext->row_pitch;
       b.issue_cycle = ext->issue_cycle;
       b.par_dispatch = ext->par_dispatch;
+      b.initiator = ext->initiator;
     } else {
       b.rows = 1;
       b.row_bytes = len;
       b.issue_cycle = timing_.last_issue_cycle();
+      b.initiator = timing_.last_issue_initiator();
       b.par_dispatch = timing_.params().channels;
     }
     if (functional && len != uint64_t(b.rows) * b.row_bytes) {
@@ -76,6 +90,15 @@ void HbmTarget::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
         mem_.write_rows(addr, b.rows, b.row_bytes, b.pitch(), data);
       else
         mem_.read_rows(addr, b.rows, b.row_bytes, b.pitch(), data);
+    }
+    if (ext && ext->kind == HbmBurstExtension::Kind::BurstIssue) {
+      ext->handle = timing_.issue_burst(b);
+      ext->requests = b.requests(rb);
+      ext->last_issue_cycle =
+          b.issue_cycle + (ext->requests ? (ext->requests - 1) / b.dispatch() : 0);
+      ext->ready = false;
+      trans.set_response_status(tlm::TLM_OK_RESPONSE);
+      return;
     }
     const BurstResult r = timing_.serve_burst(b);
     issue = b.issue_cycle;

@@ -9,9 +9,17 @@
 //
 // Transactions (tlm_generic_payload + HbmBurstExtension):
 //   kind Burst   (fast mode, one transaction per tile): address = base of row 0; geometry
-//                rows/row_bytes/row_pitch/par_dispatch in the extension -> serve_burst.
+//                rows/row_bytes/row_pitch/par_dispatch in the extension -> serve_burst
+//                (immediate: later bursts cannot delay it).
 //   kind Request (request mode, one transaction per request): address = request address;
 //                exactly one request of request_bytes -> serve_request.
+//   kind BurstIssue  (deferred fast mode, exact): like Burst (data moves now) but runs
+//                issue_burst; returns `handle` and last_issue_cycle, no completion, no delay.
+//   kind BurstResult (deferred fast mode): no address/data; `handle` and `watermark` in ->
+//                try_result; `ready` out, and if ready completion_cycle / requests /
+//                last_issue_cycle. No delay annotation. See HbmTiming::try_result for the
+//                watermark's promise.
+//   `initiator` (Burst, Request, BurstIssue) sets the same-cycle order (Burst::initiator).
 //   no extension: a contiguous burst of data_length bytes (one row, par_dispatch =
 //                channels) issued at the model's time-order watermark (the latest issue
 //                cycle seen); meant for generic initiators, not for timing studies.
@@ -37,19 +45,23 @@ namespace stepsim {
 
 class HbmBurstExtension : public tlm::tlm_extension<HbmBurstExtension> {
  public:
-  enum class Kind : uint8_t { Burst, Request };
+  enum class Kind : uint8_t { Burst, Request, BurstIssue, BurstResult };
 
   // Inputs (set by the initiator).
   Kind kind = Kind::Burst;
   uint64_t issue_cycle = 0;   // cycle the (first) request is issued
-  uint32_t rows = 1;          // Burst only
-  uint64_t row_bytes = 0;     // Burst only
-  uint64_t row_pitch = 0;     // Burst only; 0 means row_bytes
-  uint32_t par_dispatch = 1;  // Burst only; requests issued per cycle
+  uint32_t rows = 1;          // Burst / BurstIssue
+  uint64_t row_bytes = 0;     // Burst / BurstIssue
+  uint64_t row_pitch = 0;     // Burst / BurstIssue; 0 means row_bytes
+  uint32_t par_dispatch = 1;  // Burst / BurstIssue; requests issued per cycle
+  uint32_t initiator = 0;     // same-cycle order (Burst::initiator)
+  uint64_t watermark = 0;     // BurstResult
   // Outputs (set by the target).
   uint64_t completion_cycle = 0;  // last response visible at the initiator
   uint64_t requests = 0;
   uint64_t last_issue_cycle = 0;
+  uint64_t handle = 0;  // BurstIssue: out; BurstResult: in
+  bool ready = false;   // BurstResult: the result is final and was taken
 
   tlm::tlm_extension_base* clone() const override { return new HbmBurstExtension(*this); }
   void copy_from(const tlm::tlm_extension_base& ext) override {

@@ -30,16 +30,27 @@ void HbmTiming::reset(const HbmParams& params) {
   folded_total_ = 0;
   issued_total_ = 0;
   last_call_issue_ = 0;
+  last_call_initiator_ = 0;
   slow_bursts_ = 0;
   stats_ = HbmStats();
   stats_.requests_per_channel.assign(p_.channels, 0);
   stats_.busy_cycles_per_channel.assign(p_.channels, 0);
 }
 
-void HbmTiming::check_order(uint64_t issue_cycle) {
-  // Precondition: calls in non-decreasing issue order (see header).
-  assert(issue_cycle >= last_call_issue_ && "HbmTiming: calls must arrive in time order");
-  last_call_issue_ = std::max(last_call_issue_, issue_cycle);
+void HbmTiming::check_order(uint64_t issue_cycle, uint32_t initiator) {
+  // Precondition: calls in non-decreasing (issue cycle, initiator) order (see header).
+  assert((issue_cycle > last_call_issue_ ||
+          (issue_cycle == last_call_issue_ && initiator >= last_call_initiator_)) &&
+         "HbmTiming: calls must arrive in (issue cycle, initiator) order");
+  note_call(issue_cycle, initiator);
+}
+
+void HbmTiming::note_call(uint64_t issue_cycle, uint32_t initiator) {
+  if (issue_cycle > last_call_issue_ ||
+      (issue_cycle == last_call_issue_ && initiator > last_call_initiator_)) {
+    last_call_issue_ = issue_cycle;
+    last_call_initiator_ = initiator;
+  }
 }
 
 // Round robin: the global request counter in FIFO order (requests folded so far). Callers
@@ -52,6 +63,11 @@ uint32_t HbmTiming::mapping_channel(uint64_t addr) {
 // a > free + cold_after, without overflow for cold_after = kNeverCold.
 static inline bool went_cold(uint64_t arrival, uint64_t free, uint64_t cold_after) {
   return arrival > free && arrival - free > cold_after;
+}
+
+uint64_t HbmTiming::Flow::upto_key(uint64_t x, uint32_t x_initiator) const {
+  if (prio <= x_initiator) return upto(x);
+  return x == 0 ? 0 : upto(x - 1);
 }
 
 uint64_t HbmTiming::Flow::upto(uint64_t x) const {
@@ -166,29 +182,32 @@ uint64_t HbmTiming::run_channel(Chan& st, uint32_t c, std::vector<Range>& ranges
   const size_t n_ranges = live;
   while (live > 0) {
     // The range whose head comes first in FIFO order, and the first head after it.
+    // Order: arrival, then Flow::before (initiator, then call order).
     Range* best = nullptr;
-    uint64_t best_a = 0, next_a = UINT64_MAX, next_seq = UINT64_MAX;
+    const Flow* next = nullptr;
+    uint64_t best_a = 0, next_a = UINT64_MAX;
     for (Range& r : ranges) {
       if (r.k1 >= r.k2) continue;
       const uint64_t ar = arrival(*r.f, c, r.k1);
-      if (!best || ar < best_a || (ar == best_a && r.f->seq < best->f->seq)) {
-        if (best && (best_a < next_a || (best_a == next_a && best->f->seq < next_seq))) {
+      if (!best || ar < best_a || (ar == best_a && r.f->before(*best->f))) {
+        if (best && (!next || best_a < next_a || (best_a == next_a && best->f->before(*next)))) {
           next_a = best_a;
-          next_seq = best->f->seq;
+          next = best->f;
         }
         best = &r;
         best_a = ar;
-      } else if (ar < next_a || (ar == next_a && r.f->seq < next_seq)) {
+      } else if (!next || ar < next_a || (ar == next_a && r.f->before(*next))) {
         next_a = ar;
-        next_seq = r.f->seq;
+        next = r.f;
       }
     }
-    // best's requests that precede every other head: arrival < next_a, or == next_a with a
-    // smaller seq.
+    // best's requests that precede every other head: arrival < next_a, or == next_a and
+    // best comes first.
     uint64_t k_end = best->k2;
-    if (next_a != UINT64_MAX) {
-      const uint64_t lim = best->f->seq < next_seq ? next_a : next_a - 1;
-      k_end = std::min(k_end, std::max(best->k1 + 1, kcount(*best->f, c, best->f->upto(lim))));
+    if (next) {
+      const uint64_t J = best->f->before(*next) ? best->f->upto(next_a)
+                                                 : (next_a ? best->f->upto(next_a - 1) : 0);
+      k_end = std::min(k_end, std::max(best->k1 + 1, kcount(*best->f, c, J)));
     }
     const uint64_t resp = run_one(st, c, Range{best->f, best->k1, k_end}, commit);
     if (best->f == target) done = std::max(done, resp);
@@ -200,14 +219,14 @@ uint64_t HbmTiming::run_channel(Chan& st, uint32_t c, std::vector<Range>& ranges
   return done;
 }
 
-void HbmTiming::fold_ai(uint64_t cut) {
+void HbmTiming::fold_ai(uint64_t cut, uint32_t cut_initiator) {
   const uint32_t C = p_.channels;
   bool any = false, all_channels = false;
   mark_.assign(C, 0);
   new_folded_.resize(flows_.size());
   for (size_t i = 0; i < flows_.size(); ++i) {
     const Flow& f = flows_[i];
-    new_folded_[i] = std::max(f.folded, f.upto(cut));
+    new_folded_[i] = std::max(f.folded, f.upto_key(cut, cut_initiator));
     if (new_folded_[i] == f.folded) continue;
     any = true;
     if (!f.consecutive || new_folded_[i] - f.folded >= C) {
@@ -245,9 +264,10 @@ uint64_t HbmTiming::evaluate_ai(const Flow& b) {
     const uint64_t a_last = arrival(b, c, kb2 - 1);
     ranges_.clear();
     for (Flow& f : flows_) {
-      // Earlier flows precede b on ties, later ones follow it.
-      const uint64_t lim = f.seq <= b.seq ? a_last : a_last - 1;
-      const uint64_t k1 = kcount(f, c, f.folded), k2 = kcount(f, c, f.upto(lim));
+      // Flows before b precede it on ties, later ones follow it.
+      const uint64_t J = (&f == &b || f.before(b)) ? f.upto(a_last)
+                                                   : (a_last ? f.upto(a_last - 1) : 0);
+      const uint64_t k1 = kcount(f, c, f.folded), k2 = kcount(f, c, J);
       if (k1 < k2) ranges_.push_back({&f, k1, k2});
     }
     Chan st = ch_[c];
@@ -259,12 +279,12 @@ uint64_t HbmTiming::evaluate_ai(const Flow& b) {
 // ---- RoundRobin: the memory sees one request stream dealt channel after channel ----
 //
 // The request level deals channel = (global counter) mod C in FIFO order (arrival cycle,
-// then call order = flow seq, then request index). Cut time into windows in which every
-// active flow issues a constant bundle b_f per cycle: the memory then sees S = sum b_f
-// requests per cycle dealt to consecutive channels, i.e. the requests of ONE virtual
-// flow with par_dispatch S starting at the counter. Channel states therefore follow the
-// single-flow closed form whatever the number of flows; only attributing responses to
-// flows needs more when several flows share the window (rr_window).
+// then initiator, then call order = flow seq, then request index). Cut time into windows
+// in which every active flow issues a constant bundle b_f per cycle: the memory then sees
+// S = sum b_f requests per cycle dealt to consecutive channels, i.e. the requests of ONE
+// virtual flow with par_dispatch S starting at the counter. Channel states therefore
+// follow the single-flow closed form whatever the number of flows; only attributing
+// responses to flows needs more when several flows share the window (rr_window).
 
 void HbmTiming::set_dispatch(Flow& f, uint64_t P) const {
   const uint32_t C = p_.channels;
@@ -301,9 +321,9 @@ void HbmTiming::count_rr(uint64_t n) {
   issued_total_ += n;
 }
 
-// The window [t, t + L) with the flows of segs_ (seq order, bundle b each cycle), counter
-// K at its start: S = sum b requests per cycle, virtual index J = (cycle - t) * S + position,
-// channel (K + J) mod C, owner = the segment holding J mod S.
+// The window [t, t + L) with the flows of segs_ (same-cycle order, bundle b each cycle),
+// counter K at its start: S = sum b requests per cycle, virtual index
+// J = (cycle - t) * S + position, channel (K + J) mod C, owner = the segment holding J mod S.
 void HbmTiming::rr_window(std::vector<Flow>& flows, Chan* ch, uint64_t K, uint64_t t,
                           uint64_t L, uint64_t S, bool commit) {
   const uint64_t C = p_.channels, II = p_.init_interval, N = L * S;
@@ -371,25 +391,37 @@ void HbmTiming::rr_window(std::vector<Flow>& flows, Chan* ch, uint64_t K, uint64
     }
 }
 
-// Serves every pending request with arrival <= cut, window by window.
+// Serves every pending request with (arrival, initiator) <= (cut, cut_initiator), window
+// by window.
 void HbmTiming::rr_advance(std::vector<Flow>& flows, Chan* ch, uint64_t& counter,
-                           uint64_t cut, bool commit) {
-  const uint64_t limit = cut == UINT64_MAX ? UINT64_MAX : cut + 1;
+                           uint64_t cut, uint32_t cut_initiator, bool commit) {
+  // Flows that must stop before cycle `cut` (initiator after cut_initiator) make the cut
+  // cycle a window of its own.
+  bool split = false;
+  for (const Flow& f : flows) split |= f.folded < f.n && f.prio > cut_initiator;
+  auto eligible = [&](const Flow& f, uint64_t a) {
+    return a < cut || (a == cut && f.prio <= cut_initiator);
+  };
   for (;;) {
     uint64_t t = UINT64_MAX;
     for (const Flow& f : flows)
-      if (f.folded < f.n) t = std::min(t, f.arrival_of(f.folded));
-    if (t >= limit) return;
+      if (f.folded < f.n) {
+        const uint64_t a = f.arrival_of(f.folded);
+        if (eligible(f, a)) t = std::min(t, a);
+      }
+    if (t == UINT64_MAX) return;
     // Active flows (next arrival == t) and the end of the window: the next flow to start,
-    // or an active flow's last full bundle / partial last bundle.
-    uint64_t end = limit, S = 0;
+    // an active flow's last full bundle / partial last bundle, or the cut.
+    uint64_t end = t == cut ? t + 1 : (split || cut == UINT64_MAX) ? cut : cut + 1;
+    uint64_t S = 0;
+    bool sorted = true;
     segs_.clear();
     for (size_t i = 0; i < flows.size(); ++i) {
       const Flow& f = flows[i];
       if (f.folded >= f.n) continue;
       const uint64_t a = f.arrival_of(f.folded);
-      if (a > t) {
-        end = std::min(end, a);
+      if (a > t || !eligible(f, a)) {
+        if (a > t) end = std::min(end, a);
         continue;
       }
       const uint64_t rem = f.n - f.folded;
@@ -401,8 +433,19 @@ void HbmTiming::rr_advance(std::vector<Flow>& flows, Chan* ch, uint64_t& counter
         b = rem;
         end = std::min(end, t + 1);
       }
+      if (!segs_.empty() && flows[segs_.back().i].prio > f.prio) sorted = false;
       segs_.push_back({i, b, S});
       S += b;
+    }
+    if (!sorted) {  // same-cycle order: initiator, then call order
+      std::stable_sort(segs_.begin(), segs_.end(), [&](const Seg& x, const Seg& y) {
+        return flows[x.i].prio < flows[y.i].prio;
+      });
+      uint64_t off = 0;
+      for (Seg& sg : segs_) {
+        sg.off = off;
+        off += sg.b;
+      }
     }
     const uint64_t L = end - t;
     rr_window(flows, ch, counter, t, L, S, commit);
@@ -411,11 +454,11 @@ void HbmTiming::rr_advance(std::vector<Flow>& flows, Chan* ch, uint64_t& counter
   }
 }
 
-void HbmTiming::fold(uint64_t cut) {
+void HbmTiming::fold(uint64_t cut, uint32_t cut_initiator) {
   if (p_.mapping == HbmMapping::RoundRobin)
-    rr_advance(flows_, ch_.data(), folded_total_, cut, true);
+    rr_advance(flows_, ch_.data(), folded_total_, cut, cut_initiator, true);
   else
-    fold_ai(cut);
+    fold_ai(cut, cut_initiator);
 }
 
 uint64_t HbmTiming::evaluate(size_t i) {
@@ -426,7 +469,8 @@ uint64_t HbmTiming::evaluate(size_t i) {
   eval_flows_ = flows_;
   eval_ch_ = ch_;
   uint64_t counter = folded_total_;
-  rr_advance(eval_flows_, eval_ch_.data(), counter, f.arrival_of(f.n - 1), false);
+  rr_advance(eval_flows_, eval_ch_.data(), counter, f.arrival_of(f.n - 1), UINT32_MAX,
+             false);
   return eval_flows_[i].resp_max;
 }
 
@@ -443,7 +487,7 @@ void HbmTiming::retire() {
 }
 
 void HbmTiming::drain() {
-  fold(UINT64_MAX);
+  fold(UINT64_MAX, UINT32_MAX);
   retire();
 }
 
@@ -461,11 +505,16 @@ void HbmTiming::account(bool write, uint64_t requests, uint64_t issue_cycle,
 }
 
 Completion HbmTiming::serve_request(uint64_t addr, bool write, uint64_t issue_cycle) {
-  check_order(issue_cycle);
+  return serve_request(addr, write, issue_cycle, 0);
+}
+
+Completion HbmTiming::serve_request(uint64_t addr, bool write, uint64_t issue_cycle,
+                                    uint32_t initiator) {
+  check_order(issue_cycle, initiator);
   Completion out;
   out.issue_cycle = issue_cycle;
   const uint64_t arrival = issue_cycle + p_.link_latency;
-  if (!flows_.empty()) fold(arrival);
+  if (!flows_.empty()) fold(arrival, initiator);
   out.channel = mapping_channel(addr);
   uint64_t resp;
   if (p_.mapping == HbmMapping::RoundRobin) {
@@ -480,15 +529,17 @@ Completion HbmTiming::serve_request(uint64_t addr, bool write, uint64_t issue_cy
     resp = step(st, arrival, true, &out.paid_startup);
     ++folded_total_;
   } else {
-    // Behind pending bursts: a one-request flow, folded at once (its arrival is the cut).
+    // Among pending bursts: a one-request flow, folded at once (everything that precedes
+    // it is known; what follows it cannot delay it).
     Flow f;
     f.seq = next_seq_++;
+    f.prio = initiator;
     f.t0 = arrival;
     f.n = 1;
     f.m0 = out.channel;
     set_dispatch(f, 1);
     flows_.push_back(std::move(f));
-    fold(arrival);
+    fold(arrival, initiator);
     const Flow& g = flows_.back();
     resp = g.resp_max;
     out.start_cycle = g.last_start;
@@ -508,6 +559,7 @@ HbmTiming::Flow HbmTiming::make_flow(const Burst& b, uint64_t* n_out) {
   *n_out = n;
   Flow f;
   f.seq = next_seq_++;
+  f.prio = b.initiator;
   f.t0 = b.issue_cycle + p_.link_latency;
   set_dispatch(f, b.dispatch());
   f.n = n;
@@ -517,10 +569,7 @@ HbmTiming::Flow HbmTiming::make_flow(const Burst& b, uint64_t* n_out) {
   f.result.completion_cycle = b.issue_cycle;
   if (n == 0) return f;
   if (p_.mapping == HbmMapping::RoundRobin) {
-    // Channels are dealt when the requests are folded (rr_advance); m0 is only the
-    // counter's current position.
-    f.m0 = uint32_t(mod_c(folded_total_));
-    count_rr(n);
+    count_rr(n);  // channels are dealt when the requests are folded (rr_advance)
     return f;
   }
   // Consecutive channels across rows iff every row starts where the previous row's
@@ -546,8 +595,8 @@ HbmTiming::Flow HbmTiming::make_flow(const Burst& b, uint64_t* n_out) {
 }
 
 uint64_t HbmTiming::issue_burst(const Burst& b) {
-  check_order(b.issue_cycle);
-  fold(b.issue_cycle + p_.link_latency);
+  check_order(b.issue_cycle, b.initiator);
+  fold(b.issue_cycle + p_.link_latency, b.initiator);
   uint64_t n;
   Flow f = make_flow(b, &n);
   const uint64_t h = f.seq;
@@ -563,17 +612,21 @@ uint64_t HbmTiming::issue_burst(const Burst& b) {
   flows_.push_back(std::move(f));
   // AddressInterleave folds the first bundle now (no later call can precede it); under
   // RoundRobin it waits for the next fold (saves one window of closed forms).
-  if (p_.mapping != HbmMapping::RoundRobin) fold(b.issue_cycle + p_.link_latency);
+  if (p_.mapping != HbmMapping::RoundRobin) fold(b.issue_cycle + p_.link_latency, b.initiator);
   return h;
 }
 
 bool HbmTiming::try_result(uint64_t handle, uint64_t watermark, BurstResult* out) {
   const size_t i = index_of(handle);
   if (i == SIZE_MAX || !flows_[i].held) return false;
-  if (watermark < flows_[i].result.last_issue_cycle) return false;
-  // The watermark promises no later call issues before it: fold what it makes final.
-  last_call_issue_ = std::max(last_call_issue_, watermark);
-  fold(watermark + p_.link_latency);
+  const uint64_t last = flows_[i].result.last_issue_cycle;
+  if (watermark < last) return false;
+  // The watermark promises that no later call issues before it (nor, if it is the burst's
+  // last issue cycle, at it from an initiator ordered before the burst's): fold what it
+  // makes final, which includes all of this burst.
+  const uint32_t wi = watermark == last ? flows_[i].prio : 0;
+  note_call(watermark, wi);
+  fold(watermark + p_.link_latency, wi);
   const size_t k = index_of(handle);
   Flow& f = flows_[k];
   BurstResult r = f.result;
@@ -588,14 +641,14 @@ bool HbmTiming::try_result(uint64_t handle, uint64_t watermark, BurstResult* out
 }
 
 BurstResult HbmTiming::serve_burst(const Burst& b) {
-  check_order(b.issue_cycle);
-  fold(b.issue_cycle + p_.link_latency);
+  check_order(b.issue_cycle, b.initiator);
+  fold(b.issue_cycle + p_.link_latency, b.initiator);
   uint64_t n;
   Flow f = make_flow(b, &n);
   BurstResult res = f.result;
   if (n == 0) return res;
   flows_.push_back(std::move(f));
-  if (p_.mapping != HbmMapping::RoundRobin) fold(b.issue_cycle + p_.link_latency);
+  if (p_.mapping != HbmMapping::RoundRobin) fold(b.issue_cycle + p_.link_latency, b.initiator);
   const Flow& g = flows_.back();
   res.completion_cycle = std::max(g.resp_max, evaluate(flows_.size() - 1)) + p_.link_latency;
   retire();

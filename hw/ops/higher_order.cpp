@@ -300,7 +300,7 @@ void register_higher_order_ops(OpRegistry& r) {
                "filter_padding drops padded elements.",
                "0 cycles (the reference charges nothing for retiling).",
                {{"in*", "data (plus the padding flags for filter_padding)"}}, {{"out", "rank a+rank stream"}},
-               {{"fn", T::kString, "", "flatmap function: " + fn_list(flatmap_function_names()) + ", filter_padding", true},
+               {{"fn", T::kString, "", "flatmap function: " + fn_list(flatmap_function_names()), true},
                 {"rank", T::kInt, "1", "rank of each expansion (0 for filter_padding)"}},
                true, [](const OpConfig& c) { return std::make_unique<FlatMap>(c); }});
 }

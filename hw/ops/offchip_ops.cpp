@@ -125,6 +125,7 @@ class OffChipOp : public Op {
     t.in_memory_unit = true;  // staged in the load's memory unit
     std::vector<uint8_t> bytes;
     if (functional()) bytes.resize(uint64_t(b.rows) * b.row_bytes);
+    note_onchip(t.bytes());  // the tile is staged in the load's memory unit until it is sent
     const uint64_t completion = transfer(b, bytes.empty() ? nullptr : bytes.data());
     if (!bytes.empty()) {
       auto d = std::make_shared<TileData>();
@@ -149,6 +150,7 @@ class OffChipOp : public Op {
       bytes.resize(t.bytes());
       pack_elements(*t.data, 0, t.elems(), t.dtype, bytes.data());
     }
+    note_onchip(t.bytes());  // staged until its writes are acknowledged
     view_.tensor->written = true;
     transfer(view_.burst(l, true, par_dispatch_), bytes.empty() ? nullptr : bytes.data());
   }

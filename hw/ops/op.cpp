@@ -1,5 +1,7 @@
 #include "hw/ops/op.h"
 
+#include <alloca.h>
+
 #include <algorithm>
 #include <cctype>
 #include <stdexcept>
@@ -60,6 +62,9 @@ Op::Op(const OpConfig& cfg)
   // OpConfig, not an sc_module_name), so the thread is spawned with an explicit unique name.
   sc_core::sc_spawn_options opts;
   opts.set_stack_size(0x10000);  // operators keep little on their stacks; thousands of them exist
+  // Statically sensitive to the context's wake event: blocking is a plain wait() (faster).
+  opts.set_sensitivity(&ctx_.wake_event());
+  ctx_.set_static_wake(true);
   sc_core::sc_spawn([this] { thread_main(); }, (sc_safe_name(cfg.name) + "_run").c_str(), &opts);
 }
 
@@ -74,6 +79,10 @@ void Op::bind_output(size_t i, Channel* c) {
 }
 
 void Op::thread_main() {
+  // SystemC maps thread stacks page-aligned, so every thread's hot top-of-stack lines would fall
+  // in the same cache sets; a per-thread offset spreads them (docs/performance.md).
+  volatile char* pad = static_cast<char*>(alloca(64 + 64 * ((ctx_.index() * 37) % 64)));
+  pad[0] = 0;
   try {
     run();
   } catch (const std::exception& e) {
@@ -83,9 +92,7 @@ void Op::thread_main() {
   ctx_.finish();
 }
 
-void Op::charge(uint64_t cycles) {
-  ++firings_;
-  if (cycles == 0) return;
+void Op::charge_cycles(uint64_t cycles) {
   if (cfg_.env->tracing) cfg_.env->trace.push_back(TraceEvent{ctx_.index(), ctx_.now(), cycles});
   ctx_.incr(cycles);
 }
@@ -109,13 +116,7 @@ void Op::fail(const std::string& msg) const { throw OpError(msg); }
 
 // ---- On-chip accounting ----
 
-void TileStat::add(const Tile& t) {
-  max_tile_bytes = std::max(max_tile_bytes, t.bytes());
-  max_cols = std::max(max_cols, t.cols);
-  max_row_bytes = std::max(max_row_bytes, uint64_t(t.cols) * dtype_bytes(t.dtype));
-}
-
-void TileStat::add(const Element& e) {
+void TileStat::add_other(const Element& e) {
   ++count;
   max_elem_bytes = std::max(max_elem_bytes, e.bytes());
   if (e.is_tile()) {

@@ -77,8 +77,25 @@ struct TileStat {
   uint32_t max_cols = 0;        // largest innermost dimension of a tile
   uint64_t max_row_bytes = 0;   // largest cols x dtype bytes of a tile (one row)
   uint64_t count = 0;           // elements seen
-  void add(const Element& e);
-  void add(const Tile& t);
+  // Inline for tiles: emit() calls this for every beat it sends.
+  void add(const Element& e) {
+    if (const Tile* t = std::get_if<Tile>(&e.v)) {
+      ++count;
+      const uint64_t b = t->bytes();
+      max_elem_bytes = std::max(max_elem_bytes, b);
+      max_tile_bytes = std::max(max_tile_bytes, b);
+      max_cols = std::max(max_cols, t->cols);
+      max_row_bytes = std::max(max_row_bytes, uint64_t(t->cols) * dtype_bytes(t->dtype));
+    } else {
+      add_other(e);
+    }
+  }
+  void add(const Tile& t) {
+    max_tile_bytes = std::max(max_tile_bytes, t.bytes());
+    max_cols = std::max(max_cols, t.cols);
+    max_row_bytes = std::max(max_row_bytes, uint64_t(t.cols) * dtype_bytes(t.dtype));
+  }
+  void add_other(const Element& e);  // any element (the out-of-line path of add)
   void merge(const TileStat& o);
 };
 
@@ -163,16 +180,25 @@ class Op : public sc_core::sc_module {
   bool has_in(size_t i) const { return i < ins_.size() && ins_[i] != nullptr; }
   bool has_out(size_t i) const { return i < outs_.size() && outs_[i] != nullptr; }
   // Sends on output o if it is connected.
-  void emit(size_t o, Beat b, uint64_t extra_delay = 0) {
+  // (Two overloads rather than one by-value parameter: a moved beat is not moved again.)
+  void emit(size_t o, Beat&& b, uint64_t extra_delay = 0) {
     if (!has_out(o)) return;
     if (b.has_elem) onchip_.outputs[o].add(b.elem);
     outs_[o]->send(std::move(b), extra_delay);
+  }
+  void emit(size_t o, const Beat& b, uint64_t extra_delay = 0) {
+    if (!has_out(o)) return;
+    if (b.has_elem) onchip_.outputs[o].add(b.elem);
+    outs_[o]->send(b, extra_delay);
   }
   void emit_all(const Beat& b) {
     for (size_t o = 0; o < outs_.size(); ++o) emit(o, b);
   }
   // Spends `cycles` of the operator's own time (recorded as one firing on the timeline).
-  void charge(uint64_t cycles);
+  void charge(uint64_t cycles) {
+    ++firings_;
+    if (cycles) charge_cycles(cycles);
+  }
   // One firing from `start` to `end` (the clock may already be past start, e.g. after waiting
   // for off-chip memory): busy for end - start cycles, clock moved to end.
   void charge_span(uint64_t start, uint64_t end);
@@ -200,6 +226,7 @@ class Op : public sc_core::sc_module {
 
  private:
   void thread_main();
+  void charge_cycles(uint64_t cycles);  // the part of charge() that spends time
 
   Context ctx_;
   std::vector<Channel*> ins_, outs_;

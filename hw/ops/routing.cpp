@@ -12,8 +12,6 @@ namespace stepsim {
 
 namespace {
 
-std::string beat_text(const Beat& b) { return format_tokens(to_tokens({b})); }
-
 uint64_t tile_bytes_in_mu(const Beat& b) {
   return b.has_elem && b.elem.is_tile() && b.elem.tile().in_memory_unit ? b.elem.tile().bytes() : 0;
 }
@@ -223,11 +221,11 @@ class EagerMerge : public Op {
         bool chunk_end = rank_ == 0 ? b.has_elem : b.stop >= rank_;
         if (o.stop > rank_) o.stop = uint8_t(rank_);
         if (rank_ == 0) o.stop = 0;
-        uint64_t cost = mem_cycles(tile_bytes_in_mu(b));
-        if (cfg_.write_back_mu[0] && b.has_elem) cost += mem_cycles(b.elem.bytes());
         emit(0, std::move(o));
         c.pop();
-        charge(cost + 1);  // one element per cycle
+        // One element per cycle, no memory-unit terms: the reference's EagerMerge has no
+        // read/write-back flags (reference-simulator-notes.md §3).
+        charge(1);
         if (b.done) {
           live[src] = false;
           --remaining;

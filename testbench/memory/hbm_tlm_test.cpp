@@ -250,5 +250,58 @@ TEST_F(HbmTlm, FastAndRequestModesAgreeThroughTlm) {
   EXPECT_EQ(r.total_tile_latency, rd.total_tile_latency);
 }
 
+// Deferred fast mode through TLM (BurstIssue / BurstResult transactions): every tile's
+// completion equals the request level's, for both mappings and both same-cycle orders
+// (initiator order = the order a turn-ordered simulator issues its requests in).
+TEST_F(HbmTlm, DeferredFastModeThroughTlmEqualsRequestLevel) {
+  for (HbmMapping map : {HbmMapping::RoundRobin, HbmMapping::AddressInterleave})
+    for (auto order : {test::SameCycle::CallOrder, test::SameCycle::Initiator}) {
+      HbmParams p;
+      p.mapping = map;
+      const auto w = test::mixed_workload(6, 3);
+      tgt().reconfigure(p);
+      const auto d = test::run_deferred(
+          w, p.request_bytes, 2ull * p.link_latency + p.latency,
+          [&](const Burst& b) { return hbm_issue(fw(), b, p.request_bytes); },
+          [&](uint64_t h, uint64_t wm, BurstResult* out) {
+            return hbm_result(fw(), h, wm, p.request_bytes, out);
+          },
+          order);
+      EXPECT_EQ(tgt().timing().pending_bursts(), 0u);
+      tgt().reconfigure(p);
+      const auto r = test::run_requests(
+          w, p.request_bytes,
+          [&](uint64_t a, bool wr, uint64_t t) { return hbm_request(fw(), a, wr, t); }, order);
+      EXPECT_EQ(d.bytes, r.bytes);
+      EXPECT_EQ(d.makespan, r.makespan);
+      EXPECT_EQ(d.tile_done, r.tile_done) << hbm_mapping_name(map);
+      std::printf("[calib] TLM deferred (%s, %s order): makespan %llu = request level %llu\n",
+                  hbm_mapping_name(map),
+                  order == test::SameCycle::Initiator ? "initiator" : "call",
+                  (unsigned long long)d.makespan, (unsigned long long)r.makespan);
+    }
+  // A result asked for too early is not ready; data moves at issue.
+  tgt().reconfigure(HbmParams());
+  tgt().memory().clear();
+  std::vector<uint8_t> tile(256), back(256, 0);
+  std::iota(tile.begin(), tile.end(), 1);
+  Burst b = test::tile_walk(0x4000, 4, 128, 2, 128, true, 2)[0];  // 2 x 128 B, 4 requests
+  b.issue_cycle = 10;
+  HbmInitiator ini(env().ini.socket, HbmAccessMode::Fast);
+  BurstResult info, res;
+  const uint64_t h = ini.issue(b, tile.data(), &info);
+  EXPECT_EQ(info.requests, 4u);
+  EXPECT_EQ(info.last_issue_cycle, 11u);
+  EXPECT_FALSE(ini.result(h, 10, &res));
+  EXPECT_TRUE(ini.result(h, 11, &res));
+  EXPECT_EQ(res.completion_cycle, 11u + 18u);
+  EXPECT_EQ(res.bytes, 256u);
+  EXPECT_FALSE(ini.result(h, 12, &res));  // taken once
+  b.write = false;
+  b.issue_cycle = 40;
+  hbm_transfer(fw(), b, HbmAccessMode::Fast, 64, back.data());
+  EXPECT_EQ(back, tile);
+}
+
 }  // namespace
 }  // namespace stepsim

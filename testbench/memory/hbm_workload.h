@@ -133,8 +133,17 @@ inline std::vector<InitiatorWork> random_workload(uint64_t seed, uint32_t reques
 using ServeBurst = std::function<BurstResult(const Burst&)>;
 // (addr, write, issue_cycle) -> completion cycle
 using ServeRequest = std::function<uint64_t(uint64_t, bool, uint64_t)>;
+// Deferred tile path: issue -> handle; (handle, watermark, out) -> result ready?
+using IssueBurst = std::function<uint64_t(const Burst&)>;
+using TryResult = std::function<bool(uint64_t, uint64_t, BurstResult*)>;
 
-// Fast mode: one call per tile, tiles of all initiators in issue order (ties: initiator id).
+// Order of requests that reach the memory in the same cycle (HbmTiming's tie rule):
+//   CallOrder - the tile issued first goes first (Burst::initiator = 0 everywhere);
+//   Initiator - initiator by initiator (Burst::initiator = initiator index), as the
+//               reference HBM node takes one bundle per reader/writer per cycle in
+//               registration order, and as a turn-ordered simulator issues its requests.
+enum class SameCycle { CallOrder, Initiator };
+
 inline void init_result(WorkloadResult& res, const std::vector<InitiatorWork>& w) {
   res.finish.assign(w.size(), 0);
   res.tile_issue.resize(w.size());
@@ -145,7 +154,26 @@ inline void init_result(WorkloadResult& res, const std::vector<InitiatorWork>& w
   }
 }
 
-inline WorkloadResult run_fast(const std::vector<InitiatorWork>& w, const ServeBurst& serve) {
+inline void record(WorkloadResult& res, size_t i, size_t k, uint64_t issue, uint64_t done) {
+  res.total_tile_latency += done - issue;
+  res.finish[i] = done;
+  res.tile_issue[i][k] = issue;
+  res.tile_done[i][k] = done;
+  res.makespan = std::max(res.makespan, done);
+}
+
+inline Burst tile_at(const std::vector<InitiatorWork>& w, size_t i, size_t k, uint64_t issue,
+                     SameCycle order) {
+  Burst b = w[i].tiles[k];
+  b.issue_cycle = issue;
+  b.initiator = order == SameCycle::Initiator ? uint32_t(i) : 0;
+  return b;
+}
+
+// Fast mode (immediate): one call per tile, tiles of all initiators in issue order (ties:
+// initiator id).
+inline WorkloadResult run_fast(const std::vector<InitiatorWork>& w, const ServeBurst& serve,
+                               SameCycle order = SameCycle::CallOrder) {
   WorkloadResult res;
   init_result(res, w);
   using Item = std::tuple<uint64_t, size_t, size_t>;  // (issue, initiator, tile)
@@ -155,26 +183,23 @@ inline WorkloadResult run_fast(const std::vector<InitiatorWork>& w, const ServeB
   while (!pq.empty()) {
     auto [t, i, k] = pq.top();
     pq.pop();
-    Burst b = w[i].tiles[k];
-    b.issue_cycle = t;
-    const BurstResult r = serve(b);
-    res.total_tile_latency += r.completion_cycle - t;
+    const BurstResult r = serve(tile_at(w, i, k, t, order));
     res.requests += r.requests;
     res.bytes += r.bytes;
-    res.finish[i] = r.completion_cycle;
-    res.tile_issue[i][k] = t;
-    res.tile_done[i][k] = r.completion_cycle;
-    res.makespan = std::max(res.makespan, r.completion_cycle);
+    record(res, i, k, t, r.completion_cycle);
     if (k + 1 < w[i].tiles.size()) pq.emplace(r.completion_cycle + w[i].gap(k + 1), i, k + 1);
   }
   return res;
 }
 
 // Request mode: one call per request, requests of all initiators interleaved in issue
-// order; ties go to the tile issued first (the FIFO tie rule HbmTiming uses between
-// bursts), then request order.
+// order. Same cycle: CallOrder - the tile issued first (tiles issued in the same cycle:
+// lower initiator), then request order; Initiator - lower initiator first, then request
+// order. (A zero round trip, where a tile can complete in its own issue cycle, is not
+// supported.)
 inline WorkloadResult run_requests(const std::vector<InitiatorWork>& w, uint32_t request_bytes,
-                                   const ServeRequest& serve) {
+                                   const ServeRequest& serve,
+                                   SameCycle order = SameCycle::CallOrder) {
   WorkloadResult res;
   init_result(res, w);
   struct Cur {
@@ -183,15 +208,17 @@ inline WorkloadResult run_requests(const std::vector<InitiatorWork>& w, uint32_t
   };
   uint64_t next_seq = 0;
   std::vector<Cur> cur(w.size());
-  // (request issue cycle, tile seq, initiator); a tile's seq is assigned when its first
-  // request is served, in (issue cycle, initiator) order.
+  // (request issue cycle, tile seq, initiator). CallOrder: a tile's seq is assigned when
+  // its first request is served, in (issue cycle, initiator) order. Initiator: seq = 0.
   using Item = std::tuple<uint64_t, uint64_t, size_t>;
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> pq;
+  const bool by_init = order == SameCycle::Initiator;
   constexpr uint64_t kNew = UINT64_MAX;
+  const uint64_t first_key = by_init ? 0 : kNew;
   for (size_t i = 0; i < w.size(); ++i)
     if (!w[i].tiles.empty()) {
       cur[i].issue = cur[i].done = w[i].start_cycle;
-      pq.emplace(w[i].start_cycle, kNew, i);
+      pq.emplace(w[i].start_cycle, first_key, i);
     }
   while (!pq.empty()) {
     auto [t, sq, i] = pq.top();
@@ -215,28 +242,31 @@ inline WorkloadResult run_requests(const std::vector<InitiatorWork>& w, uint32_t
         continue;
       }
     }
-    res.total_tile_latency += c.done - c.issue;
-    res.finish[i] = c.done;
-    res.tile_issue[i][c.tile] = c.issue;
-    res.tile_done[i][c.tile] = c.done;
-    res.makespan = std::max(res.makespan, c.done);
+    record(res, i, c.tile, c.issue, c.done);
     if (++c.tile < w[i].tiles.size()) {
       c.j = 0;
       c.issue = c.done = c.done + w[i].gap(c.tile);
-      pq.emplace(c.issue, kNew, i);
+      c.seq = 0;
+      pq.emplace(c.issue, first_key, i);
     }
   }
   return res;
 }
 
-// Deferred fast mode (HbmTiming::issue_burst / try_result): one call per tile; a tile's
-// result is taken once the watermark (lowest cycle any initiator can still issue at) has
-// reached its last issue cycle. A waiting initiator can issue again no earlier than its
-// tile's last issue + the shortest round trip (2 * link_latency + latency).
-inline WorkloadResult run_deferred(const std::vector<InitiatorWork>& w, HbmTiming& h) {
+// Deferred fast mode (HbmTiming::issue_burst / try_result, or the TLM equivalents): one
+// call per tile; a tile's result is taken once the watermark (lowest cycle any initiator
+// can still issue at) has reached its last issue cycle (passed it, for SameCycle::Initiator:
+// an initiator ordered before this one may still issue at that cycle). A waiting initiator
+// can issue again no earlier than its tile's last issue + the shortest round trip
+// (min_round_trip = 2 * link_latency + latency; at least 1).
+inline WorkloadResult run_deferred(const std::vector<InitiatorWork>& w, uint32_t request_bytes,
+                                   uint64_t min_round_trip, const IssueBurst& issue,
+                                   const TryResult& result,
+                                   SameCycle order = SameCycle::CallOrder) {
   WorkloadResult res;
   init_result(res, w);
-  const uint64_t min_rt = 2ull * h.params().link_latency + h.params().latency;
+  const uint64_t rt = std::max<uint64_t>(1, min_round_trip);
+  const uint64_t lag = order == SameCycle::Initiator ? 1 : 0;
   struct St {
     size_t tile = 0;
     bool waiting = false;
@@ -248,21 +278,17 @@ inline WorkloadResult run_deferred(const std::vector<InitiatorWork>& w, HbmTimin
     uint64_t wm = UINT64_MAX;
     for (size_t i = 0; i < w.size(); ++i) {
       if (st[i].tile >= w[i].tiles.size()) continue;
-      wm = std::min(wm, st[i].waiting ? st[i].last_issue + min_rt : st[i].ready);
+      wm = std::min(wm, st[i].waiting ? st[i].last_issue + rt : st[i].ready);
     }
     if (wm == UINT64_MAX) break;
     for (size_t i = 0; i < w.size(); ++i) {
       St& s = st[i];
-      if (!s.waiting || s.last_issue > wm) continue;
+      if (!s.waiting || s.last_issue + lag > wm) continue;
       BurstResult r;
-      if (!h.try_result(s.handle, wm, &r)) continue;
-      res.total_tile_latency += r.completion_cycle - s.issue;
+      if (!result(s.handle, wm, &r)) continue;
       res.requests += r.requests;
       res.bytes += r.bytes;
-      res.finish[i] = r.completion_cycle;
-      res.tile_issue[i][s.tile] = s.issue;
-      res.tile_done[i][s.tile] = r.completion_cycle;
-      res.makespan = std::max(res.makespan, r.completion_cycle);
+      record(res, i, s.tile, s.issue, r.completion_cycle);
       s.waiting = false;
       ++s.tile;
       s.ready = std::max(r.completion_cycle + w[i].gap(s.tile), wm);
@@ -270,16 +296,24 @@ inline WorkloadResult run_deferred(const std::vector<InitiatorWork>& w, HbmTimin
     for (size_t i = 0; i < w.size(); ++i) {
       St& s = st[i];
       if (s.waiting || s.tile >= w[i].tiles.size() || s.ready != wm) continue;
-      Burst b = w[i].tiles[s.tile];
-      b.issue_cycle = wm;
-      s.handle = h.issue_burst(b);
+      const Burst b = tile_at(w, i, s.tile, wm, order);
+      s.handle = issue(b);
       s.issue = wm;
-      const uint64_t n = b.requests(h.params().request_bytes);
+      const uint64_t n = b.requests(request_bytes);
       s.last_issue = wm + (n ? (n - 1) / b.dispatch() : 0);
       s.waiting = true;
     }
   }
   return res;
+}
+
+inline WorkloadResult run_deferred(const std::vector<InitiatorWork>& w, HbmTiming& h,
+                                   SameCycle order = SameCycle::CallOrder) {
+  const HbmParams& p = h.params();
+  return run_deferred(
+      w, p.request_bytes, 2ull * p.link_latency + p.latency,
+      [&](const Burst& b) { return h.issue_burst(b); },
+      [&](uint64_t hd, uint64_t wm, BurstResult* r) { return h.try_result(hd, wm, r); }, order);
 }
 
 }  // namespace stepsim::test

@@ -1,0 +1,20 @@
+// Reference documentation generated from the registries, so the docs cannot drift from the code:
+//   stepsim ops --markdown      -> docs/operators.md (OpRegistry + tile-function libraries)
+//   stepsim presets --markdown  -> docs/presets.md   (HardwareParams::fields() of every preset)
+// scripts/gen_docs.sh writes both files; testbench/docs checks they are up to date.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace stepsim {
+
+void write_ops_markdown(std::ostream& out);
+void write_presets_markdown(std::ostream& out);
+
+// Where the default value of a hardware parameter comes from (a section of the spec notes, or
+// "project choice" with the reason); empty if the parameter has no entry yet.
+std::string preset_param_origin(const std::string& key);
+
+}  // namespace stepsim
