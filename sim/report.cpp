@@ -142,10 +142,13 @@ void write_json_report(const Report& rep, const std::string& path) {
 void write_trace(const Graph&, const SimResult& r, const std::string& path) {
   // Chrome trace-event format (loads in Perfetto): one complete event per firing; 1 cycle = 1 us.
   json events = json::array();
-  std::map<int, std::string> names;
-  for (size_t i = 0; i < r.nodes.size(); ++i) names[int(i)] = r.nodes[i].name;
+  // One track per node (tid = its position in the report's node list), named by a metadata event.
+  for (size_t i = 0; i < r.nodes.size(); ++i)
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", int(i)},
+                      {"args", {{"name", r.nodes[i].name + " (" + r.nodes[i].op + ")"}}}});
   for (const TraceEvent& e : r.trace)
-    events.push_back({{"name", "fire"}, {"ph", "X"}, {"pid", 0}, {"tid", e.op}, {"ts", e.start}, {"dur", e.dur}});
+    events.push_back({{"name", r.nodes[size_t(e.op)].op}, {"ph", "X"}, {"pid", 0}, {"tid", e.op}, {"ts", e.start},
+                      {"dur", e.dur}});
   json j;
   j["traceEvents"] = events;
   j["displayTimeUnit"] = "ns";

@@ -1,4 +1,4 @@
-// Run reports: the human summary, the JSON report (keys documented in docs/report.md) and the
+// Run reports: the human summary, the JSON report (keys documented in docs/user-guide.md, "The JSON report") and the
 // Perfetto/Chrome trace of operator firings.
 #pragma once
 

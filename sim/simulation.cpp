@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "hw/fabric/allocation.h"
 #include "hw/fabric/offchip.h"
@@ -249,6 +250,9 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
       throw std::invalid_argument("node '" + n.name + "' (" + n.op + "): " + what);
     }
     op_order.push_back(n.name);
+    // Same-cycle ties between off-chip clients go by the node's place in the graph, not by
+    // the (possibly shuffled) elaboration order.
+    ops[n.name]->ctx().set_tie_rank(int(k));
   }
 
   // Channels.
@@ -326,6 +330,16 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
     fill_fabric_results(r, in_order, links, alloc, onchip_model, options.hw);
   }
   std::sort(r.nodes.begin(), r.nodes.end(), [](const NodeResult& a, const NodeResult& b) { return a.name < b.name; });
+  // Timeline events name their node by its position in r.nodes (sorted by name), and come in
+  // model-time order: neither may depend on the elaboration or process order.
+  {
+    std::map<int, int> by_ctx;
+    for (size_t k = 0; k < r.nodes.size(); ++k) by_ctx[ops[r.nodes[k].name]->ctx().index()] = int(k);
+    for (TraceEvent& e : r.trace) e.op = by_ctx[e.op];
+    std::sort(r.trace.begin(), r.trace.end(), [](const TraceEvent& a, const TraceEvent& b) {
+      return std::tie(a.start, a.op, a.dur) < std::tie(b.start, b.op, b.dur);
+    });
+  }
   for (const auto& c : channels) r.channels.push_back(ChannelResult{c->name(), c->params(), c->stats()});
   std::sort(r.channels.begin(), r.channels.end(),
             [](const ChannelResult& a, const ChannelResult& b) { return a.name < b.name; });

@@ -94,7 +94,7 @@ void Context::wait_for_turn(const std::vector<Context*>& peers) {
     for (const Context* p : peers) {
       if (p == this) continue;
       uint64_t lb = scheduler_->context_lower_bound(p);
-      if (lb < now_ || (lb == now_ && p->index() < index_)) {
+      if (lb < now_ || (lb == now_ && p->tie_rank() < tie_rank_)) {
         mine = false;
         break;
       }

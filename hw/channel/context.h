@@ -59,7 +59,7 @@ class Context {
   // will never deliver (done already sent and consumed).
   int select_earliest(const std::vector<Channel*>& candidates);
 
-  // Blocks until no other context in `peers` can act before (now, index) — the conservative
+  // Blocks until no other context in `peers` can act before (now, tie_rank) — the conservative
   // grant used to serialise off-chip memory requests in model-time order.
   void wait_for_turn(const std::vector<Context*>& peers);
 
@@ -84,6 +84,10 @@ class Context {
   void set_static_wake(bool on) { static_wake_ = on; }
 
   void set_index(int i) { index_ = i; }
+  // Tie-break among off-chip clients acting in the same cycle (wait_for_turn): lower first.
+  // Set from the node's position in the graph, so it is independent of elaboration order.
+  int tie_rank() const { return tie_rank_; }
+  void set_tie_rank(int r) { tie_rank_ = r; }
 
  private:
   friend class Scheduler;
@@ -93,6 +97,7 @@ class Context {
   std::string name_;
   Scheduler* scheduler_;
   int index_ = -1;
+  int tie_rank_ = 0;
   uint64_t now_ = 0;
   uint64_t busy_cycles_ = 0;
   State state_ = State::kRunnable;

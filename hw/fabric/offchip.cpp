@@ -88,7 +88,7 @@ uint64_t OffChipMemory::transfer(Context& ctx, Burst b, uint8_t* data) {
   tile_bytes_ += uint64_t(b.rows) * b.row_bytes;
   // Requests reaching the memory in the same cycle are served in turn order (cycle, then
   // client index), so the memory sees the order the turns grant.
-  b.initiator = uint32_t(ctx.index());
+  b.initiator = uint32_t(ctx.tie_rank());
   if (mode_ == HbmAccessMode::Fast) {
     // Deferred exact tile path: register the tile at its turn, then take its result once no
     // client can issue before its last request any more (the turn at that cycle).

@@ -327,6 +327,13 @@ void HbmTiming::count_rr(uint64_t n) {
 void HbmTiming::rr_window(std::vector<Flow>& flows, Chan* ch, uint64_t K, uint64_t t,
                           uint64_t L, uint64_t S, bool commit) {
   const uint64_t C = p_.channels, II = p_.init_interval, N = L * S;
+  if (N <= kShortWindow * C) {
+    // Short window (the common case for tiles of a few requests per channel): the request
+    // level itself, O(N) cheap steps, beats the O(channels) closed forms below.
+    if (segs_.size() > 1 && commit) ++slow_bursts_;
+    rr_requests(flows, ch, uint32_t(mod_c(K)), t, t + L, commit);
+    return;
+  }
   if (segs_.size() == 1) {  // a flow alone: the O(channels) closed form
     Flow& f = flows[segs_[0].i];
     const Flow v = virtual_flow(t, S, K, N);
@@ -378,17 +385,60 @@ void HbmTiming::rr_window(std::vector<Flow>& flows, Chan* ch, uint64_t K, uint64
         }
     }
   }
-  uint32_t c = uint32_t(mod_c(K + Lb * S));
-  for (uint64_t tt = t + Lb; tt < t + L; ++tt)
+  rr_requests(flows, ch, uint32_t(mod_c(K + Lb * S)), t + Lb, t + L, commit);
+}
+
+// Cycles [t1, t2) of the window, request by request, in FIFO order: each cycle deals the
+// segments' bundles, in order, to consecutive channels from c. (step(), with the
+// parameters and the flow's bookkeeping kept in registers.)
+void HbmTiming::rr_requests(std::vector<Flow>& flows, Chan* ch, uint32_t c, uint64_t t1,
+                            uint64_t t2, bool commit) {
+  const uint32_t C = p_.channels;
+  const uint64_t II = p_.init_interval, lat = p_.latency, startup = p_.startup;
+  const uint64_t cold_after = p_.cold_after;
+  const bool every = p_.startup_every_request;
+  uint64_t paid = 0;
+  Flow* single = segs_.size() == 1 ? &flows[segs_[0].i] : nullptr;
+  uint64_t resp_max = 0, last_start = 0;
+  bool last_paid = false;
+  if (single) {
+    resp_max = single->resp_max;
+    last_start = single->last_start;
+    last_paid = single->last_paid;
+  }
+  for (uint64_t tt = t1; tt < t2; ++tt)
     for (const Seg& sg : segs_) {
-      Flow& f = flows[sg.i];
+      if (!single) {
+        const Flow& f = flows[sg.i];
+        resp_max = f.resp_max;
+        last_start = f.last_start;
+        last_paid = f.last_paid;
+      }
       for (uint64_t x = 0; x < sg.b; ++x) {
         Chan& st = ch[c];
-        f.last_start = std::max(tt, st.free);
-        f.resp_max = std::max(f.resp_max, step(st, tt, commit, &f.last_paid));
+        const bool pay = every || !st.used || went_cold(tt, st.free, cold_after);
+        const uint64_t s = std::max(tt, st.free);
+        st.free = s + II;
+        st.used = true;
+        paid += pay;
+        resp_max = std::max(resp_max, s + lat + (pay ? startup : 0));
+        last_start = s;
+        last_paid = pay;
         if (++c == C) c = 0;
       }
+      if (!single) {
+        Flow& f = flows[sg.i];
+        f.resp_max = resp_max;
+        f.last_start = last_start;
+        f.last_paid = last_paid;
+      }
     }
+  if (single) {
+    single->resp_max = resp_max;
+    single->last_start = last_start;
+    single->last_paid = last_paid;
+  }
+  if (commit) stats_.startup_paid += paid;
 }
 
 // Serves every pending request with (arrival, initiator) <= (cut, cut_initiator), window

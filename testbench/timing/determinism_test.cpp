@@ -31,6 +31,8 @@ std::string fingerprint(const SimResult& r, bool with_peak = false) {
       << (with_peak ? std::to_string(c.stats.peak_occupancy) : std::string("-")) << " stall "
       << c.stats.producer_stall_cycles << " starve " << c.stats.consumer_starve_cycles << " last_send "
       << c.stats.last_send_time << "\n";
+  for (const NodeResult& n : r.nodes) o << "onchip " << n.name << " " << n.onchip_peak_bytes << "\n";
+  for (const TraceEvent& e : r.trace) o << "fire " << e.op << " " << e.start << " " << e.dur << "\n";
   return o.str();
 }
 
@@ -38,6 +40,7 @@ void expect_deterministic(const Graph& g, const HardwareParams& hw, uint64_t min
   SimOptions opt;
   opt.hw = hw;
   opt.shuffle_seed = 0;
+  opt.trace = true;  // the timeline must not depend on process order either
   SimResult base = simulate(g, opt);
   ASSERT_TRUE(base.ok) << base.error;
   uint64_t elements = 0;
