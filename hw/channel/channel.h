@@ -74,7 +74,8 @@ class Channel {
     stats_.last_send_time = p->now();
     move_beat(s.beat, beat);
     if (++tail_pos_ == params_.depth) tail_pos_ = 0;
-    if (++size_ > stats_.peak_occupancy) stats_.peak_occupancy = size_;
+    s.sent = p->now();
+    ++size_;
     p->scheduler()->note_progress();
     const Context::State cs = consumer_->state();
     if ((cs == Context::State::kBlockedRecv && consumer_->blocked_on() == this) ||
@@ -98,6 +99,7 @@ class Channel {
     peek();
     Slot& s = ring_[head_pos_];
     Beat b = take_beat(s.beat);
+    note_occupancy(s.sent, consumer_->now());
     s.freed = consumer_->now() + params_.response_latency;
     if (++head_pos_ == params_.depth) head_pos_ = 0;
     --size_;
@@ -143,7 +145,22 @@ class Channel {
     Beat beat;
     uint64_t ready = 0;  // visible time of the beat held
     uint64_t freed = 0;  // time the slot becomes reusable by the sender
+    uint64_t sent = 0;   // send time of the beat held
   };
+  // Peak occupancy in model time, not in SystemC execution order (which depends on process
+  // order): when beat k (sent at s_k) is dequeued at d_k, the beats held at s_k were k and the
+  // earlier beats dequeued after s_k. Only the previous depth-1 beats can be among them (beat
+  // k's slot was freed by beat k-depth's dequeue), and dequeue times are non-decreasing.
+  void note_occupancy(uint64_t sent, uint64_t dequeued) {
+    uint32_t held = 1;
+    for (uint64_t n = 1; n < params_.depth && n <= popped_; ++n) {
+      if (deq_times_[(popped_ - n) % params_.depth] <= sent) break;
+      ++held;
+    }
+    if (held > stats_.peak_occupancy) stats_.peak_occupancy = held;
+    deq_times_[popped_ % params_.depth] = dequeued;
+    ++popped_;
+  }
   std::string name_;
   ChannelParams params_;
   Context* producer_;
@@ -152,6 +169,8 @@ class Channel {
   uint32_t head_pos_ = 0;  // slot of the next beat to dequeue
   uint32_t tail_pos_ = 0;  // slot of the next beat to enqueue
   uint32_t size_ = 0;      // beats held
+  uint64_t popped_ = 0;    // beats dequeued so far
+  std::vector<uint64_t> deq_times_;  // dequeue time of beat k at k % depth
   bool done_sent_ = false;
   ChannelStats stats_;
 };

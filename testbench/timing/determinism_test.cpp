@@ -11,10 +11,8 @@ namespace {
 using namespace test;
 
 // Everything observable about a run, as text (so a failure shows the first difference).
-// `with_peak`: include each channel's peak occupancy. Channel::send counts the beats held in
-// SystemC execution order rather than in model time, so the peak depends on process order (see
-// Determinism.DISABLED_ChannelPeakOccupancy below); the other statistics are model-time sums.
-std::string fingerprint(const SimResult& r, bool with_peak = false) {
+// Every channel statistic is computed in model time, the peak occupancy included.
+std::string fingerprint(const SimResult& r) {
   std::ostringstream o;
   o << "ok " << r.ok << " error " << r.error << "\ncycles " << r.cycles << "\n";
   for (const auto& [name, beats] : r.recorded) {
@@ -28,7 +26,7 @@ std::string fingerprint(const SimResult& r, bool with_peak = false) {
   for (const ChannelResult& c : r.channels)
     o << "channel " << c.name << " depth " << c.params.depth << " beats " << c.stats.beats << " elements "
       << c.stats.elements << " bytes " << c.stats.bytes << " peak "
-      << (with_peak ? std::to_string(c.stats.peak_occupancy) : std::string("-")) << " stall "
+      << c.stats.peak_occupancy << " stall "
       << c.stats.producer_stall_cycles << " starve " << c.stats.consumer_starve_cycles << " last_send "
       << c.stats.last_send_time << "\n";
   for (const NodeResult& n : r.nodes) o << "onchip " << n.name << " " << n.onchip_peak_bytes << "\n";
@@ -36,7 +34,7 @@ std::string fingerprint(const SimResult& r, bool with_peak = false) {
   return o.str();
 }
 
-void expect_deterministic(const Graph& g, const HardwareParams& hw, uint64_t min_elements, bool with_peak = false) {
+void expect_deterministic(const Graph& g, const HardwareParams& hw, uint64_t min_elements) {
   SimOptions opt;
   opt.hw = hw;
   opt.shuffle_seed = 0;
@@ -46,13 +44,13 @@ void expect_deterministic(const Graph& g, const HardwareParams& hw, uint64_t min
   uint64_t elements = 0;
   for (const ChannelResult& c : base.channels) elements += c.stats.elements;
   EXPECT_GE(elements, min_elements);  // the graph really did something
-  const std::string want = fingerprint(base, with_peak);
+  const std::string want = fingerprint(base);
   for (uint64_t seed : {1, 2, 3}) {
     opt.shuffle_seed = seed;
     SimResult r = simulate(g, opt);
     ASSERT_TRUE(r.ok) << "seed " << seed << ": " << r.error;
     EXPECT_EQ(r.cycles, base.cycles) << "seed " << seed;
-    EXPECT_EQ(fingerprint(r, with_peak), want) << "seed " << seed;
+    EXPECT_EQ(fingerprint(r), want) << "seed " << seed;
   }
 }
 
@@ -61,16 +59,6 @@ TEST(Determinism, MoeExampleWithTraceRoutingIsIndependentOfElaborationOrder) {
   // 64 tokens, top-2 routing over 8 experts (off-chip loads and stores on the shared HBM), merged
   // back by a Reassemble in arrival order.
   expect_deterministic(g, artifact(), 64 * 2);
-}
-
-// Known bug, kept visible: on the MoE example the peak occupancy of e.g. 'e2_out.out->merge.in2'
-// is 8 with elaboration order 0 and 7 with shuffle seed 1. Channel::send counts beats held at the
-// SystemC moment of the send, but a consumer that is behind in model time may already have
-// dequeued (in SystemC order) beats it dequeues later in model time, or the reverse. Enable once
-// the statistic is computed in model time (hw/channel).
-TEST(Determinism, DISABLED_ChannelPeakOccupancyIsIndependentOfElaborationOrder) {
-  Graph g = load_graph(std::string(STEPSIM_SOURCE_DIR) + "/graphs/examples/moe_small.yaml", {});
-  expect_deterministic(g, artifact(), 64 * 2, /*with_peak=*/true);
 }
 
 // Partition over two paths of unequal delay (8 vs 32 cycles per tile), merged again by a
