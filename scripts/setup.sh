@@ -3,7 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PACKAGES=(g++ cmake make pkg-config libsystemc-dev libyaml-cpp-dev nlohmann-json3-dev
-          libgtest-dev libgmock-dev libbenchmark-dev python3-matplotlib)
+          libgtest-dev libgmock-dev libbenchmark-dev python3-matplotlib
+          verilator yosys qflow-tech-osu018)
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -99,8 +99,8 @@ class Channel {
     peek();
     Slot& s = ring_[head_pos_];
     Beat b = take_beat(s.beat);
-    note_occupancy(s.sent, consumer_->now());
     s.freed = consumer_->now() + params_.response_latency;
+    note_occupancy(s.sent);
     if (++head_pos_ == params_.depth) head_pos_ = 0;
     --size_;
     consumer_->scheduler()->note_progress();
@@ -151,14 +151,19 @@ class Channel {
   // order): when beat k (sent at s_k) is dequeued at d_k, the beats held at s_k were k and the
   // earlier beats dequeued after s_k. Only the previous depth-1 beats can be among them (beat
   // k's slot was freed by beat k-depth's dequeue), and dequeue times are non-decreasing.
-  void note_occupancy(uint64_t sent, uint64_t dequeued) {
+  // Beat k-n was dequeued from the slot n places before beat k's, which still holds its release
+  // time d_{k-n} + response_latency (only beat k-n+depth's dequeue, later than k's, rewrites it).
+  // Called by pop() for beat k, after its slot's release time was set.
+  void note_occupancy(uint64_t sent) {
     uint32_t held = 1;
+    const uint64_t limit = sent + params_.response_latency;  // d_{k-n} <= s_k  <=>  freed <= limit
+    uint32_t pos = head_pos_;
     for (uint64_t n = 1; n < params_.depth && n <= popped_; ++n) {
-      if (deq_times_[(popped_ - n) % params_.depth] <= sent) break;
+      pos = pos == 0 ? params_.depth - 1 : pos - 1;
+      if (ring_[pos].freed <= limit) break;
       ++held;
     }
     if (held > stats_.peak_occupancy) stats_.peak_occupancy = held;
-    deq_times_[popped_ % params_.depth] = dequeued;
     ++popped_;
   }
   std::string name_;
@@ -170,7 +175,6 @@ class Channel {
   uint32_t tail_pos_ = 0;  // slot of the next beat to enqueue
   uint32_t size_ = 0;      // beats held
   uint64_t popped_ = 0;    // beats dequeued so far
-  std::vector<uint64_t> deq_times_;  // dequeue time of beat k at k % depth
   bool done_sent_ = false;
   ChannelStats stats_;
 };

@@ -16,6 +16,7 @@ Context::Context(std::string name, Scheduler* scheduler) : name_(std::move(name)
 
 void Context::suspend() {
   wake_pending_ = false;
+  if (scheduler_->deactivate(this)) return;  // the quiescence step woke this context itself
   if (static_wake_)
     sc_core::wait();  // static sensitivity: wake_
   else
@@ -49,6 +50,7 @@ void Context::finish() {
   state_ = State::kFinished;
   scheduler_->note_progress();
   scheduler_->wake_turn_waiters();
+  scheduler_->deactivate(nullptr);
 }
 
 int Context::select_earliest(const std::vector<Channel*>& candidates) {
@@ -110,18 +112,14 @@ void Context::wait_for_turn(const std::vector<Context*>& peers) {
   }
 }
 
-Scheduler::Scheduler(sc_core::sc_module_name name) : sc_core::sc_module(name) {
-  SC_HAS_PROCESS(Scheduler);
-  SC_METHOD(on_quiescence);
-  sensitive << quiescence_;
-  dont_initialize();
-}
+Scheduler::Scheduler(sc_core::sc_module_name name) : sc_core::sc_module(name) {}
 
 int Scheduler::add_context(Context* c) {
   contexts_.push_back(c);
   memo_value_.push_back(0);
   memo_walk_.push_back(0);
   path_walk_.push_back(0);
+  ++active_;  // its thread starts runnable
   return int(contexts_.size()) - 1;
 }
 
@@ -130,29 +128,39 @@ void Scheduler::request_quiescence(Context* c) {
     c->queued_for_quiescence_ = true;
     waiters_.push_back(c);
   }
-  // A timed notification fires only after all activity of the current instant has settled:
-  // the model never uses SystemC time, so that is exactly "every process is blocked".
-  quiescence_.notify(1, sc_core::SC_NS);
+  // The step itself runs when the last active context blocks (deactivate).
 }
 
+// wake() only notifies (the woken threads run after the caller yields), so the lists cannot
+// change while they are walked; the scratch vector keeps its capacity (no allocation per wake).
 void Scheduler::wake_turn_waiters() {
   if (turn_waiters_.empty()) return;
-  std::vector<Context*> w;
-  w.swap(turn_waiters_);
-  for (Context* c : w) c->wake();
+  scratch_.swap(turn_waiters_);
+  for (Context* c : scratch_) c->wake();
+  scratch_.clear();
 }
 
-void Scheduler::on_quiescence() {
-  std::vector<Context*> w;
-  w.swap(waiters_);
+bool Scheduler::quiesce(Context* caller) {
+  scratch_.swap(waiters_);
   turn_waiters_.clear();
-  for (Context* c : w) c->queued_for_quiescence_ = false;
+  for (Context* c : scratch_) c->queued_for_quiescence_ = false;
   if (progress_ == progress_at_last_quiescence_) {
     stalled_ = true;  // nobody moved since the last wake-up: leave them blocked, report deadlock
-    return;
+    scratch_.clear();
+    return false;
   }
   progress_at_last_quiescence_ = progress_;
-  for (Context* c : w) c->wake();
+  bool caller_woken = false;
+  for (Context* c : scratch_) {
+    if (c == caller) {
+      caller_woken = true;  // running: it simply does not suspend (no self-notification)
+      ++active_;
+    } else {
+      c->wake();
+    }
+  }
+  scratch_.clear();
+  return caller_woken;
 }
 
 void Scheduler::begin_walk() { ++walk_; }

@@ -8,6 +8,8 @@
 // over blocked contexts in the style of Chandy–Misra–Bryant with positive channel latency as
 // lookahead. When the bound is not yet enough they wait for new data or for quiescence (every
 // process blocked), when the bound is the tightest it can get; the Scheduler then wakes them.
+// Quiescence is detected by counting the contexts that are not blocked: the last one to block
+// runs the Scheduler's quiescence step before it suspends (no SystemC event or time step).
 #pragma once
 
 #include <cstdint>
@@ -71,12 +73,7 @@ class Context {
   // Resumes the context if it is blocked. Notifying a context that is running, or that an
   // earlier wake already made runnable, would be a no-op in SystemC, so it is skipped: one
   // notification per wait (docs/performance.md).
-  void wake() {
-    if (!wake_pending_ && state_ != State::kRunnable && state_ != State::kFinished) {
-      wake_pending_ = true;
-      wake_.notify();
-    }
-  }
+  inline void wake();
   // The event this context's thread waits on. A thread spawned statically sensitive to it
   // (Op does this) calls set_static_wake(true) and then waits with a plain wait(), which
   // skips SystemC's per-wait dynamic-sensitivity bookkeeping.
@@ -112,7 +109,10 @@ class Context {
   sc_core::sc_event wake_;
 };
 
-// Owns the quiescence detection shared by all contexts of one simulation.
+// Owns the quiescence detection shared by all contexts of one simulation. Every context has
+// exactly one SystemC thread (its operator's), and those threads are the only processes of a
+// simulation, so "every process is blocked" is "no context is active": active_ counts the
+// contexts that are running or runnable (created, or woken and not yet blocked again).
 class Scheduler : public sc_core::sc_module {
  public:
   explicit Scheduler(sc_core::sc_module_name name);
@@ -138,7 +138,14 @@ class Scheduler : public sc_core::sc_module {
   uint64_t arrival_lower_bound(const Channel* c);
 
  private:
-  void on_quiescence();
+  friend class Context;
+  // The quiescence step, run by the last context to block (`caller`, null when it finished):
+  // wakes every context that asked for it, unless nothing moved since the previous step (then
+  // the graph is deadlocked: stalled_, and nobody is woken). Returns true if `caller` itself
+  // asked: it must not suspend.
+  bool quiesce(Context* caller);
+  // A context stopped being active (it blocks or finishes).
+  bool deactivate(Context* c) { return --active_ == 0 && !waiters_.empty() && quiesce(c); }
 
   std::vector<uint64_t> memo_value_;
   std::vector<uint64_t> memo_walk_;
@@ -148,10 +155,19 @@ class Scheduler : public sc_core::sc_module {
   std::vector<Context*> contexts_;
   std::vector<Context*> waiters_;
   std::vector<Context*> turn_waiters_;
-  sc_core::sc_event quiescence_;
+  std::vector<Context*> scratch_;  // the list being woken
+  uint64_t active_ = 0;            // contexts running or runnable
   uint64_t progress_ = 0;
   uint64_t progress_at_last_quiescence_ = ~uint64_t(0);
   bool stalled_ = false;
 };
+
+inline void Context::wake() {
+  if (!wake_pending_ && state_ != State::kRunnable && state_ != State::kFinished) {
+    wake_pending_ = true;
+    ++scheduler_->active_;
+    wake_.notify();
+  }
+}
 
 }  // namespace stepsim

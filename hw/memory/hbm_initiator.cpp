@@ -1,6 +1,7 @@
 #include "hw/memory/hbm_initiator.h"
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -47,17 +48,49 @@ struct Txn {
   }
 };
 
+// The transaction objects of the helpers below, reused from call to call: constructing a
+// tlm_generic_payload allocates its extension array, which cost more than the timing model
+// of a small tile. A call made while another one is still inside b_transport (a target or
+// interconnect that yields, letting another process call in) gets a fresh one.
+class TxnLease {
+ public:
+  TxnLease() {
+    static thread_local Txn cached;
+    static thread_local bool busy = false;
+    if (busy) {
+      own_.reset(new Txn);
+      t_ = own_.get();
+    } else {
+      busy = true;
+      busy_ = &busy;
+      t_ = &cached;
+      t_->ext = HbmBurstExtension();  // no fields left over from the previous call
+    }
+  }
+  ~TxnLease() {
+    if (busy_) *busy_ = false;
+  }
+  TxnLease(const TxnLease&) = delete;
+  TxnLease& operator=(const TxnLease&) = delete;
+  Txn* operator->() { return t_; }
+
+ private:
+  Txn* t_ = nullptr;
+  bool* busy_ = nullptr;
+  std::unique_ptr<Txn> own_;
+};
+
 }  // namespace
 
 uint64_t hbm_request(tlm::tlm_fw_transport_if<>& fw, uint64_t addr, bool write,
                      uint64_t issue_cycle, uint8_t* data, uint32_t len, uint32_t initiator) {
-  Txn t;
-  t.prepare(addr, write, data, len);
-  t.ext.kind = HbmBurstExtension::Kind::Request;
-  t.ext.issue_cycle = issue_cycle;
-  t.ext.initiator = initiator;
-  t.send(fw);
-  return t.ext.completion_cycle;
+  TxnLease t;
+  t->prepare(addr, write, data, len);
+  t->ext.kind = HbmBurstExtension::Kind::Request;
+  t->ext.issue_cycle = issue_cycle;
+  t->ext.initiator = initiator;
+  t->send(fw);
+  return t->ext.completion_cycle;
 }
 
 namespace {
@@ -73,70 +106,70 @@ void set_geometry(HbmBurstExtension& e, const Burst& b) {
 
 uint64_t hbm_issue(tlm::tlm_fw_transport_if<>& fw, const Burst& b, uint32_t request_bytes,
                    uint8_t* data, BurstResult* info) {
-  Txn t;
-  t.prepare(b.base, b.write, data, uint64_t(b.rows) * b.row_bytes);
-  t.ext.kind = HbmBurstExtension::Kind::BurstIssue;
-  set_geometry(t.ext, b);
-  t.send(fw);
+  TxnLease t;
+  t->prepare(b.base, b.write, data, uint64_t(b.rows) * b.row_bytes);
+  t->ext.kind = HbmBurstExtension::Kind::BurstIssue;
+  set_geometry(t->ext, b);
+  t->send(fw);
   if (info) {
     info->completion_cycle = b.issue_cycle;
-    info->requests = t.ext.requests;
-    info->bytes = t.ext.requests * request_bytes;
-    info->last_issue_cycle = t.ext.last_issue_cycle;
+    info->requests = t->ext.requests;
+    info->bytes = t->ext.requests * request_bytes;
+    info->last_issue_cycle = t->ext.last_issue_cycle;
   }
-  return t.ext.handle;
+  return t->ext.handle;
 }
 
 bool hbm_result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t watermark,
                 uint32_t request_bytes, BurstResult* out) {
-  Txn t;
-  t.prepare(0, false, nullptr, 0);
-  t.ext.kind = HbmBurstExtension::Kind::BurstResult;
-  t.ext.handle = handle;
-  t.ext.watermark = watermark;
-  t.send(fw);
-  if (!t.ext.ready) return false;
+  TxnLease t;
+  t->prepare(0, false, nullptr, 0);
+  t->ext.kind = HbmBurstExtension::Kind::BurstResult;
+  t->ext.handle = handle;
+  t->ext.watermark = watermark;
+  t->send(fw);
+  if (!t->ext.ready) return false;
   if (out) {
-    out->completion_cycle = t.ext.completion_cycle;
-    out->requests = t.ext.requests;
-    out->last_issue_cycle = t.ext.last_issue_cycle;
-    out->bytes = t.ext.requests * request_bytes;
+    out->completion_cycle = t->ext.completion_cycle;
+    out->requests = t->ext.requests;
+    out->last_issue_cycle = t->ext.last_issue_cycle;
+    out->bytes = t->ext.requests * request_bytes;
   }
   return true;
 }
 
 BurstResult hbm_transfer(tlm::tlm_fw_transport_if<>& fw, const Burst& b, HbmAccessMode mode,
                          uint32_t request_bytes, uint8_t* data) {
-  Txn t;
+  TxnLease t;
   BurstResult res;
   if (mode == HbmAccessMode::Fast) {
-    t.prepare(b.base, b.write, data, uint64_t(b.rows) * b.row_bytes);
-    t.ext.kind = HbmBurstExtension::Kind::Burst;
-    set_geometry(t.ext, b);
-    t.send(fw);
-    res.completion_cycle = t.ext.completion_cycle;
-    res.requests = t.ext.requests;
+    t->prepare(b.base, b.write, data, uint64_t(b.rows) * b.row_bytes);
+    t->ext.kind = HbmBurstExtension::Kind::Burst;
+    set_geometry(t->ext, b);
+    t->send(fw);
+    res.completion_cycle = t->ext.completion_cycle;
+    res.requests = t->ext.requests;
     res.bytes = res.requests * request_bytes;
-    res.last_issue_cycle = t.ext.last_issue_cycle;
+    res.last_issue_cycle = t->ext.last_issue_cycle;
     return res;
   }
   // Request mode: one transaction per request, row-major, bundles of par_dispatch per cycle.
   const uint64_t per_row = b.requests_per_row(request_bytes);
   res.completion_cycle = b.issue_cycle;
   res.last_issue_cycle = b.issue_cycle;
-  t.ext.kind = HbmBurstExtension::Kind::Request;
+  t->ext.kind = HbmBurstExtension::Kind::Request;
   uint64_t j = 0;
   for (uint64_t r = 0; r < b.rows; ++r) {
     for (uint64_t q = 0; q < per_row; ++q, ++j) {
       const uint64_t off = q * request_bytes;
       const uint64_t len = std::min<uint64_t>(request_bytes, b.row_bytes - off);
-      t.prepare(b.request_addr(r, q, request_bytes), b.write,
+      t->prepare(b.request_addr(r, q, request_bytes), b.write,
                 data ? data + r * b.row_bytes + off : nullptr, len);
-      t.ext.issue_cycle = b.request_issue_cycle(j);
-      t.ext.initiator = b.initiator;
-      t.send(fw);
-      res.completion_cycle = std::max(res.completion_cycle, t.ext.completion_cycle);
-      res.last_issue_cycle = t.ext.issue_cycle;
+      t->ext.issue_cycle = b.request_issue_cycle(j);
+      t->ext.initiator = b.initiator;
+      t->send(fw);
+      res.completion_cycle = std::max(res.completion_cycle, t->ext.completion_cycle);
+      res.last_issue_cycle = t->ext.issue_cycle;
     }
   }
   res.requests = j;

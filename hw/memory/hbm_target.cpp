@@ -5,8 +5,19 @@ namespace stepsim {
 HbmTarget::HbmTarget(sc_core::sc_module_name name, const HbmParams& params,
                      sc_core::sc_time clock_period)
     : sc_core::sc_module(name), socket("socket"), timing_(params), period_(clock_period) {
-  socket.register_b_transport(this, &HbmTarget::b_transport);
-  socket.register_transport_dbg(this, &HbmTarget::transport_dbg);
+  socket.bind(*this);
+}
+
+tlm::tlm_sync_enum HbmTarget::nb_transport_fw(tlm::tlm_generic_payload& trans,
+                                              tlm::tlm_phase& phase, sc_core::sc_time& delay) {
+  b_transport(trans, delay);
+  phase = tlm::BEGIN_RESP;
+  return tlm::TLM_COMPLETED;
+}
+
+bool HbmTarget::get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi& dmi) {
+  dmi.allow_none();
+  return false;
 }
 
 void HbmTarget::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
@@ -92,10 +103,10 @@ void HbmTarget::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
         mem_.read_rows(addr, b.rows, b.row_bytes, b.pitch(), data);
     }
     if (ext && ext->kind == HbmBurstExtension::Kind::BurstIssue) {
-      ext->handle = timing_.issue_burst(b);
-      ext->requests = b.requests(rb);
-      ext->last_issue_cycle =
-          b.issue_cycle + (ext->requests ? (ext->requests - 1) / b.dispatch() : 0);
+      BurstResult info;
+      ext->handle = timing_.issue_burst(b, &info);
+      ext->requests = info.requests;
+      ext->last_issue_cycle = info.last_issue_cycle;
       ext->ready = false;
       trans.set_response_status(tlm::TLM_OK_RESPONSE);
       return;

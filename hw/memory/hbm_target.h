@@ -35,7 +35,6 @@
 
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_target_socket.h>
 
 #include "hw/memory/hbm_params.h"
 #include "hw/memory/hbm_timing.h"
@@ -69,9 +68,11 @@ class HbmBurstExtension : public tlm::tlm_extension<HbmBurstExtension> {
   }
 };
 
-class HbmTarget : public sc_core::sc_module {
+// The target implements the forward interface itself (no simple_target_socket in
+// between: its dispatch cost as much as a short tile's timing).
+class HbmTarget : public sc_core::sc_module, public tlm::tlm_fw_transport_if<> {
  public:
-  tlm_utils::simple_target_socket<HbmTarget> socket;
+  tlm::tlm_target_socket<> socket;
 
   HbmTarget(sc_core::sc_module_name name, const HbmParams& params = HbmParams(),
             sc_core::sc_time clock_period = sc_core::sc_time(1, sc_core::SC_NS));
@@ -86,8 +87,13 @@ class HbmTarget : public sc_core::sc_module {
   void reconfigure(const HbmParams& params) { timing_.reset(params); }
 
  private:
-  void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
-  unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
+  // tlm_fw_transport_if. nb_transport_fw completes at once (TLM_COMPLETED, the b_transport
+  // delay annotated); no DMI.
+  void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) override;
+  unsigned int transport_dbg(tlm::tlm_generic_payload& trans) override;
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay) override;
+  bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) override;
 
   HbmTiming timing_;
   SparseMemory mem_;

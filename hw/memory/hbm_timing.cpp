@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstddef>
 #include <numeric>
 
 namespace stepsim {
@@ -25,10 +26,15 @@ void HbmTiming::reset(const HbmParams& params) {
   p_ = params;
   c_shift_ = (p_.channels & (p_.channels - 1)) == 0 ? __builtin_ctz(p_.channels) : -1;
   ch_.assign(p_.channels, Chan());
+  dispatch_ = Dispatch();
   flows_.clear();
+  loose_ = 0;
+  js_pool_.clear();
+  js_free_.clear();
   next_seq_ = 0;
   folded_total_ = 0;
   issued_total_ = 0;
+  rr_counted_ = 0;
   last_call_issue_ = 0;
   last_call_initiator_ = 0;
   slow_bursts_ = 0;
@@ -81,14 +87,16 @@ uint64_t HbmTiming::j0_of(const Flow& f, uint32_t c) const {
 }
 
 uint64_t HbmTiming::kcount(const Flow& f, uint32_t c, uint64_t J) const {
-  if (!f.consecutive)
-    return uint64_t(std::lower_bound(f.js[c].begin(), f.js[c].end(), J) - f.js[c].begin());
+  if (!f.consecutive) {
+    const std::vector<uint64_t>& js = js_of(f, c);
+    return uint64_t(std::lower_bound(js.begin(), js.end(), J) - js.begin());
+  }
   const uint64_t j0 = j0_of(f, c);
   return J > j0 ? div_c(J - j0 - 1) + 1 : 0;
 }
 
 uint64_t HbmTiming::j_of(const Flow& f, uint32_t c, uint64_t k) const {
-  return f.consecutive ? j0_of(f, c) + k * p_.channels : f.js[c][k];
+  return f.consecutive ? j0_of(f, c) + k * p_.channels : js_of(f, c)[k];
 }
 
 uint64_t HbmTiming::step(Chan& st, uint64_t arrival, bool commit, bool* paid) {
@@ -287,13 +295,21 @@ uint64_t HbmTiming::evaluate_ai(const Flow& b) {
 // responses to flows needs more when several flows share the window (rr_window).
 
 void HbmTiming::set_dispatch(Flow& f, uint64_t P) const {
-  const uint32_t C = p_.channels;
+  if (P != dispatch_.P) {  // one-entry cache: bursts mostly share their dispatch width
+    const uint32_t C = p_.channels;
+    Dispatch& d = dispatch_;
+    d.P = P;
+    d.p_shift = (P & (P - 1)) == 0 ? __builtin_ctzll(P) : -1;
+    const uint64_t g = std::gcd(uint64_t(C), P);
+    d.period = P / g;
+    d.delta = int64_t(C / g) - int64_t(d.period * p_.init_interval);
+    d.max_gap = (C + P - 1) / P;
+  }
   f.P = P;
-  f.p_shift = (P & (P - 1)) == 0 ? __builtin_ctzll(P) : -1;
-  const uint64_t g = std::gcd(uint64_t(C), P);
-  f.period = P / g;
-  f.delta = int64_t(C / g) - int64_t(f.period * p_.init_interval);
-  f.max_gap = (C + P - 1) / P;
+  f.p_shift = dispatch_.p_shift;
+  f.period = dispatch_.period;
+  f.delta = dispatch_.delta;
+  f.max_gap = dispatch_.max_gap;
 }
 
 HbmTiming::Flow HbmTiming::virtual_flow(uint64_t t, uint64_t S, uint64_t counter,
@@ -306,36 +322,32 @@ HbmTiming::Flow HbmTiming::virtual_flow(uint64_t t, uint64_t S, uint64_t counter
   return v;
 }
 
-void HbmTiming::count_rr(uint64_t n) {
-  // The request level deals the counter consecutively, so after all issued requests have
+const HbmStats& HbmTiming::stats() const {
+  // RoundRobin deals the counter consecutively from 0, so after `issued` requests have
   // reached the memory channel c holds issued/C (+1 if c < issued % C) of them, whatever
-  // the interleaving: count at issue, in O(channels).
-  const uint64_t C = p_.channels;
-  const uint64_t full = div_c(n), rest = mod_c(n);
-  const uint64_t m0 = mod_c(issued_total_);
-  for (uint64_t c = 0; c < C; ++c) {
-    const uint64_t nc = full + (mod_c(c + C - m0) < rest);
-    stats_.requests_per_channel[c] += nc;
-    stats_.busy_cycles_per_channel[c] += nc * p_.init_interval;
+  // the interleaving: the per-channel counts are filled in here, O(channels) per look
+  // instead of per burst.
+  if (p_.mapping == HbmMapping::RoundRobin && rr_counted_ != issued_total_) {
+    const uint64_t full = div_c(issued_total_), rest = mod_c(issued_total_);
+    for (uint32_t c = 0; c < p_.channels; ++c) {
+      const uint64_t nc = full + (c < rest);
+      stats_.requests_per_channel[c] = nc;
+      stats_.busy_cycles_per_channel[c] = nc * p_.init_interval;
+    }
+    rr_counted_ = issued_total_;
   }
-  issued_total_ += n;
+  return stats_;
 }
 
-// The window [t, t + L) with the flows of segs_ (same-cycle order, bundle b each cycle),
-// counter K at its start: S = sum b requests per cycle, virtual index
+// The window [t, t + L) with the flows of segs[0..ns) (same-cycle order, bundle b each
+// cycle), counter K at its start: S = sum b requests per cycle, virtual index
 // J = (cycle - t) * S + position, channel (K + J) mod C, owner = the segment holding J mod S.
-void HbmTiming::rr_window(std::vector<Flow>& flows, Chan* ch, uint64_t K, uint64_t t,
-                          uint64_t L, uint64_t S, bool commit) {
+// For long windows (rr_advance serves short ones request by request).
+void HbmTiming::rr_window(std::vector<Flow>& flows, Chan* ch, const Seg* segs, size_t ns,
+                          uint64_t K, uint64_t t, uint64_t L, uint64_t S, bool commit) {
   const uint64_t C = p_.channels, II = p_.init_interval, N = L * S;
-  if (N <= kShortWindow * C) {
-    // Short window (the common case for tiles of a few requests per channel): the request
-    // level itself, O(N) cheap steps, beats the O(channels) closed forms below.
-    if (segs_.size() > 1 && commit) ++slow_bursts_;
-    rr_requests(flows, ch, uint32_t(mod_c(K)), t, t + L, commit);
-    return;
-  }
-  if (segs_.size() == 1) {  // a flow alone: the O(channels) closed form
-    Flow& f = flows[segs_[0].i];
+  if (ns == 1) {  // a flow alone: the O(channels) closed form
+    Flow& f = flows[segs[0].i];
     const Flow v = virtual_flow(t, S, K, N);
     const uint32_t c_last = uint32_t(mod_c(K + N - 1));
     for (uint32_t c = 0; c < C; ++c) {
@@ -377,134 +389,281 @@ void HbmTiming::rr_window(std::vector<Flow>& flows, Chan* ch, uint64_t K, uint64
       if (kc == 0) continue;
       const RunOut o = serve_range(ch[c], v, c, 0, kc, commit);
       const uint64_t pos = j0_of(v, c) % S;
-      for (const Seg& sg : segs_)
-        if (pos >= sg.off && pos < sg.off + sg.b) {
-          Flow& f = flows[sg.i];
+      for (size_t k = 0; k < ns; ++k)
+        if (pos >= segs[k].off && pos < segs[k].off + segs[k].b) {
+          Flow& f = flows[segs[k].i];
           f.resp_max = std::max(f.resp_max, o.first);
           break;
         }
     }
   }
-  rr_requests(flows, ch, uint32_t(mod_c(K + Lb * S)), t + Lb, t + L, commit);
+  rr_requests(flows, ch, segs, ns, uint32_t(mod_c(K + Lb * S)), t + Lb, t + L, commit);
 }
 
-// Cycles [t1, t2) of the window, request by request, in FIFO order: each cycle deals the
-// segments' bundles, in order, to consecutive channels from c. (step(), with the
-// parameters and the flow's bookkeeping kept in registers.)
-void HbmTiming::rr_requests(std::vector<Flow>& flows, Chan* ch, uint32_t c, uint64_t t1,
-                            uint64_t t2, bool commit) {
-  const uint32_t C = p_.channels;
-  const uint64_t II = p_.init_interval, lat = p_.latency, startup = p_.startup;
-  const uint64_t cold_after = p_.cold_after;
-  const bool every = p_.startup_every_request;
-  uint64_t paid = 0;
-  Flow* single = segs_.size() == 1 ? &flows[segs_[0].i] : nullptr;
-  uint64_t resp_max = 0, last_start = 0;
-  bool last_paid = false;
-  if (single) {
-    resp_max = single->resp_max;
-    last_start = single->last_start;
-    last_paid = single->last_paid;
-  }
-  for (uint64_t tt = t1; tt < t2; ++tt)
-    for (const Seg& sg : segs_) {
-      if (!single) {
-        const Flow& f = flows[sg.i];
-        resp_max = f.resp_max;
-        last_start = f.last_start;
-        last_paid = f.last_paid;
-      }
-      for (uint64_t x = 0; x < sg.b; ++x) {
-        Chan& st = ch[c];
-        const bool pay = every || !st.used || went_cold(tt, st.free, cold_after);
-        const uint64_t s = std::max(tt, st.free);
-        st.free = s + II;
-        st.used = true;
-        paid += pay;
-        resp_max = std::max(resp_max, s + lat + (pay ? startup : 0));
-        last_start = s;
-        last_paid = pay;
-        if (++c == C) c = 0;
-      }
-      if (!single) {
-        Flow& f = flows[sg.i];
-        f.resp_max = resp_max;
-        f.last_start = last_start;
-        f.last_paid = last_paid;
-      }
+// step() for requests one after another, with the parameters in registers. kEvery = the
+// startup quirk (every request pays; Chan::used, read only without it, is left alone).
+template <bool kEvery>
+struct HbmTiming::Stepper {
+  Chan* ch;
+  uint32_t C, c;  // channel count, the next request's channel (round robin)
+  uint64_t II, lat, startup, cold_after;
+  uint64_t paid = 0;  // requests that paid startup
+
+  Stepper(const HbmParams& p, Chan* channels, uint32_t first)
+      : ch(channels), C(p.channels), c(first), II(p.init_interval), lat(p.latency),
+        startup(p.startup), cold_after(p.cold_after) {}
+  // One request arriving at a on channel st, of the flow whose bookkeeping is acc (with
+  // the quirk, the callers count `paid` and set acc.last_paid).
+  void serve(Acc& acc, Chan& st, uint64_t a) {
+    const uint64_t s = std::max(a, st.free);
+    if (kEvery) {
+      acc.resp_max = std::max(acc.resp_max, s + lat + startup);
+    } else {
+      const bool pay = !st.used || went_cold(a, st.free, cold_after);
+      st.used = true;
+      paid += pay;
+      acc.resp_max = std::max(acc.resp_max, s + lat + (pay ? startup : 0));
+      acc.last_paid = pay;
     }
-  if (single) {
-    single->resp_max = resp_max;
-    single->last_start = last_start;
-    single->last_paid = last_paid;
+    st.free = s + II;
+    acc.last_start = s;
   }
+  // b requests arriving at a, on the next channels.
+  void deal(Acc& acc, uint64_t a, uint64_t b = 1) {
+    if (kEvery && b > 0) {
+      paid += b;
+      acc.last_paid = true;
+    }
+    for (; b > 0; --b) {
+      serve(acc, ch[c], a);
+      if (++c == C) c = 0;
+    }
+  }
+  // n requests arriving at a, a + 1, ... (one per cycle): runs of consecutive channels.
+  void deal_one_per_cycle(Acc& acc, uint64_t a, uint64_t n) {
+    if (kEvery && n > 0) {
+      paid += n;
+      acc.last_paid = true;
+    }
+    while (n > 0) {
+      const uint64_t run = std::min<uint64_t>(n, C - c);
+      Chan* const st = ch + c;
+      for (uint64_t j = 0; j < run; ++j) serve(acc, st[j], a + j);
+      a += run;
+      n -= run;
+      c += uint32_t(run);
+      if (c == C) c = 0;
+    }
+  }
+};
+
+// Cycles [t1, t2) of a window, request by request, in FIFO order: each cycle deals the
+// segments' bundles, in order, to consecutive channels from c.
+void HbmTiming::rr_requests(std::vector<Flow>& flows, Chan* ch, const Seg* segs, size_t ns,
+                            uint32_t c, uint64_t t1, uint64_t t2, bool commit) {
+  const uint64_t paid =
+      p_.startup_every_request ? rr_requests_impl<true>(flows, ch, segs, ns, c, t1, t2)
+                               : rr_requests_impl<false>(flows, ch, segs, ns, c, t1, t2);
   if (commit) stats_.startup_paid += paid;
+}
+
+template <bool kEvery>
+uint64_t HbmTiming::rr_requests_impl(std::vector<Flow>& flows, Chan* ch, const Seg* segs,
+                                     size_t ns, uint32_t c, uint64_t t1, uint64_t t2) const {
+  Stepper<kEvery> st(p_, ch, c);
+  if (ns == 1) {  // one flow (the common case): its bookkeeping in registers
+    Flow& f = flows[segs[0].i];
+    Acc a(f);
+    const uint64_t b = segs[0].b;
+    if (b == 1) {
+      st.deal_one_per_cycle(a, t1, t2 - t1);
+    } else {
+      for (uint64_t tt = t1; tt < t2; ++tt) st.deal(a, tt, b);
+    }
+    a.store(f);
+  } else {
+    for (uint64_t tt = t1; tt < t2; ++tt)
+      for (size_t k = 0; k < ns; ++k) {
+        Flow& f = flows[segs[k].i];
+        Acc a(f);
+        st.deal(a, tt, segs[k].b);
+        a.store(f);
+      }
+  }
+  return st.paid;
+}
+
+// All requests of live[0..nl) (nl = 1 or 2, in same-cycle order; Live::rem each from
+// Live::a on, P per cycle), request by request, from channel c; the windows are found
+// directly: the flow that starts first runs alone until the other starts, both share the
+// cycles in which both arrive (each cycle: live[0]'s bundle, then live[1]'s), the one left
+// runs alone. Updates the flows (folded, bookkeeping); returns the number of requests that
+// paid startup, and in *shared whether any cycle was shared.
+template <bool kEvery>
+uint64_t HbmTiming::rr_short_impl(std::vector<Flow>& flows, Chan* ch, const Live* live,
+                                  size_t nl, uint32_t c, bool* shared) const {
+  Stepper<kEvery> st(p_, ch, c);
+  struct Run {  // a flow being served
+    uint64_t t, rem, P;  // next arrival, requests left, requests per cycle
+    Acc acc;
+    uint64_t end() const { return t + rem / P + (rem % P != 0); }  // after its last bundle
+  };
+  // r alone for the cycles before `until` (or to its end).
+  auto alone = [&](Run& r, uint64_t until) {
+    if (r.rem == 0 || until <= r.t) return;
+    if (r.P == 1) {
+      const uint64_t n = std::min(r.rem, until - r.t);
+      st.deal_one_per_cycle(r.acc, r.t, n);
+      r.t += n;
+      r.rem -= n;
+      return;
+    }
+    for (; r.t < until && r.rem > 0; ++r.t) {
+      const uint64_t b = std::min(r.P, r.rem);
+      st.deal(r.acc, r.t, b);
+      r.rem -= b;
+    }
+  };
+  Run run[2];
+  for (size_t k = 0; k < nl; ++k)
+    run[k] = Run{live[k].a, live[k].rem, live[k].P, Acc(flows[live[k].i])};
+  *shared = false;
+  if (nl == 1) {
+    alone(run[0], UINT64_MAX);
+  } else {
+    Run& A = run[0];
+    Run& B = run[1];
+    alone(A, B.t);  // whichever starts first
+    alone(B, A.t);
+    if (A.rem > 0 && B.rem > 0) {  // now A.t == B.t: the shared cycles
+      *shared = true;
+      const uint64_t until = std::min(A.end(), B.end());
+      if (A.P == 1 && B.P == 1) {
+        for (uint64_t tt = A.t; tt < until; ++tt) {
+          st.deal(A.acc, tt);
+          st.deal(B.acc, tt);
+        }
+        A.rem -= until - A.t;
+        B.rem -= until - A.t;
+      } else {
+        for (uint64_t tt = A.t; tt < until; ++tt) {
+          const uint64_t a = std::min(A.P, A.rem), b = std::min(B.P, B.rem);
+          st.deal(A.acc, tt, a);
+          st.deal(B.acc, tt, b);
+          A.rem -= a;
+          B.rem -= b;
+        }
+      }
+      A.t = B.t = until;
+    }
+    alone(A, UINT64_MAX);  // the one left
+    alone(B, UINT64_MAX);
+  }
+  for (size_t k = 0; k < nl; ++k) {
+    Flow& f = flows[live[k].i];
+    f.folded += live[k].rem;
+    run[k].acc.store(f);
+  }
+  return st.paid;
 }
 
 // Serves every pending request with (arrival, initiator) <= (cut, cut_initiator), window
 // by window.
 void HbmTiming::rr_advance(std::vector<Flow>& flows, Chan* ch, uint64_t& counter,
                            uint64_t cut, uint32_t cut_initiator, bool commit) {
-  // Flows that must stop before cycle `cut` (initiator after cut_initiator) make the cut
-  // cycle a window of its own.
-  bool split = false;
-  for (const Flow& f : flows) split |= f.folded < f.n && f.prio > cut_initiator;
-  auto eligible = [&](const Flow& f, uint64_t a) {
-    return a < cut || (a == cut && f.prio <= cut_initiator);
-  };
-  for (;;) {
-    uint64_t t = UINT64_MAX;
-    for (const Flow& f : flows)
-      if (f.folded < f.n) {
-        const uint64_t a = f.arrival_of(f.folded);
-        if (eligible(f, a)) t = std::min(t, a);
+  // The flows with requests to serve, in same-cycle order (initiator, then call order =
+  // seq), with their next arrival and how many of their requests the cut admits (whole
+  // cycles: a multiple of P, or all that are left). Few flows are pending: keep them at
+  // hand instead of rescanning `flows` for every window.
+  if (live_.size() < flows.size()) live_.resize(flows.size());
+  Live* const live = live_.data();
+  size_t nl = 0;
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const Flow& f = flows[i];
+    const uint64_t upto = f.upto_key(cut, cut_initiator);
+    if (upto <= f.folded) continue;
+    size_t k = nl++;
+    for (; k > 0 && live[k - 1].prio > f.prio; --k)
+      live[k] = live[k - 1];  // insertion sort: stable, flows are in seq order
+    live[k] = {f.arrival_of(f.folded), upto - f.folded, f.P, i, f.prio, f.p_shift};
+  }
+  if (nl == 0) return;
+  if (nl <= 2) {
+    // One or two flows with few requests (the common case: tiles of a few requests per
+    // channel, a load and a store overlapping): request by request, with the windows
+    // (alone / shared / alone) found directly.
+    const uint64_t total = nl == 1 ? live[0].rem : live[0].rem + live[1].rem;
+    if (total <= kShortWindow * p_.channels) {
+      const uint32_t c = uint32_t(mod_c(counter));
+      bool shared;
+      const uint64_t paid = p_.startup_every_request
+                                ? rr_short_impl<true>(flows, ch, live, nl, c, &shared)
+                                : rr_short_impl<false>(flows, ch, live, nl, c, &shared);
+      if (commit) {
+        stats_.startup_paid += paid;
+        slow_bursts_ += shared;
       }
-    if (t == UINT64_MAX) return;
-    // Active flows (next arrival == t) and the end of the window: the next flow to start,
-    // an active flow's last full bundle / partial last bundle, or the cut.
-    uint64_t end = t == cut ? t + 1 : (split || cut == UINT64_MAX) ? cut : cut + 1;
-    uint64_t S = 0;
-    bool sorted = true;
-    segs_.clear();
-    for (size_t i = 0; i < flows.size(); ++i) {
-      const Flow& f = flows[i];
-      if (f.folded >= f.n) continue;
-      const uint64_t a = f.arrival_of(f.folded);
-      if (a > t || !eligible(f, a)) {
-        if (a > t) end = std::min(end, a);
+      counter += total;
+      return;
+    }
+  }
+  if (segs_.size() < nl) segs_.resize(nl);
+  // Local pointers: the stores into flows and channels below cannot move them.
+  Seg* const segs = segs_.data();
+  const uint64_t short_window = kShortWindow * p_.channels;
+  while (nl > 0) {
+    uint64_t t = UINT64_MAX;
+    for (size_t k = 0; k < nl; ++k) t = std::min(t, live[k].a);
+    // Active flows (next arrival == t, in same-cycle order) and the end of the window: the
+    // next flow to start, or an active flow's last full bundle / partial last bundle
+    // (within the cut).
+    uint64_t end = UINT64_MAX, S = 0;
+    size_t ns = 0;
+    for (size_t k = 0; k < nl; ++k) {
+      const Live& l = live[k];
+      if (l.a != t) {
+        end = std::min(end, l.a);
         continue;
       }
-      const uint64_t rem = f.n - f.folded;
       uint64_t b;
-      if (rem >= f.P) {
-        b = f.P;
-        end = std::min(end, t + rem / f.P);
+      if (l.rem >= l.P) {
+        b = l.P;
+        end = std::min(end, t + (l.p_shift >= 0 ? l.rem >> l.p_shift : l.rem / l.P));
       } else {
-        b = rem;
+        b = l.rem;
         end = std::min(end, t + 1);
       }
-      if (!segs_.empty() && flows[segs_.back().i].prio > f.prio) sorted = false;
-      segs_.push_back({i, b, S});
+      segs[ns++] = {l.i, b, S, k};
       S += b;
     }
-    if (!sorted) {  // same-cycle order: initiator, then call order
-      std::stable_sort(segs_.begin(), segs_.end(), [&](const Seg& x, const Seg& y) {
-        return flows[x.i].prio < flows[y.i].prio;
-      });
-      uint64_t off = 0;
-      for (Seg& sg : segs_) {
-        sg.off = off;
-        off += sg.b;
-      }
-    }
     const uint64_t L = end - t;
-    rr_window(flows, ch, counter, t, L, S, commit);
-    for (const Seg& sg : segs_) flows[sg.i].folded += L * sg.b;
+    if (L * S <= short_window) {
+      // Short window (the common case for tiles of a few requests per channel): the
+      // request level itself, O(L * S) cheap steps, beats the O(channels) closed forms.
+      if (ns > 1 && commit) ++slow_bursts_;
+      rr_requests(flows, ch, segs, ns, uint32_t(mod_c(counter)), t, end, commit);
+    } else {
+      rr_window(flows, ch, segs, ns, counter, t, L, S, commit);
+    }
     counter += L * S;
+    // The active flows advanced by L cycles (their next request arrives at `end`).
+    bool finished = false;
+    for (size_t k = 0; k < ns; ++k) {
+      const uint64_t served = L * segs[k].b;
+      flows[segs[k].i].folded += served;
+      Live& l = live[segs[k].live];
+      l.rem -= served;
+      l.a = end;
+      finished |= l.rem == 0;
+    }
+    if (finished)
+      nl = size_t(std::remove_if(live, live + nl, [](const Live& l) { return l.rem == 0; }) -
+                  live);
   }
 }
 
 void HbmTiming::fold(uint64_t cut, uint32_t cut_initiator) {
+  if (flows_.empty()) return;
   if (p_.mapping == HbmMapping::RoundRobin)
     rr_advance(flows_, ch_.data(), folded_total_, cut, cut_initiator, true);
   else
@@ -530,10 +689,36 @@ size_t HbmTiming::index_of(uint64_t handle) const {
   return (it != flows_.end() && it->seq == handle) ? size_t(it - flows_.begin()) : SIZE_MAX;
 }
 
+uint32_t HbmTiming::take_js_slot() {
+  uint32_t slot;
+  if (js_free_.empty()) {
+    js_pool_.emplace_back();
+    slot = uint32_t(js_pool_.size());
+  } else {
+    slot = js_free_.back() + 1;
+    js_free_.pop_back();
+  }
+  ChannelLists& js = js_pool_[slot - 1];
+  js.resize(p_.channels);
+  for (auto& v : js) v.clear();  // keeps the capacity
+  return slot;
+}
+
+// Drops the flows that are completely folded and whose result was taken (in place: few
+// flows are pending, usually the finished one is in front).
 void HbmTiming::retire() {
-  flows_.erase(std::remove_if(flows_.begin(), flows_.end(),
-                              [](const Flow& f) { return f.folded >= f.n && !f.held; }),
-               flows_.end());
+  size_t w = 0;
+  for (size_t r = 0; r < flows_.size(); ++r) {
+    const Flow& f = flows_[r];
+    if (f.folded >= f.n && !f.held) {
+      if (f.js) js_free_.push_back(f.js - 1);
+      --loose_;
+      continue;
+    }
+    if (w != r) flows_[w] = f;
+    ++w;
+  }
+  flows_.resize(w);
 }
 
 void HbmTiming::drain() {
@@ -568,7 +753,7 @@ Completion HbmTiming::serve_request(uint64_t addr, bool write, uint64_t issue_cy
   out.channel = mapping_channel(addr);
   uint64_t resp;
   if (p_.mapping == HbmMapping::RoundRobin) {
-    count_rr(1);
+    ++issued_total_;  // per-channel counts: see stats()
   } else {
     stats_.requests_per_channel[out.channel] += 1;
     stats_.busy_cycles_per_channel[out.channel] += p_.init_interval;
@@ -588,7 +773,8 @@ Completion HbmTiming::serve_request(uint64_t addr, bool write, uint64_t issue_cy
     f.n = 1;
     f.m0 = out.channel;
     set_dispatch(f, 1);
-    flows_.push_back(std::move(f));
+    flows_.push_back(f);
+    ++loose_;
     fold(arrival, initiator);
     const Flow& g = flows_.back();
     resp = g.resp_max;
@@ -601,13 +787,14 @@ Completion HbmTiming::serve_request(uint64_t addr, bool write, uint64_t issue_cy
   return out;
 }
 
-HbmTiming::Flow HbmTiming::make_flow(const Burst& b, uint64_t* n_out) {
+// Appends burst b's flow to flows_ (built in place: a Flow is large) and counts it in the
+// per-channel statistics.
+HbmTiming::Flow& HbmTiming::push_flow(const Burst& b) {
   const uint64_t rb = p_.request_bytes;
   const uint64_t per_row = b.requests_per_row(p_.request_bytes);
   const uint64_t n = uint64_t(b.rows) * per_row;
   const uint32_t C = p_.channels;
-  *n_out = n;
-  Flow f;
+  Flow& f = flows_.emplace_back();
   f.seq = next_seq_++;
   f.prio = b.initiator;
   f.t0 = b.issue_cycle + p_.link_latency;
@@ -615,11 +802,13 @@ HbmTiming::Flow HbmTiming::make_flow(const Burst& b, uint64_t* n_out) {
   f.n = n;
   f.result.requests = n;
   f.result.bytes = n * rb;
-  f.result.last_issue_cycle = b.issue_cycle + (n ? (n - 1) / b.dispatch() : 0);
+  f.result.last_issue_cycle = b.issue_cycle + (n ? f.div_p(n - 1) : 0);
   f.result.completion_cycle = b.issue_cycle;
   if (n == 0) return f;
   if (p_.mapping == HbmMapping::RoundRobin) {
-    count_rr(n);  // channels are dealt when the requests are folded (rr_advance)
+    // Channels are dealt when the requests are folded (rr_advance); per-channel counts:
+    // see stats().
+    issued_total_ += n;
     return f;
   }
   // Consecutive channels across rows iff every row starts where the previous row's
@@ -630,11 +819,12 @@ HbmTiming::Flow HbmTiming::make_flow(const Burst& b, uint64_t* n_out) {
   if (f.consecutive) {
     f.m0 = uint32_t((b.base / rb) % C);
   } else {
-    f.js.assign(C, {});
+    f.js = take_js_slot();
+    ChannelLists& js = js_pool_[f.js - 1];
     uint64_t j = 0;
     for (uint64_t r = 0; r < b.rows; ++r)
       for (uint64_t q = 0; q < per_row; ++q, ++j)
-        f.js[(b.request_addr(r, q, p_.request_bytes) / rb) % C].push_back(j);
+        js[(b.request_addr(r, q, p_.request_bytes) / rb) % C].push_back(j);
   }
   for (uint32_t c = 0; c < C; ++c) {
     const uint64_t nc = kcount(f, c, n);
@@ -644,13 +834,13 @@ HbmTiming::Flow HbmTiming::make_flow(const Burst& b, uint64_t* n_out) {
   return f;
 }
 
-uint64_t HbmTiming::issue_burst(const Burst& b) {
+uint64_t HbmTiming::issue_burst(const Burst& b, BurstResult* info) {
   check_order(b.issue_cycle, b.initiator);
-  fold(b.issue_cycle + p_.link_latency, b.initiator);
-  uint64_t n;
-  Flow f = make_flow(b, &n);
-  const uint64_t h = f.seq;
+  if (p_.mapping != HbmMapping::RoundRobin) fold(b.issue_cycle + p_.link_latency, b.initiator);
+  Flow& f = push_flow(b);
   f.held = true;
+  const uint64_t h = f.seq, n = f.n;
+  if (info) *info = f.result;
   if (b.write) {
     stats_.write_requests += n;
     stats_.bytes_written += n * p_.request_bytes;
@@ -659,9 +849,9 @@ uint64_t HbmTiming::issue_burst(const Burst& b) {
     stats_.bytes_read += n * p_.request_bytes;
   }
   stats_.first_issue_cycle = std::min(stats_.first_issue_cycle, b.issue_cycle);
-  flows_.push_back(std::move(f));
-  // AddressInterleave folds the first bundle now (no later call can precede it); under
-  // RoundRobin it waits for the next fold (saves one window of closed forms).
+  // AddressInterleave folds the first bundle now (no later call can precede it).
+  // RoundRobin folds nothing here: the next fold serves the pending flows window by window
+  // anyway, and fewer, longer windows are cheaper.
   if (p_.mapping != HbmMapping::RoundRobin) fold(b.issue_cycle + p_.link_latency, b.initiator);
   return h;
 }
@@ -673,19 +863,25 @@ bool HbmTiming::try_result(uint64_t handle, uint64_t watermark, BurstResult* out
   if (watermark < last) return false;
   // The watermark promises that no later call issues before it (nor, if it is the burst's
   // last issue cycle, at it from an initiator ordered before the burst's): fold what it
-  // makes final, which includes all of this burst.
+  // makes final. The cut is at or after the burst's last arrival, so that is all of it.
   const uint32_t wi = watermark == last ? flows_[i].prio : 0;
   note_call(watermark, wi);
-  fold(watermark + p_.link_latency, wi);
-  const size_t k = index_of(handle);
-  Flow& f = flows_[k];
+  fold(watermark + p_.link_latency, wi);  // (folding keeps flows_ as it is)
+  Flow& f = flows_[i];
+  assert(f.folded == f.n);
   BurstResult r = f.result;
   if (f.n > 0) {
-    r.completion_cycle = std::max(f.resp_max, evaluate(k)) + p_.link_latency;
+    r.completion_cycle = f.resp_max + p_.link_latency;
     stats_.last_completion_cycle = std::max(stats_.last_completion_cycle, r.completion_cycle);
   }
-  f.held = false;
-  retire();
+  if (loose_ == 0) {  // every other pending flow is held: drop just this one
+    if (f.js) js_free_.push_back(f.js - 1);
+    flows_.erase(flows_.begin() + std::ptrdiff_t(i));
+  } else {
+    f.held = false;
+    ++loose_;
+    retire();
+  }
   if (out) *out = r;
   return true;
 }
@@ -693,11 +889,14 @@ bool HbmTiming::try_result(uint64_t handle, uint64_t watermark, BurstResult* out
 BurstResult HbmTiming::serve_burst(const Burst& b) {
   check_order(b.issue_cycle, b.initiator);
   fold(b.issue_cycle + p_.link_latency, b.initiator);
-  uint64_t n;
-  Flow f = make_flow(b, &n);
+  const Flow& f = push_flow(b);
   BurstResult res = f.result;
-  if (n == 0) return res;
-  flows_.push_back(std::move(f));
+  const uint64_t n = f.n;
+  if (n == 0) {
+    flows_.pop_back();
+    return res;
+  }
+  ++loose_;
   if (p_.mapping != HbmMapping::RoundRobin) fold(b.issue_cycle + p_.link_latency, b.initiator);
   const Flow& g = flows_.back();
   res.completion_cycle = std::max(g.resp_max, evaluate(flows_.size() - 1)) + p_.link_latency;

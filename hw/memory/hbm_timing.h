@@ -29,9 +29,21 @@
 // Tile path = the request-level rules above, computed per burst instead of per request.
 // Pending requests (those that a later call could still precede) are kept as bursts and
 // folded into the channel states once final; a result is evaluated on copies.
-//  * A burst alone on the memory (the common case: no other burst issues requests while it
-//    does) costs O(channels), independent of its size. Per channel its arrivals are linear
-//    plus a periodic term, so the last service start is
+//  * Cost of the deferred path in the simulator's common case (RoundRobin, tiles of at
+//    most a few requests per channel, e.g. 16 x 64-B requests on 32 channels, a load and a
+//    store overlapping a little): issue_burst is O(1) (per-channel request counts are
+//    derived in stats(), no fold, no allocation: pending bursts are trivially copyable and
+//    kept in reused storage); try_result folds up to its watermark, and a fold of at most
+//    two bursts and 4 x channels requests is served request by request with the windows
+//    (alone / shared / alone) found directly: ~12 instructions per request plus ~100-250
+//    per call. Measured through TLM (callgrind, 1 GiB-stream example, 32768 tiles of 16 x
+//    32 B read and written): ~1.8k instructions of HbmTiming per tile (two bursts, four
+//    calls, 32 requests), ~2.5k with the four b_transport calls.
+//  * Longer folds go window by window (below); windows of at most 4 x channels requests
+//    are served request by request, longer ones in closed form.
+//  * A burst alone on the memory costs O(channels) for a long burst, independent of its
+//    size. Per channel its arrivals are linear plus a periodic term, so the last service
+//    start is
 //      s_last = max(free[c] + (n-1)*II,  max_k a_k + (n-1-k)*II)
 //    with the inner max attained within one period (<= par_dispatch / gcd(channels,
 //    par_dispatch) terms) at one end.
@@ -51,8 +63,9 @@
 //    whose rows do not walk the channels consecutively use a per-request loop.
 //  * Agreement with serve_request for every request, in FIFO order (randomized tests in
 //    testbench/memory/hbm_timing_test.cpp: 2 x 120 mixed multi-initiator workloads per run,
-//    checked at 2 x 3000, plus overlapping-burst and sequential-burst suites; random
-//    channel counts, II, latencies, quirk/cold settings, both same-cycle orders):
+//    checked at 2 x 3000, 200 two-client small-tile workloads (checked at 3000) incl. small
+//    memories whose channels queue, plus overlapping-burst and sequential-burst suites;
+//    random channel counts, II, latencies, quirk/cold settings, both same-cycle orders):
 //      - deferred path (issue_burst / try_result): EXACT, every burst's completion, the
 //        channel states, counter and statistics, for both mappings;
 //      - serve_burst (immediate) alone on the memory: exact;
@@ -72,6 +85,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "hw/memory/hbm_params.h"
@@ -166,13 +180,14 @@ class HbmTiming {
   // call at cycle L comes from an initiator ordered before the burst's (with initiator 0
   // everywhere: just "no later call before w"). serve_burst is issue + result at once
   // (non-anticipating, see the header comment). Each handle's result is taken once.
-  uint64_t issue_burst(const Burst& burst);
+  // *info (optional): requests, bytes and last_issue_cycle (completion = issue cycle).
+  uint64_t issue_burst(const Burst& burst, BurstResult* info = nullptr);
   bool try_result(uint64_t handle, uint64_t watermark, BurstResult* out);
 
   // Statistics. Per-channel counts are final at issue (RoundRobin: the counter deals
   // consecutively, so the counts depend only on how many requests were issued);
   // startup_paid counts folded requests (drain() first for the final figure).
-  const HbmStats& stats() const { return stats_; }
+  const HbmStats& stats() const;
   // Cycle from which channel c can start its next request, counting only folded requests
   // (call drain() first for the state after everything served so far).
   uint64_t channel_free_cycle(uint32_t c) const { return ch_[c].free; }
@@ -189,8 +204,8 @@ class HbmTiming {
   uint64_t last_issue_cycle() const { return last_call_issue_; }
   uint32_t last_issue_initiator() const { return last_call_initiator_; }
   // Windows that needed per-request work: channel windows served by the O(requests)
-  // merge/loop (AddressInterleave, cold gaps), and RoundRobin windows shared by several
-  // bursts (committed ones only).
+  // merge/loop (AddressInterleave, cold gaps), and RoundRobin windows (or short folds)
+  // shared by several bursts (committed ones only).
   uint64_t slow_path_bursts() const { return slow_bursts_; }
 
  private:
@@ -214,7 +229,7 @@ class HbmTiming {
     uint64_t n = 0;
     bool consecutive = true;  // channel = (m0 + j) % C
     uint32_t m0 = 0;
-    std::vector<std::vector<uint64_t>> js;  // !consecutive: request indices j per channel
+    uint32_t js = 0;  // !consecutive: 1 + slot in js_pool_ (request indices j per channel)
     uint64_t folded = 0;                    // requests j < folded are in the channel states
     uint64_t resp_max = 0;                  // latest response among folded requests
     uint64_t last_start = 0;                // service start of the latest folded request
@@ -230,6 +245,7 @@ class HbmTiming {
     // Same-cycle order: initiator, then call order.
     bool before(const Flow& o) const { return prio != o.prio ? prio < o.prio : seq < o.seq; }
   };
+  static_assert(std::is_trivially_copyable_v<Flow>, "pending flows are moved around a lot");
   struct Range {
     Flow* f;
     uint64_t k1, k2;  // channel-local request indices [k1, k2)
@@ -246,6 +262,24 @@ class HbmTiming {
   struct Seg {
     size_t i;
     uint64_t b, off;
+    size_t live;  // index in live_
+  };
+  // rr_advance: a flow with requests left and the arrival of its next request.
+  struct Live {
+    uint64_t a;    // arrival of its next request
+    uint64_t rem;  // requests left to serve (within the cut)
+    uint64_t P;
+    size_t i;      // index in the flow list
+    uint32_t prio;
+    int p_shift;
+  };
+  // Constants of a dispatch width (see Flow).
+  struct Dispatch {
+    uint64_t P = 0;  // 0: none cached
+    int p_shift = -1;
+    uint64_t period = 1;
+    int64_t delta = 0;
+    uint64_t max_gap = 1;
   };
 
   uint32_t mapping_channel(uint64_t addr);
@@ -281,17 +315,39 @@ class HbmTiming {
   // (cut, cut_initiator) on `ch` from counter position `counter`, window by window.
   void rr_advance(std::vector<Flow>& flows, Chan* ch, uint64_t& counter, uint64_t cut,
                   uint32_t cut_initiator, bool commit);
-  void rr_window(std::vector<Flow>& flows, Chan* ch, uint64_t counter, uint64_t t,
-                 uint64_t L, uint64_t S, bool commit);
-  void rr_requests(std::vector<Flow>& flows, Chan* ch, uint32_t c, uint64_t t1, uint64_t t2,
-                   bool commit);
-  // RoundRobin windows of at most kShortWindow * channels requests are served request by
-  // request: a step costs ~10 instructions, a channel's closed form ~100.
+  void rr_window(std::vector<Flow>& flows, Chan* ch, const Seg* segs, size_t ns,
+                 uint64_t counter, uint64_t t, uint64_t L, uint64_t S, bool commit);
+  void rr_requests(std::vector<Flow>& flows, Chan* ch, const Seg* segs, size_t ns, uint32_t c,
+                   uint64_t t1, uint64_t t2, bool commit);
+  // A flow's bookkeeping while its requests are served (Flow::resp_max, last_start,
+  // last_paid), kept in registers.
+  struct Acc {
+    uint64_t resp_max = 0, last_start = 0;
+    bool last_paid = false;
+    Acc() = default;
+    explicit Acc(const Flow& f)
+        : resp_max(f.resp_max), last_start(f.last_start), last_paid(f.last_paid) {}
+    void store(Flow& f) const {
+      f.resp_max = resp_max;
+      f.last_start = last_start;
+      f.last_paid = last_paid;
+    }
+  };
+  template <bool kEvery>
+  struct Stepper;
+  template <bool kEvery>
+  uint64_t rr_requests_impl(std::vector<Flow>& flows, Chan* ch, const Seg* segs, size_t ns,
+                            uint32_t c, uint64_t t1, uint64_t t2) const;
+  template <bool kEvery>
+  uint64_t rr_short_impl(std::vector<Flow>& flows, Chan* ch, const Live* live, size_t nl,
+                         uint32_t c, bool* shared) const;
+  // RoundRobin windows (and folds of at most two bursts) of at most kShortWindow *
+  // channels requests are served request by request: a step costs ~12 instructions, a
+  // channel's closed form ~100.
   static constexpr uint64_t kShortWindow = 4;
   Flow virtual_flow(uint64_t t, uint64_t S, uint64_t counter, uint64_t n) const;
   void set_dispatch(Flow& f, uint64_t P) const;
-  void count_rr(uint64_t n);  // per-channel statistics of n more RoundRobin requests
-  Flow make_flow(const Burst& b, uint64_t* n_out);
+  Flow& push_flow(const Burst& b);
   size_t index_of(uint64_t handle) const;
   void retire();
 
@@ -300,13 +356,25 @@ class HbmTiming {
     return c_shift_ >= 0 ? x & (p_.channels - 1) : x % p_.channels;
   }
 
+  // Request indices j per channel of a flow whose channels are not consecutive (slots are
+  // reused: Flow stays trivially copyable, and pending flows move around cheaply).
+  using ChannelLists = std::vector<std::vector<uint64_t>>;
+  const std::vector<uint64_t>& js_of(const Flow& f, uint32_t c) const {
+    return js_pool_[f.js - 1][c];
+  }
+  uint32_t take_js_slot();
+
   HbmParams p_;
   int c_shift_ = -1;  // log2(channels) if a power of two
   std::vector<Chan> ch_;
   std::vector<Flow> flows_;  // in seq order
+  size_t loose_ = 0;         // flows in flows_ not held (serve_request/serve_burst, taken)
+  std::vector<ChannelLists> js_pool_;
+  std::vector<uint32_t> js_free_;  // free slots of js_pool_
   uint64_t next_seq_ = 0;
   uint64_t folded_total_ = 0;  // requests folded so far (round-robin counter)
   uint64_t issued_total_ = 0;  // RoundRobin: requests issued so far (statistics)
+  mutable uint64_t rr_counted_ = 0;  // RoundRobin: issued_total_ the per-channel stats show
   uint64_t last_call_issue_ = 0;
   uint32_t last_call_initiator_ = 0;
   uint64_t slow_bursts_ = 0;
@@ -314,9 +382,11 @@ class HbmTiming {
   std::vector<uint64_t> new_folded_;   // scratch
   std::vector<Range> ranges_;          // scratch
   std::vector<Seg> segs_;              // scratch
+  std::vector<Live> live_;             // scratch
+  mutable Dispatch dispatch_;          // cache of set_dispatch
   std::vector<Flow> eval_flows_;       // scratch (RoundRobin evaluate)
   std::vector<Chan> eval_ch_;          // scratch (RoundRobin evaluate)
-  HbmStats stats_;
+  mutable HbmStats stats_;  // RoundRobin per-channel counts are filled in by stats()
 };
 
 }  // namespace stepsim

@@ -66,8 +66,9 @@ class Partition : public Op {
     for (;;) {
       Beat b = in(0).peek();
       if (b.done && !b.has_elem && !b.stop) fail("data stream ended before the selector stream");
-      // Outer-dimension stops without data belong to the flattened dimensions: skip them.
-      if (!b.has_elem && b.stop > rank_) {
+      // Rank 0 routes single elements: a bare stop is outer structure, not a chunk. For rank >= 1
+      // every stop >= rank closes one chunk, also a bare one (an empty chunk or empty inner dims).
+      if (rank_ == 0 && !b.has_elem && b.stop > 0) {
         in(0).pop();
         if (b.done) fail("data stream ended before the selector stream");
         continue;

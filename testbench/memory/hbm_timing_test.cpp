@@ -443,6 +443,75 @@ TEST(HbmTiming, RandomMixedWorkloadsDeferredEqualsRequestLevel) {
   }
 }
 
+// The simulator's common case, which the tile path serves request by request (at most two
+// pending bursts with few requests, HbmTiming::rr_short_impl): two clients (a load and a
+// store) streaming small strided tiles, one tile in flight each, overlapping a little or a
+// lot. Random tile shapes, dispatch widths, start offsets, idle gaps and parameters (quirk
+// or cold thresholds, channel counts that are not powers of two; every other workload on a
+// small memory, 2..8 channels, whose channels queue), both mappings and both same-cycle
+// orders; the deferred path must equal the request level.
+TEST(HbmTiming, SmallTilesOfTwoClientsDeferredEqualsRequestLevel) {
+  int seeds = 200;  // STEPSIM_HBM_SEEDS=N for a longer run
+  if (const char* e = std::getenv("STEPSIM_HBM_SEEDS")) seeds = std::max(1, std::atoi(e));
+  std::mt19937_64 rng(4242);
+  auto pick = [&](std::initializer_list<uint64_t> v) { return *(v.begin() + rng() % v.size()); };
+  uint64_t tiles = 0;
+  for (int seed = 0; seed < seeds; ++seed) {
+    const HbmMapping map = seed % 8 == 7 ? HbmMapping::AddressInterleave : HbmMapping::RoundRobin;
+    HbmParams p;
+    p.mapping = map;
+    if (seed % 4 == 1) p = random_params(rng, map);
+    const bool small = seed % 2 == 0;
+    if (small) {  // few channels, long II: the shared cycles queue
+      p = random_params(rng, map);
+      p.channels = uint32_t(pick({2, 3, 4, 5, 8}));
+      p.init_interval = uint32_t(pick({1, 2, 3, 4}));
+    }
+    const uint32_t rb = p.request_bytes;
+    std::vector<test::InitiatorWork> w(2);
+    for (size_t i = 0; i < w.size(); ++i) {
+      const uint32_t rows = small ? uint32_t(pick({1, 2, 3, 4})) : uint32_t(pick({1, 2, 4, 8, 16, 16}));
+      const uint64_t row_bytes = pick({rb / 2, rb, 2 * rb, 3 * rb - 5});
+      const uint32_t P = uint32_t(pick({1, 1, 1, 2, 3, 4}));
+      const uint64_t gap_max = pick({0, 3, 20});
+      const int n = int(20 + rng() % 40);
+      for (int k = 0; k < n; ++k) {
+        Burst b;
+        b.rows = rows;
+        b.row_bytes = row_bytes;
+        b.row_pitch = 32 * 1024;
+        b.base = (uint64_t(i) << 30) + uint64_t(k) * row_bytes;
+        b.write = i == 1;
+        b.par_dispatch = P;
+        w[i].tiles.push_back(b);
+        w[i].gaps.push_back(gap_max ? rng() % (gap_max + 1) : 0);
+      }
+      w[i].start_cycle = rng() % 40;
+    }
+    const auto order = (seed / 2) % 2 ? test::SameCycle::Initiator : test::SameCycle::CallOrder;
+    HbmTiming hd(p), hr(p);
+    const auto d = test::run_deferred(w, hd, order);
+    const auto r = test::run_requests(
+        w, rb, [&](uint64_t a, bool wr, uint64_t t) { return hr.serve_request(a, wr, t).completion_cycle; },
+        order);
+    ASSERT_EQ(d.requests, r.requests);
+    for (size_t i = 0; i < w.size(); ++i)
+      for (size_t k = 0; k < w[i].tiles.size(); ++k, ++tiles)
+        ASSERT_EQ(d.tile_done[i][k], r.tile_done[i][k])
+            << "seed " << seed << " initiator " << i << " tile " << k << " " << p.describe();
+    hd.drain();
+    for (uint32_t c = 0; c < p.channels; ++c)
+      ASSERT_EQ(hd.channel_free_cycle(c), hr.channel_free_cycle(c)) << "seed " << seed;
+    EXPECT_EQ(hd.round_robin_next(), hr.round_robin_next());
+    EXPECT_EQ(hd.stats().requests_per_channel, hr.stats().requests_per_channel);
+    EXPECT_EQ(hd.stats().startup_paid, hr.stats().startup_paid);
+    EXPECT_EQ(hd.stats().last_completion_cycle, hr.stats().last_completion_cycle);
+    EXPECT_EQ(hd.pending_bursts(), 0u);
+  }
+  std::printf("[calib] %d two-client small-tile workloads, %llu tiles: deferred = request level\n",
+              seeds, (unsigned long long)tiles);
+}
+
 // Arbitrary overlapping bursts (many in flight per initiator, random initiators for the
 // same-cycle order), issued in (cycle, initiator) order, against a per-request replay in
 // FIFO order (arrival, initiator, call order, request index):

@@ -1,0 +1,82 @@
+// Bit-accurate types of the cycle-accurate units: the ONE place that chooses them.
+//
+// Widths map exactly as Verilator 5.006 maps SystemVerilog ports when a model is built with
+// `--sc --pins-sc-uint` (rtl/CMakeLists.txt), so a unit in hw/units and its Verilated RTL
+// twin bind to the same sc_signal objects:
+//   1 bit -> bool, 2..64 bits -> sc_uint<W>, wider -> sc_bv<W>.
+// Not sc_biguint for the wide ports: with Verilator 5.006 and SystemC 2.3.4, --pins-sc-biguint
+// outputs always read as zero (VL_ASSIGN_SBW fills the digits of a fresh sc_biguint without
+// setting its sign field); inputs work. Measured here, see docs/unit-protocol.md.
+// Wide values are payloads (selectors, packed tiles): units only move, slice and compare them.
+// An HLS flow that prefers ac_int (Catapult) or native integers only has to change this file.
+#pragma once
+
+#include <systemc>
+#include <type_traits>
+
+namespace stepsim::units {
+
+template <int W, typename = void>
+struct BitsSel {
+  static_assert(W >= 1, "port widths are at least 1 bit");
+  using type = sc_dt::sc_bv<W>;
+};
+template <int W>
+struct BitsSel<W, std::enable_if_t<(W >= 2 && W <= 64)>> {
+  using type = sc_dt::sc_uint<W>;
+};
+template <>
+struct BitsSel<1> {
+  using type = bool;
+};
+
+// An unsigned W-bit value (port or register).
+template <int W>
+using bits_t = typename BitsSel<W>::type;
+
+constexpr int kStopBits = 4;  // stop level S1..S15, 0 = none (architecture.md §3)
+using stop_t = bits_t<kStopBits>;
+
+// Bit i of a W-bit value (W = 1 is a bool).
+template <int W>
+inline bool bit_of(const bits_t<W>& v, int i) {
+  if constexpr (W == 1) {
+    (void)i;
+    return v;
+  } else if constexpr (W > 64) {
+    return v[i].to_bool();
+  } else {
+    return v[i] != 0;
+  }
+}
+template <int W>
+inline void set_bit(bits_t<W>& v, int i, bool b) {
+  if constexpr (W == 1) {
+    (void)i;
+    v = b;
+  } else {
+    v[i] = b;
+  }
+}
+// All W bits set.
+template <int W>
+inline bits_t<W> all_ones() {
+  if constexpr (W == 1) {
+    return true;
+  } else {
+    bits_t<W> v = 0;
+    v = ~v;
+    return v;
+  }
+}
+template <int W>
+inline bool any_bit(const bits_t<W>& v) {
+  if constexpr (W == 1)
+    return v;
+  else if constexpr (W > 64)
+    return v.or_reduce();
+  else
+    return v != 0;
+}
+
+}  // namespace stepsim::units
