@@ -48,9 +48,9 @@ struct Txn {
   }
 };
 
-// The transaction objects of the helpers below, reused from call to call: constructing a
-// tlm_generic_payload allocates its extension array, which cost more than the timing model
-// of a small tile. A call made while another one is still inside b_transport (a target or
+// The transaction objects of the helpers below, reused from call to call (per thread):
+// constructing a tlm_generic_payload allocates its extension array, a malloc/free pair per
+// transaction. A call made while another one is still inside b_transport (a target or
 // interconnect that yields, letting another process call in) gets a fresh one.
 class TxnLease {
  public:

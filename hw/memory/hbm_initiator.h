@@ -1,6 +1,7 @@
 // Initiator-side helpers for the HBM TLM target (used by off-chip load/store address
-// generators). They build the generic payload + HbmBurstExtension, call b_transport and
-// return the completion in cycles.
+// generators). They fill a generic payload + HbmBurstExtension (one pair per thread, reused
+// from call to call: no allocation per transaction), call b_transport and return the
+// completion in cycles.
 //
 //   Fast    : one transaction for the whole tile (target runs HbmTiming::serve_burst:
 //             immediate, later bursts cannot delay it).

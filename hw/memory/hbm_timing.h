@@ -185,8 +185,9 @@ class HbmTiming {
   bool try_result(uint64_t handle, uint64_t watermark, BurstResult* out);
 
   // Statistics. Per-channel counts are final at issue (RoundRobin: the counter deals
-  // consecutively, so the counts depend only on how many requests were issued);
-  // startup_paid counts folded requests (drain() first for the final figure).
+  // consecutively, so the counts depend only on how many requests were issued; they are
+  // filled in by this call, so a reference kept across later calls shows them as of the
+  // call); startup_paid counts folded requests (drain() first for the final figure).
   const HbmStats& stats() const;
   // Cycle from which channel c can start its next request, counting only folded requests
   // (call drain() first for the state after everything served so far).
