@@ -8,22 +8,21 @@
 
 namespace stepsim {
 
-void pack_elements(const TileData& values, uint64_t first, uint64_t n, DType dtype, uint8_t* bytes) {
+void pack_elements(const TileData& values, uint64_t n, DType dtype, uint8_t* bytes) {
   for (uint64_t k = 0; k < n; ++k) {
-    const uint64_t e = first + k;
     switch (dtype) {
       case DType::BF16: {
-        const uint16_t b = bf16_bits_from_f32(values.f[e]);
+        const uint16_t b = bf16_bits_from_f32(values.f[k]);
         std::memcpy(bytes + 2 * k, &b, 2);
         break;
       }
       case DType::FP32: {
-        const uint32_t u = f32_bits(values.f[e]);
+        const uint32_t u = f32_bits(values.f[k]);
         std::memcpy(bytes + 4 * k, &u, 4);
         break;
       }
       case DType::INT32: {
-        const int32_t i = values.i[e];
+        const int32_t i = values.i[k];
         std::memcpy(bytes + 4 * k, &i, 4);
         break;
       }
@@ -138,7 +137,7 @@ uint64_t OffChipMemory::transfer(Context& ctx, Burst b, uint8_t* data) {
 void OffChipMemory::write_values(const OffChipTensor& t, const TileData& values) {
   const uint64_t n = t.rows * t.cols;
   std::vector<uint8_t> bytes(t.bytes());
-  pack_elements(values, 0, n, t.dtype, bytes.data());
+  pack_elements(values, n, t.dtype, bytes.data());
   target_.memory().write(t.base, bytes.data(), bytes.size());
 }
 

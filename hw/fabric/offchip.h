@@ -96,8 +96,7 @@ class OffChipMemory : public sc_core::sc_module {
 };
 
 // Element values <-> the bytes they occupy in memory (little-endian; bf16 as its 16 bits).
-// `values` holds n elements from element `first` on.
-void pack_elements(const TileData& values, uint64_t first, uint64_t n, DType dtype, uint8_t* bytes);
+void pack_elements(const TileData& values, uint64_t n, DType dtype, uint8_t* bytes);
 void unpack_elements(const uint8_t* bytes, uint64_t n, DType dtype, TileData& values);
 
 }  // namespace stepsim

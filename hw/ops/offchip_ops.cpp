@@ -148,7 +148,7 @@ class OffChipOp : public Op {
         fail("functional mode: tile " + t.to_string() + " on channel '" + from.name() +
              "' carries no values (literal T[RxC] tiles are shapes only)");
       bytes.resize(t.bytes());
-      pack_elements(*t.data, 0, t.elems(), t.dtype, bytes.data());
+      pack_elements(*t.data, t.elems(), t.dtype, bytes.data());
     }
     note_onchip(t.bytes());  // staged until its writes are acknowledged
     view_.tensor->written = true;

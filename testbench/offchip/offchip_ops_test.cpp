@@ -288,9 +288,9 @@ tensors:
 nodes:
   - {name: la, op: LinearOffChipLoad, params: {tensor: a, tile: [32, 64]}}
   - {name: lb, op: LinearOffChipLoad, params: {tensor: b, tile: [16, 64], par_dispatch: 2}}
-  - {name: add, op: Map, params: {fn: silu}, inputs: {in0: la}}
+  - {name: act, op: Map, params: {fn: silu}, inputs: {in0: la}}
   - {name: sink, op: Sink, inputs: {in: lb}}
-  - {name: st, op: LinearOffChipStore, params: {tensor: c, tile: [32, 64]}, inputs: {in: add}}
+  - {name: st, op: LinearOffChipStore, params: {tensor: c, tile: [32, 64]}, inputs: {in: act}}
 )";
   SimResult base = run_yaml(g);
   ASSERT_TRUE(base.ok) << base.error;
