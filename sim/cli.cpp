@@ -1,4 +1,5 @@
 #include "sim/cli.h"
+#include "sim/analyze.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -25,7 +26,9 @@ const char* kUsage =
     "                         [--report FILE.json] [--trace FILE.json] [--out DIR] [--shuffle SEED]\n"
     "  stepsim ops [--markdown]         list every operator: ports, parameters, timing\n"
     "  stepsim eval OP [--param k=v]... --in [PORT=]'TOKENS'... [--outputs N] [--preset P]\n"
-    "  stepsim presets [--markdown]     list hardware presets and their parameters\n";
+    "  stepsim presets [--markdown]     list hardware presets and their parameters\n"
+    "  stepsim analyze GRAPH.yaml [--set key=value]... [--sym NAME=VALUE]... [--model paper|artifact]\n"
+    "                         [--json FILE]   stream shapes and symbolic traffic/FLOPs/on-chip metrics\n";
 
 struct Args {
   std::vector<std::string> v;
@@ -203,6 +206,35 @@ int cmd_run(Args& a, std::ostream& out, std::ostream& err) {
   }
 }
 
+int cmd_analyze(Args& a, std::ostream& out) {
+  if (!a.more()) throw std::invalid_argument("analyze needs a graph file");
+  const std::string file = a.next("analyze");
+  std::string model = "paper", json_file;
+  std::vector<std::pair<std::string, std::string>> sets;
+  std::map<std::string, std::string> syms;
+  while (a.more()) {
+    std::string f = a.next("");
+    if (f == "--set") sets.push_back(split_kv(a.next(f), f));
+    else if (f == "--sym") syms.insert(split_kv(a.next(f), f));
+    else if (f == "--model") model = a.next(f);
+    else if (f == "--json") json_file = a.next(f);
+    else throw std::invalid_argument("analyze: unknown option '" + f + "'");
+  }
+  Graph g = load_graph(file, sets);
+  Analysis an = analyze_graph(g, model, syms);
+  print_analysis(g, an, out);
+  if (!json_file.empty()) {
+    const std::string tmp = json_file + ".tmp";
+    {
+      std::ofstream f(tmp);
+      f << analysis_json(g, an).dump(2) << "\n";
+      if (!f) throw std::runtime_error("cannot write '" + json_file + "'");
+    }
+    std::filesystem::rename(tmp, json_file);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int cli_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
@@ -231,6 +263,7 @@ int cli_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     }
     if (cmd == "eval") return cmd_eval(a, out, err);
     if (cmd == "run") return cmd_run(a, out, err);
+    if (cmd == "analyze") return cmd_analyze(a, out);
     err << "unknown command '" << cmd << "'\n" << kUsage;
     return 2;
   } catch (const std::exception& e) {

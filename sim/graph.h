@@ -19,6 +19,11 @@ struct NodeSpec {
   std::optional<uint64_t> compute_bw;         // FLOPs/cycle override for this node
   std::optional<uint32_t> depth;              // FIFO depth of this node's output channels
   std::optional<size_t> num_outputs;          // for numbered outputs (out0..), if not inferable
+  // Known sizes of output dims, outermost first, as expressions in the graph's symbols ("" keeps
+  // the inferred size): names a new dynamic dimension (paper §6, e.g. Reassemble's) and types
+  // the back edge of a cycle. YAML: `dims: {out: [n_route_out0, ""]}`.
+  std::map<std::string, std::vector<std::string>> dims;
+  std::string impl;                           // approx (default) | hls | rtl
 };
 
 // A tensor stored off-chip before the run (loads read it) or written by a store.
@@ -37,6 +42,12 @@ struct Graph {
   std::vector<NodeSpec> nodes;
   std::map<std::string, std::vector<Beat>> streams;  // named literal/trace streams for Source nodes
   std::vector<TensorSpec> tensors;
+  // How each named stream was given in the file ("{trace: ..., kind: selector}" as YAML flow
+  // text), so a graph written back to YAML refers to the trace instead of inlining it.
+  std::map<std::string, std::string> stream_specs;
+  // Values of graph symbols (dynamic dims), e.g. expert bin counts from a routing trace.
+  std::map<std::string, std::string> symbols;
+  std::string description;
 
   const NodeSpec* find(const std::string& n) const {
     for (const NodeSpec& s : nodes)

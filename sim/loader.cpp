@@ -185,11 +185,11 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
     throw std::invalid_argument(source + ": " + e.what());
   }
   if (!root.IsMap()) throw std::invalid_argument(source + ": a graph file is a mapping with 'nodes:'");
-  static const std::set<std::string> top = {"name", "description", "params", "streams", "tensors", "nodes"};
+  static const std::set<std::string> top = {"name", "description", "params", "streams", "tensors", "symbols", "nodes"};
   for (auto it = root.begin(); it != root.end(); ++it)
     if (!top.count(it->first.as<std::string>()))
       throw std::invalid_argument(source + ": unknown top-level key '" + it->first.as<std::string>() +
-                                  "' (expected name, description, params, streams, tensors, nodes)");
+                                  "' (expected name, description, params, streams, tensors, symbols, nodes)");
   // Graph parameters and their overrides.
   std::map<std::string, std::string> vars;
   if (root["params"]) {
@@ -223,9 +223,20 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
   Graph g;
   g.source = source;
   g.name = root["name"] ? root["name"].as<std::string>() : fs::path(source).stem().string();
+  if (root["description"]) g.description = root["description"].as<std::string>();
+  if (root["symbols"]) {
+    if (!root["symbols"].IsMap()) throw std::invalid_argument(source + ": symbols: must map a symbol to its value");
+    for (auto it = root["symbols"].begin(); it != root["symbols"].end(); ++it)
+      g.symbols[it->first.as<std::string>()] = node_text(it->second, source + ": symbol '" + it->first.as<std::string>() + "'");
+  }
   if (root["streams"]) {
     for (auto it = root["streams"].begin(); it != root["streams"].end(); ++it) {
       std::string name = it->first.as<std::string>();
+      YAML::Emitter spec;
+      spec.SetMapFormat(YAML::Flow);
+      spec.SetSeqFormat(YAML::Flow);
+      spec << it->second;
+      g.stream_specs[name] = spec.c_str();
       try {
         if (it->second.IsScalar())
           g.streams[name] = to_beats(parse_tokens(it->second.as<std::string>()));
@@ -280,7 +291,7 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
     }
   }
   if (!root["nodes"] || !root["nodes"].IsSequence()) throw std::invalid_argument(source + ": 'nodes:' must be a list");
-  static const std::set<std::string> node_keys = {"name", "op", "params", "inputs", "compute_bw", "depth", "outputs", "impl"};
+  static const std::set<std::string> node_keys = {"name", "op", "params", "inputs", "compute_bw", "depth", "outputs", "impl", "dims"};
   for (const YAML::Node& n : root["nodes"]) {
     NodeSpec s;
     if (!n.IsMap() || !n["name"] || !n["op"]) throw std::invalid_argument(source + ": every node needs 'name' and 'op'");
@@ -303,6 +314,14 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
       for (auto it = n["inputs"].begin(); it != n["inputs"].end(); ++it)
         s.inputs[it->first.as<std::string>()] = it->second.as<std::string>();
     }
+    if (n["dims"]) {
+      if (!n["dims"].IsMap()) throw std::invalid_argument(where + ": dims must map an output port to a list of sizes");
+      for (auto it = n["dims"].begin(); it != n["dims"].end(); ++it) {
+        if (!it->second.IsSequence()) throw std::invalid_argument(where + ": dims." + it->first.as<std::string>() + " must be a list");
+        for (const YAML::Node& d : it->second) s.dims[it->first.as<std::string>()].push_back(d.as<std::string>());
+      }
+    }
+    if (n["impl"]) s.impl = n["impl"].as<std::string>();
     try {
       if (n["compute_bw"]) s.compute_bw = n["compute_bw"].as<uint64_t>();
       if (n["depth"]) s.depth = n["depth"].as<uint32_t>();

@@ -1,0 +1,32 @@
+// `stepsim analyze`: shape inference plus the symbolic metrics of a graph (sim/shape), with the
+// known symbol values substituted, as text and JSON; also the "symbolic" section of a run's
+// report (prediction beside the measured value).
+#pragma once
+
+#include <map>
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/graph.h"
+#include "sim/shape/metrics.h"
+
+namespace stepsim {
+
+struct Analysis {
+  shape::SymbolTable syms;
+  shape::GraphTypes types;
+  shape::GraphMetrics metrics;
+  std::string onchip_model;
+};
+
+// Throws shape::ShapeError (or std::invalid_argument) for a graph that does not type-check.
+// `values` are extra symbol values (--sym), applied after the graph's own.
+Analysis analyze_graph(const Graph& g, const std::string& onchip_model,
+                       const std::map<std::string, std::string>& values = {});
+
+void print_analysis(const Graph& g, Analysis& a, std::ostream& out);
+nlohmann::json analysis_json(const Graph& g, Analysis& a);
+
+}  // namespace stepsim

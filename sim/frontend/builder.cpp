@@ -1,0 +1,278 @@
+#include "sim/frontend/builder.h"
+
+#include "hw/ops/op.h"
+#include "sim/loader.h"
+
+namespace stepsim::frontend {
+
+std::string int_list(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+const shape::StreamType& Stream::type() const {
+  if (!b_) throw std::logic_error("an unset Stream has no type");
+  return b_->type_of(node_, port_);
+}
+
+Stream& Stream::set_dim(size_t dim, const std::string& expr) {
+  const shape::StreamType& t = type();
+  if (dim >= t.dims.size())
+    throw shape::ShapeError("set_dim on '" + ref() + "' " + t.str() + ": no dimension " + std::to_string(dim));
+  for (const NodeSpec& n : b_->g_.nodes)
+    for (const auto& [port, r] : n.inputs)
+      if (r == ref() || r == node_)
+        throw shape::ShapeError("set_dim on '" + ref() + "': node '" + n.name + "' already reads it; name dims first");
+  NodeSpec* spec = nullptr;
+  for (NodeSpec& n : b_->g_.nodes)
+    if (n.name == node_) spec = &n;
+  std::vector<std::string>& d = spec->dims[port_];
+  d.resize(t.dims.size());
+  d[dim] = expr;
+  b_->retype(node_);
+  return *this;
+}
+
+GraphBuilder::GraphBuilder(std::string name, std::string description) {
+  g_.name = std::move(name);
+  g_.source = "builder '" + g_.name + "'";
+  g_.description = std::move(description);
+}
+
+void GraphBuilder::tensor(const std::string& name, uint64_t rows, uint64_t cols, DType dtype, uint64_t seed) {
+  TensorSpec t;
+  t.name = name;
+  t.rows = rows;
+  t.cols = cols;
+  t.dtype = dtype;
+  t.init = "random";
+  t.seed = seed;
+  g_.tensors.push_back(t);
+}
+
+void GraphBuilder::output_tensor(const std::string& name, uint64_t rows, uint64_t cols, DType dtype) {
+  TensorSpec t;
+  t.name = name;
+  t.rows = rows;
+  t.cols = cols;
+  t.dtype = dtype;
+  t.init = "output";
+  g_.tensors.push_back(t);
+}
+
+void GraphBuilder::literal_stream(const std::string& name, const std::string& tokens) {
+  g_.streams[name] = to_beats(parse_tokens(tokens));
+}
+
+void GraphBuilder::trace_stream(const std::string& name, const std::string& yaml_spec, const std::string& base_dir) {
+  // The loader reads trace files; reuse it on a one-stream graph.
+  Graph one = parse_graph("streams: {" + name + ": " + yaml_spec + "}\nnodes: []\n", g_.source, base_dir, {});
+  g_.streams[name] = one.streams.at(name);
+  g_.stream_specs[name] = one.stream_specs.at(name);
+}
+
+void GraphBuilder::symbol(const std::string& name, const std::string& value) {
+  g_.symbols[name] = value;
+  syms_.set_value(name, syms_.parse(value));
+}
+
+std::map<std::string, Stream> GraphBuilder::add(const std::string& name, const std::string& op, const ParamMap& params,
+                                                const Inputs& inputs, const NodeOptions& opt) {
+  if (g_.find(name)) throw shape::ShapeError("node '" + name + "' is defined twice");
+  const OpInfo& info = OpRegistry::instance().find(op);  // throws for an unknown operator
+  NodeSpec n;
+  n.name = name;
+  n.op = op;
+  n.params = params;
+  for (const auto& [port, s] : inputs) {
+    if (s.b_ != this) throw shape::ShapeError("node '" + name + "' input '" + port + "': stream from another builder");
+    n.inputs[port] = s.ref();
+  }
+  n.compute_bw = opt.compute_bw;
+  n.depth = opt.depth;
+  n.num_outputs = opt.num_outputs;
+  g_.nodes.push_back(n);
+  try {
+    Params(info.name, name, &info.params, params);  // unknown parameters and bad values
+    shape::type_last_node(g_, syms_, types_);
+  } catch (...) {
+    g_.nodes.pop_back();
+    throw;
+  }
+  std::map<std::string, Stream> out;
+  for (const auto& [port, t] : types_.nodes.at(name).outputs) out.emplace(port, Stream(this, name, port));
+  return out;
+}
+
+Stream GraphBuilder::add1(const std::string& name, const std::string& op, const ParamMap& params, const Inputs& inputs,
+                          const NodeOptions& opt) {
+  auto outs = add(name, op, params, inputs, opt);
+  if (outs.count("out")) return outs.at("out");
+  if (outs.count("out0")) return outs.at("out0");
+  throw shape::ShapeError("node '" + name + "' (" + op + ") has no single output");
+}
+
+const shape::StreamType& GraphBuilder::type_of(const std::string& node, const std::string& port) const {
+  auto it = types_.nodes.find(node);
+  if (it == types_.nodes.end() || !it->second.outputs.count(port))
+    throw shape::ShapeError("no stream '" + node + "." + port + "'");
+  return it->second.outputs.at(port);
+}
+
+void GraphBuilder::retype(const std::string& node) {
+  // Move the node to the end (its consumers do not exist yet), type it again, restore the order.
+  auto it = std::find_if(g_.nodes.begin(), g_.nodes.end(), [&](const NodeSpec& n) { return n.name == node; });
+  const size_t pos = size_t(it - g_.nodes.begin());
+  NodeSpec spec = *it;
+  g_.nodes.erase(it);
+  g_.nodes.push_back(spec);
+  types_.order.erase(std::find(types_.order.begin(), types_.order.end(), node));
+  try {
+    shape::type_last_node(g_, syms_, types_);
+  } catch (...) {
+    g_.nodes.pop_back();
+    g_.nodes.insert(g_.nodes.begin() + long(pos), spec);
+    throw;
+  }
+  g_.nodes.pop_back();
+  g_.nodes.insert(g_.nodes.begin() + long(pos), spec);
+  types_.order.pop_back();
+  types_.order.insert(types_.order.begin() + long(std::min(pos, types_.order.size())), node);
+}
+
+void GraphBuilder::set_depth(const std::string& node, uint32_t depth) {
+  for (NodeSpec& n : g_.nodes)
+    if (n.name == node) n.depth = depth;
+}
+void GraphBuilder::set_compute_bw(const std::string& node, uint64_t f) {
+  for (NodeSpec& n : g_.nodes)
+    if (n.name == node) n.compute_bw = f;
+}
+
+// ---- Typed helpers.
+
+namespace {
+Inputs numbered(const std::vector<Stream>& in, const std::string& base = "in") {
+  Inputs v;
+  for (size_t i = 0; i < in.size(); ++i) v.push_back({base + std::to_string(i), in[i]});
+  return v;
+}
+NodeOptions bw(uint64_t compute_bw) {
+  NodeOptions o;
+  if (compute_bw) o.compute_bw = compute_bw;
+  return o;
+}
+}  // namespace
+
+Stream GraphBuilder::source(const std::string& name, const std::string& stream, uint32_t depth) {
+  NodeOptions o;
+  if (depth) o.depth = depth;
+  return add1(name, "Source", {{"stream", stream}}, {}, o);
+}
+
+Stream GraphBuilder::load(const std::string& name, const std::string& tensor, const std::vector<int64_t>& tile,
+                          const std::vector<int64_t>& out_shape, const std::vector<int64_t>& stride,
+                          const std::optional<Stream>& ref) {
+  ParamMap p{{"tensor", tensor}, {"tile", int_list(tile)}};
+  if (!out_shape.empty()) p["out_shape"] = int_list(out_shape);
+  if (!stride.empty()) p["stride"] = int_list(stride);
+  Inputs in;
+  if (ref) in.push_back({"ref", *ref});
+  return add1(name, "LinearOffChipLoad", p, in);
+}
+
+void GraphBuilder::store(const std::string& name, const std::string& tensor, const std::vector<int64_t>& tile,
+                         const Stream& in, const std::vector<int64_t>& out_shape, const std::vector<int64_t>& stride) {
+  ParamMap p{{"tensor", tensor}, {"tile", int_list(tile)}};
+  if (!out_shape.empty()) p["out_shape"] = int_list(out_shape);
+  if (!stride.empty()) p["stride"] = int_list(stride);
+  add(name, "LinearOffChipStore", p, {{"in", in}});
+}
+
+Stream GraphBuilder::random_load(const std::string& name, const std::string& tensor, const std::vector<int64_t>& tile,
+                                 const Stream& raddr) {
+  return add1(name, "RandomOffChipLoad", {{"tensor", tensor}, {"tile", int_list(tile)}}, {{"raddr", raddr}});
+}
+
+Stream GraphBuilder::map(const std::string& name, const std::string& fn, const std::vector<Stream>& in, uint64_t compute_bw) {
+  return add1(name, "Map", {{"fn", fn}}, numbered(in), bw(compute_bw));
+}
+
+Stream GraphBuilder::accum(const std::string& name, const std::string& fn, int rank, const std::vector<Stream>& in,
+                           uint64_t compute_bw) {
+  return add1(name, "Accum", {{"fn", fn}, {"rank", std::to_string(rank)}}, numbered(in), bw(compute_bw));
+}
+
+Stream GraphBuilder::flatmap(const std::string& name, const std::string& fn, int rank, const std::vector<Stream>& in) {
+  return add1(name, "FlatMap", {{"fn", fn}, {"rank", std::to_string(rank)}}, numbered(in));
+}
+
+Stream GraphBuilder::flatten(const std::string& name, const Stream& in, int min, int max) {
+  return add1(name, "Flatten", {{"min", std::to_string(min)}, {"max", std::to_string(max)}}, {{"in", in}});
+}
+
+std::pair<Stream, Stream> GraphBuilder::reshape(const std::string& name, const Stream& in, int64_t chunk, int rank) {
+  auto o = add(name, "Reshape", {{"chunk", std::to_string(chunk)}, {"rank", std::to_string(rank)}}, {{"in", in}});
+  return {o.at("out"), o.at("pad")};
+}
+
+Stream GraphBuilder::promote(const std::string& name, const Stream& in, int rank) {
+  return add1(name, "Promote", {{"rank", std::to_string(rank)}}, {{"in", in}});
+}
+
+Stream GraphBuilder::repeat(const std::string& name, const Stream& in, int64_t count) {
+  return add1(name, "Repeat", {{"count", std::to_string(count)}}, {{"in", in}});
+}
+
+Stream GraphBuilder::expand(const std::string& name, const Stream& in, const Stream& ref, int rank) {
+  return add1(name, "Expand", {{"rank", std::to_string(rank)}}, {{"in", in}, {"ref", ref}});
+}
+
+Stream GraphBuilder::zip(const std::string& name, const std::vector<Stream>& in) { return add1(name, "Zip", {}, numbered(in)); }
+
+Stream GraphBuilder::bufferize(const std::string& name, const Stream& in, int rank) {
+  return add1(name, "Bufferize", {{"rank", std::to_string(rank)}}, {{"in", in}});
+}
+
+Stream GraphBuilder::streamify(const std::string& name, const Stream& buffers, const std::vector<int64_t>& repeat) {
+  return add1(name, "Streamify", {{"repeat", int_list(repeat)}}, {{"in", buffers}});
+}
+
+Stream GraphBuilder::streamify_ref(const std::string& name, const Stream& buffers, const Stream& ref, int rank) {
+  return add1(name, "Streamify", {{"rank", std::to_string(rank)}}, {{"in", buffers}, {"ref", ref}});
+}
+
+std::vector<Stream> GraphBuilder::partition(const std::string& name, const Stream& in, const Stream& sel, size_t outputs,
+                                            int rank) {
+  NodeOptions o;
+  o.num_outputs = outputs;
+  auto m = add(name, "Partition", {{"rank", std::to_string(rank)}}, {{"in", in}, {"sel", sel}}, o);
+  std::vector<Stream> v;
+  for (size_t i = 0; i < outputs; ++i) v.push_back(m.at("out" + std::to_string(i)));
+  return v;
+}
+
+Stream GraphBuilder::reassemble(const std::string& name, const std::vector<Stream>& in, const Stream& sel, int rank) {
+  Inputs v = numbered(in);
+  v.push_back({"sel", sel});
+  return add1(name, "Reassemble", {{"rank", std::to_string(rank)}}, v);
+}
+
+std::pair<Stream, Stream> GraphBuilder::eager_merge(const std::string& name, const std::vector<Stream>& in, int rank) {
+  auto m = add(name, "EagerMerge", {{"rank", std::to_string(rank)}}, numbered(in));
+  return {m.at("out"), m.at("sel")};
+}
+
+std::vector<Stream> GraphBuilder::broadcast(const std::string& name, const Stream& in, size_t outputs) {
+  NodeOptions o;
+  o.num_outputs = outputs;
+  auto m = add(name, "Broadcast", {}, {{"in", in}}, o);
+  std::vector<Stream> v;
+  for (size_t i = 0; i < outputs; ++i) v.push_back(m.at("out" + std::to_string(i)));
+  return v;
+}
+
+void GraphBuilder::sink(const std::string& name, const Stream& in) { add(name, "Sink", {}, {{"in", in}}); }
+
+}  // namespace stepsim::frontend

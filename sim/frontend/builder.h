@@ -1,0 +1,128 @@
+// The C++ frontend (paper §6, mirroring the authors' Python one): building a graph returns
+// streams with symbolic shapes. Every node is shape-checked when it is added, so a mismatch
+// between producer and consumer is an error at construction that names both ends and both
+// shapes; shapes can be printed; a new dynamic dimension can be given a known expression. The
+// result is an ordinary Graph: run it with simulate(), write it with write_graph() (YAML) and
+// read it back with load_graph().
+//
+//   GraphBuilder b("expert");
+//   b.tensor("x", 64, 256);  b.tensor("w", 256, 512);  b.output_tensor("y", 64, 512);
+//   Stream x = b.load("x_load", "x", {16, 256});                   // [1, 4, 1] of T[16x256:bf16]
+//   Stream w = b.load("w_load", "w", {256, 64}, {}, {}, x);         // [1, 4, 1, 1, 8] of T[256x64]
+//   ...
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/graph.h"
+#include "sim/shape/infer.h"
+
+namespace stepsim::frontend {
+
+class GraphBuilder;
+
+// One output port of a node, with its type.
+class Stream {
+ public:
+  Stream() = default;
+  const shape::StreamType& type() const;
+  std::string shape() const { return type().str(); }
+  const std::string& node() const { return node_; }
+  const std::string& port() const { return port_; }
+  std::string ref() const { return node_ + "." + port_; }
+  // Gives dimension `dim` (outermost first) the known size `expr` (in the graph's symbols), for
+  // this stream and everything built from it.
+  Stream& set_dim(size_t dim, const std::string& expr);
+
+ private:
+  friend class GraphBuilder;
+  Stream(GraphBuilder* b, std::string node, std::string port) : b_(b), node_(std::move(node)), port_(std::move(port)) {}
+  GraphBuilder* b_ = nullptr;
+  std::string node_, port_;
+};
+
+using Inputs = std::vector<std::pair<std::string, Stream>>;  // port -> producer
+using ParamMap = std::map<std::string, std::string>;
+
+struct NodeOptions {
+  std::optional<uint64_t> compute_bw;  // FLOPs/cycle
+  std::optional<uint32_t> depth;       // FIFO depth of the node's outputs
+  std::optional<size_t> num_outputs;   // numbered outputs (out0..)
+};
+
+// "[1, 2]" from {1, 2}.
+std::string int_list(const std::vector<int64_t>& v);
+
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(std::string name, std::string description = "");
+
+  // ---- Declarations.
+  void tensor(const std::string& name, uint64_t rows, uint64_t cols, DType dtype = DType::BF16,
+              uint64_t seed = 1);                                       // random init
+  void output_tensor(const std::string& name, uint64_t rows, uint64_t cols, DType dtype = DType::BF16);
+  void literal_stream(const std::string& name, const std::string& tokens);  // "1 2 S1 D"
+  // A stream from a trace file, as a graph's streams: entry (YAML flow text), e.g.
+  // "{trace: 'shared:traces/moe/x.csv', kind: selector, rank: 1}". base_dir resolves relative paths.
+  void trace_stream(const std::string& name, const std::string& yaml_spec, const std::string& base_dir = ".");
+  void symbol(const std::string& name, const std::string& value);
+
+  // ---- Any operator: adds node `name` and types it (throws shape::ShapeError naming both
+  // ends). Returns the node's outputs by port name.
+  std::map<std::string, Stream> add(const std::string& name, const std::string& op, const ParamMap& params,
+                                    const Inputs& inputs, const NodeOptions& opt = {});
+  Stream add1(const std::string& name, const std::string& op, const ParamMap& params, const Inputs& inputs,
+              const NodeOptions& opt = {});  // the node's single output
+
+  // ---- Typed helpers for the common operators (ports and parameters as in docs/operators.md).
+  Stream source(const std::string& name, const std::string& stream, uint32_t depth = 0);
+  Stream load(const std::string& name, const std::string& tensor, const std::vector<int64_t>& tile,
+              const std::vector<int64_t>& out_shape = {}, const std::vector<int64_t>& stride = {},
+              const std::optional<Stream>& ref = std::nullopt);
+  void store(const std::string& name, const std::string& tensor, const std::vector<int64_t>& tile, const Stream& in,
+             const std::vector<int64_t>& out_shape = {}, const std::vector<int64_t>& stride = {});
+  Stream random_load(const std::string& name, const std::string& tensor, const std::vector<int64_t>& tile,
+                     const Stream& raddr);
+  Stream map(const std::string& name, const std::string& fn, const std::vector<Stream>& in, uint64_t compute_bw = 0);
+  Stream accum(const std::string& name, const std::string& fn, int rank, const std::vector<Stream>& in,
+               uint64_t compute_bw = 0);
+  Stream flatmap(const std::string& name, const std::string& fn, int rank, const std::vector<Stream>& in);
+  Stream flatten(const std::string& name, const Stream& in, int min, int max);
+  std::pair<Stream, Stream> reshape(const std::string& name, const Stream& in, int64_t chunk, int rank = 0);
+  Stream promote(const std::string& name, const Stream& in, int rank = -1);
+  Stream repeat(const std::string& name, const Stream& in, int64_t count);
+  Stream expand(const std::string& name, const Stream& in, const Stream& ref, int rank = 1);
+  Stream zip(const std::string& name, const std::vector<Stream>& in);
+  Stream bufferize(const std::string& name, const Stream& in, int rank);
+  Stream streamify(const std::string& name, const Stream& buffers, const std::vector<int64_t>& repeat);
+  Stream streamify_ref(const std::string& name, const Stream& buffers, const Stream& ref, int rank = 1);
+  std::vector<Stream> partition(const std::string& name, const Stream& in, const Stream& sel, size_t outputs,
+                                int rank = 0);
+  Stream reassemble(const std::string& name, const std::vector<Stream>& in, const Stream& sel, int rank = 0);
+  std::pair<Stream, Stream> eager_merge(const std::string& name, const std::vector<Stream>& in, int rank = 0);
+  std::vector<Stream> broadcast(const std::string& name, const Stream& in, size_t outputs);
+  void sink(const std::string& name, const Stream& in);
+
+  // Per-node settings after the fact.
+  void set_depth(const std::string& node, uint32_t depth);
+  void set_compute_bw(const std::string& node, uint64_t flops_per_cycle);
+
+  const Graph& graph() const { return g_; }
+  shape::SymbolTable& symbols() { return syms_; }
+  const shape::GraphTypes& types() const { return types_; }
+  const shape::StreamType& type_of(const std::string& node, const std::string& port) const;
+
+ private:
+  friend class Stream;
+  void retype(const std::string& node);  // re-runs inference for a node after set_dim
+  Graph g_;
+  shape::SymbolTable syms_;
+  shape::GraphTypes types_;
+};
+
+}  // namespace stepsim::frontend

@@ -1,0 +1,491 @@
+// One shape rule per operator: output stream types from input types and parameters, with the
+// FLOPs a higher-order node executes. The rules restate the operators' semantics
+// (docs/operators.md, hw/ops/*.cpp) on symbolic shapes; testbench/shape checks them against
+// the shapes the simulator really produces.
+#include <set>
+
+#include "hw/ops/op.h"
+#include "sim/shape/infer.h"
+
+namespace stepsim::shape {
+
+using namespace GiNaC;
+
+namespace {
+
+bool is_num(const ex& e) { return is_a<numeric>(e); }
+
+// ---- Tile functions, symbolically (hw/functions/functions.h defines them concretely; the
+// symbolic FLOPs are checked against the concrete ones in testbench/shape).
+
+struct FnResult {
+  ElemType out;
+  ex flops = 0;           // per application (Map) or per update (Accum)
+  ex finalize_flops = 0;  // Accum: per emitted tile
+};
+
+const ElemType& tile_arg(const RuleContext& c, const std::vector<ElemType>& args, size_t i,
+                         const std::string& fn) {
+  if (i >= args.size()) c.fail("function '" + fn + "' needs " + std::to_string(i + 1) + " operands");
+  if (args[i].kind != ElemType::Tile) c.fail("function '" + fn + "' needs tiles, operand " + std::to_string(i) + " is " + args[i].str());
+  return args[i];
+}
+
+DType promote(DType a, DType b) { return (a == DType::FP32 || b == DType::FP32) ? DType::FP32 : a; }
+
+// Broadcast one dimension: equal, or one side is 1.
+ex bcast(const RuleContext& c, const ex& a, const ex& b, const std::string& what) {
+  if (same_size(a, b)) return a;
+  if (a.is_equal(1)) return b;
+  if (b.is_equal(1)) return a;
+  c.fail("elementwise " + what + ": " + to_string(a) + " vs " + to_string(b) + " do not broadcast");
+}
+
+FnResult map_fn(const RuleContext& c, const std::string& fn, const std::vector<ElemType>& args) {
+  static const std::set<std::string> binary = {"add", "sub", "mul", "div", "max", "min"};
+  const ElemType& a = tile_arg(c, args, 0, fn);
+  if (binary.count(fn)) {
+    const ElemType& b = tile_arg(c, args, 1, fn);
+    ElemType o = ElemType::tile(bcast(c, a.rows, b.rows, fn + " rows"), bcast(c, a.cols, b.cols, fn + " cols"),
+                                promote(a.dtype, b.dtype));
+    return {o, o.rows * o.cols};
+  }
+  if (fn == "sub_row") {
+    const ElemType& r = tile_arg(c, args, 1, fn);
+    if (!same_size(r.rows, a.rows) || !r.cols.is_equal(1)) c.fail("sub_row needs r [" + to_string(a.rows) + "x1], got " + r.str());
+    return {a, a.rows * a.cols};
+  }
+  if (fn == "exp") return {a, 4 * a.rows * a.cols};
+  if (fn == "sigmoid") return {a, 7 * a.rows * a.cols};
+  if (fn == "silu") return {a, 8 * a.rows * a.cols};
+  if (fn == "row_sum" || fn == "row_max") return {ElemType::tile(a.rows, 1, a.dtype), a.rows * a.cols};
+  if (fn.rfind("matmul", 0) == 0) {
+    const ElemType& b = tile_arg(c, args, 1, fn);
+    const bool bt = fn.find("_t") != std::string::npos;
+    const ex k2 = bt ? b.cols : b.rows, n = bt ? b.rows : b.cols;
+    if (!same_size(a.cols, k2))
+      c.fail(fn + ": " + a.str() + " x " + b.str() + (bt ? " (B stored transposed)" : "") + ": inner dimensions " +
+             to_string(a.cols) + " and " + to_string(k2) + " differ");
+    const bool f32 = fn.find("f32") != std::string::npos;
+    return {ElemType::tile(a.rows, n, f32 ? DType::FP32 : DType::BF16), 2 * a.rows * a.cols * n};
+  }
+  c.fail("no shape rule for map function '" + fn + "'");
+}
+
+// `count` = elements per reduction (card of the reduced dims).
+FnResult accum_fn(const RuleContext& c, const std::string& fn, const std::vector<ElemType>& args, const ex& count) {
+  const ElemType& a = tile_arg(c, args, 0, fn);
+  if (fn.rfind("matmul", 0) == 0) {
+    std::string mf = fn;
+    mf.replace(mf.find("_acc"), 4, "");
+    FnResult r = map_fn(c, mf, args);
+    return {r.out, r.flops, 0};
+  }
+  if (fn == "add" || fn == "max") return {ElemType::tile(a.rows, a.cols, fn == "add" ? DType::BF16 : a.dtype), a.rows * a.cols, 0};
+  if (fn == "add_f32") return {ElemType::tile(a.rows, a.cols, DType::FP32), a.rows * a.cols, 0};
+  if (fn == "retile_row") return {ElemType::tile(a.rows * count, a.cols, a.dtype), 0, 0};
+  if (fn == "retile_col") return {ElemType::tile(a.rows, a.cols * count, a.dtype), 0, 0};
+  if (fn == "flash_attn_update") {
+    const ElemType& v = tile_arg(c, args, 1, fn);
+    const ex M = a.rows, T = a.cols, D = v.cols;
+    if (!same_size(v.rows, T)) c.fail("flash_attn_update: S " + a.str() + " and V " + v.str() + " disagree on the KV tile");
+    return {ElemType::tile(M, D, DType::BF16), 7 * M * T + 2 * M * T * D + 8 * M + 2 * M * D, M * D};
+  }
+  c.fail("no shape rule for accum function '" + fn + "'");
+}
+
+// ---- Helpers on dims.
+
+std::vector<Dim> inner(const StreamType& t, size_t k) {  // the k innermost dims
+  return std::vector<Dim>(t.dims.end() - long(k), t.dims.end());
+}
+std::vector<Dim> outer(const StreamType& t, size_t k) {  // all but the k innermost
+  return std::vector<Dim>(t.dims.begin(), t.dims.end() - long(k));
+}
+std::vector<Dim> cat(std::vector<Dim> a, const std::vector<Dim>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+bool any_ragged(const std::vector<Dim>& d) {
+  for (const Dim& x : d)
+    if (x.kind == DimKind::Ragged) return true;
+  return false;
+}
+bool any_dynamic(const std::vector<Dim>& d) {
+  for (const Dim& x : d)
+    if (x.kind != DimKind::Static) return true;
+  return false;
+}
+// One dim holding the elements of `dims` (Flatten's rule): ragged if any of them is.
+Dim merged(const std::vector<Dim>& dims) {
+  return {card_of(dims), any_ragged(dims) ? DimKind::Ragged : any_dynamic(dims) ? DimKind::Dynamic : DimKind::Static};
+}
+void need_rank(const RuleContext& c, const std::string& port, const StreamType& t, size_t k, const std::string& why) {
+  if (t.dims.size() < k)
+    c.fail("input '" + port + "' " + t.str() + " has " + std::to_string(t.dims.size()) + " dimension(s); " + why);
+}
+// The inputs of a zipping node (Map, Zip, Accum, ...) must have the same shape.
+const StreamType& same_shapes(const RuleContext& c, const std::vector<const StreamType*>& ins) {
+  if (ins.empty()) c.fail("needs at least one input (in0)");
+  for (size_t i = 1; i < ins.size(); ++i) {
+    StreamType a = *ins[0], b = *ins[i];
+    a.elem = b.elem = ElemType::scalar();
+    std::string d = difference(a, b);
+    if (!d.empty()) {
+      const std::string p0 = c.producers.count("in0") ? c.producers.at("in0") : "?";
+      const std::string pi = c.producers.count("in" + std::to_string(i)) ? c.producers.at("in" + std::to_string(i)) : "?";
+      c.fail("inputs must have the same shape: in0 from '" + p0 + "' is " + ins[0]->str() + ", in" + std::to_string(i) +
+             " from '" + pi + "' is " + ins[i]->str() + " (" + d + ")");
+    }
+  }
+  return *ins[0];
+}
+std::vector<ElemType> elems(const std::vector<const StreamType*>& ins) {
+  std::vector<ElemType> v;
+  for (const StreamType* t : ins) v.push_back(t->elem);
+  // A single tuple input is unpacked (Zip then Map).
+  if (v.size() == 1 && v[0].kind == ElemType::Tuple) return v[0].members;
+  return v;
+}
+
+struct TensorInfo {
+  ex rows, cols;
+  DType dtype;
+};
+TensorInfo tensor_of(const RuleContext& c) {
+  const std::string name = c.get_string("tensor");
+  for (const TensorSpec& t : c.graph.tensors)
+    if (t.name == name) return {ex(int64_t(t.rows)), ex(int64_t(t.cols)), t.dtype};
+  c.fail("tensor '" + name + "' is not declared in the graph's tensors: section");
+}
+ElemType tile_param(const RuleContext& c, const TensorInfo& t) {
+  auto tile = c.get_ints("tile");
+  if (tile.size() != 2 || tile[0] < 1 || tile[1] < 1) c.fail("tile must be [rows, cols] >= 1");
+  return ElemType::tile(tile[0], tile[1], t.dtype);
+}
+std::vector<Dim> static_dims(const std::vector<int64_t>& v) {
+  std::vector<Dim> d;
+  for (int64_t x : v) d.push_back(Dim::fixed(x));
+  return d;
+}
+std::vector<Dim> view_dims(const RuleContext& c, const TensorInfo& t, const ElemType& tile) {
+  auto os = c.get_ints("out_shape");
+  if (!os.empty()) return static_dims(os);
+  return {Dim{t.rows / tile.rows, DimKind::Static}, Dim{t.cols / tile.cols, DimKind::Static}};
+}
+void expect_tiles(const RuleContext& c, const std::string& port, const ElemType& want) {
+  const StreamType& t = c.input(port);
+  std::string d = difference(t.elem, want);
+  if (!d.empty())
+    c.fail("input '" + port + "' from '" + (c.producers.count(port) ? c.producers.at(port) : "?") + "' carries " +
+           t.elem.str() + ", expected " + want.str() + " (tensor tile and dtype)");
+}
+void expect_index(const RuleContext& c, const std::string& port) {
+  const ElemType& e = c.input(port).elem;
+  const bool ok = e.kind == ElemType::Scalar ||
+                  (e.kind == ElemType::Tile && e.dtype == DType::INT32 && e.rows.is_equal(1) && e.cols.is_equal(1));
+  if (!ok) c.fail("input '" + port + "' carries " + e.str() + ", expected tile indices (scalar or T[1x1:int32])");
+}
+
+// ---- The rules.
+
+std::map<std::string, ShapeRule> make_rules() {
+  std::map<std::string, ShapeRule> r;
+  using C = RuleContext;
+
+  r["Source"] = [](C& c) {
+    RuleResult res;
+    const std::string s = c.get_string("stream");
+    auto it = c.graph.streams.find(s);
+    if (it == c.graph.streams.end()) c.fail("stream '" + s + "' is not in the graph's streams: section");
+    StreamType t = literal_type(it->second);
+    for (size_t i = 0; i < c.num_outputs; ++i) res.outputs["out" + std::to_string(i)] = t;
+    return res;
+  };
+  r["Sink"] = [](C&) { return RuleResult{}; };
+
+  // Off-chip memory.
+  r["LinearOffChipLoad"] = [](C& c) {
+    TensorInfo t = tensor_of(c);
+    ElemType tile = tile_param(c, t);
+    std::vector<Dim> view = view_dims(c, t, tile);
+    // The view's dims add stop levels: under a ref they nest inside its elements; alone they form
+    // one tensor ([1, view..]).
+    StreamType o{cat(c.has("ref") ? c.input("ref").dims : std::vector<Dim>{Dim::fixed(1)}, view), tile};
+    return RuleResult{{{"out", o}}, 0};
+  };
+  r["LinearOffChipStore"] = [](C& c) {
+    TensorInfo t = tensor_of(c);
+    expect_tiles(c, "in", tile_param(c, t));
+    return RuleResult{};
+  };
+  r["RandomOffChipLoad"] = [](C& c) {
+    TensorInfo t = tensor_of(c);
+    expect_index(c, "raddr");
+    return RuleResult{{{"out", StreamType{c.input("raddr").dims, tile_param(c, t)}}}, 0};
+  };
+  r["RandomOffChipStore"] = [](C& c) {
+    TensorInfo t = tensor_of(c);
+    expect_index(c, "waddr");
+    expect_tiles(c, "wdata", tile_param(c, t));
+    return RuleResult{{{"out", StreamType{c.input("waddr").dims, ElemType::scalar()}}}, 0};
+  };
+
+  // On-chip memory.
+  r["Bufferize"] = [](C& c) {
+    const StreamType& in = c.input("in");
+    const size_t b = size_t(c.get_int("rank"));
+    need_rank(c, "in", in, b + 1, "Bufferize rank " + std::to_string(b) + " stores that many inner ones");
+    ElemType buf;
+    buf.kind = ElemType::Buffer;
+    buf.buffer_dims = inner(in, b);
+    buf.members = {in.elem};
+    return RuleResult{{{"out", StreamType{outer(in, b), buf}}}, 0};
+  };
+  r["Streamify"] = [](C& c) {
+    const StreamType& in = c.input("in");
+    if (in.elem.kind != ElemType::Buffer) c.fail("input 'in' carries " + in.elem.str() + ", not buffer references");
+    std::vector<Dim> view = in.elem.buffer_dims;
+    auto os = c.get_ints("out_shape");
+    if (!os.empty()) view = static_dims(os);
+    std::vector<Dim> dims;
+    if (c.has("ref")) {
+      const StreamType& ref = c.input("ref");
+      const size_t rank = size_t(c.get_int("rank"));
+      StreamType a{in.dims, {}}, b{outer(ref, std::min(rank, ref.dims.size())), {}};
+      std::string d = difference(a, b);
+      if (!d.empty())
+        c.fail("ref from '" + c.producers.at("ref") + "' " + ref.str() + " without its " + std::to_string(rank) +
+               " inner dims must match the buffer stream from '" + c.producers.at("in") + "' " + in.str() + " (" + d + ")");
+      dims = cat(ref.dims, view);
+    } else {
+      dims = cat(cat(in.dims, static_dims(c.get_ints("repeat"))), view);
+    }
+    return RuleResult{{{"out", StreamType{dims, in.elem.members.at(0)}}}, 0};
+  };
+
+  // Routing.
+  r["Broadcast"] = [](C& c) {
+    RuleResult res;
+    for (size_t i = 0; i < c.num_outputs; ++i) res.outputs["out" + std::to_string(i)] = c.input("in");
+    return res;
+  };
+  r["Partition"] = [](C& c) {
+    const StreamType& in = c.input("in");
+    const StreamType& sel = c.input("sel");
+    const size_t rank = size_t(c.get_int("rank"));
+    need_rank(c, "in", in, rank + 1, "Partition rank " + std::to_string(rank) + " routes that many inner ones");
+    if (sel.elem.kind != ElemType::Selector) c.fail("input 'sel' carries " + sel.elem.str() + ", not selectors");
+    StreamType a{outer(in, rank), {}}, b{sel.dims, {}};
+    std::string d = difference(a, b);
+    if (!d.empty())
+      c.fail("selector from '" + c.producers.at("sel") + "' " + sel.str() + " must have the outer shape of the data from '" +
+             c.producers.at("in") + "' " + in.str() + " without its " + std::to_string(rank) + " inner dims (" + d + ")");
+    // Concrete selectors (a trace): the chunks each output receives are known.
+    std::vector<int64_t> counts(c.num_outputs, 0);
+    const std::vector<Beat>* lit = c.literal_input("sel");
+    if (lit)
+      for (const Beat& bt : *lit)
+        if (bt.has_elem && bt.elem.is_selector())
+          for (size_t i = 0; i < c.num_outputs; ++i) counts[i] += bt.elem.selector().test(int(i));
+    RuleResult res;
+    std::vector<Dim> chunk = inner(in, rank);
+    for (size_t i = 0; i < c.num_outputs; ++i) {
+      const std::string port = "out" + std::to_string(i);
+      ex n = c.fresh(port);
+      if (lit) c.syms.set_value(to_string(n), counts[i]);
+      std::vector<Dim> cd = chunk;
+      for (size_t k = 0; k < cd.size(); ++k)
+        if (cd[k].kind == DimKind::Ragged) cd[k] = {c.fresh(port, "d" + std::to_string(cd.size() - 1 - k)), DimKind::Ragged};
+      res.outputs[port] = StreamType{cat({Dim{n, DimKind::Dynamic}}, cd), in.elem};
+    }
+    return res;
+  };
+  r["Reassemble"] = [](C& c) {
+    auto ins = c.numbered("in");
+    const StreamType& sel = c.input("sel");
+    const size_t rank = size_t(c.get_int("rank"));
+    if (ins.empty()) c.fail("needs inputs in0, in1, ...");
+    for (size_t i = 0; i < ins.size(); ++i) {
+      need_rank(c, "in" + std::to_string(i), *ins[i], rank + 1, "chunks of rank " + std::to_string(rank));
+      std::string d = difference(ins[i]->elem, ins[0]->elem);
+      if (!d.empty()) c.fail("inputs carry different elements: in0 " + ins[0]->str() + ", in" + std::to_string(i) + " " + ins[i]->str());
+    }
+    std::vector<Dim> chunk = inner(*ins[0], rank);
+    for (size_t i = 1; i < ins.size(); ++i) {
+      StreamType a{chunk, {}}, b{inner(*ins[i], rank), {}};
+      if (!difference(a, b).empty()) chunk = std::vector<Dim>(chunk.size(), Dim{c.fresh("out", "chunk"), DimKind::Ragged});
+    }
+    // The new dimension: chunks per selector element (ragged; its sum = all chunks merged).
+    ex total = 0;
+    for (const StreamType* t : ins) total += card_of(outer(*t, rank));
+    std::vector<Dim> dims = cat(sel.dims, {Dim{total, DimKind::Ragged}});
+    for (size_t k = 0; k < chunk.size(); ++k)
+      dims.push_back(chunk[k].kind == DimKind::Ragged ? Dim{c.fresh("out", "d" + std::to_string(chunk.size() - 1 - k)), DimKind::Ragged}
+                                                      : chunk[k]);
+    return RuleResult{{{"out", StreamType{dims, ins[0]->elem}}}, 0};
+  };
+  r["EagerMerge"] = [](C& c) {
+    auto ins = c.numbered("in");
+    const size_t rank = size_t(c.get_int("rank"));
+    if (ins.empty()) c.fail("needs inputs in0, in1, ...");
+    ex total = 0;
+    std::vector<Dim> chunk;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      need_rank(c, "in" + std::to_string(i), *ins[i], rank + 1, "chunks of rank " + std::to_string(rank));
+      if (!difference(ins[i]->elem, ins[0]->elem).empty())
+        c.fail("inputs carry different elements: in0 " + ins[0]->str() + ", in" + std::to_string(i) + " " + ins[i]->str());
+      total += card_of(outer(*ins[i], rank));
+      std::vector<Dim> ci = inner(*ins[i], rank);
+      if (i == 0) chunk = ci;
+      else if (!difference(StreamType{chunk, {}}, StreamType{ci, {}}).empty())
+        for (size_t k = 0; k < chunk.size(); ++k) chunk[k] = {c.fresh("out", "d" + std::to_string(chunk.size() - 1 - k)), DimKind::Ragged};
+    }
+    RuleResult res;
+    res.outputs["out"] = StreamType{cat({Dim{total, DimKind::Dynamic}}, chunk), ins[0]->elem};
+    res.outputs["sel"] = StreamType{{Dim{total, DimKind::Dynamic}}, ElemType::selector()};
+    return res;
+  };
+  r["Parallelize"] = [](C& c) {
+    const StreamType& in = c.input("in");
+    const size_t rank = size_t(c.get_int("rank"));
+    need_rank(c, "in", in, rank + 1, "chunks of rank " + std::to_string(rank));
+    const ex n = card_of(outer(in, rank));
+    const int64_t p = int64_t(c.num_outputs);
+    RuleResult res;
+    for (int64_t i = 0; i < p; ++i) {
+      // Chunk j goes to output j mod p.
+      Dim d{c.fresh("out" + std::to_string(i)), DimKind::Dynamic};
+      if (is_num(n)) d = Dim::fixed(std::max<int64_t>(0, (ex_to<numeric>(n).to_long() - i + p - 1) / p));
+      res.outputs["out" + std::to_string(i)] = StreamType{cat({d}, inner(in, rank)), in.elem};
+    }
+    return res;
+  };
+
+  // Higher-order.
+  r["Map"] = [](C& c) {
+    auto ins = c.numbered("in");
+    const StreamType& s = same_shapes(c, ins);
+    FnResult f = map_fn(c, c.get_string("fn"), elems(ins));
+    return RuleResult{{{"out", StreamType{s.dims, f.out}}}, s.card() * f.flops};
+  };
+  auto accum = [](C& c, bool scan) {
+    auto ins = c.numbered("in");
+    const StreamType& s = same_shapes(c, ins);
+    const size_t b = size_t(c.get_int("rank"));
+    need_rank(c, "in0", s, b + 1, "the reduction rank is " + std::to_string(b));
+    std::vector<Dim> red = inner(s, b);
+    ex count = card_of(red);
+    if (any_ragged(red)) count = c.fresh("out", "count");  // differs per reduction
+    FnResult f = accum_fn(c, c.get_string("fn"), elems(ins), count);
+    const StreamType o = scan ? StreamType{s.dims, f.out} : StreamType{outer(s, b), f.out};
+    return RuleResult{{{"out", o}}, s.card() * f.flops + o.card() * f.finalize_flops};
+  };
+  r["Accum"] = [accum](C& c) { return accum(c, false); };
+  r["Scan"] = [accum](C& c) { return accum(c, true); };
+  r["FlatMap"] = [](C& c) {
+    auto ins = c.numbered("in");
+    const StreamType& s = same_shapes(c, ins);
+    const std::string fn = c.get_string("fn");
+    const std::vector<ElemType> args = elems(ins);
+    const ElemType& a = tile_arg(c, args, 0, fn);
+    if (fn == "retile_streamify_row")
+      return RuleResult{{{"out", StreamType{cat(s.dims, {Dim{a.rows, is_num(a.rows) ? DimKind::Static : DimKind::Dynamic}}),
+                                            ElemType::tile(1, a.cols, a.dtype)}}}, 0};
+    if (fn == "retile_streamify_col")
+      return RuleResult{{{"out", StreamType{cat(s.dims, {Dim{a.cols, is_num(a.cols) ? DimKind::Static : DimKind::Dynamic}}),
+                                            ElemType::tile(a.rows, 1, a.dtype)}}}, 0};
+    if (fn == "retile_streamify_row_filter")
+      return RuleResult{{{"out", StreamType{cat(s.dims, {Dim{c.fresh("out"), DimKind::Ragged}}), ElemType::tile(1, a.cols, a.dtype)}}}, 0};
+    if (fn == "filter_padding") {
+      // Drops padded elements: the innermost dimension becomes data-dependent.
+      std::vector<Dim> d = s.dims;
+      if (d.empty()) c.fail("filter_padding needs a stream of rank >= 0 with a dimension");
+      d.back() = Dim{c.fresh("out"), d.size() == 1 ? DimKind::Dynamic : DimKind::Ragged};
+      return RuleResult{{{"out", StreamType{d, a}}}, 0};
+    }
+    c.fail("no shape rule for flatmap function '" + fn + "'");
+  };
+
+  // Shape operators.
+  r["Flatten"] = [](C& c) {
+    const StreamType& in = c.input("in");
+    const int64_t lo = c.get_int("min"), hi = c.get_int("max");
+    if (lo < 0 || hi < lo || size_t(hi) >= in.dims.size())
+      c.fail("min " + std::to_string(lo) + " / max " + std::to_string(hi) + " outside the dims of " + in.str());
+    const size_t first = in.dims.size() - 1 - size_t(hi), last = in.dims.size() - 1 - size_t(lo);
+    std::vector<Dim> mid(in.dims.begin() + long(first), in.dims.begin() + long(last) + 1);
+    std::vector<Dim> d(in.dims.begin(), in.dims.begin() + long(first));
+    d.push_back(merged(mid));
+    d.insert(d.end(), in.dims.begin() + long(last) + 1, in.dims.end());
+    return RuleResult{{{"out", StreamType{d, in.elem}}}, 0};
+  };
+  r["Reshape"] = [](C& c) {
+    const StreamType& in = c.input("in");
+    const int64_t chunk = c.get_int("chunk");
+    const size_t k = size_t(c.get_int("rank"));
+    need_rank(c, "in", in, k + 1, "Reshape splits dimension " + std::to_string(k));
+    const size_t pos = in.dims.size() - 1 - k;
+    const Dim& dk = in.dims[pos];
+    std::vector<Dim> d(in.dims.begin(), in.dims.begin() + long(pos));
+    Dim outer_d{ceil_div(dk.size, chunk), dk.kind};
+    if (dk.kind == DimKind::Ragged) outer_d.size = c.fresh("out", "chunks");
+    d.push_back(outer_d);
+    d.push_back(Dim::fixed(chunk));
+    d.insert(d.end(), in.dims.begin() + long(pos) + 1, in.dims.end());
+    RuleResult res;
+    res.outputs["out"] = StreamType{d, in.elem};
+    res.outputs["pad"] = StreamType{d, ElemType::tile(1, 1, DType::INT32)};
+    return res;
+  };
+  r["Promote"] = [](C& c) {
+    const StreamType& in = c.input("in");
+    const int64_t k = c.get_int("rank");
+    std::vector<Dim> d = in.dims;
+    if (k < 0) d.insert(d.begin(), Dim::fixed(1));
+    else {
+      if (size_t(k) > d.size()) c.fail("rank " + std::to_string(k) + " above the stream's dims " + in.str());
+      d.insert(d.end() - k, Dim::fixed(1));
+    }
+    return RuleResult{{{"out", StreamType{d, in.elem}}}, 0};
+  };
+  r["Repeat"] = [](C& c) {
+    const StreamType& in = c.input("in");
+    return RuleResult{{{"out", StreamType{cat(in.dims, {Dim::fixed(c.get_int("count"))}), in.elem}}}, 0};
+  };
+  r["Expand"] = [](C& c) {
+    const StreamType& in = c.input("in");
+    const StreamType& ref = c.input("ref");
+    const size_t k = size_t(c.get_int("rank"));
+    if (in.dims.size() != ref.dims.size())
+      c.fail("data from '" + c.producers.at("in") + "' " + in.str() + " and ref from '" + c.producers.at("ref") + "' " +
+             ref.str() + " must have the same rank");
+    for (size_t i = 0; i < k; ++i)
+      if (!in.dim(i).size.is_equal(1)) c.fail("data " + in.str() + " must have size 1 in its " + std::to_string(k) + " inner dims");
+    StreamType a{outer(in, k), {}}, b{outer(ref, k), {}};
+    std::string d = difference(a, b);
+    if (!d.empty())
+      c.fail("data from '" + c.producers.at("in") + "' " + in.str() + " and ref from '" + c.producers.at("ref") + "' " +
+             ref.str() + " differ outside the expanded dims (" + d + ")");
+    return RuleResult{{{"out", StreamType{ref.dims, in.elem}}}, 0};
+  };
+  r["Zip"] = [](C& c) {
+    auto ins = c.numbered("in");
+    const StreamType& s = same_shapes(c, ins);
+    ElemType t;
+    t.kind = ElemType::Tuple;
+    for (const StreamType* x : ins) t.members.push_back(x->elem);
+    return RuleResult{{{"out", StreamType{s.dims, t}}}, 0};
+  };
+  return r;
+}
+
+}  // namespace
+
+const ShapeRule* find_shape_rule(const std::string& op) {
+  static const std::map<std::string, ShapeRule> rules = make_rules();
+  auto it = rules.find(op);
+  return it == rules.end() ? nullptr : &it->second;
+}
+
+}  // namespace stepsim::shape

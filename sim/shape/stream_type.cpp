@@ -1,0 +1,115 @@
+#include "sim/shape/stream_type.h"
+
+#include <sstream>
+
+namespace stepsim::shape {
+
+using namespace GiNaC;
+
+namespace {
+
+DECLARE_FUNCTION_2P(ceil_div_fn)
+
+ex ceil_div_eval(const ex& a, const ex& b) {
+  if (is_a<numeric>(a) && is_a<numeric>(b)) {
+    const numeric& na = ex_to<numeric>(a);
+    const numeric& nb = ex_to<numeric>(b);
+    if (na.is_integer() && nb.is_integer() && nb.is_positive()) return iquo(na + nb - 1, nb);
+  }
+  if (b.is_equal(1)) return a;
+  if (a.is_zero()) return 0;
+  return ceil_div_fn(a, b).hold();
+}
+
+REGISTER_FUNCTION(ceil_div_fn, eval_func(ceil_div_eval).set_name("ceil_div"))
+
+
+std::string dims_str(const std::vector<Dim>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ", ";
+    s += to_string(dims[i].size);
+    if (dims[i].kind == DimKind::Ragged) s += "~";
+  }
+  return s + "]";
+}
+
+}  // namespace
+
+ex ceil_div(const ex& a, const ex& b) { return ceil_div_fn(a, b); }
+
+std::string to_string(const ex& e) {
+  std::ostringstream o;
+  o << e;
+  return o.str();
+}
+
+ex ElemType::bytes() const {
+  switch (kind) {
+    case Tile: return rows * cols * int64_t(dtype_bytes(dtype));
+    case Scalar: return 8;
+    case Selector: return 32;
+    case Buffer: return 8;
+    case Tuple: {
+      ex s = 0;
+      for (const ElemType& m : members) s += m.bytes();
+      return s;
+    }
+  }
+  return 0;
+}
+
+std::string ElemType::str() const {
+  switch (kind) {
+    case Tile: return "T[" + to_string(rows) + "x" + to_string(cols) + ":" + dtype_name(dtype) + "]";
+    case Scalar: return "scalar";
+    case Selector: return "selector";
+    case Buffer: return "Buf" + dims_str(buffer_dims) + " of " + (members.empty() ? "?" : members[0].str());
+    case Tuple: {
+      std::string s = "(";
+      for (size_t i = 0; i < members.size(); ++i) s += (i ? ", " : "") + members[i].str();
+      return s + ")";
+    }
+  }
+  return "?";
+}
+
+ex card_of(const std::vector<Dim>& dims) {
+  ex c = 1;
+  for (const Dim& d : dims) c = d.kind == DimKind::Ragged ? d.size : c * d.size;
+  return c;
+}
+
+ex StreamType::card() const { return card_of(dims); }
+
+std::string StreamType::str() const { return dims_str(dims) + " of " + elem.str(); }
+
+bool same_size(const ex& a, const ex& b) { return (a - b).expand().is_zero(); }
+
+std::string difference(const ElemType& a, const ElemType& b) {
+  if (a.kind != b.kind || (a.kind == ElemType::Tile && (!same_size(a.rows, b.rows) || !same_size(a.cols, b.cols) ||
+                                                         a.dtype != b.dtype)))
+    return "element " + a.str() + " vs " + b.str();
+  if (a.kind == ElemType::Tuple || a.kind == ElemType::Buffer) {
+    if (a.members.size() != b.members.size()) return "element " + a.str() + " vs " + b.str();
+    for (size_t i = 0; i < a.members.size(); ++i)
+      if (!difference(a.members[i], b.members[i]).empty()) return "element " + a.str() + " vs " + b.str();
+    if (a.kind == ElemType::Buffer) {
+      StreamType sa{a.buffer_dims, {}}, sb{b.buffer_dims, {}};
+      if (!difference(sa, sb).empty()) return "element " + a.str() + " vs " + b.str();
+    }
+  }
+  return "";
+}
+
+std::string difference(const StreamType& a, const StreamType& b) {
+  if (a.rank() != b.rank()) return "rank " + std::to_string(a.rank()) + " vs " + std::to_string(b.rank());
+  for (size_t k = 0; k < a.rank(); ++k) {
+    const Dim &x = a.dim(k), &y = b.dim(k);
+    if (!same_size(x.size, y.size))
+      return "dimension " + std::to_string(k) + ": " + to_string(x.size) + " vs " + to_string(y.size);
+  }
+  return difference(a.elem, b.elem);
+}
+
+}  // namespace stepsim::shape
