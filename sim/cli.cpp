@@ -1,5 +1,7 @@
 #include "sim/cli.h"
 #include "sim/analyze.h"
+#include "sim/graph_writer.h"
+#include "graphs/layers/layer.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -28,7 +30,9 @@ const char* kUsage =
     "  stepsim eval OP [--param k=v]... --in [PORT=]'TOKENS'... [--outputs N] [--preset P]\n"
     "  stepsim presets [--markdown]     list hardware presets and their parameters\n"
     "  stepsim analyze GRAPH.yaml [--set key=value]... [--sym NAME=VALUE]... [--model paper|artifact]\n"
-    "                         [--json FILE]   stream shapes and symbolic traffic/FLOPs/on-chip metrics\n";
+    "                         [--json FILE]   stream shapes and symbolic traffic/FLOPs/on-chip metrics\n"
+    "  stepsim layers                   list the layer library (graphs/layers) and its parameters\n"
+    "  stepsim build LAYER [--param k=v]... [-o FILE.yaml]   write a layer as a graph file\n";
 
 struct Args {
   std::vector<std::string> v;
@@ -235,6 +239,34 @@ int cmd_analyze(Args& a, std::ostream& out) {
   return 0;
 }
 
+int cmd_layers(std::ostream& out) {
+  for (const layers::LayerInfo* l : layers::LayerRegistry::instance().all()) {
+    out << l->name << "\n  " << l->description << "\n  parameters:\n";
+    for (const ParamSpec& p : l->params)
+      out << "    " << p.name << " (" << param_type_name(p.type) << ", default "
+          << (p.default_value.empty() ? "\"\"" : p.default_value) << "): " << p.doc << "\n";
+    out << "\n";
+  }
+  return 0;
+}
+
+int cmd_build(Args& a, std::ostream& out) {
+  if (!a.more()) throw std::invalid_argument("build needs a layer name (see stepsim layers)");
+  const std::string layer = a.next("build");
+  std::map<std::string, std::string> params;
+  std::string file;
+  while (a.more()) {
+    std::string f = a.next("");
+    if (f == "--param" || f == "-p") params.insert(split_kv(a.next(f), f));
+    else if (f == "-o" || f == "--out") file = a.next(f);
+    else throw std::invalid_argument("build: unknown option '" + f + "'");
+  }
+  Graph g = layers::build_layer(layer, params);
+  if (file.empty()) out << graph_to_yaml(g);
+  else write_graph(g, file);
+  return 0;
+}
+
 }  // namespace
 
 int cli_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
@@ -264,6 +296,8 @@ int cli_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (cmd == "eval") return cmd_eval(a, out, err);
     if (cmd == "run") return cmd_run(a, out, err);
     if (cmd == "analyze") return cmd_analyze(a, out);
+    if (cmd == "layers") return cmd_layers(out);
+    if (cmd == "build") return cmd_build(a, out);
     err << "unknown command '" << cmd << "'\n" << kUsage;
     return 2;
   } catch (const std::exception& e) {

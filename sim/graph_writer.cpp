@@ -33,11 +33,8 @@ std::string flow(const std::function<void(YAML::Emitter&)>& body) {
 std::string graph_to_yaml(const Graph& g) {
   std::string y;
   y += "# Written by stepsim (sim/graph_writer.cpp).\n";
-  y += flow([&](YAML::Emitter& e) { e << YAML::BeginMap << YAML::Key << "name" << YAML::Value << g.name << YAML::EndMap; }) + "\n";
-  if (!g.description.empty())
-    y += flow([&](YAML::Emitter& e) {
-           e << YAML::BeginMap << YAML::Key << "description" << YAML::Value << g.description << YAML::EndMap;
-         }) + "\n";
+  y += "name: " + flow([&](YAML::Emitter& e) { e << g.name; }) + "\n";
+  if (!g.description.empty()) y += "description: " + flow([&](YAML::Emitter& e) { e << g.description; }) + "\n";
   auto section = [&](const char* key) { y += std::string(key) + ":\n"; };
   if (!g.tensors.empty()) {
     section("tensors");

@@ -200,30 +200,31 @@ Topology topology(const Graph& g) {
   return t;
 }
 
+// Producers of node `n`'s inputs: port -> "src.port".
+std::map<std::string, std::string> producers_of(const Graph& g, const NodeSpec& n) {
+  std::map<std::string, std::string> m;
+  for (const auto& [port, ref] : n.inputs) m[port] = normalise_ref(g, ref, "node '" + n.name + "' (" + n.op + ") input '" + port + "'");
+  return m;
+}
+
 // Literal beats reaching `ref` through Sources and Broadcasts, or nullptr.
-const std::vector<Beat>* literal_of(const Graph& g, const Topology& t, const std::string& ref) {
-  const std::string src = ref.substr(0, ref.find('.'));
-  const NodeSpec* n = g.find(src);
+const std::vector<Beat>* literal_of(const Graph& g, const std::string& ref) {
+  const NodeSpec* n = g.find(ref.substr(0, ref.find('.')));
   if (n->op == "Source") {
     auto it = g.streams.find(n->params.count("stream") ? n->params.at("stream") : "");
     return it == g.streams.end() ? nullptr : &it->second;
   }
-  auto pit = t.producers.find(src);
-  if (n->op == "Broadcast" && pit != t.producers.end() && pit->second.count("in"))
-    return literal_of(g, t, pit->second.at("in"));
+  if (n->op == "Broadcast" && n->inputs.count("in")) return literal_of(g, normalise_ref(g, n->inputs.at("in"), n->name));
   return nullptr;
 }
 
-// Types node `n`, whose producers are all typed in `out`.
-void type_node(const Graph& g, const Topology& topo, const NodeSpec& n, SymbolTable& syms, GraphTypes& out) {
-  static const std::map<std::string, std::string> none;
-  auto pit = topo.producers.find(n.name);
-  const auto& prods = pit == topo.producers.end() ? none : pit->second;
-  auto nit = topo.numbered_outs.find(n.name);
-  RuleContext c{n, g, syms, {}, prods, std::max<size_t>(nit == topo.numbered_outs.end() ? 0 : nit->second, 1), nullptr};
+// Types node `n`, whose producers are all typed in `out`; `numbered` = its numbered outputs.
+void type_node(const Graph& g, const std::map<std::string, std::string>& prods, size_t numbered, const NodeSpec& n,
+               SymbolTable& syms, GraphTypes& out) {
+  RuleContext c{n, g, syms, {}, prods, std::max<size_t>(numbered, 1), nullptr};
   c.literal_input = [&](const std::string& port) -> const std::vector<Beat>* {
     auto it = c.producers.find(port);
-    return it == c.producers.end() ? nullptr : literal_of(g, topo, it->second);
+    return it == c.producers.end() ? nullptr : literal_of(g, it->second);
   };
   for (const auto& [port, ref] : prods) {
     const std::string src = ref.substr(0, ref.find('.')), sport = ref.substr(ref.find('.') + 1);
@@ -267,7 +268,8 @@ void type_node(const Graph& g, const Topology& topo, const NodeSpec& n, SymbolTa
 
 void type_last_node(const Graph& g, SymbolTable& syms, GraphTypes& types) {
   if (g.nodes.empty()) return;
-  type_node(g, topology(g), g.nodes.back(), syms, types);
+  const NodeSpec& n = g.nodes.back();  // nothing reads it yet: its numbered outputs are declared
+  type_node(g, producers_of(g, n), n.num_outputs.value_or(1), n, syms, types);
 }
 
 GraphTypes infer_types(const Graph& g, SymbolTable& syms) {
@@ -285,7 +287,10 @@ GraphTypes infer_types(const Graph& g, SymbolTable& syms) {
         for (const auto& [port, ref] : pit->second)
           if (!done.count(ref.substr(0, ref.find('.')))) ready = false;
       if (!ready) continue;
-      type_node(g, topo, n, syms, out);
+      static const std::map<std::string, std::string> none;
+      auto nit = topo.numbered_outs.find(n.name);
+      type_node(g, pit == topo.producers.end() ? none : pit->second, nit == topo.numbered_outs.end() ? 0 : nit->second, n,
+                syms, out);
       done.insert(n.name);
       progressed = true;
     }

@@ -1,0 +1,62 @@
+#include "graphs/layers/layer.h"
+
+#include <stdexcept>
+
+#include "sim/loader.h"
+
+namespace stepsim::layers {
+
+LayerRegistry& LayerRegistry::instance() {
+  static LayerRegistry* r = [] {
+    auto* reg = new LayerRegistry();
+    register_swiglu(*reg);
+    register_moe(*reg);
+    return reg;
+  }();
+  return *r;
+}
+
+void LayerRegistry::add(LayerInfo info) {
+  const std::string n = info.name;
+  if (!layers_.emplace(n, std::move(info)).second) throw std::logic_error("layer '" + n + "' registered twice");
+}
+
+const LayerInfo& LayerRegistry::find(const std::string& name) const {
+  auto it = layers_.find(name);
+  if (it == layers_.end()) {
+    std::string names;
+    for (const auto& kv : layers_) names += (names.empty() ? "" : ", ") + kv.first;
+    throw std::invalid_argument("unknown layer '" + name + "'; known: " + names);
+  }
+  return it->second;
+}
+
+std::vector<const LayerInfo*> LayerRegistry::all() const {
+  std::vector<const LayerInfo*> v;
+  for (const auto& kv : layers_) v.push_back(&kv.second);
+  return v;
+}
+
+Graph build_layer(const std::string& name, const std::map<std::string, std::string>& params) {
+  const LayerInfo& info = LayerRegistry::instance().find(name);
+  return info.build(Params("layer " + info.name, name, &info.params, params));
+}
+
+std::vector<int64_t> expert_bins(const std::string& trace_file, size_t num_experts, size_t limit) {
+  CsvTable t = read_csv(trace_file);
+  std::vector<int64_t> bins(num_experts, 0);
+  size_t n = 0;
+  for (const auto& row : t.rows) {
+    if (limit && n++ >= limit) break;
+    for (size_t c = 0; c < t.header.size(); ++c)
+      if (t.header[c].rfind("expert", 0) == 0) {
+        const long e = std::stol(row[c]);
+        if (e < 0 || size_t(e) >= num_experts)
+          throw std::invalid_argument(trace_file + ": expert id " + row[c] + " outside 0.." + std::to_string(num_experts - 1));
+        ++bins[size_t(e)];
+      }
+  }
+  return bins;
+}
+
+}  // namespace stepsim::layers

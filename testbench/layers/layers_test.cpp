@@ -1,0 +1,231 @@
+// The layer library (graphs/layers): reduced-size layers run in functional mode and match an
+// independent straightforward reference (reference.h, double precision on the same bf16
+// inputs) within a stated tolerance; full-size layers build and their symbolic metrics equal
+// what a timing run measures; bad parameters are clear errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <array>
+#include <unistd.h>
+
+#include "graphs/layers/layer.h"
+#include "hw/presets/hardware.h"
+#include "sim/analyze.h"
+#include "sim/loader.h"
+#include "sim/npy.h"
+#include "sim/simulation.h"
+#include "sim/tensors.h"
+#include "testbench/layers/reference.h"
+
+namespace stepsim {
+namespace {
+
+namespace fs = std::filesystem;
+using reference::Mat;
+
+// Tolerance of the functional checks, relative to the RMS of the reference output (of the
+// tensor for SwiGLU, of each expert's output row for MoE): every element within 4 %, and the
+// mean absolute error within 0.5 %. The model rounds to bf16 after each matmul, the SiLU and
+// the product (8-bit significand: up to 2^-9 relative per rounding, a few roundings per
+// element, then summed over the intermediate dimension); the reference does not round at all.
+// A wrong row, expert or tile is off by ~100 % of the RMS.
+constexpr double kTolOfRms = 0.04;
+constexpr double kMeanTolOfRms = 0.005;
+
+const TensorSpec& tensor(const Graph& g, const std::string& name) {
+  for (const TensorSpec& t : g.tensors)
+    if (t.name == name) return t;
+  throw std::runtime_error("no tensor " + name);
+}
+
+Mat input(const Graph& g, const std::string& name) {
+  const TensorSpec& t = tensor(g, name);
+  return reference::from_floats(int64_t(t.rows), int64_t(t.cols), initial_values(t).f);
+}
+
+Mat run_functional(const Graph& g, const std::string& preset, const std::string& out_name) {
+  const fs::path dir = fs::temp_directory_path() / ("stepsim_layers_" + g.name + "_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  SimOptions opt;
+  opt.hw = load_preset(preset);
+  opt.functional = true;
+  opt.output_dir = dir.string();
+  SimResult r = simulate(g, opt);
+  EXPECT_TRUE(r.ok) << r.error;
+  NpyArray a = read_npy((dir / (out_name + ".npy")).string());
+  fs::remove_all(dir);
+  return reference::from_floats(int64_t(a.shape[0]), int64_t(a.shape[1]), a.f);
+}
+
+double rms(const Mat& m) {
+  double s = 0;
+  for (double v : m.v) s += v * v;
+  return std::sqrt(s / double(m.v.size()));
+}
+
+double mean_abs_diff(const Mat& a, const Mat& b) {
+  double d = 0;
+  for (size_t i = 0; i < a.v.size(); ++i) d += std::fabs(a.v[i] - b.v[i]);
+  return d / double(a.v.size());
+}
+
+double max_abs_diff(const Mat& a, const Mat& b) {
+  double d = 0;
+  for (size_t i = 0; i < a.v.size(); ++i) d = std::max(d, std::fabs(a.v[i] - b.v[i]));
+  return d;
+}
+
+TEST(Layers, RegistryListsTheLayers) {
+  std::set<std::string> names;
+  for (const layers::LayerInfo* l : layers::LayerRegistry::instance().all()) {
+    names.insert(l->name);
+    EXPECT_FALSE(l->description.empty());
+    for (const ParamSpec& p : l->params) EXPECT_FALSE(p.doc.empty()) << l->name << "." << p.name;
+  }
+  EXPECT_TRUE(names.count("swiglu"));
+  EXPECT_TRUE(names.count("moe"));
+}
+
+// SwiGLU, both code paths: hidden untiled (Map matmul, Repeat) and hidden tiled (Accum over
+// hidden tiles, x replayed from a memory unit).
+class SwigluGold : public ::testing::TestWithParam<std::map<std::string, std::string>> {};
+
+TEST_P(SwigluGold, MatchesReference) {
+  Graph g = layers::build_layer("swiglu", GetParam());
+  Mat y = run_functional(g, "hdl-validation", "y");
+  Mat ref = reference::swiglu(input(g, "x"), input(g, "w1"), input(g, "w3"), input(g, "w2"));
+  ASSERT_EQ(y.rows, ref.rows);
+  ASSERT_EQ(y.cols, ref.cols);
+  EXPECT_LE(max_abs_diff(y, ref), kTolOfRms * rms(ref)) << "rms " << rms(ref);
+  EXPECT_LE(mean_abs_diff(y, ref), kMeanTolOfRms * rms(ref)) << "rms " << rms(ref);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Tilings, SwigluGold,
+    ::testing::Values(std::map<std::string, std::string>{{"batch", "32"}, {"hidden", "64"}, {"inter", "128"},
+                                                         {"tile_b", "16"}, {"tile_f", "32"}},
+                      std::map<std::string, std::string>{{"batch", "32"}, {"hidden", "64"}, {"inter", "128"},
+                                                         {"tile_b", "32"}, {"tile_f", "64"}, {"tile_h", "16"}}));
+
+// MoE: every token's top-k output rows (in the order Reassemble delivered them) are the
+// reference expert outputs of that token's experts, each exactly once.
+void check_moe(const Graph& g, const std::string& trace, size_t experts, size_t topk, int64_t batch) {
+  Mat y = run_functional(g, "step-artifact", "y");
+  Mat x = input(g, "x");
+  ASSERT_EQ(y.rows, batch * int64_t(topk));
+  const std::vector<std::vector<size_t>> routing = [&] {
+    std::vector<std::vector<size_t>> r;
+    CsvTable t = read_csv(trace);
+    for (int64_t i = 0; i < batch; ++i) {
+      std::vector<size_t> e;
+      for (size_t c = 1; c < t.header.size(); ++c) e.push_back(std::stoul(t.rows[size_t(i)][c]));
+      r.push_back(e);
+    }
+    return r;
+  }();
+  std::map<size_t, std::array<Mat, 3>> w;
+  for (size_t e = 0; e < experts; ++e) {
+    const std::string s = std::to_string(e);
+    w[e] = {input(g, "w1_" + s), input(g, "w3_" + s), input(g, "w2_" + s)};
+  }
+  double worst = 0, scale = 0, mean = 0;
+  for (int64_t t = 0; t < batch; ++t) {
+    std::vector<Mat> refs;
+    for (size_t e : routing[size_t(t)]) refs.push_back(reference::swiglu(reference::row(x, t), w[e][0], w[e][1], w[e][2]));
+    for (const Mat& r : refs) scale = std::max(scale, rms(r));
+    std::vector<bool> used(refs.size(), false);
+    for (size_t j = 0; j < topk; ++j) {
+      Mat got = reference::row(y, t * int64_t(topk) + int64_t(j));
+      size_t best = refs.size();
+      double best_d = 1e300;
+      for (size_t k = 0; k < refs.size(); ++k)
+        if (!used[k] && max_abs_diff(got, refs[k]) < best_d) best_d = max_abs_diff(got, refs[k]), best = k;
+      ASSERT_LT(best, refs.size()) << "token " << t;
+      used[best] = true;
+      worst = std::max(worst, best_d / rms(refs[best]));
+      mean += mean_abs_diff(got, refs[best]) / rms(refs[best]) / double(batch * int64_t(topk));
+    }
+  }
+  EXPECT_LE(worst, kTolOfRms) << "worst error relative to the expert output's RMS";
+  EXPECT_LE(mean, kMeanTolOfRms) << "mean error relative to the expert output's RMS";
+  EXPECT_GT(scale, 0.0);
+}
+
+TEST(MoeGold, MixtralStaticTiling) {
+  const std::string trace = std::string(STEPSIM_SHARED_DIR) + "/traces/moe/mixtral8x7b_b64_iter008_layer010.csv";
+  Graph g = layers::build_layer("moe", {{"model", "mixtral"}, {"batch", "24"}, {"hidden", "32"}, {"inter", "64"},
+                                        {"tile_f", "32"}, {"tile_n", "4"}});
+  check_moe(g, trace, 8, 2, 24);
+}
+
+TEST(MoeGold, MixtralDynamicTiling) {
+  const std::string trace = std::string(STEPSIM_SHARED_DIR) + "/traces/moe/mixtral8x7b_b64_iter008_layer010.csv";
+  Graph g = layers::build_layer("moe", {{"model", "mixtral"}, {"batch", "24"}, {"hidden", "32"}, {"inter", "64"},
+                                        {"tile_f", "32"}, {"tile_n", "0"}});
+  check_moe(g, trace, 8, 2, 24);
+}
+
+TEST(MoeGold, QwenStaticAndDynamicTiling) {
+  const std::string trace = std::string(STEPSIM_SHARED_DIR) + "/traces/moe/qwen3_30b_a3b_b64_iter032_layer012.csv";
+  for (const char* tn : {"8", "0"}) {
+    Graph g = layers::build_layer("moe", {{"model", "qwen"}, {"batch", "8"}, {"hidden", "16"}, {"inter", "32"},
+                                          {"tile_f", "16"}, {"tile_n", tn}});
+    check_moe(g, trace, 128, 8, 8);
+  }
+}
+
+// The symbolic metrics of the full-size layers (with the trace's bin counts substituted) equal
+// what a timing run measures: off-chip bytes read and written, and FLOPs.
+void check_symbolic_equals_measured(const Graph& g, const std::string& preset) {
+  Analysis a = analyze_graph(g, "paper");
+  SimOptions opt;
+  opt.hw = load_preset(preset);
+  SimResult r = simulate(g, opt);
+  ASSERT_TRUE(r.ok) << r.error;
+  int64_t read = -1, written = -1, flops = -1;
+  ASSERT_TRUE(shape::to_int(shape::evaluate(a.metrics.read_bytes, a.syms), read)) << shape::to_string(a.metrics.read_bytes);
+  ASSERT_TRUE(shape::to_int(shape::evaluate(a.metrics.write_bytes, a.syms), written));
+  ASSERT_TRUE(shape::to_int(shape::evaluate(a.metrics.flops, a.syms), flops));
+  EXPECT_EQ(uint64_t(read), r.offchip_read_bytes);
+  EXPECT_EQ(uint64_t(written), r.offchip_write_bytes);
+  uint64_t measured_flops = 0;
+  for (const auto& n : r.nodes) measured_flops += n.flops;
+  EXPECT_EQ(uint64_t(flops), measured_flops);
+}
+
+TEST(LayerMetrics, SwigluFig8PointSymbolicEqualsMeasured) {
+  check_symbolic_equals_measured(layers::build_layer("swiglu", {{"tile_b", "32"}, {"tile_f", "128"}}), "hdl-validation");
+}
+
+TEST(LayerMetrics, MixtralMoeSymbolicEqualsMeasured) {
+  for (const char* tn : {"16", "0"})
+    check_symbolic_equals_measured(layers::build_layer("moe", {{"model", "mixtral"}, {"tile_n", tn}}), "step-artifact");
+}
+
+TEST(LayerMetrics, QwenMoeSymbolicEqualsMeasured) {
+  for (const char* tn : {"32", "0"})
+    check_symbolic_equals_measured(layers::build_layer("moe", {{"model", "qwen"}, {"tile_n", tn}}), "step-artifact");
+}
+
+TEST(LayerErrors, BadParametersAreClearErrors) {
+  auto msg = [](const std::string& layer, const std::map<std::string, std::string>& p) {
+    try {
+      layers::build_layer(layer, p);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(msg("nope", {}).find("unknown layer 'nope'"), std::string::npos);
+  EXPECT_NE(msg("swiglu", {{"tile_x", "3"}}).find("tile_x"), std::string::npos);
+  EXPECT_NE(msg("swiglu", {{"tile_f", "48"}}).find("does not divide"), std::string::npos);
+  EXPECT_NE(msg("moe", {{"model", "gpt"}}).find("mixtral or qwen"), std::string::npos);
+  EXPECT_NE(msg("moe", {{"trace", "/nonexistent.csv"}}).find("cannot open trace file"), std::string::npos);
+  EXPECT_NE(msg("moe", {{"batch", "2000"}}).find("has 1024 tokens, batch is 2000"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stepsim
