@@ -49,7 +49,7 @@ std::string anchor(const std::string& heading) {
 // Categories in the paper's order (§2), then any others alphabetically.
 std::vector<std::string> category_order(const std::vector<const OpInfo*>& ops) {
   std::vector<std::string> order = {"off-chip memory", "on-chip memory", "routing", "higher-order", "shape",
-                                    "source/sink"};
+                                    "address generation", "source/sink"};
   std::set<std::string> extra;
   for (const OpInfo* op : ops)
     if (std::find(order.begin(), order.end(), op->category) == order.end()) extra.insert(op->category);
@@ -76,6 +76,9 @@ const std::map<std::string, std::string>& category_intro() {
       {"shape",
        "Change only the stop tokens, i.e. the logical shape of a stream (paper §2.5); Repeat and Zip are grouped "
        "here too."},
+      {"address generation",
+       "Turn routing metadata into tile addresses for RandomOffChipLoad (the artifact's utility operators, "
+       "step-paper-notes §2.6), e.g. the weights of the expert a time-multiplexed region serves next."},
       {"source/sink",
        "Test-bench ends: a Source emits a stream from the graph's `streams:` section, a Sink records what "
        "arrives."},

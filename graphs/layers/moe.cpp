@@ -47,100 +47,198 @@ const std::map<std::string, ModelPreset>& models() {
 
 std::string resolve(const std::string& p) { return p.rfind("shared:", 0) == 0 ? shared_dir() + "/" + p.substr(7) : p; }
 
-Graph build_moe(const Params& p) {
-  const std::string model = p.get_string("model");
-  auto mit = models().find(model);
-  if (mit == models().end()) throw std::invalid_argument("layer moe: model must be mixtral or qwen, got '" + model + "'");
+// What the MoE variants share: parameters, the routing trace's bin counts, FIFO depths.
+struct MoeSetup {
+  std::string model, trace;
+  int64_t B, D, F, E, topk, tn, tf, N;
+  uint64_t bw, seed;
+  bool dynamic;
+  std::vector<int64_t> bins;
+  uint32_t deep;  // FIFO depth where a stream waits for the slowest expert
+};
+
+MoeSetup setup(const Params& p, const std::string& layer) {
+  MoeSetup s;
+  s.model = p.get_string("model");
+  auto mit = models().find(s.model);
+  if (mit == models().end())
+    throw std::invalid_argument("layer " + layer + ": model must be mixtral or qwen, got '" + s.model + "'");
   const ModelPreset& mp = mit->second;
-  const int64_t B = p.get_int("batch");
-  const int64_t D = p.get_int("hidden") ? p.get_int("hidden") : mp.hidden;
-  const int64_t F = p.get_int("inter") ? p.get_int("inter") : mp.inter;
-  const int64_t E = mp.experts, topk = mp.topk;
-  const int64_t tn = p.get_int("tile_n"), tf = p.get_int("tile_f");
-  std::string trace = p.get_string("trace");
-  if (trace.empty()) {
-    if (B <= 64) trace = mp.trace_b64;
-    else trace = mp.trace_b1024;
-  }
-  if (B < 1 || D < 1 || F < 1 || tf < 1 || tn < 0) throw std::invalid_argument("layer moe: sizes must be >= 1 (tile_n >= 0)");
-  if (F % tf) throw std::invalid_argument("layer moe: tile_f " + std::to_string(tf) + " does not divide inter " + std::to_string(F));
-  const int64_t N = F / tf;
-  const uint64_t bw = uint64_t(p.get_int("compute_bw"));
-  const bool dynamic = tn == 0;
-
-  const std::vector<int64_t> bins = expert_bins(resolve(trace), size_t(E), size_t(B));
+  s.B = p.get_int("batch");
+  s.D = p.get_int("hidden") ? p.get_int("hidden") : mp.hidden;
+  s.F = p.get_int("inter") ? p.get_int("inter") : mp.inter;
+  s.E = mp.experts;
+  s.topk = mp.topk;
+  s.tn = p.get_int("tile_n");
+  s.tf = p.get_int("tile_f");
+  s.trace = p.get_string("trace");
+  if (s.trace.empty()) s.trace = s.B <= 64 ? mp.trace_b64 : mp.trace_b1024;
+  if (s.B < 1 || s.D < 1 || s.F < 1 || s.tf < 1 || s.tn < 0)
+    throw std::invalid_argument("layer " + layer + ": sizes must be >= 1 (tile_n >= 0)");
+  if (s.F % s.tf)
+    throw std::invalid_argument("layer " + layer + ": tile_f " + std::to_string(s.tf) + " does not divide inter " +
+                                std::to_string(s.F));
+  s.N = s.F / s.tf;
+  s.bw = uint64_t(p.get_int("compute_bw"));
+  s.seed = uint64_t(p.get_int("seed"));
+  s.dynamic = s.tn == 0;
+  s.bins = expert_bins(resolve(s.trace), size_t(s.E), size_t(s.B));
   int64_t rows_in_trace = 0;
-  for (int64_t v : bins) rows_in_trace += v;
-  if (rows_in_trace != B * topk)
-    throw std::invalid_argument("layer moe: trace " + trace + " has " + std::to_string(rows_in_trace / topk) +
-                                " tokens, batch is " + std::to_string(B));
-  const int64_t maxbin = *std::max_element(bins.begin(), bins.end());
-  // Deep FIFOs where a stream waits for the slowest expert (Reassemble takes the experts'
-  // rows in token order): room for every row an expert can hold back.
-  const uint32_t deep = uint32_t((dynamic ? maxbin : (maxbin + tn - 1) / tn * tn) + 2);
+  for (int64_t v : s.bins) rows_in_trace += v;
+  if (rows_in_trace != s.B * s.topk)
+    throw std::invalid_argument("layer " + layer + ": trace " + s.trace + " has " + std::to_string(rows_in_trace / s.topk) +
+                                " tokens, batch is " + std::to_string(s.B));
+  const int64_t maxbin = *std::max_element(s.bins.begin(), s.bins.end());
+  // Reassemble takes the experts' rows in token order: room for every row an expert holds back.
+  s.deep = uint32_t((s.dynamic ? maxbin : (maxbin + s.tn - 1) / s.tn * s.tn) + 2);
+  return s;
+}
 
-  GraphBuilder b("moe_" + model + (dynamic ? "_dynamic" : "_static" + std::to_string(tn)),
-                 "MoE layer, " + model + " (" + std::to_string(E) + " experts, top-" + std::to_string(topk) +
-                     ", hidden " + std::to_string(D) + ", intermediate " + std::to_string(F) + "), batch " +
-                     std::to_string(B) + ", " + (dynamic ? "dynamic tiling" : "static tile " + std::to_string(tn)) +
-                     ", tile_f " + std::to_string(tf) + ", routing " + trace);
-  const uint64_t seed = uint64_t(p.get_int("seed"));
-  b.tensor("x", uint64_t(B), uint64_t(D), DType::BF16, seed);
-  for (int64_t e = 0; e < E; ++e) {
-    const std::string s = std::to_string(e);
-    b.tensor("w1_" + s, uint64_t(D), uint64_t(F), DType::BF16, seed + 1000 + uint64_t(3 * e));
-    b.tensor("w3_" + s, uint64_t(D), uint64_t(F), DType::BF16, seed + 1001 + uint64_t(3 * e));
-    b.tensor("w2_" + s, uint64_t(F), uint64_t(D), DType::BF16, seed + 1002 + uint64_t(3 * e));
-  }
-  b.output_tensor("y", uint64_t(B * topk), uint64_t(D));
-  b.trace_stream("routing", "{trace: '" + trace + "', kind: selector, rank: 1, limit: " + std::to_string(B) + "}");
+std::string describe(const MoeSetup& s) {
+  return s.model + " (" + std::to_string(s.E) + " experts, top-" + std::to_string(s.topk) + ", hidden " +
+         std::to_string(s.D) + ", intermediate " + std::to_string(s.F) + "), batch " + std::to_string(s.B) + ", " +
+         (s.dynamic ? "dynamic tiling" : "static tile " + std::to_string(s.tn)) + ", tile_f " + std::to_string(s.tf) +
+         ", routing " + s.trace;
+}
 
-  Stream x = b.load("tokens", "x", {1, D}, {B});
+// Tokens, routing and per-expert packing: packed[e] = [C_e] of [tile_n x D] (static; pad[e] the
+// padding flags) or [a_e] of [P_e x D] (dynamic).
+struct Front {
+  Stream sel_merge;
+  std::vector<Stream> packed, pad;
+};
+
+Front front(GraphBuilder& b, const MoeSetup& s) {
+  b.tensor("x", uint64_t(s.B), uint64_t(s.D), DType::BF16, s.seed);
+  b.output_tensor("y", uint64_t(s.B * s.topk), uint64_t(s.D));
+  b.trace_stream("routing", "{trace: '" + s.trace + "', kind: selector, rank: 1, limit: " + std::to_string(s.B) + "}");
+  Front f;
+  Stream x = b.load("tokens", "x", {1, s.D}, {s.B});
   Stream sel = b.source("routing", "routing");
-  Stream sel_merge = b.source("routing_merge", "routing", uint32_t(B) + 1);
-  std::vector<Stream> routed = b.partition("route", x, sel, size_t(E));
-  b.set_depth("route", deep);
-  std::vector<Stream> outs;
-  for (int64_t e = 0; e < E; ++e) {
-    const std::string s = std::to_string(e), pre = "e" + s + "_";
-    const std::string P = "n_route_out" + s;
-    Stream packed, pad;
-    if (dynamic) {
+  f.sel_merge = b.source("routing_merge", "routing", uint32_t(s.B) + 1);
+  std::vector<Stream> routed = b.partition("route", x, sel, size_t(s.E));
+  b.set_depth("route", s.deep);
+  for (int64_t e = 0; e < s.E; ++e) {
+    const std::string id = std::to_string(e), pre = "e" + id + "_";
+    if (s.dynamic) {
       Stream one = b.promote(pre + "one", routed[size_t(e)]);
-      b.symbol("a_e" + s, bins[size_t(e)] > 0 ? "1" : "0");
-      one.set_dim(0, "a_e" + s);  // an expert without tokens packs no tile
-      packed = b.accum(pre + "pack", "retile_row", 1, {one});
+      b.symbol("a_e" + id, s.bins[size_t(e)] > 0 ? "1" : "0");
+      one.set_dim(0, "a_e" + id);  // an expert without tokens packs no tile
+      f.packed.push_back(b.accum(pre + "pack", "retile_row", 1, {one}, s.bw));
+      f.pad.emplace_back();
     } else {
-      auto [chunks, padflags] = b.reshape(pre + "chunk", routed[size_t(e)], tn);
-      b.set_depth(pre + "chunk", deep);
-      packed = b.accum(pre + "pack", "retile_row", 1, {chunks});
-      pad = padflags;
+      auto [chunks, padflags] = b.reshape(pre + "chunk", routed[size_t(e)], s.tn);
+      b.set_depth(pre + "chunk", s.deep);
+      f.packed.push_back(b.accum(pre + "pack", "retile_row", 1, {chunks}, s.bw));
+      f.pad.push_back(padflags);
     }
-    Stream xr = b.repeat(pre + "xrep", packed, N);
-    Stream w1 = b.load(pre + "w1", "w1_" + s, {D, tf}, {N}, {}, packed);
-    Stream w3 = b.load(pre + "w3", "w3_" + s, {D, tf}, {N}, {}, packed);
-    Stream w2 = b.load(pre + "w2", "w2_" + s, {tf, D}, {N}, {}, packed);
-    Stream gate = b.map(pre + "gate", "matmul", {xr, w1}, bw);
-    Stream up = b.map(pre + "up", "matmul", {xr, w3}, bw);
-    Stream act = b.map(pre + "act", "silu", {gate}, bw);
-    Stream h = b.map(pre + "h", "mul", {act, up}, bw);
-    Stream y = b.accum(pre + "down", "matmul_acc", 1, {h, w2}, bw);
-    Stream rows = b.flatmap(pre + "rows", "retile_streamify_row", 1, {y});
+  }
+  return f;
+}
+
+// The SwiGLU FFN of one packed-tile stream: x [C] of [rows x D] repeated over the F/tile_f
+// intermediate tiles, weights [C, F/tile_f]; returns [C] of [rows x D].
+Stream ffn(GraphBuilder& b, const MoeSetup& s, const std::string& pre, const Stream& x, const Stream& w1, const Stream& w3,
+           const Stream& w2) {
+  Stream xr = b.repeat(pre + "xrep", x, s.N);
+  Stream gate = b.map(pre + "gate", "matmul", {xr, w1}, s.bw);
+  Stream up = b.map(pre + "up", "matmul", {xr, w3}, s.bw);
+  Stream act = b.map(pre + "act", "silu", {gate}, s.bw);
+  Stream h = b.map(pre + "h", "mul", {act, up}, s.bw);
+  return b.accum(pre + "down", "matmul_acc", 1, {h, w2}, s.bw);
+}
+
+// Unpacks every expert's output tiles to rows (dropping padding), reassembles them in token
+// order and stores them.
+void back(GraphBuilder& b, const MoeSetup& s, const Front& f, const std::vector<Stream>& expert_out) {
+  std::vector<Stream> outs;
+  for (int64_t e = 0; e < s.E; ++e) {
+    const std::string id = std::to_string(e), pre = "e" + id + "_";
+    Stream rows = b.flatmap(pre + "rows", "retile_streamify_row", 1, {expert_out[size_t(e)]});
     Stream flat = b.flatten(pre + "flat", rows, 0, 1);
-    if (dynamic) {
-      b.set_depth(pre + "flat", deep);
+    if (s.dynamic) {
+      b.set_depth(pre + "flat", s.deep);
       outs.push_back(flat);
     } else {
-      Stream padf = b.flatten(pre + "padf", pad, 0, 1);
-      b.set_depth(pre + "padf", deep);
+      Stream padf = b.flatten(pre + "padf", f.pad[size_t(e)], 0, 1);
+      b.set_depth(pre + "padf", s.deep);
       Stream out = b.flatmap(pre + "out", "filter_padding", 0, {flat, padf});
-      out.set_dim(0, P);  // padding removed: the expert's tokens again
-      b.set_depth(pre + "out", deep);
+      out.set_dim(0, "n_route_out" + id);  // padding removed: the expert's tokens again
+      b.set_depth(pre + "out", s.deep);
       outs.push_back(out);
     }
   }
-  Stream merged = b.reassemble("merge", outs, sel_merge, 0);
-  b.store("store", "y", {1, D}, merged, {B * topk});
+  Stream merged = b.reassemble("merge", outs, f.sel_merge, 0);
+  b.store("store", "y", {1, s.D}, merged, {s.B * s.topk});
+}
+
+// One configured expert pipeline per expert; its weights are loaded once per packed tile.
+Graph build_moe(const Params& p) {
+  const MoeSetup s = setup(p, "moe");
+  GraphBuilder b("moe_" + s.model + (s.dynamic ? "_dynamic" : "_static" + std::to_string(s.tn)), "MoE layer, " + describe(s));
+  Front f = front(b, s);
+  std::vector<Stream> y;
+  for (int64_t e = 0; e < s.E; ++e) {
+    const std::string id = std::to_string(e), pre = "e" + id + "_";
+    b.tensor("w1_" + id, uint64_t(s.D), uint64_t(s.F), DType::BF16, s.seed + 1000 + uint64_t(3 * e));
+    b.tensor("w3_" + id, uint64_t(s.D), uint64_t(s.F), DType::BF16, s.seed + 1001 + uint64_t(3 * e));
+    b.tensor("w2_" + id, uint64_t(s.F), uint64_t(s.D), DType::BF16, s.seed + 1002 + uint64_t(3 * e));
+    const Stream& x = f.packed[size_t(e)];
+    Stream w1 = b.load(pre + "w1", "w1_" + id, {s.D, s.tf}, {s.N}, {}, x);
+    Stream w3 = b.load(pre + "w3", "w3_" + id, {s.D, s.tf}, {s.N}, {}, x);
+    Stream w2 = b.load(pre + "w2", "w2_" + id, {s.tf, s.D}, {s.N}, {}, x);
+    y.push_back(ffn(b, s, pre, x, w1, w3, w2));
+  }
+  back(b, s, f, y);
+  return b.graph();
+}
+
+// Configuration time-multiplexing (paper §5.3): `regions` expert pipelines, each shared by a
+// block of E/regions experts. EagerMerge forwards the experts' packed tiles in arrival order,
+// ExpertAddrGen + RandomOffChipLoad fetch the weights of the expert each tile belongs to (all
+// experts' weights stacked: w1, w3 [E*D, F], w2 [E*F, D]), and a Partition by the same
+// selector routes the results back to their experts.
+Graph build_moe_tm(const Params& p) {
+  const MoeSetup s = setup(p, "moe_tm");
+  const int64_t R = p.get_int("regions");
+  if (R < 1 || s.E % R)
+    throw std::invalid_argument("layer moe_tm: regions " + std::to_string(R) + " must divide the " + std::to_string(s.E) +
+                                " experts");
+  const int64_t per = s.E / R;
+  GraphBuilder b("moe_tm_" + s.model + "_r" + std::to_string(R) + (s.dynamic ? "_dynamic" : "_static" + std::to_string(s.tn)),
+                 "time-multiplexed MoE layer, " + std::to_string(R) + " regions of " + std::to_string(per) + " experts, " +
+                     describe(s));
+  Front f = front(b, s);
+  b.tensor("w1", uint64_t(s.E * s.D), uint64_t(s.F), DType::BF16, s.seed + 1000);
+  b.tensor("w3", uint64_t(s.E * s.D), uint64_t(s.F), DType::BF16, s.seed + 1001);
+  b.tensor("w2", uint64_t(s.E * s.F), uint64_t(s.D), DType::BF16, s.seed + 1002);
+  std::vector<Stream> y(size_t(s.E));
+  for (int64_t r = 0; r < R; ++r) {
+    const std::string pre = "r" + std::to_string(r) + "_";
+    std::vector<Stream> ins;
+    std::vector<int64_t> experts;
+    for (int64_t e = r * per; e < (r + 1) * per; ++e) {
+      ins.push_back(f.packed[size_t(e)]);
+      experts.push_back(e);
+    }
+    auto [x, sel] = b.eager_merge(pre + "merge", ins, 0);
+    b.set_depth(pre + "merge", s.deep);
+    Stream addr = b.add1(pre + "addr", "ExpertAddrGen", {{"tiles_per_expert", std::to_string(s.N)},
+                                                         {"experts", frontend::int_list(experts)}},
+                         {{"in", sel}});
+    Stream w1 = b.random_load(pre + "w1", "w1", {s.D, s.tf}, addr);
+    Stream w3 = b.random_load(pre + "w3", "w3", {s.D, s.tf}, addr);
+    Stream w2 = b.random_load(pre + "w2", "w2", {s.tf, s.D}, addr);
+    Stream out = ffn(b, s, pre, x, w1, w3, w2);
+    std::vector<Stream> split = b.partition(pre + "split", out, sel, size_t(per), 0);
+    for (int64_t i = 0; i < per; ++i) {
+      const int64_t e = r * per + i;
+      // Each expert gets back as many tiles as it packed.
+      split[size_t(i)].set_dim(0, f.packed[size_t(e)].type().dims[0].size);
+      y[size_t(e)] = split[size_t(i)];
+    }
+  }
+  back(b, s, f, y);
   return b.graph();
 }
 
@@ -160,6 +258,21 @@ void register_moe(LayerRegistry& r) {
           {"compute_bw", T::kInt, "0", "FLOPs/cycle per higher-order node (0 = the preset's compute_bw)"},
           {"seed", T::kInt, "1", "seed of the random tensors"}},
          build_moe});
+  r.add({"moe_tm",
+         "Configuration-time-multiplexed MoE (paper §5.3): `regions` SwiGLU pipelines shared by the experts through "
+         "EagerMerge, weights fetched per tile with ExpertAddrGen + RandomOffChipLoad, results partitioned back; "
+         "static (tile_n) or dynamic (tile_n = 0) tiling",
+         {{"model", T::kString, "qwen", "mixtral (8 experts, top-2, 4096/14336) or qwen (128 experts, top-8, 2048/768)"},
+          {"regions", T::kInt, "32", "parallel regions (expert pipelines); must divide the experts"},
+          {"batch", T::kInt, "64", "tokens; the first `batch` rows of the trace"},
+          {"tile_n", T::kInt, "32", "static tile of the per-expert token dimension; 0 = dynamic tiling"},
+          {"tile_f", T::kInt, "48", "intermediate tile"},
+          {"hidden", T::kInt, "0", "hidden dimension (0 = the model's)"},
+          {"inter", T::kInt, "0", "intermediate dimension (0 = the model's)"},
+          {"trace", T::kString, "", "routing trace CSV (default: the model's b64 or b1024 trace in ../shared/traces/moe)"},
+          {"compute_bw", T::kInt, "0", "FLOPs/cycle per higher-order node (0 = the preset's compute_bw)"},
+          {"seed", T::kInt, "1", "seed of the random tensors"}},
+         build_moe_tm});
 }
 
 }  // namespace stepsim::layers

@@ -298,11 +298,12 @@ void register_higher_order_ops(OpRegistry& r) {
   r.add(OpInfo{"FlatMap", "higher-order",
                "Expands every element into a rank-`rank` stream (e.g. RetileStreamify) and concatenates them; "
                "filter_padding drops padded elements.",
-               "0 cycles (the reference charges nothing for retiling).",
+               "0 cycles (the reference charges nothing for retiling). Every FlatMap function is pure data "
+               "movement (0 FLOPs), so the node gets no compute units (like the artifact's RetileStreamify).",
                {{"in*", "data (plus the padding flags for filter_padding)"}}, {{"out", "rank a+rank stream"}},
                {{"fn", T::kString, "", "flatmap function: " + fn_list(flatmap_function_names()), true},
                 {"rank", T::kInt, "1", "rank of each expansion (0 for filter_padding)"}},
-               true, [](const OpConfig& c) { return std::make_unique<FlatMap>(c); }});
+               false, [](const OpConfig& c) { return std::make_unique<FlatMap>(c); }});
 }
 
 }  // namespace stepsim

@@ -17,6 +17,7 @@ OpRegistry& OpRegistry::instance() {
     register_routing_ops(*reg);
     register_higher_order_ops(*reg);
     register_shape_ops(*reg);
+    register_address_ops(*reg);
     return reg;
   }();
   return *r;

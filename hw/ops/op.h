@@ -257,5 +257,6 @@ void register_onchip_ops(OpRegistry&);
 void register_routing_ops(OpRegistry&);
 void register_higher_order_ops(OpRegistry&);
 void register_shape_ops(OpRegistry&);
+void register_address_ops(OpRegistry&);
 
 }  // namespace stepsim

@@ -38,6 +38,7 @@ class Stream {
   // Gives dimension `dim` (outermost first) the known size `expr` (in the graph's symbols), for
   // this stream and everything built from it.
   Stream& set_dim(size_t dim, const std::string& expr);
+  Stream& set_dim(size_t dim, const shape::ex& size) { return set_dim(dim, shape::to_string(size)); }
 
  private:
   friend class GraphBuilder;

@@ -42,7 +42,9 @@ ex SymbolTable::parse(const std::string& text) {
       size_t j = i;
       while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
       const std::string id = text.substr(i, j - i);
-      table[id] = get(id);
+      size_t k = j;
+      while (k < text.size() && text[k] == ' ') ++k;
+      if (k >= text.size() || text[k] != '(') table[id] = get(id);  // "f(" is a function (ceil_div)
       i = j;
     } else {
       ++i;

@@ -2,6 +2,7 @@
 // FLOPs a higher-order node executes. The rules restate the operators' semantics
 // (docs/operators.md, hw/ops/*.cpp) on symbolic shapes; testbench/shape checks them against
 // the shapes the simulator really produces.
+#include <optional>
 #include <set>
 
 #include "hw/ops/op.h"
@@ -257,9 +258,19 @@ std::map<std::string, ShapeRule> make_rules() {
       if (!d.empty())
         c.fail("ref from '" + c.producers.at("ref") + "' " + ref.str() + " without its " + std::to_string(rank) +
                " inner dims must match the buffer stream from '" + c.producers.at("in") + "' " + in.str() + " (" + d + ")");
+      // A ragged buffer dim's symbol is its sum over all buffers: replayed, the sum is multiplied
+      // by the replays per buffer when that is one number, else it is data-dependent.
+      const std::vector<Dim> reps = inner(ref, std::min(rank, ref.dims.size()));
+      for (size_t k = 0; k < view.size(); ++k)
+        if (view[k].kind == DimKind::Ragged)
+          view[k] = any_ragged(reps) ? Dim{c.fresh("out", "d" + std::to_string(view.size() - 1 - k)), DimKind::Ragged}
+                                     : Dim{view[k].size * card_of(reps), DimKind::Ragged};
       dims = cat(ref.dims, view);
     } else {
-      dims = cat(cat(in.dims, static_dims(c.get_ints("repeat"))), view);
+      const std::vector<int64_t> repeat = c.get_ints("repeat");
+      for (Dim& v : view)
+        if (v.kind == DimKind::Ragged) v.size = v.size * card_of(static_dims(repeat));
+      dims = cat(cat(in.dims, static_dims(repeat)), view);
     }
     return RuleResult{{{"out", StreamType{dims, in.elem.members.at(0)}}}, 0};
   };
@@ -357,7 +368,12 @@ std::map<std::string, ShapeRule> make_rules() {
       // Chunk j goes to output j mod p.
       Dim d{c.fresh("out" + std::to_string(i)), DimKind::Dynamic};
       if (is_num(n)) d = Dim::fixed(std::max<int64_t>(0, (ex_to<numeric>(n).to_long() - i + p - 1) / p));
-      res.outputs["out" + std::to_string(i)] = StreamType{cat({d}, inner(in, rank)), in.elem};
+      // A ragged chunk dimension's total splits between the outputs in a data-dependent way.
+      std::vector<Dim> chunk = inner(in, rank);
+      for (size_t k = 0; k < chunk.size(); ++k)
+        if (chunk[k].kind == DimKind::Ragged)
+          chunk[k] = {c.fresh("out" + std::to_string(i), "d" + std::to_string(chunk.size() - 1 - k)), DimKind::Ragged};
+      res.outputs["out" + std::to_string(i)] = StreamType{cat({d}, chunk), in.elem};
     }
     return res;
   };
@@ -389,21 +405,28 @@ std::map<std::string, ShapeRule> make_rules() {
     const std::string fn = c.get_string("fn");
     const std::vector<ElemType> args = elems(ins);
     const ElemType& a = tile_arg(c, args, 0, fn);
-    if (fn == "retile_streamify_row")
-      return RuleResult{{{"out", StreamType{cat(s.dims, {Dim{a.rows, is_num(a.rows) ? DimKind::Static : DimKind::Dynamic}}),
-                                            ElemType::tile(1, a.cols, a.dtype)}}}, 0};
-    if (fn == "retile_streamify_col")
-      return RuleResult{{{"out", StreamType{cat(s.dims, {Dim{a.cols, is_num(a.cols) ? DimKind::Static : DimKind::Dynamic}}),
-                                            ElemType::tile(a.rows, 1, a.dtype)}}}, 0};
-    if (fn == "retile_streamify_row_filter")
-      return RuleResult{{{"out", StreamType{cat(s.dims, {Dim{c.fresh("out"), DimKind::Ragged}}), ElemType::tile(1, a.cols, a.dtype)}}}, 0};
-    if (fn == "filter_padding") {
-      // Drops padded elements: the innermost dimension becomes data-dependent.
+    const int64_t rank = c.get_int("rank");
+    if (rank < 0) c.fail("rank must be >= 0");
+    // Each element expands into `count` tiles of `out` (count = nullopt: data-dependent, e.g. a
+    // filter). rank b >= 1: the expansion is a rank-b stream [1, .., 1, count] nested under the
+    // element's position; rank 0: the tiles are spliced into the innermost dimension.
+    auto expand = [&](std::optional<ex> count, const ElemType& out) {
       std::vector<Dim> d = s.dims;
-      if (d.empty()) c.fail("filter_padding needs a stream of rank >= 0 with a dimension");
-      d.back() = Dim{c.fresh("out"), d.size() == 1 ? DimKind::Dynamic : DimKind::Ragged};
-      return RuleResult{{{"out", StreamType{d, a}}}, 0};
-    }
+      if (rank == 0) {
+        Dim& in = d.back();
+        if (!count) in = Dim{c.fresh("out"), d.size() == 1 ? DimKind::Dynamic : DimKind::Ragged};
+        else in = Dim{in.size * *count, in.kind == DimKind::Static && !is_num(*count) ? DimKind::Dynamic : in.kind};
+      } else {
+        for (int64_t k = 1; k < rank; ++k) d.push_back(Dim::fixed(1));
+        if (!count) d.push_back(Dim{c.fresh("out"), DimKind::Ragged});
+        else d.push_back(Dim{*count, is_num(*count) ? DimKind::Static : DimKind::Dynamic});
+      }
+      return RuleResult{{{"out", StreamType{d, out}}}, 0};
+    };
+    if (fn == "retile_streamify_row") return expand(a.rows, ElemType::tile(1, a.cols, a.dtype));
+    if (fn == "retile_streamify_col") return expand(a.cols, ElemType::tile(a.rows, 1, a.dtype));
+    if (fn == "retile_streamify_row_filter") return expand(std::nullopt, ElemType::tile(1, a.cols, a.dtype));
+    if (fn == "filter_padding") return expand(std::nullopt, a);  // drops padded elements
     c.fail("no shape rule for flatmap function '" + fn + "'");
   };
 
@@ -435,14 +458,15 @@ std::map<std::string, ShapeRule> make_rules() {
     d.insert(d.end(), in.dims.begin() + long(pos) + 1, in.dims.end());
     RuleResult res;
     res.outputs["out"] = StreamType{d, in.elem};
-    res.outputs["pad"] = StreamType{d, ElemType::tile(1, 1, DType::INT32)};
+    res.outputs["pad"] = StreamType{d, ElemType::scalar()};  // flags 1/0, as filter_padding reads them
     return res;
   };
   r["Promote"] = [](C& c) {
     const StreamType& in = c.input("in");
     const int64_t k = c.get_int("rank");
     std::vector<Dim> d = in.dims;
-    if (k < 0) d.insert(d.begin(), Dim::fixed(1));
+    // The new outermost dimension has size 1, or 0 for a stream known to be empty.
+    if (k < 0) d.insert(d.begin(), Dim::fixed(!d.empty() && d.front().size.is_zero() ? 0 : 1));
     else {
       if (size_t(k) > d.size()) c.fail("rank " + std::to_string(k) + " above the stream's dims " + in.str());
       d.insert(d.end() - k, Dim::fixed(1));
@@ -476,6 +500,40 @@ std::map<std::string, ShapeRule> make_rules() {
     t.kind = ElemType::Tuple;
     for (const StreamType* x : ins) t.members.push_back(x->elem);
     return RuleResult{{{"out", StreamType{s.dims, t}}}, 0};
+  };
+  // Address generation.
+  r["ExpertAddrGen"] = [](C& c) {
+    const StreamType& in = c.input("in");
+    if (in.elem.kind != ElemType::Selector) c.fail("input 'in' carries " + in.elem.str() + ", not selectors");
+    // One group of tiles_per_expert addresses per set bit, and an empty group for an empty
+    // selector: [sel dims.., tiles_per_expert] for one-hot selectors (EagerMerge's, the case it is
+    // made for). Otherwise the groups replace the selectors in their innermost dimension.
+    const int64_t tiles = c.get_int("tiles_per_expert");
+    std::vector<Dim> d = in.dims;
+    Dim addr = Dim::fixed(tiles);
+    std::string ref = c.producers.count("in") ? c.producers.at("in") : "";
+    for (const NodeSpec* p = c.graph.find(ref.substr(0, ref.find('.'))); p && p->op == "Broadcast" && p->inputs.count("in");
+         p = c.graph.find(ref.substr(0, ref.find('.'))))
+      ref = p->inputs.at("in");
+    const NodeSpec* src = c.graph.find(ref.substr(0, ref.find('.')));
+    const bool one_hot = src && src->op == "EagerMerge" && ref == src->name + ".sel";
+    if (const std::vector<Beat>* lit = c.literal_input("in")) {
+      int64_t groups = 0, bits = 0, empty = 0, other = 0;
+      for (const Beat& b : *lit)
+        if (b.has_elem && b.elem.is_selector()) {
+          const int64_t n = b.elem.selector().count();
+          groups += std::max<int64_t>(n, 1);
+          bits += n;
+          empty += n == 0;
+          other += n != 1;
+        }
+      if (other) d.back() = Dim{groups, d.size() == 1 ? DimKind::Static : DimKind::Ragged};
+      if (empty) addr = Dim{tiles * bits, DimKind::Ragged};
+    } else if (!one_hot) {
+      d.back() = Dim{c.fresh("out", "groups"), d.size() == 1 ? DimKind::Dynamic : DimKind::Ragged};
+      addr = Dim{c.fresh("out", "addrs"), DimKind::Ragged};
+    }
+    return RuleResult{{{"out", StreamType{cat(d, {addr}), ElemType::scalar()}}}, 0};
   };
   return r;
 }
