@@ -155,6 +155,9 @@ void back(GraphBuilder& b, const MoeSetup& s, const Front& f, const std::vector<
   for (int64_t e = 0; e < s.E; ++e) {
     const std::string id = std::to_string(e), pre = "e" + id + "_";
     Stream rows = b.flatmap(pre + "rows", "retile_streamify_row", 1, {expert_out[size_t(e)]});
+    // Dynamic tiling: each tile has the expert's tokens as rows (said explicitly, because a
+    // time-multiplexed region's output tiles have varying rows until they are split).
+    if (s.dynamic) rows.set_dim(1, "n_route_out" + id);
     Stream flat = b.flatten(pre + "flat", rows, 0, 1);
     if (s.dynamic) {
       b.set_depth(pre + "flat", s.deep);

@@ -84,9 +84,9 @@ GraphMetrics symbolic_metrics(const Graph& g, const GraphTypes& types, const std
     m.name = n.name;
     m.op = n.op;
     // Off-chip traffic: the cardinality of the stream read or written x element bytes.
-    if (n.op == "LinearOffChipLoad" || n.op == "RandomOffChipLoad") m.read_bytes = t.outputs.at("out").card() * t.outputs.at("out").elem.bytes();
-    if (n.op == "LinearOffChipStore") m.write_bytes = t.inputs.at("in").card() * t.inputs.at("in").elem.bytes();
-    if (n.op == "RandomOffChipStore") m.write_bytes = t.inputs.at("wdata").card() * t.inputs.at("wdata").elem.bytes();
+    if (n.op == "LinearOffChipLoad" || n.op == "RandomOffChipLoad") m.read_bytes = stream_bytes(t.outputs.at("out"));
+    if (n.op == "LinearOffChipStore") m.write_bytes = stream_bytes(t.inputs.at("in"));
+    if (n.op == "RandomOffChipStore") m.write_bytes = stream_bytes(t.inputs.at("wdata"));
     m.flops = t.flops;
     m.onchip_bytes = onchip_model == "paper" ? paper_onchip(n, t, category) : artifact_onchip(n, t, category);
     m.read_bytes = m.read_bytes.expand();

@@ -188,6 +188,61 @@ void expect_index(const RuleContext& c, const std::string& port) {
   if (!ok) c.fail("input '" + port + "' carries " + e.str() + ", expected tile indices (scalar or T[1x1:int32])");
 }
 
+// The element of a stream merged from `ins` (EagerMerge, Reassemble): their common element,
+// or for tiles that differ only in their rows, tiles of varying rows (the largest rows, and the
+// mean over all merged elements).
+ElemType merged_elem(const RuleContext& c, const std::vector<const StreamType*>& ins) {
+  const ElemType& e0 = ins[0]->elem;
+  bool same = true;
+  for (const StreamType* t : ins) same = same && difference(t->elem, e0).empty();
+  if (same) return e0;
+  ElemType m = e0;
+  ex rows_sum = 0, count = 0;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const ElemType& e = ins[i]->elem;
+    if (e.kind != ElemType::Tile || e0.kind != ElemType::Tile || !same_size(e.cols, e0.cols) || e.dtype != e0.dtype)
+      c.fail("inputs carry different elements: in0 " + ins[0]->str() + ", in" + std::to_string(i) + " " + ins[i]->str());
+    if (i) m.rows = max_size(m.rows, e.rows);
+    rows_sum += ins[i]->card() * (e.has_rows_mean ? e.rows_mean : e.rows);
+    count += ins[i]->card();
+  }
+  m.has_rows_mean = true;
+  m.rows_mean = rows_sum / count;
+  return m;
+}
+
+// Operands as the FLOP totals see them: tiles of varying rows at their mean rows.
+std::vector<ElemType> at_mean_rows(std::vector<ElemType> args) {
+  for (ElemType& a : args)
+    if (a.kind == ElemType::Tile && a.has_rows_mean) {
+      a.rows = a.rows_mean;
+      a.has_rows_mean = false;
+    }
+  return args;
+}
+bool any_mean(const std::vector<ElemType>& args) {
+  for (const ElemType& a : args)
+    if (a.kind == ElemType::Tile && a.has_rows_mean) return true;
+  return false;
+}
+// The output element of a function applied to operands of varying rows: the shape from the
+// largest operands, the mean rows from the mean operands.
+ElemType with_mean(ElemType out, const ElemType& out_at_mean) {
+  if (out.kind == ElemType::Tile && !same_size(out.rows, out_at_mean.rows)) {
+    out.has_rows_mean = true;
+    out.rows_mean = out_at_mean.rows;
+  }
+  return out;
+}
+// A subset of a stream of varying-row tiles (Partition, Parallelize): its rows are its own.
+ElemType subset_elem(const RuleContext& c, const ElemType& e, const std::string& port) {
+  if (e.kind != ElemType::Tile || !e.has_rows_mean) return e;
+  ElemType s = e;
+  s.has_rows_mean = false;
+  s.rows = c.fresh(port, "rows");
+  return s;
+}
+
 // ---- The rules.
 
 std::map<std::string, ShapeRule> make_rules() {
@@ -308,7 +363,7 @@ std::map<std::string, ShapeRule> make_rules() {
       std::vector<Dim> cd = chunk;
       for (size_t k = 0; k < cd.size(); ++k)
         if (cd[k].kind == DimKind::Ragged) cd[k] = {c.fresh(port, "d" + std::to_string(cd.size() - 1 - k)), DimKind::Ragged};
-      res.outputs[port] = StreamType{cat({Dim{n, DimKind::Dynamic}}, cd), in.elem};
+      res.outputs[port] = StreamType{cat({Dim{n, DimKind::Dynamic}}, cd), subset_elem(c, in.elem, port)};
     }
     return res;
   };
@@ -317,11 +372,9 @@ std::map<std::string, ShapeRule> make_rules() {
     const StreamType& sel = c.input("sel");
     const size_t rank = size_t(c.get_int("rank"));
     if (ins.empty()) c.fail("needs inputs in0, in1, ...");
-    for (size_t i = 0; i < ins.size(); ++i) {
+    for (size_t i = 0; i < ins.size(); ++i)
       need_rank(c, "in" + std::to_string(i), *ins[i], rank + 1, "chunks of rank " + std::to_string(rank));
-      std::string d = difference(ins[i]->elem, ins[0]->elem);
-      if (!d.empty()) c.fail("inputs carry different elements: in0 " + ins[0]->str() + ", in" + std::to_string(i) + " " + ins[i]->str());
-    }
+    const ElemType elem = merged_elem(c, ins);
     std::vector<Dim> chunk = inner(*ins[0], rank);
     for (size_t i = 1; i < ins.size(); ++i) {
       StreamType a{chunk, {}}, b{inner(*ins[i], rank), {}};
@@ -334,7 +387,7 @@ std::map<std::string, ShapeRule> make_rules() {
     for (size_t k = 0; k < chunk.size(); ++k)
       dims.push_back(chunk[k].kind == DimKind::Ragged ? Dim{c.fresh("out", "d" + std::to_string(chunk.size() - 1 - k)), DimKind::Ragged}
                                                       : chunk[k]);
-    return RuleResult{{{"out", StreamType{dims, ins[0]->elem}}}, 0};
+    return RuleResult{{{"out", StreamType{dims, elem}}}, 0};
   };
   r["EagerMerge"] = [](C& c) {
     auto ins = c.numbered("in");
@@ -344,8 +397,6 @@ std::map<std::string, ShapeRule> make_rules() {
     std::vector<Dim> chunk;
     for (size_t i = 0; i < ins.size(); ++i) {
       need_rank(c, "in" + std::to_string(i), *ins[i], rank + 1, "chunks of rank " + std::to_string(rank));
-      if (!difference(ins[i]->elem, ins[0]->elem).empty())
-        c.fail("inputs carry different elements: in0 " + ins[0]->str() + ", in" + std::to_string(i) + " " + ins[i]->str());
       total += card_of(outer(*ins[i], rank));
       std::vector<Dim> ci = inner(*ins[i], rank);
       if (i == 0) chunk = ci;
@@ -353,7 +404,7 @@ std::map<std::string, ShapeRule> make_rules() {
         for (size_t k = 0; k < chunk.size(); ++k) chunk[k] = {c.fresh("out", "d" + std::to_string(chunk.size() - 1 - k)), DimKind::Ragged};
     }
     RuleResult res;
-    res.outputs["out"] = StreamType{cat({Dim{total, DimKind::Dynamic}}, chunk), ins[0]->elem};
+    res.outputs["out"] = StreamType{cat({Dim{total, DimKind::Dynamic}}, chunk), merged_elem(c, ins)};
     res.outputs["sel"] = StreamType{{Dim{total, DimKind::Dynamic}}, ElemType::selector()};
     return res;
   };
@@ -365,15 +416,15 @@ std::map<std::string, ShapeRule> make_rules() {
     const int64_t p = int64_t(c.num_outputs);
     RuleResult res;
     for (int64_t i = 0; i < p; ++i) {
-      // Chunk j goes to output j mod p.
-      Dim d{c.fresh("out" + std::to_string(i)), DimKind::Dynamic};
+      // Chunk j goes to output j mod p: output i gets ceil((n - i) / p) of the n chunks.
+      Dim d{ceil_div(n - i, p), DimKind::Dynamic};
       if (is_num(n)) d = Dim::fixed(std::max<int64_t>(0, (ex_to<numeric>(n).to_long() - i + p - 1) / p));
       // A ragged chunk dimension's total splits between the outputs in a data-dependent way.
       std::vector<Dim> chunk = inner(in, rank);
       for (size_t k = 0; k < chunk.size(); ++k)
         if (chunk[k].kind == DimKind::Ragged)
           chunk[k] = {c.fresh("out" + std::to_string(i), "d" + std::to_string(chunk.size() - 1 - k)), DimKind::Ragged};
-      res.outputs["out" + std::to_string(i)] = StreamType{cat({d}, chunk), in.elem};
+      res.outputs["out" + std::to_string(i)] = StreamType{cat({d}, chunk), subset_elem(c, in.elem, "out" + std::to_string(i))};
     }
     return res;
   };
@@ -382,8 +433,11 @@ std::map<std::string, ShapeRule> make_rules() {
   r["Map"] = [](C& c) {
     auto ins = c.numbered("in");
     const StreamType& s = same_shapes(c, ins);
-    FnResult f = map_fn(c, c.get_string("fn"), elems(ins));
-    return RuleResult{{{"out", StreamType{s.dims, f.out}}}, s.card() * f.flops};
+    const std::vector<ElemType> args = elems(ins);
+    FnResult f = map_fn(c, c.get_string("fn"), args);
+    if (!any_mean(args)) return RuleResult{{{"out", StreamType{s.dims, f.out}}}, s.card() * f.flops};
+    FnResult fm = map_fn(c, c.get_string("fn"), at_mean_rows(args));  // FLOPs at the mean rows
+    return RuleResult{{{"out", StreamType{s.dims, with_mean(f.out, fm.out)}}}, s.card() * fm.flops};
   };
   auto accum = [](C& c, bool scan) {
     auto ins = c.numbered("in");
@@ -393,9 +447,18 @@ std::map<std::string, ShapeRule> make_rules() {
     std::vector<Dim> red = inner(s, b);
     ex count = card_of(red);
     if (any_ragged(red)) count = c.fresh("out", "count");  // differs per reduction
-    FnResult f = accum_fn(c, c.get_string("fn"), elems(ins), count);
+    const std::vector<ElemType> args = elems(ins);
+    FnResult f = accum_fn(c, c.get_string("fn"), args, count);
+    if (any_mean(args)) {  // FLOPs of tiles of varying rows: at their mean rows
+      FnResult fm = accum_fn(c, c.get_string("fn"), at_mean_rows(args), count);
+      f.out = with_mean(f.out, fm.out);
+      f.flops = fm.flops;
+      f.finalize_flops = fm.finalize_flops;
+    }
     const StreamType o = scan ? StreamType{s.dims, f.out} : StreamType{outer(s, b), f.out};
-    return RuleResult{{{"out", o}}, s.card() * f.flops + o.card() * f.finalize_flops};
+    // Accum finalizes once per emitted tile; Scan emits finalized states but, as the simulator
+    // (hw/ops/higher_order.cpp), charges no finalize FLOPs for them.
+    return RuleResult{{{"out", o}}, s.card() * f.flops + (scan ? ex(0) : o.card() * f.finalize_flops)};
   };
   r["Accum"] = [accum](C& c) { return accum(c, false); };
   r["Scan"] = [accum](C& c) { return accum(c, true); };
@@ -423,6 +486,9 @@ std::map<std::string, ShapeRule> make_rules() {
       }
       return RuleResult{{{"out", StreamType{d, out}}}, 0};
     };
+    if (fn == "retile_streamify_row" && a.has_rows_mean && rank == 1)  // varying rows: as many in total
+      return RuleResult{{{"out", StreamType{cat(s.dims, {Dim{s.card() * a.rows_mean, DimKind::Ragged}}),
+                                            ElemType::tile(1, a.cols, a.dtype)}}}, 0};
     if (fn == "retile_streamify_row") return expand(a.rows, ElemType::tile(1, a.cols, a.dtype));
     if (fn == "retile_streamify_col") return expand(a.cols, ElemType::tile(a.rows, 1, a.dtype));
     if (fn == "retile_streamify_row_filter") return expand(std::nullopt, ElemType::tile(1, a.cols, a.dtype));

@@ -23,6 +23,16 @@ ex ceil_div_eval(const ex& a, const ex& b) {
 
 REGISTER_FUNCTION(ceil_div_fn, eval_func(ceil_div_eval).set_name("ceil_div"))
 
+DECLARE_FUNCTION_2P(max_size_fn)
+
+ex max_size_eval(const ex& a, const ex& b) {
+  if (is_a<numeric>(a) && is_a<numeric>(b)) return ex_to<numeric>(a) < ex_to<numeric>(b) ? b : a;
+  if ((a - b).expand().is_zero()) return a;
+  return max_size_fn(a, b).hold();
+}
+
+REGISTER_FUNCTION(max_size_fn, eval_func(max_size_eval).set_name("max_size"))
+
 
 std::string dims_str(const std::vector<Dim>& dims) {
   std::string s = "[";
@@ -37,6 +47,13 @@ std::string dims_str(const std::vector<Dim>& dims) {
 }  // namespace
 
 ex ceil_div(const ex& a, const ex& b) { return ceil_div_fn(a, b); }
+ex max_size(const ex& a, const ex& b) { return max_size_fn(a, b); }
+
+ex stream_bytes(const StreamType& t) {
+  if (t.elem.kind == ElemType::Tile && t.elem.has_rows_mean)
+    return t.card() * t.elem.rows_mean * t.elem.cols * int64_t(dtype_bytes(t.elem.dtype));
+  return t.card() * t.elem.bytes();
+}
 
 std::string to_string(const ex& e) {
   std::ostringstream o;
@@ -61,7 +78,9 @@ ex ElemType::bytes() const {
 
 std::string ElemType::str() const {
   switch (kind) {
-    case Tile: return "T[" + to_string(rows) + "x" + to_string(cols) + ":" + dtype_name(dtype) + "]";
+    case Tile:
+      return "T[" + to_string(rows) + "x" + to_string(cols) + ":" + dtype_name(dtype) + "]" +
+             (has_rows_mean ? "{mean rows " + to_string(rows_mean) + "}" : "");
     case Scalar: return "scalar";
     case Selector: return "selector";
     case Buffer: return "Buf" + dims_str(buffer_dims) + " of " + (members.empty() ? "?" : members[0].str());
@@ -88,7 +107,8 @@ bool same_size(const ex& a, const ex& b) { return (a - b).expand().is_zero(); }
 
 std::string difference(const ElemType& a, const ElemType& b) {
   if (a.kind != b.kind || (a.kind == ElemType::Tile && (!same_size(a.rows, b.rows) || !same_size(a.cols, b.cols) ||
-                                                         a.dtype != b.dtype)))
+                                                         a.dtype != b.dtype || a.has_rows_mean != b.has_rows_mean ||
+                                                         (a.has_rows_mean && !same_size(a.rows_mean, b.rows_mean)))))
     return "element " + a.str() + " vs " + b.str();
   if (a.kind == ElemType::Tuple || a.kind == ElemType::Buffer) {
     if (a.members.size() != b.members.size()) return "element " + a.str() + " vs " + b.str();

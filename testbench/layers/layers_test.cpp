@@ -87,6 +87,7 @@ TEST(Layers, RegistryListsTheLayers) {
   }
   EXPECT_TRUE(names.count("swiglu"));
   EXPECT_TRUE(names.count("moe"));
+  EXPECT_TRUE(names.count("moe_tm"));
 }
 
 // SwiGLU, both code paths: hidden untiled (Map matmul, Repeat) and hidden tiled (Accum over
@@ -112,7 +113,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 // MoE: every token's top-k output rows (in the order Reassemble delivered them) are the
 // reference expert outputs of that token's experts, each exactly once.
-void check_moe(const Graph& g, const std::string& trace, size_t experts, size_t topk, int64_t batch) {
+void check_moe(const Graph& g, const std::string& trace, size_t experts, size_t topk, int64_t batch,
+               const std::map<std::string, Mat>* weights = nullptr) {
   Mat y = run_functional(g, "step-artifact", "y");
   Mat x = input(g, "x");
   ASSERT_EQ(y.rows, batch * int64_t(topk));
@@ -129,7 +131,8 @@ void check_moe(const Graph& g, const std::string& trace, size_t experts, size_t 
   std::map<size_t, std::array<Mat, 3>> w;
   for (size_t e = 0; e < experts; ++e) {
     const std::string s = std::to_string(e);
-    w[e] = {input(g, "w1_" + s), input(g, "w3_" + s), input(g, "w2_" + s)};
+    if (weights) w[e] = {weights->at("w1_" + s), weights->at("w3_" + s), weights->at("w2_" + s)};
+    else w[e] = {input(g, "w1_" + s), input(g, "w3_" + s), input(g, "w2_" + s)};
   }
   double worst = 0, scale = 0, mean = 0;
   for (int64_t t = 0; t < batch; ++t) {
@@ -177,6 +180,31 @@ TEST(MoeGold, QwenStaticAndDynamicTiling) {
   }
 }
 
+// Time-multiplexed: the weights are one stacked tensor per kind (expert e owns rows
+// [e*rows, (e+1)*rows) of w1/w3/w2); experts share regions through EagerMerge.
+TEST(MoeGold, QwenTimeMultiplexedStaticAndDynamic) {
+  const std::string trace = std::string(STEPSIM_SHARED_DIR) + "/traces/moe/qwen3_30b_a3b_b64_iter032_layer012.csv";
+  for (const char* tn : {"8", "0"}) {
+    Graph g = layers::build_layer("moe_tm", {{"model", "qwen"}, {"regions", "16"}, {"batch", "8"}, {"hidden", "16"},
+                                             {"inter", "32"}, {"tile_f", "16"}, {"tile_n", tn}});
+    // Split the stacked weights into per-expert tensors for the reference.
+    Graph split = g;
+    const Mat w1 = input(g, "w1"), w3 = input(g, "w3"), w2 = input(g, "w2");
+    std::map<std::string, Mat> per;
+    for (int64_t e = 0; e < 128; ++e) {
+      Mat a(16, 32), c(16, 32), d(32, 16);
+      for (int64_t i = 0; i < 16; ++i)
+        for (int64_t j = 0; j < 32; ++j) a.at(i, j) = w1.at(e * 16 + i, j), c.at(i, j) = w3.at(e * 16 + i, j);
+      for (int64_t i = 0; i < 32; ++i)
+        for (int64_t j = 0; j < 16; ++j) d.at(i, j) = w2.at(e * 32 + i, j);
+      per["w1_" + std::to_string(e)] = a;
+      per["w3_" + std::to_string(e)] = c;
+      per["w2_" + std::to_string(e)] = d;
+    }
+    check_moe(g, trace, 128, 8, 8, &per);
+  }
+}
+
 // The symbolic metrics of the full-size layers (with the trace's bin counts substituted) equal
 // what a timing run measures: off-chip bytes read and written, and FLOPs.
 void check_symbolic_equals_measured(const Graph& g, const std::string& preset) {
@@ -203,6 +231,14 @@ TEST(LayerMetrics, SwigluFig8PointSymbolicEqualsMeasured) {
 TEST(LayerMetrics, MixtralMoeSymbolicEqualsMeasured) {
   for (const char* tn : {"16", "0"})
     check_symbolic_equals_measured(layers::build_layer("moe", {{"model", "mixtral"}, {"tile_n", tn}}), "step-artifact");
+}
+
+TEST(LayerMetrics, QwenTimeMultiplexedMoeSymbolicEqualsMeasured) {
+  for (const char* tn : {"32", "0"})
+    // tile_f 64: whole 64-byte requests per weight-tile row, so the measured traffic has no
+    // request-granularity overhead (tile_f 48 reads 96-byte rows as 2 requests).
+    check_symbolic_equals_measured(layers::build_layer("moe_tm", {{"regions", "32"}, {"tile_n", tn}, {"tile_f", "64"}}),
+                                   "step-artifact");
 }
 
 TEST(LayerMetrics, QwenMoeSymbolicEqualsMeasured) {
