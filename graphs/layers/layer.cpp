@@ -11,6 +11,7 @@ LayerRegistry& LayerRegistry::instance() {
     auto* reg = new LayerRegistry();
     register_swiglu(*reg);
     register_moe(*reg);
+    register_attention(*reg);
     return reg;
   }();
   return *r;

@@ -42,5 +42,6 @@ std::vector<int64_t> expert_bins(const std::string& trace_file, size_t num_exper
 
 void register_swiglu(LayerRegistry&);
 void register_moe(LayerRegistry&);
+void register_attention(LayerRegistry&);
 
 }  // namespace stepsim::layers

@@ -50,6 +50,8 @@ namespace stepsim {
 //                (s = x_0; s = s + x_j; N = 0 gives +0)
 //  row_max       [MxN] -> [Mx1], max_f32 left to right        FLOPs M*N
 //                (N = 0 gives -Inf)
+//  mask_cols     (x[MxN], n int32 [1x1]) -> x with columns j >= n set to -Inf (masks the key
+//                positions past a request's KV length in its last tile)  FLOPs 0 (a select)
 // Unary and row functions keep the input dtype (bf16 or fp32).
 struct MapFunction {
   std::string name, description;

@@ -193,6 +193,31 @@ MapFunction row_fn(const std::string& name, const std::string& desc, bool is_max
   return make_map(name, desc, 1, shape, flops, compute);
 }
 
+// ---- masking ----
+// mask_cols(x[MxN], n int32 [1x1]): the columns j >= n set to -Inf, so that a softmax (e.g.
+// flash_attn_update) gives them no weight: the key positions past a request's KV length in its
+// last tile. A select per element, no arithmetic: 0 FLOPs.
+MapFunction mask_cols_fn() {
+  const std::string name = "mask_cols";
+  auto shape = [name](const std::vector<Tile>& in) {
+    check_float(kMap, name, in[0]);
+    if (in[1].dtype != DType::INT32 || in[1].rows != 1 || in[1].cols != 1)
+      fail(kMap, name, "expects x[MxN] and a count int32 [1x1], got " + in[0].to_string() + " and " + in[1].to_string());
+    return shape_tile(in[0].rows, in[0].cols, in[0].dtype);
+  };
+  auto flops = [](const std::vector<Tile>&, const Tile&) { return uint64_t(0); };
+  auto compute = [](const std::vector<Tile>& in, const Tile& out) {
+    const int32_t n = in[1].i(0, 0);
+    std::vector<float> v(in[0].data->f);
+    for (uint32_t i = 0; i < out.rows; ++i)
+      for (uint32_t j = 0; j < out.cols; ++j)
+        if (int64_t(j) >= n) v[size_t(i) * out.cols + j] = -INFINITY;
+    return finish(out.rows, out.cols, out.dtype, std::move(v));
+  };
+  return make_map(name, "x[MxN] with columns j >= n set to -Inf (n: int32 [1x1]); 0 FLOPs (a select)", 2, shape,
+                  flops, compute);
+}
+
 float min_f32(float a, float b) {
   if (a != a || b != b) return max_f32(a, b);  // NaN propagation, same rule as max
   if (a == b) return std::signbit(a) ? a : b;  // prefers -0 over +0
@@ -220,6 +245,7 @@ std::map<std::string, MapFunction> build() {
   add(unary_fn("silu", "silu_f32 = x * sigmoid(x) per element; 8 FLOPs/element", silu_f32, 8));
   add(row_fn("row_sum", "[MxN] -> [Mx1], fp32 sum left to right; M*N FLOPs", false));
   add(row_fn("row_max", "[MxN] -> [Mx1], NaN-propagating max; M*N FLOPs", true));
+  add(mask_cols_fn());
   return m;
 }
 

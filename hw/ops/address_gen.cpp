@@ -68,6 +68,81 @@ class ExpertAddrGen : public Op {
   std::vector<int64_t> experts_;
 };
 
+// KV-cache tile addresses of decode attention (the artifact's CacheReadAddrGen and
+// FilterLastTile in one unit): for each request (an idx and a kv_len element), the
+// ceil(kv_len / tile_rows) tile indices holding its tokens (a new innermost dimension), and
+// beside them a one-hot selector per tile, {1} on the request's last tile (the one the new
+// token is appended to and written back) and {0} on the others, and the number of valid
+// tokens in each tile (tile_rows but in the last one) as an int32 [1x1] tile for mask_cols.
+class KvCacheAddrGen : public Op {
+ public:
+  explicit KvCacheAddrGen(const OpConfig& c) : Op(c) {
+    tile_rows_ = c.params.get_int("tile_rows");
+    max_tiles_ = c.params.get_int("max_tiles");
+    if (tile_rows_ < 1 || max_tiles_ < 1) fail("tile_rows and max_tiles must be >= 1");
+  }
+
+ protected:
+  static int64_t value_of(const Element& e) {
+    if (e.is_scalar()) return e.scalar();
+    if (e.is_tile() && e.tile().dtype == DType::INT32 && e.tile().rows == 1 && e.tile().cols == 1 && e.tile().has_data())
+      return e.tile().i(0, 0);
+    return -1;
+  }
+
+  void run() override {
+    for (;;) {
+      Beat id = in(0).recv();
+      Beat len = in(1).recv();
+      if (id.has_elem != len.has_elem || id.stop != len.stop || id.done != len.done)
+        fail("idx and kv_len streams differ in structure: " + format_beats({id}) + " vs " + format_beats({len}));
+      if (!id.has_elem) {
+        Beat o = id;
+        if (o.stop) o.stop = uint8_t(o.stop + 1);
+        emit(0, o);
+        emit(1, o);
+        emit(2, o);
+        if (id.done) break;
+        continue;
+      }
+      const int64_t r = value_of(id.elem), n = value_of(len.elem);
+      if (r < 0 || n < 0) fail("idx " + id.elem.to_string() + " / kv_len " + len.elem.to_string() + " are not scalars >= 0");
+      std::vector<int64_t> addr;
+      try {
+        addr = kv_cache_tile_addresses(r, n, tile_rows_, max_tiles_);
+      } catch (const std::invalid_argument& e) {
+        fail(e.what());
+      }
+      const uint8_t close = uint8_t(id.stop ? id.stop + 1 : 1);
+      if (addr.empty()) {
+        Beat o = Beat::bare_stop(close);
+        o.done = id.done;
+        emit(0, o);
+        emit(1, o);
+        emit(2, o);
+      }
+      for (size_t t = 0; t < addr.size(); ++t) {
+        const bool last = t + 1 == addr.size();
+        Beat a = Beat::data(Element(Scalar{addr[t]}), last ? close : 0);
+        Beat s = Beat::data(Element(Selector::one_hot(last ? 1 : 0)), last ? close : 0);
+        const int64_t valid = last ? n - int64_t(t) * tile_rows_ : tile_rows_;
+        Tile vt = functional() ? address_tiles({valid})[0] : Tile{};
+        if (!functional()) vt.rows = vt.cols = 1, vt.dtype = DType::INT32;
+        Beat c = Beat::data(Element(vt), last ? close : 0);
+        a.done = s.done = c.done = last && id.done;
+        emit(0, std::move(a));
+        emit(1, std::move(s));
+        emit(2, std::move(c));
+        charge(1);
+      }
+      if (id.done) break;
+    }
+  }
+
+ private:
+  int64_t tile_rows_, max_tiles_;
+};
+
 }  // namespace
 
 void register_address_ops(OpRegistry& r) {
@@ -83,6 +158,18 @@ void register_address_ops(OpRegistry& r) {
                 {"base", T::kInt, "0", "first tile index of the tensor region"},
                 {"stride", T::kInt, "1", "index step per tile"}},
                false, [](const OpConfig& c) { return std::make_unique<ExpertAddrGen>(c); }});
+  r.add(OpInfo{"KvCacheAddrGen", "address generation",
+               "Per request (idx, kv_len): the ceil(kv_len / tile_rows) KV-cache tile indices idx*max_tiles + t as "
+               "scalars (a new innermost dimension), a selector per tile, {1} on the last tile, {0} otherwise, and "
+               "the tokens each tile holds.",
+               "One address per cycle.",
+               {{"idx", "request indices (scalars)"}, {"kv_len", "KV lengths in tokens, the new token included (scalars)"}},
+               {{"addr", "tile indices for RandomOffChipLoad/Store: [.., tiles]"},
+                {"last", "one-hot selectors: {1} on each request's last tile"},
+                {"valid", "tokens held by each tile, int32 [1x1] (tile_rows, fewer in the last tile; for mask_cols)"}},
+               {{"tile_rows", T::kInt, "", "tokens per KV tile", true},
+                {"max_tiles", T::kInt, "", "tile slots per request in the cache tensor", true}},
+               false, [](const OpConfig& c) { return std::make_unique<KvCacheAddrGen>(c); }});
 }
 
 }  // namespace stepsim

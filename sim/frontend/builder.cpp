@@ -2,6 +2,7 @@
 
 #include "hw/ops/op.h"
 #include "sim/loader.h"
+#include "sim/shape/metrics.h"
 
 namespace stepsim::frontend {
 
@@ -80,6 +81,7 @@ void GraphBuilder::symbol(const std::string& name, const std::string& value) {
 std::map<std::string, Stream> GraphBuilder::add(const std::string& name, const std::string& op, const ParamMap& params,
                                                 const Inputs& inputs, const NodeOptions& opt) {
   if (g_.find(name)) throw shape::ShapeError("node '" + name + "' is defined twice");
+  auto declared = forward_.find(name);
   const OpInfo& info = OpRegistry::instance().find(op);  // throws for an unknown operator
   NodeSpec n;
   n.name = name;
@@ -93,9 +95,23 @@ std::map<std::string, Stream> GraphBuilder::add(const std::string& name, const s
   n.depth = opt.depth;
   n.num_outputs = opt.num_outputs;
   g_.nodes.push_back(n);
+  const std::set<std::string> ahead = declared_ahead(name);
   try {
     Params(info.name, name, &info.params, params);  // unknown parameters and bad values
-    shape::type_last_node(g_, syms_, types_);
+    shape::type_last_node(g_, syms_, types_, ahead);
+    if (declared != forward_.end()) {
+      for (const auto& [port, want] : declared->second) {
+        const shape::StreamType& got = types_.nodes.at(name).outputs.at(port);
+        shape::StreamType a = got, b = want;
+        for (auto* t : {&a, &b})
+          for (shape::Dim& d : t->dims) d.size = shape::evaluate(d.size, syms_);
+        const std::string diff = shape::difference(a, b);
+        if (!diff.empty())
+          throw shape::ShapeError("node '" + name + "' (" + op + ") output '" + port + "' is " + got.str() +
+                                  ", but it was declared ahead as " + want.str() + " (" + diff + ")");
+      }
+      forward_.erase(declared);
+    }
   } catch (...) {
     g_.nodes.pop_back();
     throw;
@@ -111,6 +127,26 @@ Stream GraphBuilder::add1(const std::string& name, const std::string& op, const 
   if (outs.count("out")) return outs.at("out");
   if (outs.count("out0")) return outs.at("out0");
   throw shape::ShapeError("node '" + name + "' (" + op + ") has no single output");
+}
+
+std::set<std::string> GraphBuilder::declared_ahead(const std::string& except) const {
+  std::set<std::string> v;
+  for (const auto& kv : forward_)
+    if (kv.first != except) v.insert(kv.first);
+  return v;
+}
+
+Stream GraphBuilder::forward(const std::string& node, const std::string& port, const shape::StreamType& type) {
+  if (g_.find(node)) throw shape::ShapeError("forward: node '" + node + "' exists already");
+  forward_[node][port] = type;
+  types_.nodes[node].outputs[port] = type;
+  return Stream(this, node, port);
+}
+
+const Graph& GraphBuilder::graph() const {
+  if (!forward_.empty())
+    throw shape::ShapeError("node '" + forward_.begin()->first + "' was declared ahead (forward) but never added");
+  return g_;
 }
 
 const shape::StreamType& GraphBuilder::type_of(const std::string& node, const std::string& port) const {
@@ -129,7 +165,7 @@ void GraphBuilder::retype(const std::string& node) {
   g_.nodes.push_back(spec);
   types_.order.erase(std::find(types_.order.begin(), types_.order.end(), node));
   try {
-    shape::type_last_node(g_, syms_, types_);
+    shape::type_last_node(g_, syms_, types_, declared_ahead(node));
   } catch (...) {
     g_.nodes.pop_back();
     g_.nodes.insert(g_.nodes.begin() + long(pos), spec);

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -109,11 +110,17 @@ class GraphBuilder {
   std::vector<Stream> broadcast(const std::string& name, const Stream& in, size_t outputs);
   void sink(const std::string& name, const Stream& in);
 
+  // A cycle (e.g. dynamic parallelization feeding region completions back to the dispatcher):
+  // declares output `port` of node `node`, to be added later, with its type, so that nodes
+  // reading it can be built first. When `node` is added its real type must equal the declared
+  // one (with the known symbol values substituted); graph() refuses while a declaration is open.
+  Stream forward(const std::string& node, const std::string& port, const shape::StreamType& type);
+
   // Per-node settings after the fact.
   void set_depth(const std::string& node, uint32_t depth);
   void set_compute_bw(const std::string& node, uint64_t flops_per_cycle);
 
-  const Graph& graph() const { return g_; }
+  const Graph& graph() const;
   shape::SymbolTable& symbols() { return syms_; }
   const shape::GraphTypes& types() const { return types_; }
   const shape::StreamType& type_of(const std::string& node, const std::string& port) const;
@@ -121,9 +128,11 @@ class GraphBuilder {
  private:
   friend class Stream;
   void retype(const std::string& node);  // re-runs inference for a node after set_dim
+  std::set<std::string> declared_ahead(const std::string& except) const;  // forward nodes but `except`
   Graph g_;
   shape::SymbolTable syms_;
   shape::GraphTypes types_;
+  std::map<std::string, std::map<std::string, shape::StreamType>> forward_;  // node -> port -> declared
 };
 
 }  // namespace stepsim::frontend

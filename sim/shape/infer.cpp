@@ -203,15 +203,20 @@ Topology topology(const Graph& g) {
 }
 
 // Producers of node `n`'s inputs: port -> "src.port".
-std::map<std::string, std::string> producers_of(const Graph& g, const NodeSpec& n) {
+// A ref to a node in `forward` (declared, not built yet) is taken as given ("node.port").
+std::map<std::string, std::string> producers_of(const Graph& g, const NodeSpec& n, const std::set<std::string>& forward) {
   std::map<std::string, std::string> m;
-  for (const auto& [port, ref] : n.inputs) m[port] = normalise_ref(g, ref, "node '" + n.name + "' (" + n.op + ") input '" + port + "'");
+  for (const auto& [port, ref] : n.inputs)
+    m[port] = forward.count(ref.substr(0, ref.find('.')))
+                  ? ref
+                  : normalise_ref(g, ref, "node '" + n.name + "' (" + n.op + ") input '" + port + "'");
   return m;
 }
 
 // Literal beats reaching `ref` through Sources and Broadcasts, or nullptr.
 const std::vector<Beat>* literal_of(const Graph& g, const std::string& ref) {
   const NodeSpec* n = g.find(ref.substr(0, ref.find('.')));
+  if (!n) return nullptr;  // a node declared ahead (a cycle)
   if (n->op == "Source") {
     auto it = g.streams.find(n->params.count("stream") ? n->params.at("stream") : "");
     return it == g.streams.end() ? nullptr : &it->second;
@@ -268,10 +273,10 @@ void type_node(const Graph& g, const std::map<std::string, std::string>& prods, 
 
 }  // namespace
 
-void type_last_node(const Graph& g, SymbolTable& syms, GraphTypes& types) {
+void type_last_node(const Graph& g, SymbolTable& syms, GraphTypes& types, const std::set<std::string>& forward) {
   if (g.nodes.empty()) return;
   const NodeSpec& n = g.nodes.back();  // nothing reads it yet: its numbered outputs are declared
-  type_node(g, producers_of(g, n), n.num_outputs.value_or(1), n, syms, types);
+  type_node(g, producers_of(g, n, forward), n.num_outputs.value_or(1), n, syms, types);
 }
 
 GraphTypes infer_types(const Graph& g, SymbolTable& syms) {

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -90,8 +91,10 @@ struct GraphTypes {
 // and NodeSpec::dims annotations. Throws ShapeError.
 GraphTypes infer_types(const Graph& g, SymbolTable& syms);
 
-// Types the last node of `g` (the C++ frontend adds nodes one at a time, producers first).
-void type_last_node(const Graph& g, SymbolTable& syms, GraphTypes& types);
+// Types the last node of `g` (the C++ frontend adds nodes one at a time, producers first). Its
+// inputs may read nodes named in `forward`: declared ahead with their types in `types` (the
+// back edge of a cycle), not in `g` yet.
+void type_last_node(const Graph& g, SymbolTable& syms, GraphTypes& types, const std::set<std::string>& forward = {});
 
 // Shape of a literal stream (a Source): static sizes, ragged dims with their concrete sums.
 StreamType literal_type(const std::vector<Beat>& beats);

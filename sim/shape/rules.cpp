@@ -25,10 +25,25 @@ struct FnResult {
   ex finalize_flops = 0;  // Accum: per emitted tile
 };
 
+// " (in0 from 'a.out' is [..] of T[..], in1 from ...)": the operands' producers and shapes, for
+// function errors.
+std::string from_where(const RuleContext& c) {
+  std::string s;
+  for (size_t i = 0;; ++i) {
+    const std::string port = "in" + std::to_string(i);
+    auto it = c.in.find(port);
+    if (it == c.in.end()) break;
+    s += (s.empty() ? " (" : ", ") + port + " from '" + (c.producers.count(port) ? c.producers.at(port) : "?") +
+         "' is " + it->second.str();
+  }
+  return s.empty() ? s : s + ")";
+}
+
 const ElemType& tile_arg(const RuleContext& c, const std::vector<ElemType>& args, size_t i,
                          const std::string& fn) {
-  if (i >= args.size()) c.fail("function '" + fn + "' needs " + std::to_string(i + 1) + " operands");
-  if (args[i].kind != ElemType::Tile) c.fail("function '" + fn + "' needs tiles, operand " + std::to_string(i) + " is " + args[i].str());
+  if (i >= args.size()) c.fail("function '" + fn + "' needs " + std::to_string(i + 1) + " operands" + from_where(c));
+  if (args[i].kind != ElemType::Tile)
+    c.fail("function '" + fn + "' needs tiles, operand " + std::to_string(i) + " is " + args[i].str() + from_where(c));
   return args[i];
 }
 
@@ -39,7 +54,7 @@ ex bcast(const RuleContext& c, const ex& a, const ex& b, const std::string& what
   if (same_size(a, b)) return a;
   if (a.is_equal(1)) return b;
   if (b.is_equal(1)) return a;
-  c.fail("elementwise " + what + ": " + to_string(a) + " vs " + to_string(b) + " do not broadcast");
+  c.fail("elementwise " + what + ": " + to_string(a) + " vs " + to_string(b) + " do not broadcast" + from_where(c));
 }
 
 FnResult map_fn(const RuleContext& c, const std::string& fn, const std::vector<ElemType>& args) {
@@ -53,9 +68,11 @@ FnResult map_fn(const RuleContext& c, const std::string& fn, const std::vector<E
   }
   if (fn == "sub_row") {
     const ElemType& r = tile_arg(c, args, 1, fn);
-    if (!same_size(r.rows, a.rows) || !r.cols.is_equal(1)) c.fail("sub_row needs r [" + to_string(a.rows) + "x1], got " + r.str());
+    if (!same_size(r.rows, a.rows) || !r.cols.is_equal(1))
+      c.fail("sub_row needs r [" + to_string(a.rows) + "x1], got " + r.str() + from_where(c));
     return {a, a.rows * a.cols};
   }
+  if (fn == "mask_cols") return {a, 0};
   if (fn == "exp") return {a, 4 * a.rows * a.cols};
   if (fn == "sigmoid") return {a, 7 * a.rows * a.cols};
   if (fn == "silu") return {a, 8 * a.rows * a.cols};
@@ -66,7 +83,7 @@ FnResult map_fn(const RuleContext& c, const std::string& fn, const std::vector<E
     const ex k2 = bt ? b.cols : b.rows, n = bt ? b.rows : b.cols;
     if (!same_size(a.cols, k2))
       c.fail(fn + ": " + a.str() + " x " + b.str() + (bt ? " (B stored transposed)" : "") + ": inner dimensions " +
-             to_string(a.cols) + " and " + to_string(k2) + " differ");
+             to_string(a.cols) + " and " + to_string(k2) + " differ" + from_where(c));
     const bool f32 = fn.find("f32") != std::string::npos;
     return {ElemType::tile(a.rows, n, f32 ? DType::FP32 : DType::BF16), 2 * a.rows * a.cols * n};
   }
@@ -89,7 +106,7 @@ FnResult accum_fn(const RuleContext& c, const std::string& fn, const std::vector
   if (fn == "flash_attn_update") {
     const ElemType& v = tile_arg(c, args, 1, fn);
     const ex M = a.rows, T = a.cols, D = v.cols;
-    if (!same_size(v.rows, T)) c.fail("flash_attn_update: S " + a.str() + " and V " + v.str() + " disagree on the KV tile");
+    if (!same_size(v.rows, T)) c.fail("flash_attn_update: S " + a.str() + " and V " + v.str() + " disagree on the KV tile" + from_where(c));
     return {ElemType::tile(M, D, DType::BF16), 7 * M * T + 2 * M * T * D + 8 * M + 2 * M * D, M * D};
   }
   c.fail("no shape rule for accum function '" + fn + "'");
@@ -600,6 +617,21 @@ std::map<std::string, ShapeRule> make_rules() {
       addr = Dim{c.fresh("out", "addrs"), DimKind::Ragged};
     }
     return RuleResult{{{"out", StreamType{cat(d, {addr}), ElemType::scalar()}}}, 0};
+  };
+  r["KvCacheAddrGen"] = [](C& c) {
+    const StreamType& idx = c.input("idx");
+    const StreamType& len = c.input("kv_len");
+    StreamType a{idx.dims, {}}, b{len.dims, {}};
+    std::string d = difference(a, b);
+    if (!d.empty())
+      c.fail("idx from '" + c.producers.at("idx") + "' " + idx.str() + " and kv_len from '" + c.producers.at("kv_len") + "' " +
+             len.str() + " must have the same shape (" + d + ")");
+    // Tiles per request differ: a ragged dimension whose sum is the tiles of all requests.
+    const std::vector<Dim> dims = cat(idx.dims, {Dim{c.fresh("addr", "tiles"), DimKind::Ragged}});
+    return RuleResult{{{"addr", StreamType{dims, ElemType::scalar()}},
+                       {"last", StreamType{dims, ElemType::selector()}},
+                       {"valid", StreamType{dims, ElemType::tile(1, 1, DType::INT32)}}},
+                      0};
   };
   return r;
 }

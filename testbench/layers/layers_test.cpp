@@ -88,6 +88,7 @@ TEST(Layers, RegistryListsTheLayers) {
   EXPECT_TRUE(names.count("swiglu"));
   EXPECT_TRUE(names.count("moe"));
   EXPECT_TRUE(names.count("moe_tm"));
+  EXPECT_TRUE(names.count("attention"));
 }
 
 // SwiGLU, both code paths: hidden untiled (Map matmul, Repeat) and hidden tiled (Accum over
@@ -205,6 +206,34 @@ TEST(MoeGold, QwenTimeMultiplexedStaticAndDynamic) {
   }
 }
 
+// Decode attention, all three parallelizations (dynamic: the cyclic graph): every request's
+// output rows match softmax(q K^T) V over its KV length (context + 1) in the cache.
+TEST(AttentionGold, AllParallelizationsMatchReference) {
+  const int64_t B = 8, qpk = 4, hd = 16, tn = 32;
+  const std::string trace = std::string(STEPSIM_SHARED_DIR) + "/traces/azure/AzureLLMInferenceTrace_conv.csv";
+  CsvTable t = read_csv(trace);
+  for (const char* par : {"interleaved", "coarse", "dynamic"}) {
+    Graph g = layers::build_layer("attention", {{"parallel", par}, {"batch", std::to_string(B)}, {"head_dim", std::to_string(hd)},
+                                                {"q_per_kv", std::to_string(qpk)}, {"per_region", "4"},
+                                                {"kv_first_row", "4007"}});
+    Mat out = run_functional(g, "step-artifact", "out");
+    const Mat k = input(g, "kcache"), v = input(g, "vcache");
+    const int64_t max_tiles = k.rows / (B * tn);
+    double worst = 0;
+    for (int64_t i = 0; i < B; ++i) {
+      const int64_t len = std::stoll(t.rows[size_t(4007 - 1 + i)][t.column("ContextTokens", trace)]) + 1;
+      // Coarse: region r has its own query tensor q<r> of per_region requests.
+      const Mat q = std::string(par) == "coarse" ? reference::rows_of(input(g, "q" + std::to_string(i / 4)), (i % 4) * qpk, qpk)
+                                                 : reference::rows_of(input(g, "q"), i * qpk, qpk);
+      const Mat ref = reference::attention(q, reference::rows_of(k, i * max_tiles * tn, len),
+                                           reference::rows_of(v, i * max_tiles * tn, len), len);
+      const Mat got = reference::rows_of(out, i * qpk, qpk);
+      worst = std::max(worst, max_abs_diff(got, ref) / rms(ref));
+    }
+    EXPECT_LE(worst, kTolOfRms) << par;
+  }
+}
+
 // The symbolic metrics of the full-size layers (with the trace's bin counts substituted) equal
 // what a timing run measures: off-chip bytes read and written, and FLOPs.
 void check_symbolic_equals_measured(const Graph& g, const std::string& preset) {
@@ -239,6 +268,11 @@ TEST(LayerMetrics, QwenTimeMultiplexedMoeSymbolicEqualsMeasured) {
     // request-granularity overhead (tile_f 48 reads 96-byte rows as 2 requests).
     check_symbolic_equals_measured(layers::build_layer("moe_tm", {{"regions", "32"}, {"tile_n", tn}, {"tile_f", "64"}}),
                                    "step-artifact");
+}
+
+TEST(LayerMetrics, AttentionStaticParallelizationsSymbolicEqualsMeasured) {
+  for (const char* par : {"interleaved", "coarse"})
+    check_symbolic_equals_measured(layers::build_layer("attention", {{"parallel", par}}), "step-artifact");
 }
 
 TEST(LayerMetrics, QwenMoeSymbolicEqualsMeasured) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -37,6 +38,30 @@ inline Mat swiglu(const Mat& x, const Mat& w1, const Mat& w3, const Mat& w2) {
   Mat g = matmul(x, w1), u = matmul(x, w3);
   for (size_t i = 0; i < g.v.size(); ++i) g.v[i] = g.v[i] / (1.0 + std::exp(-g.v[i])) * u.v[i];
   return matmul(g, w2);
+}
+
+// Decode attention of one request: softmax(q K^T) V over the first `len` rows of k and v.
+inline Mat attention(const Mat& q, const Mat& k, const Mat& v, int64_t len) {
+  Mat o(q.rows, v.cols);
+  for (int64_t i = 0; i < q.rows; ++i) {
+    std::vector<double> s(static_cast<size_t>(len), 0.0);
+    double mx = -1e300, sum = 0;
+    for (int64_t t = 0; t < len; ++t) {
+      for (int64_t d = 0; d < q.cols; ++d) s[size_t(t)] += q.at(i, d) * k.at(t, d);
+      mx = std::max(mx, s[size_t(t)]);
+    }
+    for (int64_t t = 0; t < len; ++t) sum += s[size_t(t)] = std::exp(s[size_t(t)] - mx);
+    for (int64_t t = 0; t < len; ++t)
+      for (int64_t d = 0; d < v.cols; ++d) o.at(i, d) += s[size_t(t)] / sum * v.at(t, d);
+  }
+  return o;
+}
+
+inline Mat rows_of(const Mat& m, int64_t first, int64_t n) {
+  Mat o(n, m.cols);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t c = 0; c < m.cols; ++c) o.at(r, c) = m.at(first + r, c);
+  return o;
 }
 
 inline Mat row(const Mat& m, int64_t r) {

@@ -1,0 +1,238 @@
+// GQA decode attention over a real KV-cache trace (step-paper-notes §4.4; the artifact's
+// dynamic_par/flashattn.py): one KV head group, every request of the batch decodes one token.
+// Per request: its query tile [q_per_kv x head_dim], the KV-cache tiles holding its kv_len =
+// context + 1 tokens (KvCacheAddrGen + RandomOffChipLoad, tile_n tokens per tile), S = Q K^T
+// (Map matmul_t_f32) with the positions past kv_len in the last tile masked (Map mask_cols) and
+// FlashAttention's online softmax with V (Accum flash_attn_update), the
+// output tile stored at the request's row, and the last K and V tiles written back (the new
+// token's key and value are taken to be in the cache already: the write-back carries the
+// traffic of the append, not its data movement).
+//
+// Parallelization over regions, as the artifact builds it (dynamic_par/*.py):
+//   interleaved  one dispatcher sends request i to region i mod R (static round-robin, like the
+//                artifact's Parallelize): a region that is still busy blocks the dispatch of the
+//                requests behind it, the regions progress in near lock-step;
+//   coarse       ceil(batch / per_region) regions with their own per_region requests, queries and
+//                metadata (no dispatcher; batch 16 runs on one region);
+//   dynamic      the first R requests round-robin, then each request to the region that just
+//                finished one: region completions (the output stores' acks) are merged by an
+//                EagerMerge whose selector is fed back to the dispatch (a cyclic graph; the
+//                last R completions are dropped).
+#include <algorithm>
+#include <cmath>
+
+#include "graphs/layers/layer.h"
+#include "sim/frontend/builder.h"
+#include "sim/loader.h"
+
+namespace stepsim::layers {
+
+namespace {
+
+using frontend::GraphBuilder;
+using frontend::Stream;
+using T = ParamSpec::Type;
+
+std::string resolve_path(const std::string& p) { return p.rfind("shared:", 0) == 0 ? shared_dir() + "/" + p.substr(7) : p; }
+
+// ContextTokens of data rows first..first+n-1 (1-based) of an Azure LLM inference trace.
+std::vector<int64_t> kv_lengths(const std::string& file, int64_t first, int64_t n) {
+  CsvTable t = read_csv(resolve_path(file));
+  const size_t col = t.column("ContextTokens", file);
+  if (first < 1 || first + n - 1 > int64_t(t.rows.size()))
+    throw std::invalid_argument("layer attention: rows " + std::to_string(first) + ".." + std::to_string(first + n - 1) +
+                                " are outside the " + std::to_string(t.rows.size()) + " rows of " + file);
+  std::vector<int64_t> v;
+  for (int64_t r = first; r < first + n; ++r) v.push_back(std::stoll(t.rows[size_t(r - 1)][col]));
+  return v;
+}
+
+std::string selectors(const std::vector<int64_t>& regions, bool stop) {
+  std::string s;
+  for (int64_t r : regions) s += "{" + std::to_string(r) + "} ";
+  return s + (stop ? "S1 D" : "D");
+}
+
+Graph build_attention(const Params& p) {
+  const std::string model = p.get_string("model");
+  int64_t hd = 64, qpk = 8;
+  if (model == "mixtral") hd = 128, qpk = 4;
+  else if (model != "qwen") throw std::invalid_argument("layer attention: model must be qwen or mixtral, got '" + model + "'");
+  if (p.get_int("head_dim")) hd = p.get_int("head_dim");
+  if (p.get_int("q_per_kv")) qpk = p.get_int("q_per_kv");
+  const int64_t B = p.get_int("batch"), R = p.get_int("regions"), tn = p.get_int("tile_n");
+  const std::string par = p.get_string("parallel");
+  if (B < 1 || R < 1 || tn < 1 || hd < 1 || qpk < 1) throw std::invalid_argument("layer attention: sizes must be >= 1");
+  if (par != "interleaved" && par != "coarse" && par != "dynamic")
+    throw std::invalid_argument("layer attention: parallel must be interleaved, coarse or dynamic, got '" + par + "'");
+  if (par == "dynamic" && B < R)
+    throw std::invalid_argument("layer attention: dynamic parallelization needs batch >= regions");
+  const std::vector<int64_t> ctx = kv_lengths(p.get_string("kv_trace"), p.get_int("kv_first_row"), B);
+  std::vector<int64_t> len;
+  int64_t max_tiles = 1;
+  for (int64_t c : ctx) {
+    len.push_back(c + 1);  // the token being decoded
+    max_tiles = std::max(max_tiles, (c + 1 + tn - 1) / tn);
+  }
+  const uint64_t bw = uint64_t(p.get_int("compute_bw"));
+  const uint32_t meta_depth = uint32_t(p.get_int("metadata_depth"));
+
+  GraphBuilder b("attention_" + model + "_" + par + "_b" + std::to_string(B),
+                 "GQA decode attention (" + model + ": head_dim " + std::to_string(hd) + ", " + std::to_string(qpk) +
+                     " queries per KV head), batch " + std::to_string(B) + ", KV lengths from rows " +
+                     std::to_string(p.get_int("kv_first_row")) + ".. of " + p.get_string("kv_trace") + ", " +
+                     std::to_string(R) + " regions, " + par + " parallelization, KV tile " + std::to_string(tn));
+  const uint64_t seed = uint64_t(p.get_int("seed"));
+  b.tensor("kcache", uint64_t(B * max_tiles * tn), uint64_t(hd), DType::BF16, seed + 1);
+  b.tensor("vcache", uint64_t(B * max_tiles * tn), uint64_t(hd), DType::BF16, seed + 2);
+  b.output_tensor("out", uint64_t(B * qpk), uint64_t(hd));
+  std::string idx_text, len_text;
+  for (int64_t i = 0; i < B; ++i) {
+    idx_text += std::to_string(i) + " ";
+    len_text += std::to_string(len[size_t(i)]) + " ";
+  }
+
+  // Per region: its queries [P_r, 1] (the inner 1 is what Expand repeats over the KV tiles),
+  // request indices and KV lengths [P_r].
+  std::vector<Stream> qs, ids, lens;
+  int64_t regions = R;
+  if (par == "coarse") {
+    const int64_t per = p.get_int("per_region");
+    if (per < 1) throw std::invalid_argument("layer attention: per_region must be >= 1");
+    regions = (B + per - 1) / per;
+    for (int64_t r = 0; r < regions; ++r) {
+      const std::string id = std::to_string(r);
+      const int64_t first = r * per, n = std::min(per, B - first);
+      std::string it, lt;
+      for (int64_t i = first; i < first + n; ++i) {
+        it += std::to_string(i) + " ";
+        lt += std::to_string(len[size_t(i)]) + " ";
+      }
+      b.literal_stream("idx" + id, it + "D");
+      b.literal_stream("kv_len" + id, lt + "D");
+      b.tensor("q" + id, uint64_t(n * qpk), uint64_t(hd), DType::BF16, seed + 10 + uint64_t(r));
+      Stream qr = b.load("q" + id + "_load", "q" + id, {qpk, hd}, {n, 1});
+      qs.push_back(b.flatten("q" + id + "_flat", qr, 1, 2));
+      ids.push_back(b.source("idx" + id, "idx" + id, meta_depth));
+      lens.push_back(b.source("kv_len" + id, "kv_len" + id, meta_depth));
+    }
+  } else {
+    b.tensor("q", uint64_t(B * qpk), uint64_t(hd), DType::BF16, seed);
+    b.literal_stream("idx", idx_text + "S1 D");
+    b.literal_stream("kv_len", len_text + "S1 D");
+    // The dispatch selector: literal (round-robin) for interleaved, fed back for dynamic.
+    Stream dispatch;
+    if (par == "dynamic") {
+      shape::StreamType t{{shape::Dim::fixed(1), shape::Dim::fixed(B)}, shape::ElemType::selector()};
+      dispatch = b.forward("dispatch", "out", t);
+    } else {
+      std::vector<int64_t> region;
+      for (int64_t i = 0; i < B; ++i) region.push_back(i % R);
+      b.literal_stream("assign", selectors(region, true));
+      dispatch = b.source("assign", "assign", meta_depth);
+    }
+    Stream q = b.load("q_load", "q", {qpk, hd}, {B, 1});  // [1, B, 1]
+    Stream idx = b.source("idx", "idx", meta_depth);
+    Stream kvl = b.source("kv_len", "kv_len", meta_depth);
+    qs = b.partition("q_route", q, dispatch, size_t(R), 1);
+    ids = b.partition("idx_route", idx, dispatch, size_t(R));
+    lens = b.partition("len_route", kvl, dispatch, size_t(R));
+    for (const char* n : {"idx_route", "len_route"}) b.set_depth(n, meta_depth);
+    for (int64_t r = 0; r < R; ++r) {  // routed by the same selectors: as many requests as the queries
+      ids[size_t(r)].set_dim(0, qs[size_t(r)].type().dims[0].size);
+      lens[size_t(r)].set_dim(0, qs[size_t(r)].type().dims[0].size);
+    }
+  }
+
+  std::vector<Stream> acks;
+  for (int64_t r = 0; r < regions; ++r) {
+    const std::string pre = "r" + std::to_string(r) + "_";
+    auto gen = b.add(pre + "addr", "KvCacheAddrGen", {{"tile_rows", std::to_string(tn)}, {"max_tiles", std::to_string(max_tiles)}},
+                     {{"idx", ids[size_t(r)]}, {"kv_len", lens[size_t(r)]}});
+    Stream addr = gen.at("addr"), last = gen.at("last"), valid = gen.at("valid");
+    // Static schemes: the KV tiles each region reads are known from the trace.
+    if (par != "dynamic") {
+      int64_t tiles = 0;
+      for (int64_t i = 0; i < B; ++i) {
+        const bool mine = par == "interleaved" ? i % R == r : i / p.get_int("per_region") == r;
+        if (mine) tiles += (len[size_t(i)] + tn - 1) / tn;
+      }
+      b.symbol(shape::to_string(addr.type().dims.back().size), std::to_string(tiles));
+    }
+    Stream k = b.random_load(pre + "k", "kcache", {tn, hd}, addr);
+    Stream v = b.random_load(pre + "v", "vcache", {tn, hd}, addr);
+    Stream qe = b.expand(pre + "qe", qs[size_t(r)], k, 1);
+    Stream s = b.map(pre + "qk", "matmul_t_f32", {qe, k}, bw);
+    Stream sm = b.map(pre + "mask", "mask_cols", {s, valid}, bw);  // key positions past kv_len
+    Stream o = b.accum(pre + "attn", "flash_attn_update", 1, {sm, v}, bw);
+    acks.push_back(b.add1(pre + "store", "RandomOffChipStore", {{"tensor", "out"}, {"tile", frontend::int_list({qpk, hd})}},
+                          {{"waddr", ids[size_t(r)]}, {"wdata", o}}));
+    // Write back each request's last K and V tile (where the new token goes).
+    // One last tile per request: as many as the region's requests, the rest are the others.
+    const shape::ex requests = qs[size_t(r)].type().dims[0].size, tiles = addr.type().dims.back().size;
+    std::vector<Stream> ka = b.partition(pre + "last_addr", addr, last, 2);
+    ka[0].set_dim(0, tiles - requests);
+    ka[1].set_dim(0, requests);
+    for (const char* kv : {"k", "v"}) {
+      const std::string t = std::string(kv) == "k" ? "kcache" : "vcache";
+      std::vector<Stream> parts = b.partition(pre + kv + "_last", std::string(kv) == "k" ? k : v, last, 2);
+      parts[0].set_dim(0, tiles - requests);
+      parts[1].set_dim(0, requests);
+      b.sink(pre + kv + "_rest", parts[0]);
+      b.set_depth(pre + kv + "_last", uint32_t(p.get_int("writeback_depth")));
+      Stream done = b.add1(pre + kv + "_wb", "RandomOffChipStore", {{"tensor", t}, {"tile", frontend::int_list({tn, hd})}},
+                           {{"waddr", ka[1]}, {"wdata", parts[1]}});
+      b.sink(pre + kv + "_wb_done", done);
+    }
+    b.sink(pre + "addr_rest", ka[0]);
+  }
+
+  if (par == "dynamic") {
+    // Region completions, in completion order, become the dispatch decisions of requests R..B-1.
+    auto [done, who] = b.eager_merge("completed", acks, 0);
+    b.sink("completed_acks", done);
+    who.set_dim(0, std::to_string(B));  // every request completes once
+    std::vector<int64_t> keep(size_t(B), 0);
+    for (int64_t i = B - R; i < B; ++i) keep[size_t(i)] = 1;  // the last R completions start nothing
+    b.literal_stream("keep_first", selectors(keep, false));
+    std::vector<Stream> kept = b.partition("next", who, b.source("keep_first", "keep_first", meta_depth), 2);
+    b.sink("unused", kept[1]);
+    std::vector<int64_t> first(static_cast<size_t>(R));
+    for (int64_t i = 0; i < R; ++i) first[size_t(i)] = i;
+    b.literal_stream("first", selectors(first, false));
+    std::vector<int64_t> order(size_t(B), 1);
+    for (int64_t i = 0; i < R; ++i) order[size_t(i)] = 0;  // R initial round-robin picks, then the fed-back ones
+    b.literal_stream("order", selectors(order, true));
+    Stream sel = b.reassemble("dispatch_merge", {b.source("first", "first"), kept[0]}, b.source("order", "order"), 0);
+    b.flatten("dispatch", sel, 0, 1);
+    b.set_depth("dispatch", meta_depth);
+  }
+  return b.graph();
+}
+
+}  // namespace
+
+void register_attention(LayerRegistry& r) {
+  r.add({"attention",
+         "GQA decode attention (one KV head group) over real Azure KV-cache lengths, KV tiles streamed from HBM, "
+         "FlashAttention online softmax, parallelized over regions: interleaved, coarse or dynamic (cyclic EagerMerge)",
+         {{"model", T::kString, "qwen", "qwen (head_dim 64, 8 queries per KV head) or mixtral (128, 4)"},
+          {"batch", T::kInt, "64", "requests"},
+          {"kv_trace", T::kString, "shared:traces/azure/AzureLLMInferenceTrace_conv.csv",
+           "Azure LLM inference trace (ContextTokens = KV length before the decoded token)"},
+          {"kv_first_row", T::kInt, "4007", "first data row (1-based) of the batch in kv_trace (4007: the artifact's "
+                                            "medium-variability B=64 batch)"},
+          {"parallel", T::kString, "dynamic", "interleaved, coarse or dynamic"},
+          {"regions", T::kInt, "4", "parallel regions"},
+          {"per_region", T::kInt, "16", "requests per region for coarse parallelization"},
+          {"tile_n", T::kInt, "32", "tokens per KV tile"},
+          {"head_dim", T::kInt, "0", "head dimension (0 = the model's)"},
+          {"q_per_kv", T::kInt, "0", "query heads per KV head (0 = the model's)"},
+          {"compute_bw", T::kInt, "2048", "FLOPs/cycle per higher-order node (the artifact's attention runs: 2048)"},
+          {"metadata_depth", T::kInt, "16", "FIFO depth of the request metadata and dispatch streams"},
+          {"writeback_depth", T::kInt, "4", "FIFO depth in front of the KV-cache write-back"},
+          {"seed", T::kInt, "1", "seed of the random tensors"}},
+         build_attention});
+}
+
+}  // namespace stepsim::layers
