@@ -6,6 +6,7 @@
 // the same case, as token text per output port.
 #pragma once
 
+#include <cmath>
 #include <map>
 #include <memory>
 #include <string>
@@ -834,9 +835,9 @@ inline Element random_finite_tile(std::mt19937_64& r) {
 }
 inline bool is_nan16(uint16_t v) { return (v & 0x7F80u) == 0x7F80u && (v & 0x7Fu) != 0; }
 
-// Compares bf16 tiles lane by lane. `nan_ops[j]` counts the NaN operands of an fp32 sum behind
-// lane j: with two or more, which NaN a C++ `a + b` returns depends on the operand order the
-// compiler emits (docs/units.md), so any NaN is accepted there.
+// Compares bf16 tiles lane by lane. `nan_ops[j]` >= 2 when an fp32 sum behind lane j added two
+// NaNs (from the inputs or made on the way, such as Inf - Inf): which one a C++ `a + b` returns
+// depends on the operand order the compiler emits (docs/units.md), so any NaN is accepted there.
 inline std::string compare_lanes(const Tile& want, const Tile& got, const std::vector<int>& nan_ops,
                                  const std::string& what) {
   if (want.cols != got.cols) return what + ": " + std::to_string(got.cols) + " lanes, want " + std::to_string(want.cols);
@@ -873,8 +874,10 @@ inline std::string check_pcu_accum(const UnitCase& c, const std::vector<Beat>& g
   std::vector<std::vector<int>> want_nans;
   for (const Beat& b : c.inputs[0]) {
     if (b.has_elem) {
+      for (int j = 0; j < kL; ++j)  // an fp32 add of two NaNs (the first update is a copy)
+        if (!is_empty_acc(acc) && std::isnan(acc.f(0, uint32_t(j))) && is_nan16(bf16_at(b.elem.tile(), uint32_t(j))))
+          nans[size_t(j)] = 2;
       acc = fn.update(std::move(acc), {b.elem.tile()});
-      for (int j = 0; j < kL; ++j) nans[size_t(j)] += is_nan16(bf16_at(b.elem.tile(), uint32_t(j)));
     }
     if (b.stop >= rank) {
       Tile t = fn.finalize(acc);
@@ -923,8 +926,13 @@ inline std::string check_pcu_reduce(const UnitCase& c, const std::vector<Beat>& 
     if (got[i].has_elem != in[i].has_elem || got[i].stop != in[i].stop || got[i].done != in[i].done)
       return "row reduce structure: got " + format_beats(got) + ", want " + format_beats(in);
     if (!in[i].has_elem) continue;
-    int nans = 0;
-    for (int j = 0; j < kL; ++j) nans += is_nan16(bf16_at(in[i].elem.tile(), uint32_t(j)));
+    int nans = 0;  // 2 when the left-to-right fp32 sum adds two NaNs
+    float s = in[i].elem.tile().f(0, 0);
+    for (uint32_t j = 1; j < uint32_t(kL); ++j) {
+      const float e = in[i].elem.tile().f(0, j);
+      if (std::isnan(s) && std::isnan(e)) nans = 2;
+      s = s + e;
+    }
     const std::string e = compare_lanes(fn.apply({in[i].elem.tile()}), got[i].elem.tile(), {is_max ? 0 : nans},
                                         fn.name + " beat " + std::to_string(i));
     if (!e.empty()) return e;
