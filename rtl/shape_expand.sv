@@ -1,6 +1,7 @@
 // Shape unit, Expand<rank>: repeats each data element over the matching group of the
 // reference stream, one output beat per ref beat (docs/units.md).
 // SystemC twin: hw/units/shape_expand.h. Latency 1 cycle, 1 beat/cycle.
+`include "stream_macros.svh"
 module shape_expand #(
   parameter int W = 32
 ) (
@@ -8,52 +9,19 @@ module shape_expand #(
   input  logic         rst_ni,
   input  logic [3:0]   cfg_rank_i,  // quasi-static: change only in reset
   // in (data)
-  input  logic         in_valid_i,
-  output logic         in_ready_o,
-  input  logic [W-1:0] in_data_i,
-  input  logic         in_elem_i,
-  input  logic [3:0]   in_stop_i,
-  input  logic         in_done_i,
+  `STREAM_IN_PORTS(in, W),
   // ref
-  input  logic         ref_valid_i,
-  output logic         ref_ready_o,
-  input  logic [W-1:0] ref_data_i,
-  input  logic         ref_elem_i,
-  input  logic [3:0]   ref_stop_i,
-  input  logic         ref_done_i,
+  `STREAM_IN_PORTS(ref, W),
   // out
-  output logic         out_valid_o,
-  input  logic         out_ready_i,
-  output logic [W-1:0] out_data_o,
-  output logic         out_elem_o,
-  output logic [3:0]   out_stop_o,
-  output logic         out_done_o
+  `STREAM_OUT_PORTS(out, 1, W)
 );
-  logic         d_valid, d_elem, d_done, consume_d;
-  logic [W-1:0] d_data;
-  logic [3:0]   d_stop;
-  logic         r_valid, r_elem, r_done, consume_r;
-  logic [W-1:0] r_data;
-  logic [3:0]   r_stop;
+  logic         consume_d, consume_r;
   logic         ofree, emit, o_elem, o_done, closes, dd, rd;
   logic [3:0]   o_stop;
   logic         data_done_d, data_done_q, ref_done_d, ref_done_q;
 
-  stream_in_buf #(.W(W)) u_in (
-    .clk_i, .rst_ni,
-    .valid_i(in_valid_i), .ready_o(in_ready_o), .data_i(in_data_i), .elem_i(in_elem_i),
-    .stop_i(in_stop_i), .done_i(in_done_i),
-    .head_valid_o(d_valid), .head_data_o(d_data), .head_elem_o(d_elem), .head_stop_o(d_stop),
-    .head_done_o(d_done), .consume_i(consume_d)
-  );
-
-  stream_in_buf #(.W(W)) u_ref (
-    .clk_i, .rst_ni,
-    .valid_i(ref_valid_i), .ready_o(ref_ready_o), .data_i(ref_data_i), .elem_i(ref_elem_i),
-    .stop_i(ref_stop_i), .done_i(ref_done_i),
-    .head_valid_o(r_valid), .head_data_o(r_data), .head_elem_o(r_elem), .head_stop_o(r_stop),
-    .head_done_o(r_done), .consume_i(consume_r)
-  );
+  `STREAM_IN_BUF(in, d, W, consume_d);
+  `STREAM_IN_BUF(ref, r, W, consume_r);
 
   // The ref payload is not used: the output carries the data element.
   logic unused_ref_data;
@@ -117,11 +85,5 @@ module shape_expand #(
     end
   end
 
-  stream_out_reg #(.N(1), .W(W)) u_out (
-    .clk_i, .rst_ni,
-    .emit_i(emit), .mask_i(1'b1), .data_i(d_data), .elem_i(o_elem), .stop_i(o_stop),
-    .done_i(o_done), .free_o(ofree),
-    .valid_o(out_valid_o), .ready_i(out_ready_i), .data_o(out_data_o), .elem_o(out_elem_o),
-    .stop_o(out_stop_o), .done_o(out_done_o)
-  );
+  `STREAM_OUT_REG(out, 1, W, emit, 1'b1, d_data, o_elem, o_stop, o_done, ofree);
 endmodule

@@ -6,7 +6,7 @@
 # lane instead of eight), for the CTest run.
 # Usage: rtl/synth.sh [--quick] [--area] [top ...]   (default: all units). Non-zero on any failure.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
+source "$(dirname "$0")/files.sh"
 lib=/usr/share/qflow/tech/osu018/osu018_stdcells.lib
 area=0
 quick=0
@@ -17,22 +17,17 @@ while [ $# -gt 0 ]; do
     *) break ;;
   esac
 done
-common=("$here/stream_in_buf.sv" "$here/stream_out_reg.sv")
-if [ $# -gt 0 ]; then tops=("$@"); else mapfile -t tops < <(grep -v '^\s*\(#\|$\)' "$here/units.list" | awk '{print $1}'); fi
+if [ $# -gt 0 ]; then tops=("$@"); else mapfile -t tops < <(rtl_tops); fi
 fail=0
 for top in "${tops[@]}"; do
-  files=("${common[@]}")
-  for dep in $(awk -v t="$top" '$1 == t {for (i = 2; i <= NF; i++) if ($i != "lib" && $i !~ /:/) print $i}' "$here/units.list"); do
-    files+=("$here/$dep.sv")
-  done
-  case " ${common[*]} " in *" $here/$top.sv "*) ;; *) files+=("$here/$top.sv") ;; esac
+  mapfile -t files < <(rtl_files "$top")
   params=""
   if [ $quick = 1 ]; then
-    for kv in $(awk -v t="$top" '$1 == t {for (i = 2; i <= NF; i++) if ($i ~ /^quick:/) print substr($i, 7)}' "$here/units.list"); do
+    for kv in $(rtl_quick "$top"); do
       params="$params chparam -set ${kv%%=*} ${kv#*=} $top;"
     done
   fi
-  script="read_verilog -sv ${files[*]};$params synth -top $top -flatten; stat"
+  script="read_verilog -sv -I$rtl_dir ${files[*]};$params synth -top $top -flatten; stat"
   if [ $area = 1 ]; then
     script="$script; dfflibmap -liberty $lib; abc -liberty $lib; opt_clean; stat -liberty $lib"
   fi

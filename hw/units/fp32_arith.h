@@ -5,8 +5,8 @@
 //   * a NaN operand gives that NaN quieted (the first operand's when both are NaN);
 //   * Inf - Inf and 0 * Inf give x86's default NaN 0xFFC00000;
 //   * an exact zero sum is +0, except (-0) + (-0) = -0.
-// bf16_round is hw/functions/bf16.h bf16_bits_from_f32. RTL twins: rtl/fp32_add.sv,
-// rtl/fp32_mul.sv (bf16 rounding in rtl/pcu_ew.sv).
+// bf16_round is hw/functions/bf16.h bf16_bits_from_f32; fp32_max is numerics.h max_f32.
+// RTL twins: rtl/fp32_add.sv, rtl/fp32_mul.sv, rtl/fp32_max.sv, rtl/bf16_round.sv.
 #pragma once
 
 #include "hw/units/types.h"
@@ -163,6 +163,32 @@ inline f32_t fp32_mul(const f32_t& a, const f32_t& b) {
   bits_t<27> m = bits_t<27>(p.range(47, 21));
   if (p.range(20, 0) != 0) m[0] = 1;
   return f32_round_pack(sign, e, m);
+}
+
+// max(a, b) as hw/functions/numerics.h max_f32: a NaN operand gives that NaN quieted (a's
+// first); equal values (+0 and -0 too) give a unless a is negative (then b), which prefers
+// +0 over -0; otherwise the larger value.
+inline f32_t fp32_max(const f32_t& a, const f32_t& b) {
+  const f32_t qbit = f32_t(0x00400000u);
+  if (f32_is_nan(a)) return a | qbit;
+  if (f32_is_nan(b)) return b | qbit;
+  const bool zeros = a.range(30, 0) == 0 && b.range(30, 0) == 0;
+  if (a == b || zeros) return a[31] ? b : a;
+  bool a_gt;
+  if (a[31] != b[31])
+    a_gt = !a[31];
+  else if (!a[31])
+    a_gt = a.range(30, 0) > b.range(30, 0);
+  else
+    a_gt = a.range(30, 0) < b.range(30, 0);
+  return a_gt ? a : b;
+}
+
+// A bf16 value (the upper half of its fp32 value) as fp32.
+inline f32_t f32_from_bf16(const bf16_t& x) {
+  f32_t r = 0;
+  r.range(31, 16) = x.to_uint();
+  return r;
 }
 
 }  // namespace stepsim::units

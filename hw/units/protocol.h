@@ -47,6 +47,17 @@ struct UBeat {
   sc_core::sc_in<::stepsim::units::stop_t> p##_stop_i{#p "_stop_i"};             \
   sc_core::sc_in<bool> p##_done_i{#p "_done_i"}
 
+// N input streams packed into one flat port group: stream i in slice i of every pin
+// (<p>_valid_i[i], <p>_data_i[W*i +: W], <p>_stop_i[4*i +: 4], ...). Used by the units with a
+// parametric number of inputs; the RTL twins declare the same flat pins.
+#define STEPSIM_STREAMS_IN(p, N, W)                                               \
+  sc_core::sc_in<::stepsim::units::bits_t<N>> p##_valid_i{#p "_valid_i"};        \
+  sc_core::sc_out<::stepsim::units::bits_t<N>> p##_ready_o{#p "_ready_o"};       \
+  sc_core::sc_in<::stepsim::units::bits_t<(N) * (W)>> p##_data_i{#p "_data_i"};  \
+  sc_core::sc_in<::stepsim::units::bits_t<N>> p##_elem_i{#p "_elem_i"};          \
+  sc_core::sc_in<::stepsim::units::bits_t<4 * (N)>> p##_stop_i{#p "_stop_i"};    \
+  sc_core::sc_in<::stepsim::units::bits_t<N>> p##_done_i{#p "_done_i"}
+
 // Stream output port group with N consumers sharing one payload (N = 1: a plain stream;
 // N > 1: lock-step multicast, one valid and one ready bit per consumer).
 #define STEPSIM_STREAM_OUT(p, N, W)                                               \
@@ -112,6 +123,54 @@ struct InBuf {
     beat.elem = p##_elem_i.read(); \
     beat.stop = p##_stop_i.read(); \
     beat.done = p##_done_i.read(); \
+  } while (0)
+
+// Reads stream i of an N-stream input group into a beat.
+#define STEPSIM_READ_LANE(p, N, W, i, beat)                                                       \
+  do {                                                                                        \
+    beat.data = ::stepsim::units::slice<W, (N) * (W)>(p##_data_i.read(), (W) * (i));          \
+    beat.elem = ::stepsim::units::bit_of<N>(p##_elem_i.read(), i);                            \
+    beat.stop = ::stepsim::units::slice<::stepsim::units::kStopBits, 4 * (N)>(p##_stop_i.read(), 4 * (i)); \
+    beat.done = ::stepsim::units::bit_of<N>(p##_done_i.read(), i);                            \
+  } while (0)
+
+// The skid buffers of an N-stream input group: sample all, then update with a consume mask.
+template <int N, int W>
+struct InBufs {
+  InBuf<W> b[N];
+  void reset() {
+    for (int i = 0; i < N; ++i) b[i].reset();
+  }
+  void update(const bits_t<N>& consume) {
+    for (int i = 0; i < N; ++i) b[i].update(bit_of<N>(consume, i));
+  }
+  bits_t<N> head_valid() const {
+    bits_t<N> v = 0;
+    for (int i = 0; i < N; ++i) set_bit<N>(v, i, b[i].head_valid());
+    return v;
+  }
+  bits_t<N> ready() const {
+    bits_t<N> v = 0;
+    for (int i = 0; i < N; ++i) set_bit<N>(v, i, b[i].ready());
+    return v;
+  }
+  // The head of the stream named by a one-hot pick (an empty beat when pick is 0).
+  UBeat<W> head_of(const bits_t<N>& pick) const {
+    UBeat<W> r;
+    for (int i = 0; i < N; ++i)
+      if (bit_of<N>(pick, i)) r = b[i].head();
+    return r;
+  }
+};
+
+// Samples every stream of group p into bufs (an InBufs<N, W>).
+#define STEPSIM_SAMPLE_GROUP(p, N, W, bufs)                               \
+  do {                                                                    \
+    for (int i_ = 0; i_ < (N); ++i_) {                                    \
+      ::stepsim::units::UBeat<W> b_;                                      \
+      STEPSIM_READ_LANE(p, N, W, i_, b_);                                 \
+      bufs.b[i_].sample(::stepsim::units::bit_of<N>(p##_valid_i.read(), i_), b_); \
+    }                                                                     \
   } while (0)
 
 // Output register of a port group with N consumers: valid bits and the shared payload.

@@ -79,4 +79,28 @@ inline bool any_bit(const bits_t<W>& v) {
     return v != 0;
 }
 
+// Bits [lo+W-1:lo] of a WV-bit value, and the assignment to them (static bit loops).
+template <int W, int WV>
+inline bits_t<W> slice(const bits_t<WV>& v, int lo) {
+  bits_t<W> r = 0;
+  for (int k = 0; k < W; ++k) set_bit<W>(r, k, bit_of<WV>(v, lo + k));
+  return r;
+}
+template <int W, int WV>
+inline void set_slice(bits_t<WV>& v, int lo, const bits_t<W>& x) {
+  for (int k = 0; k < W; ++k) set_bit<WV>(v, lo + k, bit_of<W>(x, k));
+}
+
+// The lowest set bit of v, as a one-hot value (0 when v is 0).
+template <int W>
+inline bits_t<W> lowest_one(const bits_t<W>& v) {
+  bits_t<W> r = 0;
+  bool found = false;
+  for (int i = 0; i < W; ++i) {
+    if (bit_of<W>(v, i) && !found) set_bit<W>(r, i, true);
+    found = found || bit_of<W>(v, i);
+  }
+  return r;
+}
+
 }  // namespace stepsim::units

@@ -45,6 +45,14 @@ bits_t<N> encode_selector(const Element& e) {
   return v;
 }
 
+template <int N>
+Element decode_selector(const bits_t<N>& v) {
+  Selector s;
+  for (int i = 0; i < N; ++i)
+    if (units::bit_of<N>(v, i)) s.set(i);
+  return Element(s);
+}
+
 template <int W>
 UBeat<W> to_ubeat(const Beat& b, const std::function<bits_t<W>(const Element&)>& enc) {
   UBeat<W> u;
@@ -99,6 +107,44 @@ struct OutPins {
     (dut).p##_stop_o((rtl) ? pins.stop_rtl : pins.stop_hls);     \
     (dut).p##_done_o((rtl) ? pins.done_rtl : pins.done_hls);     \
   } while (0)
+
+// N input streams packed into one flat pin group (the units with a parametric number of
+// inputs): stream i in slice i of every pin. Each stream has its own Source on `lane[i]`; a
+// combinational method packs the lanes into the group's pins and hands each lane its ready bit.
+template <int N, int W>
+struct InGroupPins : sc_core::sc_module {
+  InPins<W> lane[N];
+  sc_core::sc_signal<bits_t<N>> valid, ready_hls, ready_rtl, elem, done;
+  sc_core::sc_signal<bits_t<N * W>> data;
+  sc_core::sc_signal<bits_t<4 * N>> stop;
+
+  SC_HAS_PROCESS(InGroupPins);
+  explicit InGroupPins(sc_core::sc_module_name n) : sc_core::sc_module(n) {
+    SC_METHOD(pack);
+    for (int i = 0; i < N; ++i) sensitive << lane[i].valid << lane[i].data << lane[i].elem << lane[i].stop << lane[i].done;
+    sensitive << ready_hls << ready_rtl;
+  }
+  void pack() {
+    bits_t<N> v = 0, e = 0, d = 0;
+    bits_t<N * W> x = 0;
+    bits_t<4 * N> s = 0;
+    for (int i = 0; i < N; ++i) {
+      units::set_bit<N>(v, i, lane[i].valid.read());
+      units::set_bit<N>(e, i, lane[i].elem.read());
+      units::set_bit<N>(d, i, lane[i].done.read());
+      const bits_t<W> li = lane[i].data.read();
+      for (int k = 0; k < W; ++k) units::set_bit<N * W>(x, W * i + k, units::bit_of<W>(li, k));
+      for (int k = 0; k < 4; ++k) units::set_bit<4 * N>(s, 4 * i + k, (lane[i].stop.read().to_uint() >> k) & 1);
+      lane[i].ready_hls.write(units::bit_of<N>(ready_hls.read(), i));
+      lane[i].ready_rtl.write(units::bit_of<N>(ready_rtl.read(), i));
+    }
+    valid.write(v);
+    elem.write(e);
+    done.write(d);
+    data.write(x);
+    stop.write(s);
+  }
+};
 
 // ------------------------------------------------------------------ one case
 struct UnitCase {

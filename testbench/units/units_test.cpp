@@ -3,8 +3,6 @@
 // The lock-step comparison with the RTL is in testbench/units/rtl (needs Verilator).
 #include <gtest/gtest.h>
 
-#include <iostream>
-
 #include "testbench/units/benches.h"
 
 namespace stepsim::unit_test {
@@ -12,50 +10,31 @@ namespace {
 
 constexpr size_t kCases = 300;
 
+// Runs the HLS unit alone on `kCases` random cases and checks every case's outputs.
 template <template <class> class Bench>
-void check_against_approx(const std::string& unit, const std::vector<UnitCase>& cases, uint64_t seed) {
+void check_hls(uint64_t seed) {
+  const std::vector<UnitCase> cases = Bench<NoRtl>::cases(kCases, seed);
   BenchRun r = run_bench<Bench<NoRtl>>(cases, seed);
   ASSERT_TRUE(r.result.ok) << r.result.error;
   ASSERT_EQ(r.result.cases_done, cases.size());
-  size_t reference_only = 0;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    std::vector<std::string> want;
-    if (unit == "Partition" && partition_approx_diverges(cases[i])) {
-      want = partition_reference(cases[i], kN);  // the approximate Partition drops these stops
-      ++reference_only;
-    } else {
-      want = expected(unit, cases[i]);
-    }
-    for (size_t o = 0; o < want.size(); ++o) {
-      std::string in;
-      for (const auto& s : cases[i].inputs) in += " [" + format_beats(s) + "]";
-      ASSERT_EQ(format_beats(r.out[o][i]), want[o])
-          << unit << " case " << i << " output " << o << " cfg[0]=" << (cases[i].cfg.empty() ? 0 : cases[i].cfg[0])
-          << " inputs" << in;
-    }
-  }
+  for (size_t i = 0; i < cases.size(); ++i)
+    ASSERT_EQ(Bench<NoRtl>::check(cases[i], case_outputs(r.out, i)), "") << "case " << i;
   ::testing::Test::RecordProperty("cycles", std::to_string(r.result.cycles));
-  if (reference_only)
-    std::cout << unit << ": " << reference_only << " of " << cases.size()
-              << " cases compared with the reference chunk rule, not the approximate operator\n";
 }
 
-TEST(UnitsVsApprox, Flatten) { check_against_approx<FlattenBench>("Flatten", flatten_cases(kCases, 11), 11); }
-TEST(UnitsVsApprox, Promote) { check_against_approx<PromoteBench>("Promote", promote_cases(kCases, 12), 12); }
-TEST(UnitsVsApprox, Repeat) { check_against_approx<RepeatBench>("Repeat", repeat_cases(kCases, 13), 13); }
-TEST(UnitsVsApprox, Expand) { check_against_approx<ExpandBench>("Expand", expand_cases(kCases, 14), 14); }
-TEST(UnitsVsApprox, Broadcast) { check_against_approx<BroadcastBench>("Broadcast", broadcast_cases(kCases, 15), 15); }
-TEST(UnitsVsApprox, Partition) { check_against_approx<PartitionBench>("Partition", partition_cases(kCases, 16), 16); }
-
-TEST(UnitsVsFunctions, PcuEwMatchesMapMulAndAddBitForBit) {
-  const std::vector<UnitCase> cases = pcu_ew_cases(kCases, 17);
-  BenchRun r = run_bench<PcuEwBench<NoRtl>>(cases, 17);
-  ASSERT_TRUE(r.result.ok) << r.result.error;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const std::string e = check_pcu_ew(cases[i], r.out[0][i]);
-    ASSERT_EQ(e, "") << "case " << i;
-  }
-}
+TEST(UnitsVsApprox, Flatten) { check_hls<FlattenBench>(11); }
+TEST(UnitsVsApprox, Promote) { check_hls<PromoteBench>(12); }
+TEST(UnitsVsApprox, Repeat) { check_hls<RepeatBench>(13); }
+TEST(UnitsVsApprox, Expand) { check_hls<ExpandBench>(14); }
+TEST(UnitsVsApprox, Broadcast) { check_hls<BroadcastBench>(15); }
+TEST(UnitsVsApprox, Partition) { check_hls<PartitionBench>(16); }
+TEST(UnitsVsApprox, Reshape) { check_hls<ReshapeBench>(18); }
+TEST(UnitsVsApprox, Zip) { check_hls<ZipBench>(19); }
+TEST(UnitsVsApprox, Reassemble) { check_hls<ReassembleBench>(20); }
+TEST(UnitsVsApprox, EagerMerge) { check_hls<EagerMergeBench>(21); }
+TEST(UnitsVsFunctions, PcuEwMatchesMapMulAndAddBitForBit) { check_hls<PcuEwBench>(17); }
+TEST(UnitsVsFunctions, PcuAccumMatchesAccumAddAndMaxBitForBit) { check_hls<PcuAccumBench>(22); }
+TEST(UnitsVsFunctions, PcuReduceMatchesRowSumAndRowMaxBitForBit) { check_hls<PcuReduceBench>(23); }
 
 // ---- documented latency and throughput (docs/units.md), full-rate source and sink ----
 struct Timing {
@@ -100,7 +79,7 @@ TEST(UnitsTiming, OneCycleLatencyOneBeatPerCycle) {
   EXPECT_EQ(t.latency, 1u);
   EXPECT_EQ(t.span, t.beats);
   EXPECT_EQ(t.beats, 200u);
-  t = full_rate<PromoteBench>(one_case({0}, {s}));
+  t = full_rate<PromoteBench>(one_case({0, 0}, {s}));
   EXPECT_EQ(t.latency, 1u);
   EXPECT_EQ(t.span, 200u);
   t = full_rate<ExpandBench>(one_case({0}, {s, s}));
@@ -137,7 +116,7 @@ TEST(UnitsTiming, OneCycleLatencyOneBeatPerCycle) {
 }
 
 TEST(UnitsTiming, OuterPromoteHoldsOneBeat) {
-  Timing t = full_rate<PromoteBench>(one_case({-1}, {iota_stream(200)}));
+  Timing t = full_rate<PromoteBench>(one_case({1, 0}, {iota_stream(200)}));
   EXPECT_EQ(t.latency, 2u);
   EXPECT_EQ(t.span, 200u);
 }
@@ -147,6 +126,57 @@ TEST(UnitsTiming, RepeatSendsOneCopyPerCycle) {
   EXPECT_EQ(t.latency, 1u);
   EXPECT_EQ(t.beats, 300u);
   EXPECT_EQ(t.span, 300u);
+}
+
+TEST(UnitsTiming, NewShapeUnitsOneBeatPerCycle) {
+  const std::string s = iota_stream(200);
+  Timing t = full_rate<ZipBench>(one_case({}, {s, s}));
+  EXPECT_EQ(t.latency, 1u);
+  EXPECT_EQ(t.span, 200u);
+  t = full_rate<ReshapeBench>(one_case({4, 0, 0}, {s}));  // 50 whole chunks: no padding
+  EXPECT_EQ(t.latency, 1u);
+  EXPECT_EQ(t.beats, 200u);
+  EXPECT_EQ(t.span, 200u);
+  t = full_rate<ReshapeBench>(one_case({3, 0, 0}, {"1 2 S1 3 4 S1 5 D"}));  // padding, one per cycle
+  EXPECT_EQ(t.beats, 9u);
+  EXPECT_EQ(t.span, 9u);
+}
+
+TEST(UnitsTiming, RoutersMergeWithoutBubbles) {
+  // Reassemble: 50 groups of one element from each of the 4 inputs.
+  std::string in[kN], sel;
+  for (int g = 0; g < 50; ++g) {
+    for (int i = 0; i < kN; ++i) in[i] += std::to_string(100 * i + g) + " ";
+    sel += "{0,1,2,3} ";
+  }
+  UnitCase c = one_case({0}, {in[0] + "D", in[1] + "D", in[2] + "D", in[3] + "D", sel + "D"});
+  Timing t = full_rate<ReassembleBench>(c);
+  EXPECT_EQ(t.latency, 1u);
+  EXPECT_EQ(t.beats, 200u);
+  EXPECT_EQ(t.span, 200u);
+  // EagerMerge: the same inputs; one element per cycle, then the done.
+  c = one_case({0}, {in[0] + "D", in[1] + "D", in[2] + "D", in[3] + "D"});
+  t = full_rate<EagerMergeBench>(c);
+  EXPECT_EQ(t.latency, 1u);
+  EXPECT_EQ(t.beats, 201u);
+  EXPECT_EQ(t.span, 201u);
+}
+
+TEST(UnitsTiming, ComputeReductionsTakeOneBeatPerCycle) {
+  UnitCase rows = one_case({0, 1}, {});
+  std::vector<Beat> v;
+  std::mt19937_64 rng{3};
+  for (int i = 0; i < 200; ++i) v.push_back(Beat::data(random_finite_tile(rng), i % 4 == 3 ? 1 : 0));
+  v.back().done = true;
+  rows.inputs.push_back(v);
+  Timing t = full_rate<PcuAccumBench>(rows);  // 50 rows of 4 tiles: a result every 4 cycles
+  EXPECT_EQ(t.latency, 4u);
+  EXPECT_EQ(t.beats, 50u);
+  EXPECT_EQ(t.span, 197u);
+  rows.cfg = {0};
+  t = full_rate<PcuReduceBench>(rows);
+  EXPECT_EQ(t.latency, 1u);
+  EXPECT_EQ(t.span, 200u);
 }
 
 }  // namespace

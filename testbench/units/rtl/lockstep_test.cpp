@@ -10,13 +10,19 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "Vpcu_accum.h"
 #include "Vpcu_ew.h"
+#include "Vpcu_reduce.h"
 #include "Vrouter_broadcast.h"
+#include "Vrouter_eager_merge.h"
 #include "Vrouter_partition.h"
+#include "Vrouter_reassemble.h"
 #include "Vshape_expand.h"
 #include "Vshape_flatten.h"
 #include "Vshape_promote.h"
 #include "Vshape_repeat.h"
+#include "Vshape_reshape.h"
+#include "Vshape_zip.h"
 #include "testbench/units/benches.h"
 
 namespace stepsim::unit_test {
@@ -32,54 +38,35 @@ uint64_t seed_base() {
 }
 
 template <template <class> class Bench, class Rtl>
-void lockstep(const std::string& unit, const std::function<std::vector<UnitCase>(size_t, uint64_t)>& gen,
-              uint64_t salt) {
+void lockstep(const std::string& unit, uint64_t salt) {
   const uint64_t seed = seed_base() * 1000 + salt;
-  const std::vector<UnitCase> cases = gen(num_cases(), seed);
+  const std::vector<UnitCase> cases = Bench<Rtl>::cases(num_cases(), seed);
   BenchRun r = run_bench<Bench<Rtl>>(cases, seed);
   ASSERT_TRUE(r.result.ok) << unit << " (seed " << seed << "): " << r.result.error;
   ASSERT_EQ(r.result.cases_done, cases.size());
-  size_t beats = 0, reference_only = 0;
+  size_t beats = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
-    std::vector<std::string> want;
-    if (unit == "Partition" && partition_approx_diverges(cases[i])) {
-      want = partition_reference(cases[i], kN);
-      ++reference_only;
-    } else {
-      want = expected(unit, cases[i]);
-    }
-    for (size_t o = 0; o < want.size(); ++o) {
-      beats += r.out[o][i].size();
-      ASSERT_EQ(format_beats(r.out[o][i]), want[o]) << unit << " case " << i << " output " << o;
-    }
+    const CaseOutputs out = case_outputs(r.out, i);
+    ASSERT_EQ(Bench<Rtl>::check(cases[i], out), "") << unit << " (seed " << seed << ") case " << i;
+    for (const auto& o : out) beats += o.size();
   }
   std::cout << unit << ": " << cases.size() << " cases, " << r.result.cycles << " cycles in lock-step, " << beats
-            << " output beats";
-  if (reference_only) std::cout << " (" << reference_only << " checked against the reference chunk rule)";
-  std::cout << "\n";
+            << " output beats\n";
 }
 
-TEST(UnitsLockstep, Flatten) { lockstep<FlattenBench, Vshape_flatten>("Flatten", flatten_cases, 1); }
-TEST(UnitsLockstep, Promote) { lockstep<PromoteBench, Vshape_promote>("Promote", promote_cases, 2); }
-TEST(UnitsLockstep, Repeat) { lockstep<RepeatBench, Vshape_repeat>("Repeat", repeat_cases, 3); }
-TEST(UnitsLockstep, Expand) { lockstep<ExpandBench, Vshape_expand>("Expand", expand_cases, 4); }
-TEST(UnitsLockstep, Broadcast) { lockstep<BroadcastBench, Vrouter_broadcast>("Broadcast", broadcast_cases, 5); }
-TEST(UnitsLockstep, Partition) { lockstep<PartitionBench, Vrouter_partition>("Partition", partition_cases, 6); }
-
-TEST(UnitsLockstep, PcuEw) {
-  const uint64_t seed = seed_base() * 1000 + 7;
-  const std::vector<UnitCase> cases = pcu_ew_cases(num_cases(), seed);
-  BenchRun r = run_bench<PcuEwBench<Vpcu_ew>>(cases, seed);
-  ASSERT_TRUE(r.result.ok) << "PcuEw (seed " << seed << "): " << r.result.error;
-  ASSERT_EQ(r.result.cases_done, cases.size());
-  size_t elems = 0;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    ASSERT_EQ(check_pcu_ew(cases[i], r.out[0][i]), "") << "case " << i;
-    for (const Beat& b : r.out[0][i]) elems += b.has_elem;
-  }
-  std::cout << "PcuEw: " << cases.size() << " cases, " << r.result.cycles << " cycles in lock-step, " << elems
-            << " tiles of " << kL << " bf16 lanes\n";
-}
+TEST(UnitsLockstep, Flatten) { lockstep<FlattenBench, Vshape_flatten>("Flatten", 1); }
+TEST(UnitsLockstep, Promote) { lockstep<PromoteBench, Vshape_promote>("Promote", 2); }
+TEST(UnitsLockstep, Repeat) { lockstep<RepeatBench, Vshape_repeat>("Repeat", 3); }
+TEST(UnitsLockstep, Expand) { lockstep<ExpandBench, Vshape_expand>("Expand", 4); }
+TEST(UnitsLockstep, Broadcast) { lockstep<BroadcastBench, Vrouter_broadcast>("Broadcast", 5); }
+TEST(UnitsLockstep, Partition) { lockstep<PartitionBench, Vrouter_partition>("Partition", 6); }
+TEST(UnitsLockstep, PcuEw) { lockstep<PcuEwBench, Vpcu_ew>("PcuEw", 7); }
+TEST(UnitsLockstep, Reshape) { lockstep<ReshapeBench, Vshape_reshape>("Reshape", 8); }
+TEST(UnitsLockstep, Zip) { lockstep<ZipBench, Vshape_zip>("Zip", 9); }
+TEST(UnitsLockstep, Reassemble) { lockstep<ReassembleBench, Vrouter_reassemble>("Reassemble", 10); }
+TEST(UnitsLockstep, EagerMerge) { lockstep<EagerMergeBench, Vrouter_eager_merge>("EagerMerge", 11); }
+TEST(UnitsLockstep, PcuAccum) { lockstep<PcuAccumBench, Vpcu_accum>("PcuAccum", 12); }
+TEST(UnitsLockstep, PcuReduce) { lockstep<PcuReduceBench, Vpcu_reduce>("PcuReduce", 13); }
 
 }  // namespace
 }  // namespace stepsim::unit_test
