@@ -57,7 +57,9 @@ for e in range(E):
         f"  - {{name: {p}rows, op: FlatMap, params: {{fn: retile_streamify_row, rank: 1}}, inputs: {{in0: {p}cols}}}}",
         f"  - {{name: {p}flat, op: Flatten, params: {{min: 0, max: 1}}, inputs: {{in: {p}rows}}}}",
         f"  - {{name: {p}padf, op: Flatten, params: {{min: 0, max: 1}}, inputs: {{in: {p}chunk.pad}}, depth: 128}}",
-        f"  - {{name: {p}out, op: FlatMap, params: {{fn: filter_padding, rank: 0}}, inputs: {{in0: {p}flat, in1: {p}padf}}, depth: 128}}",
+        # dims: the padding is removed, so the expert's tokens again (names the new dimension for
+        # `stepsim analyze` and the report's symbolic prediction).
+        f"  - {{name: {p}out, op: FlatMap, params: {{fn: filter_padding, rank: 0}}, inputs: {{in0: {p}flat, in1: {p}padf}}, depth: 128, dims: {{out: [n_route_out{e}]}}}}",
     ]
 ins = ", ".join(f"in{e}: e{e}_out" for e in range(E))
 lines += [f"  - {{name: merge, op: Reassemble, params: {{rank: 0}}, inputs: {{{ins}, sel: routing_merge}}}}",

@@ -1,4 +1,5 @@
 #include "sim/report.h"
+#include "sim/analyze.h"
 
 #include <fstream>
 #include <iomanip>
@@ -30,6 +31,10 @@ std::string bytes_text(uint64_t b) {
 
 Report make_report(const Graph& g, const SimOptions& opt, const SimResult& r) {
   json j;
+  uint64_t total_flops = 0;
+  for (const auto& n : r.nodes) total_flops += n.flops;
+  j["symbolic"] = symbolic_vs_measured(g, opt.hw.onchip_requirement_model, r.offchip_read_bytes, r.offchip_write_bytes,
+                                       total_flops, r.onchip_requirement_bytes);
   j["graph"] = g.name;
   j["preset"] = opt.hw.name;
   j["mode"] = opt.functional ? "functional" : "timing";
@@ -128,6 +133,18 @@ void print_summary(const Report& rep, std::ostream& out) {
       << j["onchip"]["model"].get<std::string>() << " formulas)\n";
   out << "  on-chip measured peak      " << bytes_text(j["onchip"]["measured_peak_bytes"].get<uint64_t>())
       << " (sum of per-node peaks)\n";
+  const json& sym = j["symbolic"];
+  if (sym["available"].get<bool>()) {
+    auto pred = [&](const char* k) {
+      const json& x = sym[k];
+      return x["value"].is_null() ? "symbolic " + x["expr"].get<std::string>() + " (unknown symbols)"
+                                  : std::to_string(x["value"].get<int64_t>());
+    };
+    out << "  symbolic prediction        off-chip read " << pred("read_bytes") << " B, written " << pred("write_bytes")
+        << " B, " << pred("flops") << " FLOPs, on-chip requirement " << pred("onchip_requirement_bytes") << " B\n";
+  } else {
+    out << "  symbolic prediction        unavailable: " << sym["reason"].get<std::string>() << "\n";
+  }
   out << "  simulation wall time       " << std::setprecision(3) << j["wall_seconds"].get<double>() << " s\n";
 }
 

@@ -303,8 +303,10 @@ GraphTypes infer_types(const Graph& g, SymbolTable& syms) {
     }
     if (!progressed) {
       std::string names;
+      size_t left = 0;
       for (const NodeSpec& n : g.nodes)
-        if (!done.count(n.name)) names += (names.empty() ? "" : ", ") + n.name;
+        if (!done.count(n.name) && left++ < 8) names += (names.empty() ? "" : ", ") + n.name;
+      if (left > 8) names += " and " + std::to_string(left - 8) + " more";
       throw ShapeError("shape inference cannot order the nodes " + names +
                        ": they form a cycle (or read one); cyclic graphs are typed only by the simulator");
     }

@@ -118,8 +118,22 @@ TEST_F(Analyze, SymOverridesAValueAndJsonHasTheDocumentedKeys) {
     EXPECT_TRUE(j["nodes"][0][k].contains("value")) << k;
   }
   EXPECT_FALSE(fs::exists(json + ".tmp"));
-  // An unknown value is null.
-  CliRun m = stepsim({"analyze", kExamples + "moe_small.yaml", "--json", json});
+  // An unknown value is null: a Partition whose selectors are not a literal stream (they pass a
+  // Flatten) has outputs of unknown size.
+  const std::string unknown = write("unknown.yaml",
+                                    "tensors:\n"
+                                    "  y: {shape: [2, 4], dtype: bf16, init: output}\n"
+                                    "streams:\n"
+                                    "  a: 'T[1x4] T[1x4] S1 D'\n"
+                                    "  s: '{0} {1} S1 D'\n"
+                                    "nodes:\n"
+                                    "  - {name: a, op: Source, params: {stream: a}}\n"
+                                    "  - {name: s, op: Source, params: {stream: s}}\n"
+                                    "  - {name: sel, op: Flatten, params: {min: 0, max: 0}, inputs: {in: s}}\n"
+                                    "  - {name: route, op: Partition, inputs: {in: a, sel: sel}, outputs: 2}\n"
+                                    "  - {name: store, op: LinearOffChipStore, params: {tensor: y, tile: [1, 4]}, inputs: {in: route.out0}}\n"
+                                    "  - {name: rest, op: Sink, inputs: {in: route.out1}}\n");
+  CliRun m = stepsim({"analyze", unknown, "--json", json});
   ASSERT_EQ(m.status, 0) << m.out;
   std::ifstream f2(json);
   nlohmann::json j2 = nlohmann::json::parse(f2);
