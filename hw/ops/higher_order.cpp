@@ -63,21 +63,23 @@ class HigherOrder : public Op {
              beat_text(bs[i]));
       any_done = any_done || bs[i].done;
     }
-    late_done_.assign(bs.size(), false);
-    for (size_t i = 0; i < bs.size(); ++i) late_done_[i] = any_done && !bs[i].done;
+    any_done_ = any_done;
+    done0_ = bs[0].done;
     if (any_done) bs[0].done = true;
     return bs;
   }
   void pop_all() {
     for (size_t i = 0; i < num_in(); ++i) {
       in(i).pop();
-      if (!late_done_.empty() && late_done_[i]) {
+      // An input whose done token did not ride on this beat sends it as a bare beat next.
+      if (any_done_ && !(i == 0 ? done0_ : beats_[i].done)) {
         Beat d = in(i).recv();
         if (d.has_elem || d.stop || !d.done) fail("in" + std::to_string(i) + " is longer than the other inputs");
       }
     }
   }
-  std::vector<bool> late_done_;
+  bool any_done_ = false;  // some input's beat peeked by peek_all() carried the done token
+  bool done0_ = false;     // in0's beat did (peek_all() raises it on the beat it returns)
   // The operand tiles of the beats peek_all() returned.
   const std::vector<Tile>& args(const std::vector<Beat>& bs) {
     args_.clear();
