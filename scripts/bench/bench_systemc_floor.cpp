@@ -154,6 +154,8 @@ void BM_FloorChain(benchmark::State& state) {
   state.counters["ns_per_hop"] = benchmark::Counter(double(tokens) * kHops * double(state.iterations()),
                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   state.counters["sim_cycles"] = double(end + 1);
+  state.counters["hops"] = kHops;
+  state.counters["tokens"] = double(tokens);
 }
 
 void BM_FloorActivation(benchmark::State& state) {
