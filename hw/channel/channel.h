@@ -150,21 +150,19 @@ class Channel {
   // Peak occupancy in model time, not in SystemC execution order (which depends on process
   // order): when beat k (sent at s_k) is dequeued at d_k, the beats held at s_k were k and the
   // earlier beats dequeued after s_k. Only the previous depth-1 beats can be among them (beat
-  // k's slot was freed by beat k-depth's dequeue), and dequeue times are non-decreasing.
-  // Beat k-n was dequeued from the slot n places before beat k's, which still holds its release
-  // time d_{k-n} + response_latency (only beat k-n+depth's dequeue, later than k's, rewrites it).
-  // Called by pop() for beat k, after its slot's release time was set.
+  // k's slot was freed by beat k-depth's dequeue), and dequeue times are non-decreasing, so
+  // they are the beats k-1 .. k-m for some m (a prefix). Beat k-n was dequeued from the slot n
+  // places before beat k's, which still holds its release time d_{k-n} + response_latency
+  // (only beat k-n+depth's dequeue, later than k's, rewrites it; a slot no beat has used yet
+  // holds 0, which never counts). Only a new peak matters, so the test starts at n = peak:
+  // held = 1 + m exceeds it iff beat k-peak counts (one comparison; none once the peak is the
+  // depth). Called by pop() for beat k, after its slot's release time was set.
   void note_occupancy(uint64_t sent) {
-    uint32_t held = 1;
     const uint64_t limit = sent + params_.response_latency;  // d_{k-n} <= s_k  <=>  freed <= limit
-    uint32_t pos = head_pos_;
-    for (uint64_t n = 1; n < params_.depth && n <= popped_; ++n) {
-      pos = pos == 0 ? params_.depth - 1 : pos - 1;
-      if (ring_[pos].freed <= limit) break;
-      ++held;
-    }
-    if (held > stats_.peak_occupancy) stats_.peak_occupancy = held;
-    ++popped_;
+    const uint32_t depth = params_.depth;
+    uint32_t n = stats_.peak_occupancy ? stats_.peak_occupancy : 1;
+    while (n < depth && ring_[head_pos_ >= n ? head_pos_ - n : head_pos_ + depth - n].freed > limit) ++n;
+    stats_.peak_occupancy = n;  // held = n (beats k-n+1 .. k) if that is a new peak, else n = peak
   }
   std::string name_;
   ChannelParams params_;
@@ -174,7 +172,6 @@ class Channel {
   uint32_t head_pos_ = 0;  // slot of the next beat to dequeue
   uint32_t tail_pos_ = 0;  // slot of the next beat to enqueue
   uint32_t size_ = 0;      // beats held
-  uint64_t popped_ = 0;    // beats dequeued so far
   bool done_sent_ = false;
   ChannelStats stats_;
 };

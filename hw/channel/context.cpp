@@ -91,11 +91,20 @@ int Context::select_earliest(const std::vector<Channel*>& candidates) {
 
 void Context::wait_for_turn(const std::vector<Context*>& peers) {
   for (;;) {
-    scheduler_->begin_walk();
+    bool walked = false;
     bool mine = true;
     for (const Context* p : peers) {
-      if (p == this) continue;
-      uint64_t lb = scheduler_->context_lower_bound(p);
+      if (p == this || p->state_ == State::kFinished) continue;
+      uint64_t lb;
+      if (p->state_ == State::kRunnable || (p->state_ == State::kArbWait && !p->arb_candidates_)) {
+        lb = p->now_;  // it acts at its own clock (what the walk would find, without one)
+      } else {
+        if (!walked) {
+          scheduler_->begin_walk();
+          walked = true;
+        }
+        lb = scheduler_->context_lower_bound(p);
+      }
       if (lb < now_ || (lb == now_ && p->tie_rank() < tie_rank_)) {
         mine = false;
         break;

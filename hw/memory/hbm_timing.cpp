@@ -445,15 +445,19 @@ struct HbmTiming::Stepper {
       paid += n;
       acc.last_paid = true;
     }
+    // The bookkeeping in a local: stores into the channels cannot alias it, so it stays in
+    // registers (the stepping loop is the innermost loop of the off-chip tile path).
+    Acc local = acc;
     while (n > 0) {
       const uint64_t run = std::min<uint64_t>(n, C - c);
       Chan* const st = ch + c;
-      for (uint64_t j = 0; j < run; ++j) serve(acc, st[j], a + j);
+      for (uint64_t j = 0; j < run; ++j) serve(local, st[j], a + j);
       a += run;
       n -= run;
       c += uint32_t(run);
       if (c == C) c = 0;
     }
+    acc = local;
   }
 };
 

@@ -17,18 +17,18 @@ namespace {
 
 std::string beat_text(const Beat& b) { return format_tokens(to_tokens({b})); }
 
-// The tiles an element carries: itself, or the members of a Zip tuple.
-std::vector<Tile> tiles_of(const Element& e, const std::string& where) {
-  if (e.is_tile()) return {e.tile()};
-  if (e.is_tuple()) {
-    std::vector<Tile> v;
+// Appends the tiles an element carries to `out`: itself, or the members of a Zip tuple.
+void append_tiles(const Element& e, const std::string& where, std::vector<Tile>& out) {
+  if (e.is_tile()) {
+    out.push_back(e.tile());
+  } else if (e.is_tuple()) {
     for (const Element& m : *e.tuple()) {
       if (!m.is_tile()) throw OpError(where + ": tuple member " + m.to_string() + " is not a tile");
-      v.push_back(m.tile());
+      out.push_back(m.tile());
     }
-    return v;
+  } else {
+    throw OpError(where + ": element " + e.to_string() + " is not a tile");
   }
-  throw OpError(where + ": element " + e.to_string() + " is not a tile");
 }
 
 class HigherOrder : public Op {
@@ -49,10 +49,11 @@ class HigherOrder : public Op {
   }
   const bool matmul_;
 
-  // Reads one beat from every input; checks they have the same structure.
-  std::vector<Beat> peek_all() {
-    std::vector<Beat> bs;
-    bs.reserve(num_in());
+  // Reads one beat from every input; checks they have the same structure. The beats (and
+  // args()) live in members reused from element to element: no allocation per element.
+  const std::vector<Beat>& peek_all() {
+    std::vector<Beat>& bs = beats_;
+    bs.clear();
     for (size_t i = 0; i < num_in(); ++i) bs.push_back(in(i).peek());
     // The done token may ride on the last beat of one input and come as a bare beat on another.
     bool any_done = false;
@@ -62,28 +63,28 @@ class HigherOrder : public Op {
              beat_text(bs[i]));
       any_done = any_done || bs[i].done;
     }
-    late_done_.assign(bs.size(), false);
-    for (size_t i = 0; i < bs.size(); ++i) late_done_[i] = any_done && !bs[i].done;
+    any_done_ = any_done;
+    done0_ = bs[0].done;
     if (any_done) bs[0].done = true;
     return bs;
   }
   void pop_all() {
     for (size_t i = 0; i < num_in(); ++i) {
       in(i).pop();
-      if (!late_done_.empty() && late_done_[i]) {
+      // An input whose done token did not ride on this beat sends it as a bare beat next.
+      if (any_done_ && !(i == 0 ? done0_ : beats_[i].done)) {
         Beat d = in(i).recv();
         if (d.has_elem || d.stop || !d.done) fail("in" + std::to_string(i) + " is longer than the other inputs");
       }
     }
   }
-  std::vector<bool> late_done_;
-  std::vector<Tile> args(const std::vector<Beat>& bs) {
-    std::vector<Tile> a;
-    for (const Beat& b : bs) {
-      auto t = tiles_of(b.elem, node_name());
-      a.insert(a.end(), t.begin(), t.end());
-    }
-    return a;
+  bool any_done_ = false;  // some input's beat peeked by peek_all() carried the done token
+  bool done0_ = false;     // in0's beat did (peek_all() raises it on the beat it returns)
+  // The operand tiles of the beats peek_all() returned.
+  const std::vector<Tile>& args(const std::vector<Beat>& bs) {
+    args_.clear();
+    for (const Beat& b : bs) append_tiles(b.elem, node_name(), args_);
+    return args_;
   }
   // Runs a tile function; its error (a shape mismatch, a bad dtype) also names what every input
   // carried and the channel it came on (producer end -> consumer end).
@@ -114,6 +115,10 @@ class HigherOrder : public Op {
     t.in_memory_unit = cfg_.write_back_mu[0];
     return t;
   }
+
+ private:
+  std::vector<Beat> beats_;
+  std::vector<Tile> args_;
 };
 
 class Map : public HigherOrder {
@@ -123,10 +128,10 @@ class Map : public HigherOrder {
  protected:
   void run() override {
     for (;;) {
-      std::vector<Beat> bs = peek_all();
+      const std::vector<Beat>& bs = peek_all();
       Beat o = bs[0];
       if (o.has_elem) {
-        std::vector<Tile> a = args(bs);
+        const std::vector<Tile>& a = args(bs);
         note_onchip(note_args(a));
         Tile out = with_inputs(bs, [&] { return functional() ? fn_.apply(a) : fn_.out_shape(a); });
         uint64_t f = fn_.flops(a);
@@ -156,11 +161,11 @@ class Accum : public HigherOrder {
   void run() override {
     Tile acc = fn_.init();
     for (;;) {
-      std::vector<Beat> bs = peek_all();
+      const std::vector<Beat>& bs = peek_all();
       const Beat& b = bs[0];
       uint64_t cost = 0;
       if (b.has_elem) {
-        std::vector<Tile> a = args(bs);
+        const std::vector<Tile>& a = args(bs);
         const uint64_t held = note_args(a);
         uint64_t f = with_inputs(bs, [&] { return fn_.flops(acc, a); });
         count_flops(f);
@@ -222,14 +227,14 @@ class FlatMap : public HigherOrder {
  protected:
   void run() override {
     for (;;) {
-      std::vector<Beat> bs = peek_all();
+      const std::vector<Beat>& bs = peek_all();
       const Beat& b = bs[0];
       std::vector<Tile> outs;
       bool expanded = false;
       if (b.has_elem) {
         expanded = true;
         if (fn_) {
-          std::vector<Tile> a = args(bs);
+          const std::vector<Tile>& a = args(bs);
           note_operands(a);
           outs = functional() || fn_->arity > 1 ? fn_->apply(a) : fn_->out_shapes(a);
         } else {

@@ -81,6 +81,11 @@ struct TileStat {
   void add(const Element& e) {
     if (const Tile* t = std::get_if<Tile>(&e.v)) {
       ++count;
+      // Streams mostly carry tiles of one shape: the maxima cannot change for a repeat.
+      if (t->rows == last_rows_ && t->cols == last_cols_ && t->dtype == last_dtype_) return;
+      last_rows_ = t->rows;
+      last_cols_ = t->cols;
+      last_dtype_ = t->dtype;
       const uint64_t b = t->bytes();
       max_elem_bytes = std::max(max_elem_bytes, b);
       max_tile_bytes = std::max(max_tile_bytes, b);
@@ -97,6 +102,11 @@ struct TileStat {
   }
   void add_other(const Element& e);  // any element (the out-of-line path of add)
   void merge(const TileStat& o);
+
+ private:
+  // Shape of the last tile add(const Element&) recorded (none yet: no tile has UINT32_MAX rows).
+  uint32_t last_rows_ = UINT32_MAX, last_cols_ = 0;
+  DType last_dtype_ = DType::BF16;
 };
 
 struct OnChipStats {

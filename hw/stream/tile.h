@@ -27,10 +27,11 @@ struct TileData {
 };
 
 struct Tile {
+  // (Members ordered so that a Tile is 32 bytes: every channel slot holds one.)
   uint32_t rows = 0;
   uint32_t cols = 0;
-  DType dtype = DType::BF16;
   std::shared_ptr<const TileData> data;  // null in timing mode
+  DType dtype = DType::BF16;
   // The tile sits in an on-chip memory unit (it came from an off-chip load or a Streamify),
   // so a consumer pays the memory-unit read term of the roofline.
   bool in_memory_unit = false;

@@ -60,7 +60,10 @@ struct Element {
 
   Element() = default;
   Element(Scalar s) : v(s) {}
-  Element(Tile t) : v(std::move(t)) {}
+  // Two overloads rather than one by-value parameter: a moved tile is not moved twice (every
+  // channel hop moves one).
+  Element(const Tile& t) : v(t) {}
+  Element(Tile&& t) : v(std::move(t)) {}
   Element(Selector s) : v(s) {}
   Element(BufferRef b) : v(std::move(b)) {}
   Element(Tuple t) : v(std::move(t)) {}

@@ -26,13 +26,15 @@ done
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSTEPSIM_BENCHMARKS=ON >/dev/null
 fi
-cmake --build "$build" -j"$(nproc)" --target bench_token_hop bench_offchip_stream >/dev/null
+cmake --build "$build" -j"$(nproc)" --target bench_token_hop bench_offchip_stream bench_systemc_floor >/dev/null
 
 hop_filter='BM_TokenHop'
 off_filter='BM_OffChipStream'
+floor_filter='BM_FloorChain/tokens:65536/'
 if [[ $quick -eq 1 ]]; then
   hop_filter='BM_TokenHop_Flatten/tokens:65536/tiles:1/depth:(2|8)/'
   off_filter='BM_OffChipStream/rows:(256|1024)/'
+  floor_filter='BM_FloorChain/tokens:65536/depth:(2|8)/'
 fi
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
@@ -72,5 +74,7 @@ PY
 
 echo "## token hop: Source -> 255 x Flatten -> Sink (256 hops); target <= 20 ns/hop"
 run bench_token_hop "$hop_filter" | summarise hop
+echo "## floor: the same chain with minimal SystemC threads and channels (no simulator code)"
+run bench_systemc_floor "$floor_filter" | summarise hop
 echo "## LinearOffChipLoad -> Map(exp) -> LinearOffChipStore, 16x16 bf16 tiles; target: 1 GiB in < 1 s"
 run bench_offchip_stream "$off_filter" | summarise offchip
