@@ -23,6 +23,10 @@ struct NodeSpec {
   // the inferred size): names a new dynamic dimension (paper §6, e.g. Reassemble's) and types
   // the back edge of a cycle. YAML: `dims: {out: [n_route_out0, ""]}`.
   std::map<std::string, std::vector<std::string>> dims;
+  // Declared output types ("[1, 64] of selector"): the back edge of a cycle, which shape
+  // inference cannot order, is typed from these (the C++ frontend's forward()). YAML:
+  // `types: {out: "[1, 64] of selector"}`.
+  std::map<std::string, std::string> types;
   std::string impl;                           // approx (default) | hls | rtl
 };
 

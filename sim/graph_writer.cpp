@@ -84,6 +84,11 @@ std::string graph_to_yaml(const Graph& g) {
            if (n.depth) e << YAML::Key << "depth" << YAML::Value << *n.depth;
            if (n.num_outputs) e << YAML::Key << "outputs" << YAML::Value << *n.num_outputs;
            if (!n.impl.empty()) e << YAML::Key << "impl" << YAML::Value << n.impl;
+           if (!n.types.empty()) {
+             e << YAML::Key << "types" << YAML::Value << YAML::BeginMap;
+             for (const auto& [port, t] : n.types) e << YAML::Key << port << YAML::Value << YAML::DoubleQuoted << t;
+             e << YAML::EndMap;
+           }
            if (!n.dims.empty()) {
              e << YAML::Key << "dims" << YAML::Value << YAML::BeginMap;
              for (const auto& [port, sizes] : n.dims) {

@@ -291,7 +291,7 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
     }
   }
   if (!root["nodes"] || !root["nodes"].IsSequence()) throw std::invalid_argument(source + ": 'nodes:' must be a list");
-  static const std::set<std::string> node_keys = {"name", "op", "params", "inputs", "compute_bw", "depth", "outputs", "impl", "dims"};
+  static const std::set<std::string> node_keys = {"name", "op", "params", "inputs", "compute_bw", "depth", "outputs", "impl", "dims", "types"};
   for (const YAML::Node& n : root["nodes"]) {
     NodeSpec s;
     if (!n.IsMap() || !n["name"] || !n["op"]) throw std::invalid_argument(source + ": every node needs 'name' and 'op'");
@@ -322,6 +322,11 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
       }
     }
     if (n["impl"]) s.impl = n["impl"].as<std::string>();
+    if (n["types"]) {
+      if (!n["types"].IsMap()) throw std::invalid_argument(where + ": types must map an output port to a stream type");
+      for (auto it = n["types"].begin(); it != n["types"].end(); ++it)
+        s.types[it->first.as<std::string>()] = it->second.as<std::string>();
+    }
     try {
       if (n["compute_bw"]) s.compute_bw = n["compute_bw"].as<uint64_t>();
       if (n["depth"]) s.depth = n["depth"].as<uint32_t>();

@@ -91,6 +91,8 @@ std::map<std::string, Stream> GraphBuilder::add(const std::string& name, const s
     if (s.b_ != this) throw shape::ShapeError("node '" + name + "' input '" + port + "': stream from another builder");
     n.inputs[port] = s.ref();
   }
+  if (declared != forward_.end())  // written to YAML, so that analysis can type the cycle again
+    for (const auto& [port, t] : declared->second) n.types[port] = t.str();
   n.compute_bw = opt.compute_bw;
   n.depth = opt.depth;
   n.num_outputs = opt.num_outputs;

@@ -101,6 +101,41 @@ void RuleContext::fail(const std::string& msg) const {
   throw ShapeError("node '" + node.name + "' (" + node.op + "): " + msg);
 }
 
+// ---- Declared types ------------------------------------------------------------------------
+
+StreamType parse_stream_type(const std::string& text, SymbolTable& syms) {
+  const std::string bad = "cannot read stream type '" + text + "' (expected e.g. \"[1, 64] of selector\")";
+  const size_t open = text.find('['), close = text.find(']'), of = text.find(" of ");
+  if (open != 0 || close == std::string::npos || of == std::string::npos || of < close) throw std::invalid_argument(bad);
+  StreamType t;
+  std::string dims = text.substr(1, close - 1);
+  for (size_t start = 0; start <= dims.size();) {
+    size_t comma = dims.find(',', start);
+    if (comma == std::string::npos) comma = dims.size();
+    std::string d = dims.substr(start, comma - start);
+    d.erase(0, d.find_first_not_of(' '));
+    d.erase(d.find_last_not_of(' ') + 1);
+    if (d.empty()) throw std::invalid_argument(bad);
+    const bool ragged = d.back() == '~';
+    if (ragged) d.pop_back();
+    const ex size = syms.parse(d);
+    t.dims.push_back(Dim{size, ragged ? DimKind::Ragged : is_a<numeric>(size) ? DimKind::Static : DimKind::Dynamic});
+    start = comma + 1;
+  }
+  const std::string e = text.substr(of + 4);
+  if (e == "selector") t.elem = ElemType::selector();
+  else if (e == "scalar") t.elem = ElemType::scalar();
+  else if (e.rfind("T[", 0) == 0 && e.back() == ']') {
+    const size_t x = e.find('x'), colon = e.find(':');
+    if (x == std::string::npos || colon == std::string::npos) throw std::invalid_argument(bad);
+    t.elem = ElemType::tile(syms.parse(e.substr(2, x - 2)), syms.parse(e.substr(x + 1, colon - x - 1)),
+                            parse_dtype(e.substr(colon + 1, e.size() - colon - 2)));
+  } else {
+    throw std::invalid_argument(bad);
+  }
+  return t;
+}
+
 // ---- Literal streams -----------------------------------------------------------------------
 
 ElemType elem_type_of(const Element& e) {
@@ -284,6 +319,7 @@ GraphTypes infer_types(const Graph& g, SymbolTable& syms) {
   const Topology topo = topology(g);
   GraphTypes out;
   std::set<std::string> done;
+  std::set<std::string> seeded;  // nodes typed ahead from their declared types (a cycle's back edge)
   while (done.size() < g.nodes.size()) {
     bool progressed = false;
     for (const NodeSpec& n : g.nodes) {
@@ -291,17 +327,46 @@ GraphTypes infer_types(const Graph& g, SymbolTable& syms) {
       bool ready = true;
       auto pit = topo.producers.find(n.name);
       if (pit != topo.producers.end())
-        for (const auto& [port, ref] : pit->second)
-          if (!done.count(ref.substr(0, ref.find('.')))) ready = false;
+        for (const auto& [port, ref] : pit->second) {
+          const std::string src = ref.substr(0, ref.find('.'));
+          if (!done.count(src) && !seeded.count(src)) ready = false;
+        }
       if (!ready) continue;
+      std::map<std::string, StreamType> declared;
+      if (seeded.count(n.name)) declared = out.nodes[n.name].outputs;
       static const std::map<std::string, std::string> none;
       auto nit = topo.numbered_outs.find(n.name);
       type_node(g, pit == topo.producers.end() ? none : pit->second, nit == topo.numbered_outs.end() ? 0 : nit->second, n,
                 syms, out);
+      for (const auto& [port, want] : declared) {  // the real type must be the declared one
+        StreamType a = out.nodes[n.name].outputs.at(port), b = want;
+        for (StreamType* t : {&a, &b})
+          for (Dim& d : t->dims) d.size = d.size.subs(syms.substitution()).expand();
+        const std::string diff = difference(a, b);
+        if (!diff.empty())
+          throw ShapeError("node '" + n.name + "' (" + n.op + ") output '" + port + "' is " +
+                           out.nodes[n.name].outputs.at(port).str() + ", but its types: declares " + want.str() + " (" +
+                           diff + ")");
+      }
       done.insert(n.name);
       progressed = true;
     }
     if (!progressed) {
+      // A cycle: type ahead the first waiting node that declares its output types.
+      for (const NodeSpec& n : g.nodes)
+        if (!done.count(n.name) && !seeded.count(n.name) && !n.types.empty()) {
+          for (const auto& [port, text] : n.types) {
+            try {
+              out.nodes[n.name].outputs[port] = parse_stream_type(text, syms);
+            } catch (const std::invalid_argument& e) {
+              throw ShapeError("node '" + n.name + "' (" + n.op + ") types." + port + ": " + e.what());
+            }
+          }
+          seeded.insert(n.name);
+          progressed = true;
+          break;
+        }
+      if (progressed) continue;
       std::string names;
       size_t left = 0;
       for (const NodeSpec& n : g.nodes)

@@ -96,6 +96,11 @@ GraphTypes infer_types(const Graph& g, SymbolTable& syms);
 // back edge of a cycle), not in `g` yet.
 void type_last_node(const Graph& g, SymbolTable& syms, GraphTypes& types, const std::set<std::string>& forward = {});
 
+// Parses a stream type as StreamType::str() prints it, for the kinds a declaration needs:
+// "[1, n~] of selector", "[4] of scalar", "[2, 3] of T[16x64:bf16]" (sizes are expressions in
+// the table's symbols; "~" marks a ragged dimension). Throws std::invalid_argument.
+StreamType parse_stream_type(const std::string& text, SymbolTable& syms);
+
 // Shape of a literal stream (a Source): static sizes, ragged dims with their concrete sums.
 StreamType literal_type(const std::vector<Beat>& beats);
 

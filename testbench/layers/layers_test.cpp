@@ -14,6 +14,7 @@
 #include "graphs/layers/layer.h"
 #include "hw/presets/hardware.h"
 #include "sim/analyze.h"
+#include "sim/graph_writer.h"
 #include "sim/loader.h"
 #include "sim/npy.h"
 #include "sim/simulation.h"
@@ -273,6 +274,28 @@ TEST(LayerMetrics, QwenTimeMultiplexedMoeSymbolicEqualsMeasured) {
 TEST(LayerMetrics, AttentionStaticParallelizationsSymbolicEqualsMeasured) {
   for (const char* par : {"interleaved", "coarse"})
     check_symbolic_equals_measured(layers::build_layer("attention", {{"parallel", par}}), "step-artifact");
+}
+
+// A cyclic graph (dynamic parallelization) written to YAML carries the declared type of its
+// back edge (node types:), so `stepsim analyze` can type it; a wrong declaration is an error.
+TEST(LayerMetrics, CyclicAttentionGraphTypesFromItsYaml) {
+  Graph g = layers::build_layer("attention", {{"parallel", "dynamic"}, {"batch", "16"}});
+  Graph back = parse_graph(graph_to_yaml(g), "attention.yaml", ".", {});
+  Analysis a = analyze_graph(back, "paper");
+  const shape::StreamType& d = a.types.nodes.at("dispatch").outputs.at("out");
+  ASSERT_EQ(d.dims.size(), 2u) << d.str();
+  EXPECT_EQ(shape::to_string(shape::evaluate(d.dims[1].size, a.syms)), "16") << d.str();
+  int64_t reads = 0;  // the KV tiles per region are runtime decisions: symbolic
+  EXPECT_FALSE(shape::to_int(shape::evaluate(a.metrics.read_bytes, a.syms), reads));
+  for (NodeSpec& n : back.nodes)
+    if (n.name == "dispatch") n.types["out"] = "[1, 17] of selector";
+  try {
+    analyze_graph(back, "paper");
+    ADD_FAILURE() << "a wrong declared type must be an error";
+  } catch (const std::exception& e) {
+    // The first reader of the declared type already disagrees with it.
+    EXPECT_NE(std::string(e.what()).find("'dispatch.out' [1, 17] of selector"), std::string::npos) << e.what();
+  }
 }
 
 TEST(LayerMetrics, QwenMoeSymbolicEqualsMeasured) {
