@@ -14,3 +14,4 @@ rtl_files() {
   for f in "${files[@]}"; do echo "$f"; done
 }
 rtl_quick() { awk -v t="$1" '$1 == t {for (i = 2; i <= NF; i++) if ($i ~ /^quick:/) print substr($i, 7)}' "$rtl_dir/units.list"; }
+rtl_area_params() { awk -v t="$1" '$1 == t {for (i = 2; i <= NF; i++) if ($i ~ /^area:/) print substr($i, 6)}' "$rtl_dir/units.list"; }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hw/ops/op.h"
+#include "sim/cosim.h"
 #include "sim/docs.h"
 #include "sim/eval.h"
 #include "sim/loader.h"
@@ -26,6 +27,9 @@ const char* kUsage =
     "usage:\n"
     "  stepsim run GRAPH.yaml [--preset P] [--set key=value]... [--mode timing|functional]\n"
     "                         [--report FILE.json] [--trace FILE.json] [--out DIR] [--shuffle SEED]\n"
+    "                         [--impl approx|hls|rtl] [--cosim-dir DIR] [--vcd]\n"
+    "                         (--impl or an impl: in the graph: co-simulation on the cycle-accurate\n"
+    "                          units, compared with the all-approximate run; docs/cosim.md)\n"
     "  stepsim ops [--markdown]         list every operator: ports, parameters, timing\n"
     "  stepsim eval OP [--param k=v]... --in [PORT=]'TOKENS'... [--outputs N] [--preset P]\n"
     "  stepsim presets [--markdown]     list hardware presets and their parameters\n"
@@ -151,7 +155,8 @@ int cmd_eval(Args& a, std::ostream& out, std::ostream& err) {
 int cmd_run(Args& a, std::ostream& out, std::ostream& err) {
   if (!a.more()) throw std::invalid_argument("run needs a graph file");
   const std::string file = a.next("run");
-  std::string preset = "step-artifact", mode = "timing", report_file, trace_file, out_dir;
+  std::string preset = "step-artifact", mode = "timing", report_file, trace_file, out_dir, impl, cosim_dir;
+  bool vcd = false;
   uint64_t shuffle = 0;
   std::vector<std::pair<std::string, std::string>> sets;
   while (a.more()) {
@@ -163,6 +168,9 @@ int cmd_run(Args& a, std::ostream& out, std::ostream& err) {
     else if (f == "--trace") trace_file = a.next(f);
     else if (f == "--out") out_dir = a.next(f);
     else if (f == "--shuffle") shuffle = to_count(f, a.next(f));
+    else if (f == "--impl") impl = a.next(f);
+    else if (f == "--cosim-dir") cosim_dir = a.next(f);
+    else if (f == "--vcd") vcd = true;
     else throw std::invalid_argument("run: unknown option '" + f + "'");
   }
   // The report and trace files describe this run: a failed run (bad options, a malformed graph,
@@ -193,6 +201,43 @@ int cmd_run(Args& a, std::ostream& out, std::ostream& err) {
       else graph_sets.push_back({k, v});
     }
     Graph g = load_graph(file, graph_sets);
+    if (!impl.empty() && impl != "approx" && impl != "hls" && impl != "rtl")
+      throw std::invalid_argument("--impl must be approx, hls or rtl, got '" + impl + "'");
+    if (vcd && cosim_dir.empty()) throw std::invalid_argument("--vcd needs --cosim-dir DIR (where the waveforms go)");
+    // Co-simulation when any node may run on a unit.
+    std::string unit_impl = impl.empty() ? g.impl : impl;
+    if (unit_impl == "approx") unit_impl.clear();
+    if (impl != "approx")
+      for (const NodeSpec& n : g.nodes)
+        if (unit_impl.empty() && !n.impl.empty() && n.impl != "approx") unit_impl = n.impl;
+    if (!unit_impl.empty()) {
+      if (impl.empty() && !g.impl.empty()) opt.default_impl = g.impl;
+      CosimOptions co;
+      co.impl = impl.empty() ? (g.impl.empty() ? "approx" : g.impl) : impl;
+      co.dir = cosim_dir;
+      co.vcd = vcd;
+      CosimReport cr = cosimulate(g, opt, co);
+      if (!cr.approx.ok || !cr.cosim.ok) {
+        discard_outputs();
+        err << "error: " << (cr.cosim.ok ? "approximate run: " + cr.approx.error : "co-simulation: " + cr.cosim.error)
+            << "\n";
+        return 1;
+      }
+      print_cosim_report(cr, out);
+      for (const std::string& f : cr.files) out << "wrote " << f << "\n";
+      Report rep = make_report(g, opt, cr.cosim);
+      if (!report_file.empty()) write_json_report(rep, report_file);
+      if (!trace_file.empty()) write_trace(g, cr.cosim, trace_file);
+      if (!cr.identical) {
+        err << "error: the payload streams of the co-simulation differ from the approximate run\n";
+        return 1;
+      }
+      return 0;
+    }
+    if (impl == "approx") {
+      g.impl.clear();
+      for (NodeSpec& n : g.nodes) n.impl.clear();
+    }
     SimResult r = simulate(g, opt);
     if (!r.ok) {
       discard_outputs();

@@ -52,6 +52,9 @@ struct Graph {
   // Values of graph symbols (dynamic dims), e.g. expert bin counts from a routing trace.
   std::map<std::string, std::string> symbols;
   std::string description;
+  // Default implementation of the nodes without `impl:` (docs/cosim.md): "" or approx, hls, rtl.
+  // Under a default, a node whose operator or parameters have no unit stays approximate.
+  std::string impl;
 
   const NodeSpec* find(const std::string& n) const {
     for (const NodeSpec& s : nodes)

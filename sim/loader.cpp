@@ -185,11 +185,11 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
     throw std::invalid_argument(source + ": " + e.what());
   }
   if (!root.IsMap()) throw std::invalid_argument(source + ": a graph file is a mapping with 'nodes:'");
-  static const std::set<std::string> top = {"name", "description", "params", "streams", "tensors", "symbols", "nodes"};
+  static const std::set<std::string> top = {"name", "description", "params", "streams", "tensors", "symbols", "nodes", "impl"};
   for (auto it = root.begin(); it != root.end(); ++it)
     if (!top.count(it->first.as<std::string>()))
       throw std::invalid_argument(source + ": unknown top-level key '" + it->first.as<std::string>() +
-                                  "' (expected name, description, params, streams, tensors, symbols, nodes)");
+                                  "' (expected name, description, params, streams, tensors, symbols, nodes, impl)");
   // Graph parameters and their overrides.
   std::map<std::string, std::string> vars;
   if (root["params"]) {
@@ -224,6 +224,7 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
   g.source = source;
   g.name = root["name"] ? root["name"].as<std::string>() : fs::path(source).stem().string();
   if (root["description"]) g.description = root["description"].as<std::string>();
+  if (root["impl"]) g.impl = root["impl"].as<std::string>();
   if (root["symbols"]) {
     if (!root["symbols"].IsMap()) throw std::invalid_argument(source + ": symbols: must map a symbol to its value");
     for (auto it = root["symbols"].begin(); it != root["symbols"].end(); ++it)
@@ -327,6 +328,8 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
       for (auto it = n["types"].begin(); it != n["types"].end(); ++it)
         s.types[it->first.as<std::string>()] = it->second.as<std::string>();
     }
+    if (!s.impl.empty() && s.impl != "approx" && s.impl != "hls" && s.impl != "rtl")
+      throw std::invalid_argument(source + ": node '" + s.name + "': impl must be approx, hls or rtl, got '" + s.impl + "'");
     try {
       if (n["compute_bw"]) s.compute_bw = n["compute_bw"].as<uint64_t>();
       if (n["depth"]) s.depth = n["depth"].as<uint32_t>();

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "hw/bridge/unit_bridge.h"
 #include "hw/fabric/allocation.h"
 #include "hw/fabric/offchip.h"
 #include "hw/fabric/onchip_requirement.h"
@@ -204,6 +205,7 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
   env->tracing = options.trace;
   env->buffer_pmu_limit = alloc.buffer_pmu_limit;
   env->streams = graph.streams;
+  env->vcd_dir = options.vcd_dir;
   auto scheduler = std::make_unique<Scheduler>("scheduler");
   env->scheduler = scheduler.get();
   std::vector<OffChipTensorDecl> decls;
@@ -221,6 +223,8 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
 
   std::map<std::string, std::unique_ptr<Op>> ops;
   std::vector<std::string> op_order;
+  std::map<std::string, std::pair<std::string, std::string>> impl_of;  // node -> impl, note
+  const std::string default_impl = !options.default_impl.empty() ? options.default_impl : graph.impl;
   for (size_t k : order) {
     const NodeSpec& n = plan.nodes[k];
     const OpInfo& info = reg.find(n.op);
@@ -242,8 +246,28 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
         int oi = port_index(info.outputs, use[n.name].out_numbered, e.from_port);
         if (oi >= 0) cfg.write_back_mu[size_t(oi)] = true;
       }
+    // Implementation: the node's `impl:`, else the default; a default skips nodes without a unit.
+    std::string impl = !n.impl.empty() ? n.impl : default_impl.empty() ? "approx" : default_impl;
+    std::string note;
+    const bridge::UnitImpl* unit = nullptr;
+    if (impl != "approx") {
+      unit = bridge::find_unit_impl(impl);
+      if (!unit)
+        throw std::invalid_argument("node '" + n.name + "': impl " + impl +
+                                    (impl == "rtl" ? " is not built in (needs Verilator: STEPSIM_RTL)"
+                                                   : " is unknown (approx, hls, rtl)"));
+      const std::string why = unit->unsupported(cfg);
+      if (!why.empty()) {
+        if (!n.impl.empty())
+          throw std::invalid_argument("node '" + n.name + "' (" + n.op + "): impl: " + impl + ": " + why);
+        note = why;
+        impl = "approx";
+        unit = nullptr;
+      }
+    }
+    impl_of[n.name] = {impl, note};
     try {
-      ops[n.name] = info.create(cfg);
+      ops[n.name] = unit ? unit->create(cfg) : info.create(cfg);
     } catch (const std::exception& e) {  // bad parameter values found by the operator itself
       const std::string what = e.what();
       if (what.rfind("node '", 0) == 0) throw std::invalid_argument(what);
@@ -286,6 +310,8 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
     if (cp.depth < 1) throw std::invalid_argument("node '" + e.from + "': depth must be >= 1");
     channels.push_back(std::make_unique<Channel>(e.from + "." + e.from_port + "->" + e.to + "." + e.to_port, cp,
                                                  &prod.ctx(), &cons.ctx()));
+    if (options.log_nodes.count("*") || options.log_nodes.count(e.from) || options.log_nodes.count(e.to))
+      channels.back()->set_log(&env->channel_logs[channels.back()->name()]);
     prod.bind_output(size_t(oi), channels.back().get());
     cons.bind_input(size_t(ii), channels.back().get());
     links.push_back(OpLink{&prod, size_t(oi), &cons, size_t(ii)});
@@ -321,6 +347,9 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
     nr.firings = op.firings();
     nr.flops = op.flops_executed();
     nr.compute_bw = op.config().compute_bw;
+    nr.impl = impl_of[name].first;
+    nr.impl_note = impl_of[name].second;
+    if (const auto* ub = dynamic_cast<const bridge::UnitBridge*>(&op)) nr.unit_clocks = ub->clocked_cycles();
     r.cycles = std::max(r.cycles, nr.finish_cycle);
     r.nodes.push_back(nr);
   }
@@ -344,6 +373,8 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
   std::sort(r.channels.begin(), r.channels.end(),
             [](const ChannelResult& a, const ChannelResult& b) { return a.name < b.name; });
   r.recorded = std::move(env->recorded);
+  r.channel_logs = std::move(env->channel_logs);
+  r.vcd_files = env->vcd_files;
   r.recorded_times = std::move(env->recorded_times);
   r.offchip_read_bytes = memory->bytes_read();
   r.offchip_write_bytes = memory->bytes_written();
@@ -428,7 +459,10 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
       }
     }
   }
-  if (finished) {
+  // Units (hw/bridge) keep clocked threads that never end: such a kernel is left behind too.
+  bool bridged = false;
+  for (const auto& [name, impl] : impl_of) bridged = bridged || impl.first != "approx";
+  if (finished && !bridged) {
     // Every thread has ended: the modules and the kernel can go.
     ops.clear();
     channels.clear();

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,11 @@ struct SimOptions {
   // Non-zero: elaborate nodes and channels in a shuffled order (determinism checks).
   uint64_t shuffle_seed = 0;
   std::string output_dir;  // functional mode: where stored tensors are written as .npy
+  // Co-simulation (docs/cosim.md): implementation of the nodes without `impl:` ("" = the
+  // graph's `impl:`, else approx), and the nodes whose channels are logged (cycle, beat; "*" = all).
+  std::string default_impl;
+  std::set<std::string> log_nodes;
+  std::string vcd_dir;  // bridged nodes write pin waveforms here (<node>.<impl>.vcd)
 };
 
 struct NodeResult {
@@ -34,6 +40,9 @@ struct NodeResult {
   uint64_t memory_units = 0;              // PMUs: max(static, ceil(onchip_peak_bytes / pmu_capacity))
   uint64_t onchip_requirement_bytes = 0;  // the model's formula on the shapes this node saw
   uint64_t onchip_peak_bytes = 0;         // measured: most bytes held at once
+  std::string impl = "approx";            // approx | hls | rtl (the unit that ran it)
+  std::string impl_note;                  // why a node under an hls/rtl default stayed approximate
+  uint64_t unit_clocks = 0;               // bridged nodes: clock edges the unit was given
 };
 
 struct ChannelResult {
@@ -62,6 +71,9 @@ struct SimResult {
   std::string onchip_model;
   uint64_t onchip_requirement_bytes = 0, onchip_peak_bytes = 0;
   double wall_seconds = 0;
+  // Co-simulation: the logged channels' transfers, by channel name.
+  std::map<std::string, std::vector<LoggedBeat>> channel_logs;
+  std::vector<std::string> vcd_files;
 };
 
 // Throws std::invalid_argument for a malformed graph (unknown op, bad port, bad parameter).

@@ -41,6 +41,12 @@ struct ChannelStats {
   uint64_t last_send_time = 0;
 };
 
+// One logged transfer (co-simulation transaction logs, docs/cosim.md): the sender's model time.
+struct LoggedBeat {
+  uint64_t cycle = 0;
+  Beat beat;
+};
+
 class Channel {
  public:
   Channel(std::string name, ChannelParams params, Context* producer, Context* consumer);
@@ -72,6 +78,7 @@ class Channel {
       stats_.bytes += t ? t->bytes() : beat.elem.bytes();
     }
     stats_.last_send_time = p->now();
+    if (log_) log_->push_back(LoggedBeat{p->now(), beat});
     move_beat(s.beat, beat);
     if (++tail_pos_ == params_.depth) tail_pos_ = 0;
     s.sent = p->now();
@@ -120,6 +127,8 @@ class Channel {
   // True once the done beat was sent: nothing follows it.
   bool done_sent() const { return done_sent_; }
   uint32_t occupancy() const { return size_; }
+  // Records every beat sent (with the sender's time) into `log` (null: off).
+  void set_log(std::vector<LoggedBeat>* log) { log_ = log; }
 
  private:
   // Moves of a beat holding a tile (the common case) without std::variant's generic dispatch;
@@ -174,6 +183,7 @@ class Channel {
   uint32_t size_ = 0;      // beats held
   bool done_sent_ = false;
   ChannelStats stats_;
+  std::vector<LoggedBeat>* log_ = nullptr;
 };
 
 }  // namespace stepsim

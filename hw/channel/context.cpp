@@ -89,6 +89,20 @@ int Context::select_earliest(const std::vector<Channel*>& candidates) {
   }
 }
 
+uint64_t Context::await_arrival(Channel* c, uint64_t t) {
+  std::vector<Channel*> one{c};
+  for (;;) {
+    if (!c->empty()) return c->head_ready_time();
+    if (c->done_sent()) return kNever;
+    scheduler_->begin_walk();
+    const uint64_t lb = scheduler_->arrival_lower_bound(c);
+    if (lb > t) return lb;
+    arb_candidates_ = &one;
+    arb_wait();
+    arb_candidates_ = nullptr;
+  }
+}
+
 void Context::wait_for_turn(const std::vector<Context*>& peers) {
   for (;;) {
     bool walked = false;

@@ -61,6 +61,12 @@ class Context {
   // will never deliver (done already sent and consumed).
   int select_earliest(const std::vector<Channel*>& candidates);
 
+  // Blocks until channel `c` (which this context consumes) holds a beat, or it is certain that
+  // no beat becomes visible on it at or before model time `t`. Returns the lower bound on its
+  // next arrival: the head's visible time when a beat is there, kNever after its done beat was
+  // consumed, otherwise a bound > t. Used by the co-simulation bridges (hw/bridge).
+  uint64_t await_arrival(Channel* c, uint64_t t);
+
   // Blocks until no other context in `peers` can act before (now, tie_rank) — the conservative
   // grant used to serialise off-chip memory requests in model-time order.
   void wait_for_turn(const std::vector<Context*>& peers);

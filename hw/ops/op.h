@@ -50,6 +50,11 @@ struct SimEnv {
   // Streams recorded by Sink operators, by node name.
   std::map<std::string, std::vector<Beat>> recorded;
   std::map<std::string, std::vector<uint64_t>> recorded_times;
+  // Co-simulation transaction logs of the logged channels (SimOptions::log_nodes), by name.
+  std::map<std::string, std::vector<LoggedBeat>> channel_logs;
+  // Co-simulation: where bridged nodes write pin waveforms ("" = none), and the files written.
+  std::string vcd_dir;
+  std::vector<std::string> vcd_files;
 };
 
 struct PortSpec {
@@ -187,6 +192,7 @@ class Op : public sc_core::sc_module {
   size_t num_in() const { return ins_.size(); }
   size_t num_out() const { return outs_.size(); }
   Channel& in(size_t i) { return *ins_[i]; }
+  Channel& out(size_t i) { return *outs_[i]; }
   bool has_in(size_t i) const { return i < ins_.size() && ins_[i] != nullptr; }
   bool has_out(size_t i) const { return i < outs_.size() && outs_[i] != nullptr; }
   // Sends on output o if it is connected.

@@ -1,0 +1,40 @@
+// impl: hls — graph nodes on the HLS-synthesizable SystemC units of hw/units.
+#include "hw/bridge/unit_bridges.h"
+#include "hw/units/pcu_accum.h"
+#include "hw/units/pcu_ew.h"
+#include "hw/units/pcu_reduce.h"
+#include "hw/units/router_broadcast.h"
+#include "hw/units/router_eager_merge.h"
+#include "hw/units/router_partition.h"
+#include "hw/units/router_reassemble.h"
+#include "hw/units/shape_expand.h"
+#include "hw/units/shape_flatten.h"
+#include "hw/units/shape_promote.h"
+#include "hw/units/shape_repeat.h"
+#include "hw/units/shape_reshape.h"
+#include "hw/units/shape_zip.h"
+
+namespace stepsim::bridge {
+
+struct HlsUnits {
+  using Flatten = units::ShapeFlatten<kW>;
+  using Promote = units::ShapePromote<kW>;
+  using Repeat = units::ShapeRepeat<kW, kCW>;
+  using Expand = units::ShapeExpand<kW>;
+  using Reshape = units::ShapeReshape<kW, kCW>;
+  using Zip = units::ShapeZip<kZipN, kW>;
+  using Broadcast = units::RouterBroadcast<kN, kW>;
+  using Partition = units::RouterPartition<kN, kW>;
+  using Reassemble = units::RouterReassemble<kN, kW>;
+  using EagerMerge = units::RouterEagerMerge<kN, kW>;
+  using PcuEw = units::PcuEw<kL>;
+  using PcuAccum = units::PcuAccum<kL>;
+  using PcuReduce = units::PcuReduce<kL>;
+};
+
+UnitImpl hls_unit_impl() {
+  return UnitImpl{"hls", unit_unsupported,
+                  [](const OpConfig& cfg) { return create_unit_bridge<HlsUnits>(cfg, "hls"); }};
+}
+
+}  // namespace stepsim::bridge

@@ -1,0 +1,41 @@
+// impl: rtl — graph nodes on the Verilated SystemVerilog units of rtl/ (built only with
+// Verilator: STEPSIM_RTL). Same bridges as impl: hls; the units are drop-in replacements.
+#include "hw/bridge/unit_bridges.h"
+#include "Vpcu_accum.h"
+#include "Vpcu_ew.h"
+#include "Vpcu_reduce.h"
+#include "Vrouter_broadcast.h"
+#include "Vrouter_eager_merge.h"
+#include "Vrouter_partition.h"
+#include "Vrouter_reassemble.h"
+#include "Vshape_expand.h"
+#include "Vshape_flatten.h"
+#include "Vshape_promote.h"
+#include "Vshape_repeat.h"
+#include "Vshape_reshape.h"
+#include "Vshape_zip.h"
+
+namespace stepsim::bridge {
+
+struct RtlUnits {
+  using Flatten = Vshape_flatten;
+  using Promote = Vshape_promote;
+  using Repeat = Vshape_repeat;
+  using Expand = Vshape_expand;
+  using Reshape = Vshape_reshape;
+  using Zip = Vshape_zip;
+  using Broadcast = Vrouter_broadcast;
+  using Partition = Vrouter_partition;
+  using Reassemble = Vrouter_reassemble;
+  using EagerMerge = Vrouter_eager_merge;
+  using PcuEw = Vpcu_ew;
+  using PcuAccum = Vpcu_accum;
+  using PcuReduce = Vpcu_reduce;
+};
+
+void register_rtl_units() {
+  register_unit_impl(UnitImpl{"rtl", unit_unsupported,
+                              [](const OpConfig& cfg) { return create_unit_bridge<RtlUnits>(cfg, "rtl"); }});
+}
+
+}  // namespace stepsim::bridge

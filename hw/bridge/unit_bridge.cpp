@@ -1,0 +1,359 @@
+#include "hw/bridge/unit_bridge.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+
+namespace stepsim::bridge {
+
+UnitBridge::UnitBridge(const OpConfig& cfg, std::string impl) : Op(cfg), impl_(std::move(impl)) {
+  rst_n_.write(false);
+}
+
+void UnitBridge::add_input(int op_input, PinIn* pin, Encoder enc, std::vector<PinBeat> fixed) {
+  In in;
+  in.op_input = op_input;
+  in.pin = pin;
+  in.enc = std::move(enc);
+  in.fixed = std::move(fixed);
+  in_streams_.push_back(std::move(in));
+}
+
+void UnitBridge::add_output(int op_output, PinOut* pin, Decoder dec) {
+  Out o;
+  o.op_output = op_output;
+  o.pin = pin;
+  o.dec = std::move(dec);
+  out_streams_.push_back(std::move(o));
+}
+
+Payload UnitBridge::handle(const Element& e) {
+  if (table_.size() >= (uint64_t(1) << 32)) fail("more than 2^32 elements through one unit");
+  table_.push_back(e);
+  return Payload(table_.size() - 1);
+}
+
+const Element& UnitBridge::element(Payload h) const {
+  if (h >= table_.size()) fail("the unit emitted an unknown payload handle " + std::to_string(uint64_t(h)));
+  return table_[size_t(h)];
+}
+
+// Delta-cycle clocking: the pins staged for this cycle are written, then the rising edge, and
+// the outputs the unit computes at that edge are visible when edge() returns.
+void UnitBridge::settle() { sc_core::wait(sc_core::SC_ZERO_TIME); }
+
+void UnitBridge::edge() {
+  for (PinGroup* g : groups_) g->flush();
+  clk_.write(false);
+  settle();
+  clk_.write(true);
+  settle();  // the edge reaches the unit's processes
+  settle();  // their outputs are updated
+  ++clocked_;
+}
+
+bool UnitBridge::fetch(In& in, uint64_t c, uint64_t& next) {
+  next = kNever;
+  if (in.finished) return false;
+  if (in.op_input < 0) {
+    if (in.fixed_pos >= in.fixed.size()) return false;
+    in.cur = in.fixed[in.fixed_pos];
+    return true;
+  }
+  Channel& ch = this->in(size_t(in.op_input));
+  if (in.quiet_known && c <= in.quiet_until) {
+    next = in.quiet_until + 1;
+    return false;
+  }
+  const uint64_t t = ctx().await_arrival(&ch, c);
+  if (ch.empty()) {
+    if (t == kNever) fail("input " + std::to_string(in.op_input) + " ended without a done beat");
+    in.quiet_known = true;
+    in.quiet_until = t - 1;
+    next = t;
+    return false;
+  }
+  in.quiet_known = false;
+  if (t > c) {
+    next = t;
+    return false;
+  }
+  const Beat& b = ch.head();
+  if (b.stop > 15) fail("stop level S" + std::to_string(b.stop) + " does not fit the 4-bit stop pins");
+  in.cur.elem = b.has_elem;
+  in.cur.data = b.has_elem ? in.enc(b.elem) : 0;
+  in.cur.stop = b.stop;
+  in.cur.done = b.done;
+  return true;
+}
+
+Beat UnitBridge::decode(const Out& o, const PinBeat& b) {
+  Beat r;
+  r.has_elem = b.elem;
+  r.stop = b.stop;
+  r.done = b.done;
+  if (b.elem) {
+    r.elem = o.dec(b.data);
+    on_output_element(o.op_output, r.elem);
+  }
+  return r;
+}
+
+void UnitBridge::vcd_open() {
+  namespace fs = std::filesystem;
+  fs::create_directories(cfg_.env->vcd_dir);
+  const std::string path = (fs::path(cfg_.env->vcd_dir) / (sc_safe_name(cfg_.name) + "." + impl_ + ".vcd")).string();
+  vcd_ = std::make_unique<std::ofstream>(path);
+  if (!*vcd_) fail("cannot write '" + path + "'");
+  cfg_.env->vcd_files.push_back(path);
+  vcd_pins_.push_back({"rst_ni", 1, [this] { return Payload(rst_n_.read()); }});
+  for (size_t k = 0; k < groups_.size(); ++k) groups_[k]->traces(group_names_[k], vcd_pins_);
+  std::ofstream& f = *vcd_;
+  f << "$comment node " << cfg_.name << " (" << cfg_.info->name << ") on the " << impl_
+    << " unit; one time unit = one model cycle; skipped idle cycles hold their values $end\n";
+  f << "$timescale 1ns $end\n$scope module " << sc_safe_name(cfg_.name) << " $end\n";
+  for (size_t k = 0; k < vcd_pins_.size(); ++k)
+    f << "$var wire " << vcd_pins_[k].width << " p" << k << " " << vcd_pins_[k].name << " $end\n";
+  f << "$upscope $end\n$enddefinitions $end\n";
+  vcd_last_.assign(vcd_pins_.size(), 0);
+}
+
+// Called after the pins of cycle `cycle` are staged and written (before its edge): the values the
+// edge samples, and the unit's outputs of this cycle.
+void UnitBridge::vcd_sample(uint64_t cycle) {
+  std::ofstream& f = *vcd_;
+  bool stamped = false;
+  for (size_t k = 0; k < vcd_pins_.size(); ++k) {
+    const Payload v = vcd_pins_[k].value();
+    if (!vcd_first_ && v == vcd_last_[k]) continue;
+    if (!stamped) f << "#" << cycle << "\n";
+    stamped = true;
+    vcd_last_[k] = v;
+    const int w = vcd_pins_[k].width;
+    if (w == 1) {
+      f << (v ? '1' : '0') << "p" << k << "\n";
+    } else {
+      std::string b;
+      for (int i = w - 1; i >= 0; --i) b += ((v >> i) & 1) ? '1' : '0';
+      const size_t nz = b.find('1');
+      f << "b" << (nz == std::string::npos ? "0" : b.substr(nz)) << " p" << k << "\n";
+    }
+  }
+  vcd_first_ = false;
+}
+
+void UnitBridge::run() {
+  if (!cfg_.env->vcd_dir.empty()) vcd_open();
+  // Configuration is set (cfg pins written by the derived bridge); two edges in reset.
+  rst_n_.write(false);
+  edge();
+  edge();
+  rst_n_.write(true);
+  settle();
+  uint64_t c = ctx().now();
+  uint64_t quiet = 0;
+  auto take_output = [&](Out& o) {
+    const PinBeat pb = o.pin->beat();
+    emit(size_t(o.op_output), decode(o, pb));
+    if (pb.done) o.finished = true;
+  };
+  std::vector<size_t> blocked;
+  for (;;) {
+    ctx().advance_to(c);
+    bool active = false;
+    uint64_t next_event = kNever;  // earliest time something can change while the unit is quiet
+    // Outputs first (a full channel may need its consumer, which may need another output).
+    blocked.clear();
+    for (size_t k = 0; k < out_streams_.size(); ++k) {
+      Out& o = out_streams_[k];
+      if (!o.pin->valid()) {
+        o.pin->set_ready(false);
+        continue;
+      }
+      if (o.op_output < 0 || !has_out(size_t(o.op_output))) {
+        o.pin->set_ready(true);  // unused consumer: taken and dropped
+        if (o.pin->beat().done) o.finished = true;
+        active = true;
+        continue;
+      }
+      if (out(size_t(o.op_output)).full()) {
+        blocked.push_back(k);
+        continue;
+      }
+      const uint64_t free_at = out(size_t(o.op_output)).next_slot_free_time();
+      o.pin->set_ready(free_at <= c);
+      if (free_at <= c) {
+        take_output(o);
+        active = true;
+      } else {
+        next_event = std::min(next_event, free_at);
+      }
+    }
+    for (size_t k : blocked) {
+      Out& o = out_streams_[k];
+      Channel& ch = out(size_t(o.op_output));
+      while (ch.full()) ctx().block_send(&ch);
+      const uint64_t free_at = ch.next_slot_free_time();
+      o.pin->set_ready(free_at <= c);
+      if (free_at <= c) {
+        take_output(o);
+        active = true;
+      } else {
+        next_event = std::min(next_event, free_at);
+      }
+    }
+    // Inputs: offer the next beat when it is visible at c; take it if the unit is ready.
+    for (In& in : in_streams_) {
+      if (!in.presented) {
+        uint64_t next = kNever;
+        in.presented = fetch(in, c, next);
+        next_event = std::min(next_event, next);
+      }
+      in.pin->drive(in.presented, in.cur);
+      if (in.presented && in.pin->ready()) {
+        active = true;
+        in.presented = false;
+        if (in.op_input >= 0)
+          this->in(size_t(in.op_input)).pop();
+        else
+          ++in.fixed_pos;
+        if (in.cur.done) in.finished = true;
+      }
+    }
+    bool all_done = true;
+    for (const Out& o : out_streams_) all_done = all_done && o.finished;
+    for (const In& in : in_streams_) all_done = all_done && in.finished;
+    if (active) {
+      ctx().add_busy(1);
+      charge(0);
+    }
+    if (vcd_) {
+      for (PinGroup* g : groups_) g->flush();
+      settle();
+      vcd_sample(c);
+    }
+    edge();
+    if (all_done) {
+      ctx().advance_to(c + 1);
+      return;
+    }
+    ++c;
+    quiet = active ? 0 : quiet + 1;
+    if (quiet > kHangCycles)
+      fail("the unit moved no beat for " + std::to_string(kHangCycles) +
+           " cycles (an input stream it cannot handle, or a wait-for cycle through it)");
+    // Quiet: nothing moved for a while, so nothing changes before the next arrival or slot.
+    if (quiet >= kQuietCycles && next_event > c) {
+      if (next_event >= kNever) fail("the unit is idle, nothing can arrive, and not every output has ended");
+      c = next_event;
+    }
+  }
+}
+
+// ---- registry
+
+UnitImpl hls_unit_impl();  // hls_units.cpp
+
+namespace {
+std::map<std::string, UnitImpl>& impls() {
+  static std::map<std::string, UnitImpl> m = [] {
+    std::map<std::string, UnitImpl> r;
+    r["hls"] = hls_unit_impl();
+    return r;
+  }();
+  return m;
+}
+}  // namespace
+
+void register_unit_impl(UnitImpl impl) {
+  std::string n = impl.name;
+  impls()[n] = std::move(impl);
+}
+
+const UnitImpl* find_unit_impl(const std::string& name) {
+  auto it = impls().find(name);
+  return it == impls().end() ? nullptr : &it->second;
+}
+
+// ---- which nodes have a unit
+
+namespace {
+constexpr int kMaxN = 4;  // consumers / inputs of the router units (RTL default N)
+}
+
+std::string unit_unsupported(const OpConfig& cfg) {
+  const std::string& op = cfg.info->name;
+  const Params& p = cfg.params;
+  auto stop_param = [&](const char* name, int64_t lo) -> std::string {
+    const int64_t v = p.get_int(name);
+    if (v < lo || v > 15) return std::string(name) + " = " + std::to_string(v) + " is outside the unit's range " +
+                                 std::to_string(lo) + "..15";
+    return "";
+  };
+  if (op == "Flatten") {
+    if (auto s = stop_param("min", 0); !s.empty()) return s;
+    return stop_param("max", 0);
+  }
+  if (op == "Promote") {
+    const int64_t r = p.get_int("rank");
+    if (r < -1 || r > 15) return "rank = " + std::to_string(r) + " is outside -1..15";
+    return "";
+  }
+  if (op == "Repeat") {
+    const int64_t n = p.get_int("count");
+    if (n < 0 || n > 255) return "count = " + std::to_string(n) + " does not fit the unit's 8-bit count";
+    return "";
+  }
+  if (op == "Expand") return stop_param("rank", 0);
+  if (op == "Reshape") {
+    const int64_t n = p.get_int("chunk");
+    if (n < 1 || n > 255) return "chunk = " + std::to_string(n) + " does not fit the unit's 8-bit chunk";
+    return stop_param("rank", 0);
+  }
+  if (op == "Zip") {
+    if (cfg.num_inputs != 2) return "the Zip unit has 2 inputs, the node has " + std::to_string(cfg.num_inputs);
+    return "";
+  }
+  if (op == "Broadcast") {
+    if (cfg.num_outputs > size_t(kMaxN))
+      return "the Broadcast unit has " + std::to_string(kMaxN) + " consumers, the node has " +
+             std::to_string(cfg.num_outputs) + " outputs";
+    return "";
+  }
+  if (op == "Partition") {
+    if (cfg.num_outputs > size_t(kMaxN))
+      return "the Partition unit has " + std::to_string(kMaxN) + " outputs, the node has " +
+             std::to_string(cfg.num_outputs);
+    return stop_param("rank", 0);
+  }
+  if (op == "Reassemble" || op == "EagerMerge") {
+    const size_t data_in = op == "Reassemble" ? cfg.num_inputs - 1 : cfg.num_inputs;
+    if (data_in > size_t(kMaxN))
+      return "the " + op + " unit has " + std::to_string(kMaxN) + " inputs, the node has " + std::to_string(data_in);
+    return stop_param("rank", 0);
+  }
+  if (op == "Map") {
+    const std::string fn = p.get_string("fn");
+    if (fn == "mul" || fn == "add") {
+      if (cfg.num_inputs != 2) return "Map " + fn + " runs on the element-wise lane (pcu_ew) with 2 inputs";
+      return "";
+    }
+    if (fn == "row_sum" || fn == "row_max") {
+      if (cfg.num_inputs != 1) return "Map " + fn + " runs on pcu_reduce with 1 input";
+      return "";
+    }
+    return "no unit computes Map fn=" + fn + " (units: mul, add, row_sum, row_max on [1 x 8] bf16 tiles)";
+  }
+  if (op == "Accum") {
+    const std::string fn = p.get_string("fn");
+    if (fn != "add" && fn != "max") return "no unit computes Accum fn=" + fn + " (units: add, max on [1 x 8] bf16 tiles)";
+    if (cfg.num_inputs != 1) return "the Accum unit has 1 input";
+    return stop_param("rank", 1);
+  }
+  return "no cycle-accurate unit implements " + op +
+         " (units: Flatten, Promote, Repeat, Expand, Reshape, Zip, Broadcast, Partition, Reassemble, EagerMerge, "
+         "Map mul/add/row_sum/row_max, Accum add/max)";
+}
+
+}  // namespace stepsim::bridge

@@ -1,0 +1,130 @@
+// Fabric co-simulation (issue 4 item 5, docs/cosim.md): a graph node run by a cycle-accurate
+// unit (hw/units, HLS form, or its Verilated RTL twin) inside the time-annotated channel domain.
+//
+// A UnitBridge is an Op: it owns the unit, the unit's pins and a private clock, and has the
+// node's channels like any operator. One thread (the Op's) clocks the unit edge by edge; unit
+// cycle c is model time c (Context::now() == c while cycle c is decided):
+//   * input: a channel beat visible at time t is offered on the pins from cycle max(t, c); it
+//     is dequeued (at model time c) at the edge where valid and the unit's ready are both high;
+//   * output: a beat the unit offers at cycle c is taken at that edge if the output channel has
+//     a free slot at c (the slot's release time <= c) and sent with model time c; otherwise the
+//     pin's ready is low and the unit holds the beat (back-pressure crosses the bridge as ready);
+//   * "is there a beat at cycle c" is answered conservatively: an empty channel with a lower
+//     bound on its next arrival (Scheduler) above c has none; otherwise the bridge waits for the
+//     producer, like select_earliest does, so results do not depend on SystemC process order;
+//   * a unit that moved no beat on any pin for kQuietCycles cycles is not clocked until the next
+//     input can arrive or a blocked output's channel frees a slot (cycles skipped: every unit's
+//     internal work without pin traffic is bounded by its two-entry input buffers, so it holds
+//     its state until then).
+// Payloads: shape and router units move their payload opaquely, so the bridge hands them a
+// 32-bit handle into its table of elements; compute units get the real bf16 lanes.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/bridge/pins.h"
+#include "hw/ops/op.h"
+
+namespace stepsim::bridge {
+
+// Element <-> payload of one stream (per port kind).
+using Encoder = std::function<Payload(const Element&)>;
+using Decoder = std::function<Element(Payload)>;
+
+class UnitBridge : public Op {
+ public:
+  static constexpr uint64_t kQuietCycles = 4;
+  // A unit clocked this many cycles without moving a beat is hung (an illegal stream the unit
+  // does not detect, or a wait-for cycle through the unit): the run fails.
+  static constexpr uint64_t kHangCycles = 1u << 20;
+
+  UnitBridge(const OpConfig& cfg, std::string impl);
+
+  const std::string& impl() const { return impl_; }
+  uint64_t clocked_cycles() const { return clocked_; }
+
+ protected:
+  // Set by the derived bridge while it elaborates.
+  sc_core::sc_signal<bool> clk_, rst_n_;
+  // Input stream fed from op input `op_input` (or, with op_input < 0, a fixed beat list, e.g. a
+  // bare done for an unused lane of an input group).
+  void add_input(int op_input, PinIn* pin, Encoder enc, std::vector<PinBeat> fixed = {});
+  // Output consumer sent to op output `op_output` (< 0: unused, taken and dropped).
+  void add_output(int op_output, PinOut* pin, Decoder dec);
+  void add_group(PinGroup* g, const std::string& name) {
+    groups_.push_back(g);
+    group_names_.push_back(name);
+  }
+
+  // Element table for opaque payloads.
+  Payload handle(const Element& e);
+  const Element& element(Payload h) const;
+
+  void run() override;
+  // Called for every decoded element of op output `o` before it is sent (Reshape: zero padding).
+  virtual void on_output_element(int /*o*/, Element& /*e*/) {}
+
+ private:
+  struct In {
+    int op_input;
+    PinIn* pin;
+    Encoder enc;
+    std::vector<PinBeat> fixed;
+    size_t fixed_pos = 0;
+    bool presented = false;
+    PinBeat cur;
+    bool finished = false;           // its done beat was taken
+    uint64_t quiet_until = 0;        // no arrival at or before this time (lower bound - 1)
+    bool quiet_known = false;
+  };
+  struct Out {
+    int op_output;
+    PinOut* pin;
+    Decoder dec;
+    bool finished = false;  // its done beat was taken
+  };
+  void edge();
+  void settle();
+  // Whether input i can offer a beat at cycle c (may block for the producer). Returns false
+  // when nothing is visible at c; `next` gets a lower bound on its next arrival.
+  bool fetch(In& in, uint64_t c, uint64_t& next);
+  Beat decode(const Out& o, const PinBeat& b);
+
+  std::string impl_;
+  std::vector<In> in_streams_;
+  std::vector<Out> out_streams_;
+  std::vector<PinGroup*> groups_;
+  std::vector<std::string> group_names_;
+  // Waveform of the pins (SimEnv::vcd_dir): VCD with one time unit per model cycle.
+  void vcd_open();
+  void vcd_sample(uint64_t cycle);
+  std::unique_ptr<std::ofstream> vcd_;
+  std::vector<PinTrace> vcd_pins_;
+  std::vector<Payload> vcd_last_;
+  bool vcd_first_ = true;
+  std::vector<Element> table_;
+  uint64_t clocked_ = 0;
+};
+
+// ---- implementations registry (hls is built in; rtl is added by the Verilated build).
+struct UnitImpl {
+  std::string name;
+  // "" if the node can run on a unit, otherwise why not (operator or parameters without a unit).
+  std::function<std::string(const OpConfig&)> unsupported;
+  std::function<std::unique_ptr<Op>(const OpConfig&)> create;
+};
+void register_unit_impl(UnitImpl impl);
+// nullptr if no such implementation was built in.
+const UnitImpl* find_unit_impl(const std::string& name);
+void register_rtl_units();  // defined by the RTL build (hw/bridge/rtl); see sim/main.cpp
+
+// Why a node cannot be bridged ("" = it can): shared by the hls and rtl implementations (the
+// same units with the same pins and parameters).
+std::string unit_unsupported(const OpConfig& cfg);
+
+}  // namespace stepsim::bridge

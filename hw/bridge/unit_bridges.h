@@ -1,0 +1,486 @@
+// The bridge of every unit kind (docs/cosim.md), written once for both forms: `U` names the unit
+// types, the HLS units of hw/units (hls_units.cpp) or their Verilated RTL twins
+// (rtl/rtl_units.cpp). Both have the same pins, so the binding code is shared.
+//
+// Configurations: W = 32-bit payloads (element handles), N = 4 consumers/inputs for the
+// routers, 2 inputs for Zip, CW = 8 (Repeat count, Reshape chunk), L = 8 bf16 lanes: the
+// defaults of the RTL (rtl/CMakeLists.txt Verilates the units with them).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/bridge/unit_bridge.h"
+#include "hw/functions/bf16.h"
+#include "hw/stream/tile.h"
+
+namespace stepsim::bridge {
+
+constexpr int kW = 32;  // opaque payloads: an element handle
+constexpr int kN = 4;   // router consumers / inputs
+constexpr int kZipN = 2;
+constexpr int kCW = 8;
+constexpr int kL = 8;  // compute lanes
+
+// Common: clock/reset binding, element codecs.
+class BridgeBase : public UnitBridge {
+ public:
+  BridgeBase(const OpConfig& cfg, const std::string& impl) : UnitBridge(cfg, impl) {}
+
+ protected:
+  template <class D>
+  void bind_clock(D& d) {
+    d.clk_i(clk_);
+    d.rst_ni(rst_n_);
+  }
+  std::string unit_name() const { return sc_safe_name(cfg_.name) + "_unit"; }
+  Encoder handles() {
+    return [this](const Element& e) { return handle(e); };
+  }
+  Decoder elements() {
+    return [this](Payload p) { return element(p); };
+  }
+  Encoder selectors(int n) {
+    return [this, n](const Element& e) {
+      if (!e.is_selector()) fail("the selector input carries " + e.to_string() + ", not a selector");
+      Payload p = 0;
+      for (int i : e.selector().indices()) {
+        if (i >= n) fail("selector " + e.to_string() + " names output " + std::to_string(i) + "; the unit has " + std::to_string(n));
+        p |= Payload(1) << i;
+      }
+      return p;
+    };
+  }
+  Decoder selector_out(int n) {
+    return [n](Payload p) {
+      Selector s;
+      for (int i = 0; i < n; ++i)
+        if ((p >> i) & 1) s.set(i);
+      return Element(s);
+    };
+  }
+  // [1 x L] bf16 tiles as L 16-bit lanes. In timing mode tiles carry no values: the lanes are 0
+  // and the outputs are shape-only tiles again.
+  Encoder tiles(int lanes) {
+    return [this, lanes](const Element& e) {
+      if (!e.is_tile()) fail("the compute unit needs [1 x " + std::to_string(lanes) + "] bf16 tiles, got " + e.to_string());
+      const Tile& t = e.tile();
+      if (t.rows != 1 || t.cols != uint32_t(lanes) || t.dtype != DType::BF16)
+        fail("the compute unit needs [1 x " + std::to_string(lanes) + "] bf16 tiles, got [" + std::to_string(t.rows) +
+             " x " + std::to_string(t.cols) + "] " + dtype_name(t.dtype));
+      Payload p = 0;
+      if (t.has_data()) {
+        values_ = true;
+        for (int j = 0; j < lanes; ++j) p |= Payload(f32_bits(t.f(0, uint32_t(j))) >> 16) << (16 * j);
+      }
+      return p;
+    };
+  }
+  Decoder tile_out(int lanes) {
+    return [this, lanes](Payload p) {
+      Tile t = shape_tile(1, uint32_t(lanes), DType::BF16);
+      if (values_) {
+        auto d = std::make_shared<TileData>();
+        for (int j = 0; j < lanes; ++j) d->f.push_back(f32_from_bf16_bits(uint16_t(p >> (16 * j))));
+        t.data = d;
+      }
+      return Element(t);
+    };
+  }
+  bool values_ = false;  // the inputs carried tile values (functional mode)
+};
+
+template <int N, int W>
+std::vector<PinIn*> lanes_of(InPins<N, W>& g) {
+  std::vector<PinIn*> v;
+  for (int i = 0; i < N; ++i) v.push_back(&g.lanes[i]);
+  return v;
+}
+
+// ---------------------------------------------------------------- shape units
+template <class Dut>
+class FlattenBridge : public BridgeBase {
+ public:
+  FlattenBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl), dut_(unit_name().c_str()) {
+    bind_clock(dut_);
+    dut_.cfg_min_i(min_);
+    dut_.cfg_max_i(max_);
+    STEPSIM_BRIDGE_IN(dut_, in, in_);
+    STEPSIM_BRIDGE_OUT(dut_, out, out_);
+    min_.write(stop_t(cfg.params.get_int("min")));
+    max_.write(stop_t(cfg.params.get_int("max")));
+    add_group(&in_, "in");
+    add_group(&out_, "out");
+    add_input(0, &in_.lanes[0], handles());
+    add_output(0, &out_.consumers[0], elements());
+  }
+
+ private:
+  sc_core::sc_signal<stop_t> min_, max_;
+  InPins<1, kW> in_;
+  OutPins<1, kW> out_;
+  Dut dut_;
+};
+
+template <class Dut>
+class PromoteBridge : public BridgeBase {
+ public:
+  PromoteBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl), dut_(unit_name().c_str()) {
+    bind_clock(dut_);
+    dut_.cfg_outer_i(outer_);
+    dut_.cfg_rank_i(rank_);
+    STEPSIM_BRIDGE_IN(dut_, in, in_);
+    STEPSIM_BRIDGE_OUT(dut_, out, out_);
+    const int64_t r = cfg.params.get_int("rank");
+    outer_.write(r < 0);
+    rank_.write(stop_t(r < 0 ? 0 : r));
+    add_group(&in_, "in");
+    add_group(&out_, "out");
+    add_input(0, &in_.lanes[0], handles());
+    add_output(0, &out_.consumers[0], elements());
+  }
+
+ private:
+  sc_core::sc_signal<bool> outer_;
+  sc_core::sc_signal<stop_t> rank_;
+  InPins<1, kW> in_;
+  OutPins<1, kW> out_;
+  Dut dut_;
+};
+
+template <class Dut>
+class RepeatBridge : public BridgeBase {
+ public:
+  RepeatBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl), dut_(unit_name().c_str()) {
+    bind_clock(dut_);
+    dut_.cfg_count_i(count_);
+    STEPSIM_BRIDGE_IN(dut_, in, in_);
+    STEPSIM_BRIDGE_OUT(dut_, out, out_);
+    count_.write(bits_t<kCW>(uint64_t(cfg.params.get_int("count"))));
+    add_group(&in_, "in");
+    add_group(&out_, "out");
+    add_input(0, &in_.lanes[0], handles());
+    add_output(0, &out_.consumers[0], elements());
+  }
+
+ private:
+  sc_core::sc_signal<bits_t<kCW>> count_;
+  InPins<1, kW> in_;
+  OutPins<1, kW> out_;
+  Dut dut_;
+};
+
+template <class Dut>
+class ExpandBridge : public BridgeBase {
+ public:
+  ExpandBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl), dut_(unit_name().c_str()) {
+    bind_clock(dut_);
+    dut_.cfg_rank_i(rank_);
+    STEPSIM_BRIDGE_IN(dut_, in, in_);
+    STEPSIM_BRIDGE_IN(dut_, ref, ref_);
+    STEPSIM_BRIDGE_OUT(dut_, out, out_);
+    rank_.write(stop_t(cfg.params.get_int("rank")));
+    add_group(&in_, "in");
+    add_group(&ref_, "ref");
+    add_group(&out_, "out");
+    add_input(0, &in_.lanes[0], handles());
+    add_input(1, &ref_.lanes[0], handles());
+    add_output(0, &out_.consumers[0], elements());
+  }
+
+ private:
+  sc_core::sc_signal<stop_t> rank_;
+  InPins<1, kW> in_, ref_;
+  OutPins<1, kW> out_;
+  Dut dut_;
+};
+
+// Reshape: the padding element is a handle in cfg_pad_i. `pad: zero` pads with zeros shaped like
+// the last element before the padding (hw/ops/shape_ops.cpp), which is known only at run time:
+// the bridge passes a placeholder handle and substitutes the zero element when it leaves.
+template <class Dut>
+class ReshapeBridge : public BridgeBase {
+ public:
+  ReshapeBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl), dut_(unit_name().c_str()) {
+    bind_clock(dut_);
+    dut_.cfg_chunk_i(chunk_);
+    dut_.cfg_rank_i(rank_);
+    dut_.cfg_pad_i(pad_value_);
+    STEPSIM_BRIDGE_IN(dut_, in, in_);
+    STEPSIM_BRIDGE_OUT(dut_, out, out_);
+    STEPSIM_BRIDGE_OUT(dut_, pad, pad_);
+    chunk_.write(bits_t<kCW>(uint64_t(cfg.params.get_int("chunk"))));
+    rank_.write(stop_t(cfg.params.get_int("rank")));
+    const std::string pad = cfg.params.get_string("pad");
+    zero_pad_ = pad == "zero";
+    pad_handle_ = handle(zero_pad_ ? Element(Scalar{0}) : parse_element(pad));
+    pad_value_.write(bits_t<kW>(uint64_t(pad_handle_)));
+    add_group(&in_, "in");
+    add_group(&out_, "out");
+    add_group(&pad_, "pad");
+    add_input(0, &in_.lanes[0], handles());
+    add_output(0, &out_.consumers[0], [this](Payload p) {
+      if (zero_pad_ && p == pad_handle_) return zero_like(last_);
+      last_ = element(p);
+      seen_ = true;
+      return last_;
+    });
+    add_output(1, &pad_.consumers[0], [](Payload p) { return Element(Scalar{int64_t(p & 1)}); });
+  }
+
+ private:
+  Element zero_like(const Element& last) const {
+    if (seen_ && last.is_tile()) {
+      const Tile& t = last.tile();
+      if (t.has_data()) {
+        if (t.dtype == DType::INT32) return Element(make_int_tile(t.rows, t.cols, std::vector<int32_t>(t.elems(), 0)));
+        return Element(make_tile(t.rows, t.cols, t.dtype, std::vector<float>(t.elems(), 0.0f)));
+      }
+      return Element(shape_tile(t.rows, t.cols, t.dtype));
+    }
+    return Element(Scalar{0});
+  }
+  sc_core::sc_signal<bits_t<kCW>> chunk_;
+  sc_core::sc_signal<stop_t> rank_;
+  sc_core::sc_signal<bits_t<kW>> pad_value_;
+  InPins<1, kW> in_;
+  OutPins<1, kW> out_;
+  OutPins<1, 1> pad_;
+  Dut dut_;
+  bool zero_pad_ = false, seen_ = false;
+  Payload pad_handle_ = 0;
+  Element last_;
+};
+
+template <class Dut>
+class ZipBridge : public BridgeBase {
+ public:
+  ZipBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl), dut_(unit_name().c_str()) {
+    bind_clock(dut_);
+    STEPSIM_BRIDGE_IN(dut_, in, in_);
+    STEPSIM_BRIDGE_OUT(dut_, out, out_);
+    add_group(&in_, "in");
+    add_group(&out_, "out");
+    for (int i = 0; i < kZipN; ++i) add_input(i, &in_.lanes[i], handles());
+    add_output(0, &out_.consumers[0], [this](Payload p) {
+      auto t = std::make_shared<std::vector<Element>>();
+      for (int i = 0; i < kZipN; ++i) t->push_back(element((p >> (kW * i)) & mask_bits(kW)));
+      return Element(Tuple(t));
+    });
+  }
+
+ private:
+  InPins<kZipN, kW> in_;
+  OutPins<1, kZipN * kW> out_;
+  Dut dut_;
+};
+
+// ---------------------------------------------------------------- routers
+template <class Dut>
+class BroadcastBridge : public BridgeBase {
+ public:
+  BroadcastBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl), dut_(unit_name().c_str()) {
+    bind_clock(dut_);
+    STEPSIM_BRIDGE_IN(dut_, in, in_);
+    STEPSIM_BRIDGE_OUT(dut_, out, out_);
+    add_group(&in_, "in");
+    add_group(&out_, "out");
+    add_input(0, &in_.lanes[0], handles());
+    for (int k = 0; k < kN; ++k) add_output(k < int(cfg.num_outputs) ? k : -1, &out_.consumers[k], elements());
+  }
+
+ private:
+  InPins<1, kW> in_;
+  OutPins<kN, kW> out_;
+  Dut dut_;
+};
+
+template <class Dut>
+class PartitionBridge : public BridgeBase {
+ public:
+  PartitionBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl), dut_(unit_name().c_str()) {
+    bind_clock(dut_);
+    dut_.cfg_rank_i(rank_);
+    STEPSIM_BRIDGE_IN(dut_, in, in_);
+    STEPSIM_BRIDGE_IN(dut_, sel, sel_);
+    STEPSIM_BRIDGE_OUT(dut_, out, out_);
+    rank_.write(stop_t(cfg.params.get_int("rank")));
+    add_group(&in_, "in");
+    add_group(&sel_, "sel");
+    add_group(&out_, "out");
+    add_input(0, &in_.lanes[0], handles());
+    add_input(1, &sel_.lanes[0], selectors(int(cfg.num_outputs)));
+    for (int k = 0; k < kN; ++k) add_output(k < int(cfg.num_outputs) ? k : -1, &out_.consumers[k], elements());
+  }
+
+ private:
+  sc_core::sc_signal<stop_t> rank_;
+  InPins<1, kW> in_;
+  InPins<1, kN> sel_;
+  OutPins<kN, kW> out_;
+  Dut dut_;
+};
+
+// An unused lane of an input group carries an empty stream (a bare done).
+inline std::vector<PinBeat> empty_stream() {
+  PinBeat d;
+  d.done = true;
+  return {d};
+}
+
+template <class Dut>
+class ReassembleBridge : public BridgeBase {
+ public:
+  ReassembleBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl), dut_(unit_name().c_str()) {
+    bind_clock(dut_);
+    dut_.cfg_rank_i(rank_);
+    STEPSIM_BRIDGE_IN(dut_, in, in_);
+    STEPSIM_BRIDGE_IN(dut_, sel, sel_);
+    STEPSIM_BRIDGE_OUT(dut_, out, out_);
+    rank_.write(stop_t(cfg.params.get_int("rank")));
+    add_group(&in_, "in");
+    add_group(&sel_, "sel");
+    add_group(&out_, "out");
+    const int n = int(cfg.num_inputs) - 1;  // in0..in(n-1), then sel
+    for (int i = 0; i < kN; ++i)
+      if (i < n) add_input(i, &in_.lanes[i], handles());
+      else add_input(-1, &in_.lanes[i], handles(), empty_stream());
+    add_input(n, &sel_.lanes[0], selectors(n));
+    add_output(0, &out_.consumers[0], elements());
+  }
+
+ private:
+  sc_core::sc_signal<stop_t> rank_;
+  InPins<kN, kW> in_;
+  InPins<1, kN> sel_;
+  OutPins<1, kW> out_;
+  Dut dut_;
+};
+
+template <class Dut>
+class EagerMergeBridge : public BridgeBase {
+ public:
+  EagerMergeBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl), dut_(unit_name().c_str()) {
+    bind_clock(dut_);
+    dut_.cfg_rank_i(rank_);
+    STEPSIM_BRIDGE_IN(dut_, in, in_);
+    STEPSIM_BRIDGE_OUT(dut_, out, out_);
+    STEPSIM_BRIDGE_OUT(dut_, sel, sel_);
+    rank_.write(stop_t(cfg.params.get_int("rank")));
+    add_group(&in_, "in");
+    add_group(&out_, "out");
+    add_group(&sel_, "sel");
+    const int n = int(cfg.num_inputs);
+    for (int i = 0; i < kN; ++i)
+      if (i < n) add_input(i, &in_.lanes[i], handles());
+      else add_input(-1, &in_.lanes[i], handles(), empty_stream());
+    add_output(0, &out_.consumers[0], elements());
+    add_output(1, &sel_.consumers[0], selector_out(kN));
+  }
+
+ private:
+  sc_core::sc_signal<stop_t> rank_;
+  InPins<kN, kW> in_;
+  OutPins<1, kW> out_;
+  OutPins<1, kN> sel_;
+  Dut dut_;
+};
+
+// ---------------------------------------------------------------- compute units
+template <class Dut>
+class PcuEwBridge : public BridgeBase {
+ public:
+  PcuEwBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl), dut_(unit_name().c_str()) {
+    bind_clock(dut_);
+    dut_.cfg_op_i(op_);
+    STEPSIM_BRIDGE_IN(dut_, a, a_);
+    STEPSIM_BRIDGE_IN(dut_, b, b_);
+    STEPSIM_BRIDGE_OUT(dut_, out, out_);
+    op_.write(cfg.params.get_string("fn") == "add");
+    add_group(&a_, "a");
+    add_group(&b_, "b");
+    add_group(&out_, "out");
+    add_input(0, &a_.lanes[0], tiles(kL));
+    add_input(1, &b_.lanes[0], tiles(kL));
+    add_output(0, &out_.consumers[0], tile_out(kL));
+  }
+
+ private:
+  sc_core::sc_signal<bool> op_;
+  InPins<1, 16 * kL> a_, b_;
+  OutPins<1, 16 * kL> out_;
+  Dut dut_;
+};
+
+template <class Dut>
+class PcuAccumBridge : public BridgeBase {
+ public:
+  PcuAccumBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl), dut_(unit_name().c_str()) {
+    bind_clock(dut_);
+    dut_.cfg_op_i(op_);
+    dut_.cfg_rank_i(rank_);
+    STEPSIM_BRIDGE_IN(dut_, in, in_);
+    STEPSIM_BRIDGE_OUT(dut_, out, out_);
+    op_.write(cfg.params.get_string("fn") == "max");
+    rank_.write(stop_t(cfg.params.get_int("rank")));
+    add_group(&in_, "in");
+    add_group(&out_, "out");
+    add_input(0, &in_.lanes[0], tiles(kL));
+    add_output(0, &out_.consumers[0], tile_out(kL));
+  }
+
+ private:
+  sc_core::sc_signal<bool> op_;
+  sc_core::sc_signal<stop_t> rank_;
+  InPins<1, 16 * kL> in_;
+  OutPins<1, 16 * kL> out_;
+  Dut dut_;
+};
+
+template <class Dut>
+class PcuReduceBridge : public BridgeBase {
+ public:
+  PcuReduceBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl), dut_(unit_name().c_str()) {
+    bind_clock(dut_);
+    dut_.cfg_op_i(op_);
+    STEPSIM_BRIDGE_IN(dut_, in, in_);
+    STEPSIM_BRIDGE_OUT(dut_, out, out_);
+    op_.write(cfg.params.get_string("fn") == "row_max");
+    add_group(&in_, "in");
+    add_group(&out_, "out");
+    add_input(0, &in_.lanes[0], tiles(kL));
+    add_output(0, &out_.consumers[0], tile_out(1));
+  }
+
+ private:
+  sc_core::sc_signal<bool> op_;
+  InPins<1, 16 * kL> in_;
+  OutPins<1, 16> out_;
+  Dut dut_;
+};
+
+// The bridge of a node (unit_unsupported(cfg) must be "").
+template <class U>
+std::unique_ptr<Op> create_unit_bridge(const OpConfig& cfg, const std::string& impl) {
+  const std::string& op = cfg.info->name;
+  if (op == "Flatten") return std::make_unique<FlattenBridge<typename U::Flatten>>(cfg, impl);
+  if (op == "Promote") return std::make_unique<PromoteBridge<typename U::Promote>>(cfg, impl);
+  if (op == "Repeat") return std::make_unique<RepeatBridge<typename U::Repeat>>(cfg, impl);
+  if (op == "Expand") return std::make_unique<ExpandBridge<typename U::Expand>>(cfg, impl);
+  if (op == "Reshape") return std::make_unique<ReshapeBridge<typename U::Reshape>>(cfg, impl);
+  if (op == "Zip") return std::make_unique<ZipBridge<typename U::Zip>>(cfg, impl);
+  if (op == "Broadcast") return std::make_unique<BroadcastBridge<typename U::Broadcast>>(cfg, impl);
+  if (op == "Partition") return std::make_unique<PartitionBridge<typename U::Partition>>(cfg, impl);
+  if (op == "Reassemble") return std::make_unique<ReassembleBridge<typename U::Reassemble>>(cfg, impl);
+  if (op == "EagerMerge") return std::make_unique<EagerMergeBridge<typename U::EagerMerge>>(cfg, impl);
+  if (op == "Map") {
+    const std::string fn = cfg.params.get_string("fn");
+    if (fn == "mul" || fn == "add") return std::make_unique<PcuEwBridge<typename U::PcuEw>>(cfg, impl);
+    return std::make_unique<PcuReduceBridge<typename U::PcuReduce>>(cfg, impl);
+  }
+  if (op == "Accum") return std::make_unique<PcuAccumBridge<typename U::PcuAccum>>(cfg, impl);
+  throw std::invalid_argument("node '" + cfg.name + "': no unit for " + op);
+}
+
+}  // namespace stepsim::bridge

@@ -1,0 +1,252 @@
+#include "sim/cosim.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "hw/functions/bf16.h"
+#include "sim/report.h"
+
+namespace stepsim {
+
+namespace {
+
+bool same_element(const Element& a, const Element& b) {
+  if (a.v.index() != b.v.index()) return false;
+  if (a.is_scalar()) return a.scalar() == b.scalar();
+  if (a.is_selector()) return a.selector() == b.selector();
+  if (a.is_tile()) {
+    const Tile &x = a.tile(), &y = b.tile();
+    if (x.rows != y.rows || x.cols != y.cols || x.dtype != y.dtype || x.has_data() != y.has_data()) return false;
+    if (!x.has_data()) return true;
+    if (x.data == y.data) return true;
+    if (x.dtype == DType::INT32) return x.data->i == y.data->i;
+    if (x.data->f.size() != y.data->f.size()) return false;
+    for (size_t k = 0; k < x.data->f.size(); ++k)
+      if (f32_bits(x.data->f[k]) != f32_bits(y.data->f[k])) return false;
+    return true;
+  }
+  if (a.is_tuple()) {
+    const auto &x = *a.tuple(), &y = *b.tuple();
+    if (x.size() != y.size()) return false;
+    for (size_t k = 0; k < x.size(); ++k)
+      if (!same_element(x[k], y[k])) return false;
+    return true;
+  }
+  // Buffer references: compare what they hold.
+  const Buffer &x = *a.buffer(), &y = *b.buffer();
+  if (x.shape != y.shape || x.beats.size() != y.beats.size()) return false;
+  for (size_t k = 0; k < x.beats.size(); ++k)
+    if (!same_beat(x.beats[k], y.beats[k])) return false;
+  return true;
+}
+
+std::string element_text(const Element& e) {
+  if (e.is_tile()) {
+    const Tile& t = e.tile();
+    std::ostringstream s;
+    s << dtype_name(t.dtype) << "[" << t.rows << "x" << t.cols << "]";
+    if (t.has_data()) {
+      s << "{";
+      const size_t n = t.elems(), shown = std::min<size_t>(n, 16);
+      char buf[16];
+      for (size_t k = 0; k < shown; ++k) {
+        if (t.dtype == DType::INT32) {
+          s << (k ? "," : "") << t.data->i[k];
+          continue;
+        }
+        const uint32_t bits = f32_bits(t.data->f[k]);
+        if (t.dtype == DType::BF16) std::snprintf(buf, sizeof buf, "%04x", unsigned(bits >> 16));
+        else std::snprintf(buf, sizeof buf, "%08x", unsigned(bits));
+        s << (k ? "," : "") << buf;
+      }
+      if (shown < n) s << ",...(" << n << ")";
+      s << "}";
+    }
+    return s.str();
+  }
+  if (e.is_tuple()) {
+    std::string s = "(";
+    for (size_t k = 0; k < e.tuple()->size(); ++k) s += (k ? ", " : "") + element_text((*e.tuple())[k]);
+    return s + ")";
+  }
+  return e.to_string();
+}
+
+std::string safe_file_name(const std::string& s) {
+  std::string r;
+  for (char c : s) r += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-') ? c : '_';
+  return r;
+}
+
+}  // namespace
+
+bool same_beat(const Beat& a, const Beat& b) {
+  if (a.has_elem != b.has_elem || a.stop != b.stop || a.done != b.done) return false;
+  return !a.has_elem || same_element(a.elem, b.elem);
+}
+
+std::string beat_payload_text(const Beat& b) {
+  std::string s;
+  if (b.has_elem) s = element_text(b.elem);
+  if (b.stop) s += (s.empty() ? "" : " ") + std::string("S") + std::to_string(b.stop);
+  if (b.done) s += (s.empty() ? "" : " ") + std::string("D");
+  return s;
+}
+
+CosimReport cosimulate(const Graph& graph, const SimOptions& options, const CosimOptions& cosim) {
+  CosimReport r;
+  SimOptions a = options;
+  a.default_impl = "approx";
+  a.log_nodes = {"*"};
+  // The approximate run ignores every `impl:` of the graph.
+  Graph g_approx = graph;
+  g_approx.impl.clear();
+  for (NodeSpec& n : g_approx.nodes) n.impl.clear();
+  r.approx = simulate(g_approx, a);
+  SimOptions c = options;
+  c.default_impl = cosim.impl;
+  c.log_nodes = {"*"};
+  if (cosim.vcd && !cosim.dir.empty()) c.vcd_dir = cosim.dir;
+  r.cosim = simulate(graph, c);
+  if (!r.approx.ok || !r.cosim.ok) {
+    r.identical = false;
+    return r;
+  }
+
+  std::map<std::string, const NodeResult*> approx_nodes;
+  for (const NodeResult& n : r.approx.nodes) approx_nodes[n.name] = &n;
+  std::map<std::string, bool> on_unit;
+  for (const NodeResult& n : r.cosim.nodes) {
+    CosimNodeRow row;
+    row.name = n.name;
+    row.op = n.op;
+    row.impl = n.impl;
+    row.note = n.impl_note;
+    row.cosim_cycles = n.finish_cycle;
+    row.unit_clocks = n.unit_clocks;
+    if (auto it = approx_nodes.find(n.name); it != approx_nodes.end()) row.approx_cycles = it->second->finish_cycle;
+    on_unit[n.name] = n.impl != "approx";
+    if (n.impl != "approx") ++r.bridged_nodes;
+    r.unit_clocks += n.unit_clocks;
+    r.nodes.push_back(row);
+  }
+  auto endpoint_on_unit = [&](const std::string& ch) {
+    // "prod.port->cons.port"
+    const size_t arrow = ch.find("->");
+    if (arrow == std::string::npos) return false;
+    const std::string p = ch.substr(0, arrow), q = ch.substr(arrow + 2);
+    auto node_of = [](const std::string& s) { return s.substr(0, s.rfind('.')); };
+    return on_unit[node_of(p)] || on_unit[node_of(q)];
+  };
+  for (const auto& [name, clog] : r.cosim.channel_logs) {
+    CosimChannelRow row;
+    row.name = name;
+    row.bridged = endpoint_on_unit(name);
+    row.cosim_beats = clog.size();
+    row.cosim_last = clog.empty() ? 0 : clog.back().cycle;
+    auto it = r.approx.channel_logs.find(name);
+    static const std::vector<LoggedBeat> none;
+    const std::vector<LoggedBeat>& alog = it == r.approx.channel_logs.end() ? none : it->second;
+    row.approx_beats = alog.size();
+    row.approx_last = alog.empty() ? 0 : alog.back().cycle;
+    const size_t n = std::min(alog.size(), clog.size());
+    for (size_t k = 0; k < n && row.identical; ++k)
+      if (!same_beat(alog[k].beat, clog[k].beat)) {
+        row.identical = false;
+        row.mismatch = "beat " + std::to_string(k) + ": approx " + beat_payload_text(alog[k].beat) + " (cycle " +
+                       std::to_string(alog[k].cycle) + "), co-sim " + beat_payload_text(clog[k].beat) +
+                       " (cycle " + std::to_string(clog[k].cycle) + ")";
+      }
+    if (row.identical && alog.size() != clog.size()) {
+      row.identical = false;
+      row.mismatch = "approx sent " + std::to_string(alog.size()) + " beats, co-sim " +
+                     std::to_string(clog.size());
+    }
+    r.identical = r.identical && row.identical;
+    r.channels.push_back(row);
+  }
+
+  if (!cosim.dir.empty()) {
+    namespace fs = std::filesystem;
+    fs::create_directories(cosim.dir);
+    // Transaction logs of the channels at bridged nodes, both runs: cycle, channel, payload.
+    for (const CosimChannelRow& row : r.channels) {
+      if (!row.bridged) continue;
+      for (int which = 0; which < 2; ++which) {
+        const auto& logs = which ? r.cosim.channel_logs : r.approx.channel_logs;
+        auto it = logs.find(row.name);
+        if (it == logs.end()) continue;
+        const std::string path =
+            (fs::path(cosim.dir) / (safe_file_name(row.name) + (which ? std::string(".cosim") : std::string(".approx")) + ".log"))
+                .string();
+        std::ofstream f(path);
+        f << "# cycle\tchannel\tpayload\n";
+        for (const LoggedBeat& b : it->second) f << b.cycle << "\t" << row.name << "\t" << beat_payload_text(b.beat) << "\n";
+        if (!f) throw std::runtime_error("cannot write '" + path + "'");
+        r.files.push_back(path);
+      }
+    }
+    const std::string path = (fs::path(cosim.dir) / "report.md").string();
+    std::ofstream f(path);
+    print_cosim_report(r, f);
+    if (!f) throw std::runtime_error("cannot write '" + path + "'");
+    r.files.push_back(path);
+    for (const std::string& v : r.cosim.vcd_files) r.files.push_back(v);
+  }
+  return r;
+}
+
+void print_cosim_report(const CosimReport& r, std::ostream& out) {
+  auto pct = [](uint64_t a, uint64_t c) {
+    if (a == 0) return std::string(c == 0 ? "0.00 %" : "n/a");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%+.2f %%", 100.0 * (double(c) - double(a)) / double(a));
+    return std::string(buf);
+  };
+  std::string impl = "unit";
+  for (const CosimNodeRow& n : r.nodes)
+    if (n.impl != "approx") impl = n.impl;
+  out << "# Co-simulation report\n\n";
+  if (!r.approx.ok || !r.cosim.ok) {
+    out << "A run failed: " << (r.approx.ok ? "co-simulation: " + r.cosim.error : "approximate: " + r.approx.error)
+        << "\n";
+    return;
+  }
+  out << "Payload streams: " << (r.identical ? "identical on every channel" : "DIFFERENT") << " (" << r.channels.size()
+      << " channels).\n";
+  out << "Total cycles: approx " << r.approx.cycles << ", co-simulation " << r.cosim.cycles << " ("
+      << int64_t(r.cosim.cycles) - int64_t(r.approx.cycles) << ", " << pct(r.approx.cycles, r.cosim.cycles) << ").\n";
+  const double w = r.cosim.wall_seconds > 0 ? r.cosim.wall_seconds : 1e-9;
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "Nodes on units: %zu; unit clock edges: %llu; co-simulation wall %.3f s (approx %.3f s): "
+                "%.0f model cycles/s, %.0f unit clocks/s.\n",
+                r.bridged_nodes, (unsigned long long)r.unit_clocks, r.cosim.wall_seconds, r.approx.wall_seconds,
+                double(r.cosim.cycles) / w, double(r.unit_clocks) / w);
+  out << buf << "\n";
+  out << "| node | op | impl | approx cycles | co-sim cycles | difference | error |\n|---|---|---|---:|---:|---:|---:|\n";
+  for (const CosimNodeRow& n : r.nodes)
+    out << "| " << n.name << " | " << n.op << " | " << n.impl << (n.note.empty() ? "" : " (no unit)") << " | "
+        << n.approx_cycles << " | " << n.cosim_cycles << " | " << int64_t(n.cosim_cycles) - int64_t(n.approx_cycles)
+        << " | " << pct(n.approx_cycles, n.cosim_cycles) << " |\n";
+  bool notes = false;
+  for (const CosimNodeRow& n : r.nodes)
+    if (!n.note.empty()) {
+      if (!notes) out << "\nStayed approximate under the " << impl << " default:\n";
+      notes = true;
+      out << "- " << n.name << ": " << n.note << "\n";
+    }
+  out << "\n| channel | beats | identical | last beat approx | last beat co-sim |\n|---|---:|---|---:|---:|\n";
+  for (const CosimChannelRow& c : r.channels)
+    out << "| " << c.name << (c.bridged ? " *" : "") << " | " << c.cosim_beats << " | "
+        << (c.identical ? "yes" : "NO: " + c.mismatch) << " | " << c.approx_last << " | " << c.cosim_last << " |\n";
+  out << "\n(* = a channel of a node on a unit; its transaction logs are written with --cosim-dir.)\n";
+}
+
+}  // namespace stepsim

@@ -1,0 +1,203 @@
+// Fabric co-simulation (docs/cosim.md): graph nodes on the cycle-accurate units (hw/bridge)
+// against the approximate model. A reduced version of issue 4 item 5 for the default test run:
+// graphs/examples/cosim_units.yaml ([1x8] bf16 tiles through all 13 unit kinds), all-hls and
+// all-rtl, payload streams identical on every channel, cycle error reported and bounded.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "hw/bridge/unit_bridge.h"
+#include "hw/presets/hardware.h"
+#include "sim/cosim.h"
+#include "sim/loader.h"
+#include "sim/simulation.h"
+
+namespace stepsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kGraph = std::string(STEPSIM_SOURCE_DIR) + "/graphs/examples/cosim_units.yaml";
+
+bool have_rtl() {
+#ifdef STEPSIM_HAVE_RTL
+  static bool once = [] {
+    bridge::register_rtl_units();
+    return true;
+  }();
+  return once;
+#else
+  return false;
+#endif
+}
+
+SimOptions options(bool functional = true) {
+  SimOptions o;
+  o.hw = load_preset("step-artifact");
+  o.functional = functional;
+  return o;
+}
+
+CosimReport run(const std::string& impl, bool functional = true, const std::string& dir = "", bool vcd = false,
+                uint64_t shuffle = 0) {
+  CosimOptions co;
+  co.impl = impl;
+  co.dir = dir;
+  co.vcd = vcd;
+  SimOptions o = options(functional);
+  o.shuffle_seed = shuffle;
+  return cosimulate(load_graph(kGraph, {}), o, co);
+}
+
+double rel_error(uint64_t a, uint64_t c) { return a ? (double(c) - double(a)) / double(a) : 0.0; }
+
+void expect_good(const CosimReport& r, const std::string& impl) {
+  ASSERT_TRUE(r.approx.ok) << r.approx.error;
+  ASSERT_TRUE(r.cosim.ok) << r.cosim.error;
+  std::ostringstream rep;
+  print_cosim_report(r, rep);
+  EXPECT_TRUE(r.identical) << rep.str();
+  EXPECT_EQ(r.bridged_nodes, 21u) << rep.str();  // every node but the loads, the source and the sinks
+  size_t unit_kinds = 0;
+  std::set<std::string> ops;
+  for (const CosimNodeRow& n : r.nodes) {
+    if (n.impl == impl) {
+      ops.insert(n.op == "Map" || n.op == "Accum" ? n.op + ":" + n.name : n.op);
+      EXPECT_GT(n.unit_clocks, 0u) << n.name;
+    } else {
+      EXPECT_EQ(n.impl, "approx");
+      EXPECT_FALSE(n.note.empty()) << n.name;
+    }
+  }
+  unit_kinds = ops.size();
+  EXPECT_GE(unit_kinds, 13u) << rep.str();
+  // The units add their register stages; the total stays within a few percent here.
+  EXPECT_LT(std::abs(rel_error(r.approx.cycles, r.cosim.cycles)), 0.05) << rep.str();
+  EXPECT_GT(r.cosim.cycles, 250u);
+  EXPECT_EQ(r.approx.offchip_read_bytes, r.cosim.offchip_read_bytes);
+}
+
+TEST(Cosim, AllHlsMatchesApprox) { expect_good(run("hls"), "hls"); }
+
+TEST(Cosim, AllRtlMatchesApprox) {
+  if (!have_rtl()) GTEST_SKIP() << "built without Verilator (STEPSIM_RTL=OFF)";
+  expect_good(run("rtl"), "rtl");
+}
+
+// The HLS unit and its RTL twin behave identically on every pin (test_units_rtl), so the two
+// co-simulations agree cycle for cycle, node for node.
+TEST(Cosim, HlsAndRtlAgreeOnEveryNode) {
+  if (!have_rtl()) GTEST_SKIP() << "built without Verilator";
+  CosimReport h = run("hls"), r = run("rtl");
+  ASSERT_TRUE(h.cosim.ok && r.cosim.ok);
+  ASSERT_EQ(h.nodes.size(), r.nodes.size());
+  for (size_t k = 0; k < h.nodes.size(); ++k) {
+    EXPECT_EQ(h.nodes[k].cosim_cycles, r.nodes[k].cosim_cycles) << h.nodes[k].name;
+    EXPECT_EQ(h.nodes[k].unit_clocks, r.nodes[k].unit_clocks) << h.nodes[k].name;
+  }
+  for (const auto& [name, log] : h.cosim.channel_logs) {
+    const auto& other = r.cosim.channel_logs.at(name);
+    ASSERT_EQ(log.size(), other.size()) << name;
+    for (size_t k = 0; k < log.size(); ++k) {
+      EXPECT_EQ(log[k].cycle, other[k].cycle) << name << " beat " << k;
+      EXPECT_TRUE(same_beat(log[k].beat, other[k].beat)) << name << " beat " << k;
+    }
+  }
+}
+
+// Timing mode: tiles carry no values; the compute units see zero lanes and emit shape-only tiles.
+TEST(Cosim, TimingModeMatchesApprox) {
+  CosimReport r = run("hls", false);
+  ASSERT_TRUE(r.cosim.ok) << r.cosim.error;
+  EXPECT_TRUE(r.identical);
+  EXPECT_EQ(r.cosim.cycles, run("hls", true).cosim.cycles);
+}
+
+// Results do not depend on the elaboration (SystemC process) order.
+TEST(Cosim, IndependentOfElaborationOrder) {
+  CosimReport a = run("hls"), b = run("hls", true, "", false, 7);
+  ASSERT_TRUE(a.cosim.ok && b.cosim.ok);
+  for (size_t k = 0; k < a.nodes.size(); ++k) EXPECT_EQ(a.nodes[k].cosim_cycles, b.nodes[k].cosim_cycles) << a.nodes[k].name;
+}
+
+TEST(Cosim, WritesLogsReportAndWaveforms) {
+  const fs::path dir = fs::temp_directory_path() / "stepsim_cosim_test";
+  fs::remove_all(dir);
+  CosimReport r = run("hls", true, dir.string(), true);
+  ASSERT_TRUE(r.identical);
+  ASSERT_TRUE(fs::exists(dir / "report.md"));
+  const fs::path log = dir / "prod.out-_fan.in.cosim.log";
+  ASSERT_TRUE(fs::exists(log));
+  std::ifstream f(log);
+  std::string header, first;
+  std::getline(f, header);
+  std::getline(f, first);
+  EXPECT_EQ(header, "# cycle\tchannel\tpayload");
+  EXPECT_NE(first.find("\tprod.out->fan.in\tbf16[1x8]{"), std::string::npos) << first;
+  ASSERT_TRUE(fs::exists(dir / "prod.hls.vcd"));
+  std::ifstream v(dir / "prod.hls.vcd");
+  std::stringstream vs;
+  vs << v.rdbuf();
+  EXPECT_NE(vs.str().find("$var wire 128 "), std::string::npos);
+  EXPECT_NE(vs.str().find("out_valid_o"), std::string::npos);
+  EXPECT_NE(vs.str().find("\n#"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// ---- nodes without a unit
+Graph small(const std::string& node_yaml, const std::string& graph_impl = "") {
+  const std::string text = std::string("name: t\n") + (graph_impl.empty() ? "" : "impl: " + graph_impl + "\n") +
+                           "tensors:\n  x: {shape: [4, 8], dtype: bf16, init: random, seed: 1}\n"
+                           "  z: {shape: [2, 16], dtype: bf16, init: random, seed: 2}\n"
+                           "nodes:\n"
+                           "  - {name: x, op: LinearOffChipLoad, params: {tensor: x, tile: [1, 8], out_shape: [4]}}\n"
+                           "  - {name: z, op: LinearOffChipLoad, params: {tensor: z, tile: [1, 16], out_shape: [2]}}\n"
+                           "  - {name: zs, op: Sink, inputs: {in: z}}\n" +
+                           node_yaml + "  - {name: out, op: Sink, inputs: {in: f}}\n";
+  return parse_graph(text, "test", ".", {});
+}
+
+std::string error_of(const Graph& g) {
+  try {
+    SimResult r = simulate(g, options());
+    return r.ok ? "" : r.error;
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+}
+
+TEST(Cosim, ClearErrorsForNodesWithoutAUnit) {
+  // An explicit impl on an operator or function no unit implements.
+  std::string e = error_of(small("  - {name: f, op: Map, params: {fn: exp}, inputs: {in0: x}, impl: hls}\n"));
+  EXPECT_NE(e.find("node 'f' (Map): impl: hls: no unit computes Map fn=exp"), std::string::npos) << e;
+  e = error_of(small("  - {name: f, op: Accum, params: {fn: matmul_acc, rank: 1}, inputs: {in0: x, in1: x}, impl: hls}\n"));
+  EXPECT_NE(e.find("node 'f' (Accum): impl: hls: no unit computes Accum fn=matmul_acc"), std::string::npos) << e;
+  e = error_of(small("  - {name: f, op: Repeat, params: {count: 300}, inputs: {in: x}, impl: hls}\n"));
+  EXPECT_NE(e.find("node 'f' (Repeat): impl: hls: count = 300 does not fit"), std::string::npos) << e;
+  // A tile the compute lane cannot take: a run-time error naming the node.
+  e = error_of(small("  - {name: f, op: Map, params: {fn: row_sum}, inputs: {in0: z}, impl: hls}\n"));
+  EXPECT_NE(e.find("node 'f' (Map): the compute unit needs [1 x 8] bf16 tiles, got [1 x 16] bf16"), std::string::npos) << e;
+  // Under a graph-level default, a node without a unit stays approximate (and says why).
+  Graph g = small("  - {name: f, op: Map, params: {fn: exp}, inputs: {in0: x}}\n", "hls");
+  SimResult r = simulate(g, options());
+  ASSERT_TRUE(r.ok) << r.error;
+  for (const NodeResult& n : r.nodes) {
+    if (n.name != "f") continue;
+    EXPECT_EQ(n.impl, "approx");
+    EXPECT_NE(n.impl_note.find("no unit computes Map fn=exp"), std::string::npos);
+  }
+  if (!have_rtl()) {
+    e = error_of(small("  - {name: f, op: Flatten, inputs: {in: x}, impl: rtl}\n"));
+    EXPECT_NE(e.find("is not built in"), std::string::npos) << e;
+  }
+}
+
+TEST(Cosim, LoaderRejectsUnknownImpl) {
+  EXPECT_THROW(small("  - {name: f, op: Flatten, inputs: {in: x}, impl: verilog}\n"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace stepsim
