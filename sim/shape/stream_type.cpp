@@ -1,6 +1,9 @@
 #include "sim/shape/stream_type.h"
 
+#include <algorithm>
+#include <cctype>
 #include <sstream>
+#include <tuple>
 
 namespace stepsim::shape {
 
@@ -55,10 +58,59 @@ ex stream_bytes(const StreamType& t) {
   return t.card() * t.elem.bytes();
 }
 
+// GiNaC orders the terms of a sum and the factors of a product by hash values that depend on
+// where objects sit in memory, so its printed form can change from run to run. Printing sorts
+// them by their own text, which makes every printed expression (reports, messages) deterministic.
 std::string to_string(const ex& e) {
-  std::ostringstream o;
-  o << e;
-  return o.str();
+  auto plain = [](const ex& x) {
+    std::ostringstream o;
+    o << x;
+    return o.str();
+  };
+  if (is_a<add>(e)) {
+    // Constants last; the other terms by their symbolic part, then by coefficient.
+    std::vector<std::tuple<bool, std::string, std::string>> terms;
+    for (size_t i = 0; i < e.nops(); ++i) {
+      const ex t = e.op(i);
+      ex sym = t;
+      if (is_a<mul>(t))
+        for (size_t k = 0; k < t.nops(); ++k)
+          if (is_a<numeric>(t.op(k))) sym = t / t.op(k);
+      terms.emplace_back(is_a<numeric>(t), to_string(sym), to_string(t));
+    }
+    std::sort(terms.begin(), terms.end());
+    std::string s;
+    for (const auto& term : terms) {
+      const std::string& t = std::get<2>(term);
+      s += s.empty() ? t : (t[0] == '-' ? t : "+" + t);
+    }
+    return s;
+  }
+  if (is_a<mul>(e)) {
+    std::string coeff;
+    std::vector<std::string> factors;
+    for (size_t i = 0; i < e.nops(); ++i) {
+      const ex f = e.op(i);
+      if (is_a<numeric>(f)) coeff = plain(f);
+      else factors.push_back(is_a<add>(f) ? "(" + to_string(f) + ")" : to_string(f));
+    }
+    std::sort(factors.begin(), factors.end());
+    std::string s = coeff == "-1" ? "-" : coeff.empty() ? "" : coeff + "*";
+    for (size_t i = 0; i < factors.size(); ++i) s += (i ? "*" : "") + factors[i];
+    return s;
+  }
+  if (is_a<function>(e)) {
+    std::string s = ex_to<function>(e).get_name() + "(";
+    for (size_t i = 0; i < e.nops(); ++i) s += (i ? "," : "") + to_string(e.op(i));
+    return s + ")";
+  }
+  if (is_a<power>(e)) {
+    const ex b = e.op(0), x = e.op(1);
+    const std::string bs = is_a<symbol>(b) || is_a<numeric>(b) || is_a<function>(b) ? to_string(b) : "(" + to_string(b) + ")";
+    if (x.is_equal(-1)) return "1/" + bs;
+    return bs + "^" + (is_a<numeric>(x) || is_a<symbol>(x) ? to_string(x) : "(" + to_string(x) + ")");
+  }
+  return plain(e);
 }
 
 ex ElemType::bytes() const {
