@@ -91,3 +91,11 @@ def pid(point, baseline):
     """Pareto Improvement Distance of `point` over the baseline's frontier (paper App. B.4)."""
     front = pareto(baseline)
     return min(max(q[0] / point[0], q[1] / point[1]) for q in front)
+
+
+def finish(base, md, rows, total_s):
+    """Appends the total wall time, writes BASE.md and prints it."""
+    md += "\nTotal wall time: %.1f s for %d configurations.\n" % (total_s, len(rows))
+    with open(base + ".md", "w") as f:
+        f.write(md)
+    print(md)

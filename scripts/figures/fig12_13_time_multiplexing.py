@@ -88,10 +88,7 @@ def main():
                           [[r["tiling"], r["regions"], r["cycles"], r["flops"], r["allocated_flops_per_cycle"],
                             "%.3f" % (100 * r["utilization"]), r["onchip_bytes"],
                             "%.1f" % (100 * r["offchip_bw_utilization"]), r["wall_s"], r["cycles_per_s"]] for r in rows])
-    md += "\nTotal wall time: %.1f s for %d configurations.\n" % (total, len(rows))
-    with open(base + ".md", "w") as f:
-        f.write(md)
-    print(md)
+    common.finish(base, md, rows, total)
 
 
 if __name__ == "__main__":

@@ -107,10 +107,7 @@ def main():
     md += common.md_table(["figure", "variability", "rows", "batch", "parallelization", "cycles", "wall [s]"],
                           [[r["figure"], r["group"], "%d-%d" % (r["first_row"], r["first_row"] + r["batch"] - 1), r["batch"],
                             r["parallel"], r["cycles"], r["wall_s"]] for r in rows])
-    md += "\nTotal wall time: %.1f s for %d configurations.\n" % (total, len(rows))
-    with open(base + ".md", "w") as f:
-        f.write(md)
-    print(md)
+    common.finish(base, md, rows, total)
 
 
 if __name__ == "__main__":

@@ -61,10 +61,7 @@ def main():
                            "wall [s]", "simulated cycles/s"],
                           [[l, r["cycles"], r["offchip_bytes"], "%.2f" % (r["offchip_bytes_at_4B"] / 1e6), r["wall_s"],
                             r["cycles_per_s"]] for l, r in zip(labels, rows)])
-    md += "\nTotal wall time of the sweep: %.1f s.\n" % total
-    with open(base + ".md", "w") as f:
-        f.write(md)
-    print(md)
+    common.finish(base, md, rows, total)
 
 
 if __name__ == "__main__":

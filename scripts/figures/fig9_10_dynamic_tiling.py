@@ -106,10 +106,7 @@ def main():
                            "wall [s]", "simulated cycles/s"],
                           [[r["model"], r["batch"], r["tiling"], r["tile_n"], r["compute_bw"], r["cycles"], r["onchip_bytes"],
                             r["offchip_bytes"], r["wall_s"], r["cycles_per_s"]] for r in rows])
-    md += "\nTotal wall time: %.1f s for %d configurations.\n" % (total, len(rows))
-    with open(base + ".md", "w") as f:
-        f.write(md)
-    print(md)
+    common.finish(base, md, rows, total)
 
 
 if __name__ == "__main__":
