@@ -11,7 +11,7 @@
 // Per packed tile, for the F/tile_f intermediate tiles (Repeat keeps x on chip):
 //   gate = x W1[:, f], up = x W3[:, f], h = SiLU(gate) * up, y += h W2[f, :]  (Accum over f)
 // then RetileStreamify back to rows, Reassemble by the same selectors: [1, B, topk] of [1 x D],
-// stored as y[B * topk, D] (row t*topk + j = token t's j-th expert, experts in id order).
+// summed over the top-k experts (Accum add) and stored as y[B, D].
 //
 // Symbols: n_route_out<e> = P_e, the tokens routed to expert e (values from the trace); the
 // dynamic variant adds a_e<e> (1 if P_e > 0).
@@ -110,7 +110,7 @@ struct Front {
 
 Front front(GraphBuilder& b, const MoeSetup& s) {
   b.tensor("x", uint64_t(s.B), uint64_t(s.D), DType::BF16, s.seed);
-  b.output_tensor("y", uint64_t(s.B * s.topk), uint64_t(s.D));
+  b.output_tensor("y", uint64_t(s.B), uint64_t(s.D));
   b.trace_stream("routing", "{trace: '" + s.trace + "', kind: selector, rank: 1, limit: " + std::to_string(s.B) + "}");
   Front f;
   Stream x = b.load("tokens", "x", {1, s.D}, {s.B});
@@ -171,8 +171,11 @@ void back(GraphBuilder& b, const MoeSetup& s, const Front& f, const std::vector<
       outs.push_back(out);
     }
   }
-  Stream merged = b.reassemble("merge", outs, f.sel_merge, 0);
-  b.store("store", "y", {1, s.D}, merged, {s.B * s.topk});
+  Stream merged = b.reassemble("merge", outs, f.sel_merge, 0);  // [1, B, topk~] of [1 x D]
+  // The token's output: the sum of its top-k expert outputs (the artifact's final Accum; the
+  // traces carry no router weights, so the weights are 1).
+  Stream y = b.accum("combine", "add", 1, {merged}, s.bw);
+  b.store("store", "y", {1, s.D}, y, {s.B});
 }
 
 // One configured expert pipeline per expert; its weights are loaded once per packed tile.

@@ -28,13 +28,14 @@ namespace fs = std::filesystem;
 using reference::Mat;
 
 // Tolerance of the functional checks, relative to the RMS of the reference output (of the
-// tensor for SwiGLU, of each expert's output row for MoE): every element within 4 %, and the
-// mean absolute error within 0.5 %. The model rounds to bf16 after each matmul, the SiLU and
-// the product (8-bit significand: up to 2^-9 relative per rounding, a few roundings per
-// element, then summed over the intermediate dimension); the reference does not round at all.
-// A wrong row, expert or tile is off by ~100 % of the RMS.
+// tensor for SwiGLU, of each token's output row for MoE and attention): every element within
+// 4 %, and the mean absolute error within 1 %. The model rounds to bf16 after each matmul, the
+// SiLU and the product (8-bit significand: up to 2^-9 relative per rounding, a few roundings
+// per element, then summed over the intermediate dimension), and the MoE output adds top-k such
+// bf16 expert outputs (measured worst mean: 0.5 % for Qwen3's 8 experts at hidden 16); the
+// reference does not round at all. A wrong row, expert or tile is off by ~100 % of the RMS.
 constexpr double kTolOfRms = 0.04;
-constexpr double kMeanTolOfRms = 0.005;
+constexpr double kMeanTolOfRms = 0.01;
 
 const TensorSpec& tensor(const Graph& g, const std::string& name) {
   for (const TensorSpec& t : g.tensors)
@@ -113,50 +114,34 @@ INSTANTIATE_TEST_SUITE_P(
                       std::map<std::string, std::string>{{"batch", "32"}, {"hidden", "64"}, {"inter", "128"},
                                                          {"tile_b", "32"}, {"tile_f", "64"}, {"tile_h", "16"}}));
 
-// MoE: every token's top-k output rows (in the order Reassemble delivered them) are the
-// reference expert outputs of that token's experts, each exactly once.
+// MoE: every token's output row is the sum of the reference outputs of its top-k experts.
 void check_moe(const Graph& g, const std::string& trace, size_t experts, size_t topk, int64_t batch,
                const std::map<std::string, Mat>* weights = nullptr) {
   Mat y = run_functional(g, "step-artifact", "y");
   Mat x = input(g, "x");
-  ASSERT_EQ(y.rows, batch * int64_t(topk));
-  const std::vector<std::vector<size_t>> routing = [&] {
-    std::vector<std::vector<size_t>> r;
-    CsvTable t = read_csv(trace);
-    for (int64_t i = 0; i < batch; ++i) {
-      std::vector<size_t> e;
-      for (size_t c = 1; c < t.header.size(); ++c) e.push_back(std::stoul(t.rows[size_t(i)][c]));
-      r.push_back(e);
-    }
-    return r;
-  }();
+  ASSERT_EQ(y.rows, batch);
+  CsvTable t = read_csv(trace);
   std::map<size_t, std::array<Mat, 3>> w;
   for (size_t e = 0; e < experts; ++e) {
     const std::string s = std::to_string(e);
     if (weights) w[e] = {weights->at("w1_" + s), weights->at("w3_" + s), weights->at("w2_" + s)};
     else w[e] = {input(g, "w1_" + s), input(g, "w3_" + s), input(g, "w2_" + s)};
   }
-  double worst = 0, scale = 0, mean = 0;
-  for (int64_t t = 0; t < batch; ++t) {
-    std::vector<Mat> refs;
-    for (size_t e : routing[size_t(t)]) refs.push_back(reference::swiglu(reference::row(x, t), w[e][0], w[e][1], w[e][2]));
-    for (const Mat& r : refs) scale = std::max(scale, rms(r));
-    std::vector<bool> used(refs.size(), false);
-    for (size_t j = 0; j < topk; ++j) {
-      Mat got = reference::row(y, t * int64_t(topk) + int64_t(j));
-      size_t best = refs.size();
-      double best_d = 1e300;
-      for (size_t k = 0; k < refs.size(); ++k)
-        if (!used[k] && max_abs_diff(got, refs[k]) < best_d) best_d = max_abs_diff(got, refs[k]), best = k;
-      ASSERT_LT(best, refs.size()) << "token " << t;
-      used[best] = true;
-      worst = std::max(worst, best_d / rms(refs[best]));
-      mean += mean_abs_diff(got, refs[best]) / rms(refs[best]) / double(batch * int64_t(topk));
+  double worst = 0, mean = 0;
+  for (int64_t i = 0; i < batch; ++i) {
+    Mat ref(1, x.cols);
+    ASSERT_EQ(t.header.size(), topk + 1);
+    for (size_t c = 1; c < t.header.size(); ++c) {
+      const size_t e = std::stoul(t.rows[size_t(i)][c]);
+      const Mat o = reference::swiglu(reference::row(x, i), w[e][0], w[e][1], w[e][2]);
+      for (size_t k = 0; k < ref.v.size(); ++k) ref.v[k] += o.v[k];
     }
+    const Mat got = reference::row(y, i);
+    worst = std::max(worst, max_abs_diff(got, ref) / rms(ref));
+    mean += mean_abs_diff(got, ref) / rms(ref) / double(batch);
   }
-  EXPECT_LE(worst, kTolOfRms) << "worst error relative to the expert output's RMS";
-  EXPECT_LE(mean, kMeanTolOfRms) << "mean error relative to the expert output's RMS";
-  EXPECT_GT(scale, 0.0);
+  EXPECT_LE(worst, kTolOfRms) << "worst error relative to the token output's RMS";
+  EXPECT_LE(mean, kMeanTolOfRms) << "mean error relative to the token output's RMS";
 }
 
 TEST(MoeGold, MixtralStaticTiling) {
