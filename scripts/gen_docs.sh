@@ -24,3 +24,4 @@ gen() {  # gen SUBCOMMAND FILE
 }
 gen ops operators.md
 gen presets presets.md
+gen layers layers.md

@@ -35,7 +35,7 @@ const char* kUsage =
     "  stepsim presets [--markdown]     list hardware presets and their parameters\n"
     "  stepsim analyze GRAPH.yaml [--set key=value]... [--sym NAME=VALUE]... [--model paper|artifact]\n"
     "                         [--json FILE]   stream shapes and symbolic traffic/FLOPs/on-chip metrics\n"
-    "  stepsim layers                   list the layer library (graphs/layers) and its parameters\n"
+    "  stepsim layers [--markdown]      list the layer library (graphs/layers) and its parameters\n"
     "  stepsim build LAYER [--param k=v]... [-o FILE.yaml]   write a layer as a graph file\n";
 
 struct Args {
@@ -341,7 +341,15 @@ int cli_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (cmd == "eval") return cmd_eval(a, out, err);
     if (cmd == "run") return cmd_run(a, out, err);
     if (cmd == "analyze") return cmd_analyze(a, out);
-    if (cmd == "layers") return cmd_layers(out);
+    if (cmd == "layers") {
+      if (a.more()) {
+        const std::string f = a.next("");
+        if (f != "--markdown") throw std::invalid_argument("layers: unknown option '" + f + "'");
+        write_layers_markdown(out);
+        return 0;
+      }
+      return cmd_layers(out);
+    }
     if (cmd == "build") return cmd_build(a, out);
     err << "unknown command '" << cmd << "'\n" << kUsage;
     return 2;

@@ -1,7 +1,8 @@
 // Reference documentation generated from the registries, so the docs cannot drift from the code:
 //   stepsim ops --markdown      -> docs/operators.md (OpRegistry + tile-function libraries)
 //   stepsim presets --markdown  -> docs/presets.md   (HardwareParams::fields() of every preset)
-// scripts/gen_docs.sh writes both files; testbench/docs checks they are up to date.
+//   stepsim layers --markdown   -> docs/layers.md    (the layer library's registry, graphs/layers)
+// scripts/gen_docs.sh writes the files; testbench/docs checks they are up to date.
 #pragma once
 
 #include <ostream>
@@ -12,6 +13,7 @@ namespace stepsim {
 
 void write_ops_markdown(std::ostream& out);
 void write_presets_markdown(std::ostream& out);
+void write_layers_markdown(std::ostream& out);
 
 // Where the default value of a hardware parameter comes from (a section of the spec notes, or
 // "project choice" with the reason); empty if the parameter has no entry yet.

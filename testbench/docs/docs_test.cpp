@@ -66,6 +66,8 @@ TEST(GeneratedDocs, OperatorReferenceIsUpToDate) { expect_generated("operators.m
 
 TEST(GeneratedDocs, PresetTableIsUpToDate) { expect_generated("presets.md", {"presets", "--markdown"}); }
 
+TEST(GeneratedDocs, LayerLibraryIsUpToDate) { expect_generated("layers.md", {"layers", "--markdown"}); }
+
 TEST(GeneratedDocs, EveryHardwareParameterSaysWhereItsValueComesFrom) {
   for (const auto& f : HardwareParams::fields())
     EXPECT_FALSE(preset_param_origin(f.key).empty())
