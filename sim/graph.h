@@ -30,6 +30,18 @@ struct NodeSpec {
   std::string impl;                           // approx (default) | hls | rtl
 };
 
+// A node from its essentials; the other fields keep their defaults.
+inline NodeSpec node_spec(std::string name, std::string op, std::map<std::string, std::string> params = {},
+                          std::map<std::string, std::string> inputs = {}, std::optional<uint64_t> compute_bw = {}) {
+  NodeSpec n;
+  n.name = std::move(name);
+  n.op = std::move(op);
+  n.params = std::move(params);
+  n.inputs = std::move(inputs);
+  n.compute_bw = compute_bw;
+  return n;
+}
+
 // A tensor stored off-chip before the run (loads read it) or written by a store.
 struct TensorSpec {
   std::string name;

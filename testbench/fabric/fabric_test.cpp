@@ -24,12 +24,12 @@ struct GraphBuilder {
   // A Source node playing `text`.
   GraphBuilder& source(const std::string& name, const std::string& text) {
     g.streams[name] = to_beats(parse_tokens(text));
-    g.nodes.push_back({name, "Source", {{"stream", name}}, {}, {}, {}, {}});
+    g.nodes.push_back(node_spec(name, "Source", {{"stream", name}}));
     return *this;
   }
   GraphBuilder& node(const std::string& name, const std::string& op, std::map<std::string, std::string> params,
                      std::map<std::string, std::string> inputs, std::optional<uint64_t> compute_bw = {}) {
-    g.nodes.push_back({name, op, std::move(params), std::move(inputs), compute_bw, {}, {}});
+    g.nodes.push_back(node_spec(name, op, std::move(params), std::move(inputs), compute_bw));
     return *this;
   }
   GraphBuilder& sink(const std::string& name, const std::string& from) {

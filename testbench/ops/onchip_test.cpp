@@ -19,16 +19,16 @@ std::string round_trip(const std::string& data, int rank, const std::map<std::st
   Graph g;
   g.name = "rt";
   g.streams["data"] = to_beats(parse_tokens(data));
-  g.nodes.push_back({"src", "Source", {{"stream", "data"}}, {}, {}, {}, {}});
-  g.nodes.push_back({"buf", "Bufferize", {{"rank", std::to_string(rank)}}, {{"in", "src.out0"}}, {}, {}, {}});
-  NodeSpec s{"str", "Streamify", streamify, {{"in", "buf"}}, {}, {}, {}};
+  g.nodes.push_back(node_spec("src", "Source", {{"stream", "data"}}));
+  g.nodes.push_back(node_spec("buf", "Bufferize", {{"rank", std::to_string(rank)}}, {{"in", "src.out0"}}));
+  NodeSpec s = node_spec("str", "Streamify", streamify, {{"in", "buf"}});
   if (!ref.empty()) {
     g.streams["ref"] = to_beats(parse_tokens(ref));
-    g.nodes.push_back({"refsrc", "Source", {{"stream", "ref"}}, {}, {}, {}, {}});
+    g.nodes.push_back(node_spec("refsrc", "Source", {{"stream", "ref"}}));
     s.inputs["ref"] = "refsrc.out0";
   }
   g.nodes.push_back(s);
-  g.nodes.push_back({"sink", "Sink", {}, {{"in", "str"}}, {}, {}, {}});
+  g.nodes.push_back(node_spec("sink", "Sink", {}, {{"in", "str"}}));
   SimOptions opt;
   opt.hw = test::artifact();
   SimResult r = simulate(g, opt);

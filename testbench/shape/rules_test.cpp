@@ -141,7 +141,7 @@ void check_eval(const Case& c) {
   for (size_t i = 0; i < c.in.size(); ++i) {
     const std::string src = "src" + std::to_string(i);
     g.streams[src] = to_beats(parse_tokens(c.in[i].second));
-    g.nodes.push_back(NodeSpec{src, "Source", {{"stream", src}}, {}, {}, {}, {}, {}, {}});
+    g.nodes.push_back(node_spec(src, "Source", {{"stream", src}}));
     node.inputs[c.in[i].first] = src + ".out0";
   }
   size_t numbered = 0;
