@@ -13,19 +13,21 @@ namespace {
 
 // The tiled, affine view of a stored tensor that a load or store walks (paper: tiled_in_shape,
 // stride and tiled_out_shape, all in tiles). Tile k of a pass is stored tile
-// lin(k) = sum_d idx_d(k) * stride_d, where idx(k) counts row-major over out_shape.
+// lin(k) = offset + sum_d idx_d(k) * stride_d, where idx(k) counts row-major over out_shape
+// (offset: the view's first tile, e.g. one region's block of rows).
 struct TiledView {
   OffChipTensor* tensor = nullptr;
   uint32_t tile_rows = 0, tile_cols = 0;
   uint64_t tiles_r = 0, tiles_c = 0;  // tiled_in_shape
   std::vector<int64_t> stride, out_shape;
-  uint64_t count = 1;  // tiles per pass
+  uint64_t offset = 0;  // first tile of the view (row-major tile index)
+  uint64_t count = 1;   // tiles per pass
 
   uint64_t stored_tiles() const { return tiles_r * tiles_c; }
   int rank() const { return int(out_shape.size()); }
 
   uint64_t lin(uint64_t k) const {
-    uint64_t l = 0;
+    uint64_t l = offset;
     for (int d = rank() - 1; d >= 0; --d) {
       const uint64_t n = uint64_t(out_shape[size_t(d)]);
       l += (k % n) * uint64_t(stride[size_t(d)]);
@@ -83,6 +85,9 @@ class OffChipOp : public Op {
     if (affine) {
       view_.out_shape = cfg.params.get_ints("out_shape");
       view_.stride = cfg.params.get_ints("stride");
+      const int64_t off = cfg.params.get_int("offset");
+      if (off < 0) throw std::invalid_argument(node + "offset must be >= 0");
+      view_.offset = uint64_t(off);
     }
     if (view_.out_shape.empty()) {
       if (!view_.stride.empty()) throw std::invalid_argument(node + "stride needs out_shape");
@@ -97,7 +102,7 @@ class OffChipOp : public Op {
       throw std::invalid_argument(node + "stride has " + std::to_string(view_.stride.size()) +
                                   " entries but out_shape has " + std::to_string(view_.out_shape.size()));
     if (view_.out_shape.size() > 8) throw std::invalid_argument(node + "out_shape has more than 8 dimensions");
-    uint64_t last = 0;
+    uint64_t last = view_.offset;
     view_.count = 1;
     for (size_t d = 0; d < view_.out_shape.size(); ++d) {
       if (view_.out_shape[d] < 1) throw std::invalid_argument(node + "out_shape entries must be >= 1");
@@ -336,6 +341,7 @@ void register_offchip_ops(OpRegistry& r) {
                             "tiled view shape, outermost first, in tiles (empty = the whole tiled tensor)"};
   const ParamSpec stride{"stride", T::kIntList, "[]",
                          "tiled view strides in tiles (empty = row-major over out_shape; 0 re-reads)"};
+  const ParamSpec offset{"offset", T::kInt, "0", "first tile of the view (row-major tile index of the tiled tensor)"};
   const ParamSpec par{"par_dispatch", T::kInt, "0", "requests issued per cycle (0 = the preset's par_dispatch)"};
   const std::string tile_timing =
       "Per tile: rows x ceil(cols*bytes/request_bytes) requests with the tensor's row pitch, par_dispatch per "
@@ -347,7 +353,7 @@ void register_offchip_ops(OpRegistry& r) {
                              "offchip_one_tile_in_flight).",
                {{"ref", "reference stream: one pass of the view per element (optional)", true}},
                {{"out", "tiles [ref dims.., out_shape..] (static variant: [out_shape..])"}},
-               {tensor, tile, out_shape, stride, par},
+               {tensor, tile, out_shape, stride, offset, par},
                false,
                [](const OpConfig& c) { return std::make_unique<LinearOffChipLoad>(c); }});
   r.add(OpInfo{"LinearOffChipStore", "off-chip memory",
@@ -356,7 +362,7 @@ void register_offchip_ops(OpRegistry& r) {
                tile_timing + "the input is dequeued when every write is acknowledged.",
                {{"in", "tiles of exactly the tile shape and the tensor's dtype"}},
                {},
-               {tensor, tile, out_shape, stride, par},
+               {tensor, tile, out_shape, stride, offset, par},
                false,
                [](const OpConfig& c) { return std::make_unique<LinearOffChipStore>(c); }});
   r.add(OpInfo{"RandomOffChipLoad", "off-chip memory",

@@ -230,6 +230,39 @@ nodes:
   EXPECT_EQ(r.offchip_write_bytes, 32u * 64 * 2);
 }
 
+// offset moves the view's first tile: a load of rows 2..3 stored at rows 1..2 of y.
+TEST(LinearOffChipLoad, OffsetStartsTheViewAtATile) {
+  const std::string dir = fresh_dir("offset");
+  write_index_tensor(dir, 4, 4);  // tile k of [1,4] holds 4k .. 4k+3
+  SimResult r = run_yaml(R"(
+tensors:
+  x: {shape: [4, 4], dtype: fp32, init: file, file: )" + dir + R"(/x.npy}
+  y: {shape: [4, 4], dtype: fp32, init: output}
+nodes:
+  - {name: load, op: LinearOffChipLoad, params: {tensor: x, tile: [1, 4], out_shape: [2], offset: 2}}
+  - {name: store, op: LinearOffChipStore, params: {tensor: y, tile: [1, 4], out_shape: [2], offset: 1}, inputs: {in: load}}
+)",
+                         artifact(), true, dir);
+  ASSERT_TRUE(r.ok) << r.error;
+  NpyArray y = read_npy(dir + "/y.npy");
+  const float expect[16] = {0, 0, 0, 0, 8, 9, 10, 11, 12, 13, 14, 15, 0, 0, 0, 0};
+  for (int k = 0; k < 16; ++k) EXPECT_EQ(y.f[size_t(k)], expect[k]) << k;
+  // A view past the tensor's end is refused before the run.
+  try {
+    run_yaml(R"(
+tensors:
+  x: {shape: [4, 4], dtype: fp32}
+nodes:
+  - {name: load, op: LinearOffChipLoad, params: {tensor: x, tile: [1, 4], out_shape: [2], offset: 3}}
+  - {name: sink, op: Sink, inputs: {in: load}}
+)");
+    ADD_FAILURE() << "an offset past the tensor must be an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("the view reaches tile 4 but tensor 'x' holds 4 tiles"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(OffChip, RandomLoadAndStoreFollowTheAddressStreams) {
   const std::string dir = fresh_dir("random");
   write_index_tensor(dir, 4, 4);  // 4 tiles of [1,4]: tile k holds 4k .. 4k+3
