@@ -71,12 +71,6 @@ int64_t to_int(const std::string& s, const std::string& where) {
   }
 }
 
-std::string resolve_path(const std::string& p, const std::string& base_dir) {
-  if (p.rfind("shared:", 0) == 0) return shared_dir() + "/" + p.substr(7);
-  if (fs::path(p).is_absolute()) return p;
-  return (fs::path(base_dir) / p).string();
-}
-
 // Replaces ${name} with graph parameter values.
 std::string substitute(const std::string& text, const std::map<std::string, std::string>& vars,
                        const std::string& source) {
@@ -351,6 +345,12 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
     target->params[k.substr(dot + 1)] = v;
   }
   return g;
+}
+
+std::string resolve_path(const std::string& p, const std::string& base_dir) {
+  if (p.rfind("shared:", 0) == 0) return shared_dir() + "/" + p.substr(7);
+  if (fs::path(p).is_absolute()) return p;
+  return (fs::path(base_dir) / p).string();
 }
 
 Graph load_graph(const std::string& path, const std::vector<std::pair<std::string, std::string>>& sets) {

@@ -27,4 +27,8 @@ CsvTable read_csv(const std::string& path);
 // Directory of the shared traces (env STEPSIM_SHARED, else the build-time ../shared).
 std::string shared_dir();
 
+// A file path as graph files give it: "shared:REST" is REST under shared_dir(), a relative path
+// is relative to base_dir.
+std::string resolve_path(const std::string& p, const std::string& base_dir);
+
 }  // namespace stepsim

@@ -33,11 +33,9 @@ using frontend::GraphBuilder;
 using frontend::Stream;
 using T = ParamSpec::Type;
 
-std::string resolve_path(const std::string& p) { return p.rfind("shared:", 0) == 0 ? shared_dir() + "/" + p.substr(7) : p; }
-
 // ContextTokens of data rows first..first+n-1 (1-based) of an Azure LLM inference trace.
 std::vector<int64_t> kv_lengths(const std::string& file, int64_t first, int64_t n) {
-  CsvTable t = read_csv(resolve_path(file));
+  CsvTable t = read_csv(resolve_path(file, "."));
   const size_t col = t.column("ContextTokens", file);
   if (first < 1 || first + n - 1 > int64_t(t.rows.size()))
     throw std::invalid_argument("layer attention: rows " + std::to_string(first) + ".." + std::to_string(first + n - 1) +

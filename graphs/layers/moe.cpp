@@ -45,8 +45,6 @@ const std::map<std::string, ModelPreset>& models() {
   return m;
 }
 
-std::string resolve(const std::string& p) { return p.rfind("shared:", 0) == 0 ? shared_dir() + "/" + p.substr(7) : p; }
-
 // What the MoE variants share: parameters, the routing trace's bin counts, FIFO depths.
 struct MoeSetup {
   std::string model, trace;
@@ -82,7 +80,7 @@ MoeSetup setup(const Params& p, const std::string& layer) {
   s.bw = uint64_t(p.get_int("compute_bw"));
   s.seed = uint64_t(p.get_int("seed"));
   s.dynamic = s.tn == 0;
-  s.bins = expert_bins(resolve(s.trace), size_t(s.E), size_t(s.B));
+  s.bins = expert_bins(resolve_path(s.trace, "."), size_t(s.E), size_t(s.B));
   int64_t rows_in_trace = 0;
   for (int64_t v : s.bins) rows_in_trace += v;
   if (rows_in_trace != s.B * s.topk)

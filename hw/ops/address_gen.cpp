@@ -83,13 +83,6 @@ class KvCacheAddrGen : public Op {
   }
 
  protected:
-  static int64_t value_of(const Element& e) {
-    if (e.is_scalar()) return e.scalar();
-    if (e.is_tile() && e.tile().dtype == DType::INT32 && e.tile().rows == 1 && e.tile().cols == 1 && e.tile().has_data())
-      return e.tile().i(0, 0);
-    return -1;
-  }
-
   void run() override {
     for (;;) {
       Beat id = in(0).recv();
@@ -105,7 +98,7 @@ class KvCacheAddrGen : public Op {
         if (id.done) break;
         continue;
       }
-      const int64_t r = value_of(id.elem), n = value_of(len.elem);
+      const int64_t r = index_value(id.elem).value_or(-1), n = index_value(len.elem).value_or(-1);
       if (r < 0 || n < 0) fail("idx " + id.elem.to_string() + " / kv_len " + len.elem.to_string() + " are not scalars >= 0");
       std::vector<int64_t> addr;
       try {

@@ -180,14 +180,11 @@ class OffChipOp : public Op {
   }
 
   uint64_t address_of(const Element& e, const Channel& from) const {
-    int64_t a;
-    if (e.is_scalar())
-      a = e.scalar();
-    else if (e.is_tile() && e.tile().dtype == DType::INT32 && e.tile().has_data() && e.tile().elems() == 1)
-      a = e.tile().i(0, 0);
-    else
+    const std::optional<int64_t> v = index_value(e);
+    if (!v)
       fail("address stream '" + from.name() + "' carries " + e.to_string() +
            "; expected a scalar or a 1x1 int32 tile holding a tile index");
+    const int64_t a = *v;
     if (a < 0 || uint64_t(a) >= view_.stored_tiles())
       fail("tile index " + std::to_string(a) + " from '" + from.name() + "' is outside tensor '" +
            view_.tensor->name + "' (" + std::to_string(view_.stored_tiles()) + " tiles of " + shape().to_string() + ")");

@@ -115,6 +115,13 @@ uint64_t Op::compute_cycles(uint64_t flops) const {
 
 void Op::fail(const std::string& msg) const { throw OpError(msg); }
 
+std::optional<int64_t> index_value(const Element& e) {
+  if (e.is_scalar()) return e.scalar();
+  if (e.is_tile() && e.tile().dtype == DType::INT32 && e.tile().has_data() && e.tile().elems() == 1)
+    return e.tile().i(0, 0);
+  return std::nullopt;
+}
+
 // ---- On-chip accounting ----
 
 void TileStat::add_other(const Element& e) {

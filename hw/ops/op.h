@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -261,6 +262,11 @@ struct OpError : std::runtime_error {
 };
 
 // Helpers for operator implementations.
+
+// An integer carried by metadata streams (tile indices, KV lengths): a scalar, or a 1x1 int32
+// tile with its payload. nullopt for anything else.
+std::optional<int64_t> index_value(const Element& e);
+
 inline Beat with_stop(Beat b, uint8_t stop) {
   b.stop = stop;
   return b;

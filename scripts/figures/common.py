@@ -35,9 +35,10 @@ def arg_parser(doc):
     return p
 
 
-def run_layer(exe, layer, params, preset="step-artifact", sets=None, analyze_model=None):
-    """Builds and runs one layer configuration; returns the JSON report plus wall time (s) and,
-    with analyze_model, the symbolic analysis (`stepsim analyze --model M --json`) as "analysis"."""
+def run_layer(exe, layer, params, preset="step-artifact", sets=None):
+    """Builds and runs one layer configuration; returns the JSON report plus wall time (s). The
+    report's "symbolic" section holds the symbolic prediction (what `stepsim analyze` gives, with
+    the on-chip formulas of the run's onchip_requirement_model)."""
     with tempfile.TemporaryDirectory() as tmp:
         graph = os.path.join(tmp, "g.yaml")
         report = os.path.join(tmp, "r.json")
@@ -45,13 +46,6 @@ def run_layer(exe, layer, params, preset="step-artifact", sets=None, analyze_mod
         for k, v in params.items():
             cmd += ["--param", "%s=%s" % (k, v)]
         subprocess.run(cmd, check=True)
-        analysis = None
-        if analyze_model:
-            aj = os.path.join(tmp, "a.json")
-            subprocess.run([exe, "analyze", graph, "--model", analyze_model, "--json", aj], check=True,
-                           stdout=subprocess.DEVNULL)
-            with open(aj) as f:
-                analysis = json.load(f)
         cmd = [exe, "run", graph, "--preset", preset, "--report", report]
         for k, v in (sets or {}).items():
             cmd += ["--set", "%s=%s" % (k, v)]
@@ -63,7 +57,6 @@ def run_layer(exe, layer, params, preset="step-artifact", sets=None, analyze_mod
         with open(report) as f:
             r = json.load(f)
         r["wall_s"] = wall
-        r["analysis"] = analysis
         return r
 
 

@@ -38,8 +38,8 @@ PAPER = {
 
 def point(exe, model, batch, tile_n, bw):
     r = common.run_layer(exe, "moe", {"model": model, "batch": batch, "tile_n": tile_n, "tile_f": 64, "compute_bw": bw},
-                         sets={"onchip_requirement_model": "artifact"}, analyze_model="artifact")
-    onchip = r["onchip"]["requirement_bytes"] if tile_n == 0 else r["analysis"]["onchip_bytes"]["value"]
+                         sets={"onchip_requirement_model": "artifact"})
+    onchip = r["onchip"]["requirement_bytes"] if tile_n == 0 else r["symbolic"]["onchip_requirement_bytes"]["value"]
     return {"model": model, "batch": batch, "tiling": "dynamic" if tile_n == 0 else "static",
             "tile_n": tile_n, "compute_bw": bw, "cycles": r["cycles"],
             "onchip_bytes": onchip,
