@@ -30,8 +30,13 @@ nlohmann::json expr_json(const ex& e, const shape::SymbolTable& syms) {
   nlohmann::json j;
   j["expr"] = shape::to_string(e);
   int64_t v = 0;
-  if (shape::to_int(shape::evaluate(e, syms), v)) j["value"] = v;
-  else j["value"] = nullptr;
+  const ex known = shape::evaluate(e, syms);
+  if (shape::to_int(known, v)) {
+    j["value"] = v;
+  } else {
+    j["value"] = nullptr;
+    j["evaluated"] = shape::to_string(known);  // the known symbols substituted
+  }
   return j;
 }
 

@@ -137,7 +137,7 @@ void print_summary(const Report& rep, std::ostream& out) {
   if (sym["available"].get<bool>()) {
     auto pred = [&](const char* k) {
       const json& x = sym[k];
-      return x["value"].is_null() ? "symbolic " + x["expr"].get<std::string>() + " (unknown symbols)"
+      return x["value"].is_null() ? "symbolic " + x["evaluated"].get<std::string>() + " (unknown symbols)"
                                   : std::to_string(x["value"].get<int64_t>());
     };
     out << "  symbolic prediction        off-chip read " << pred("read_bytes") << " B, written " << pred("write_bytes")

@@ -322,7 +322,7 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
     size_t idx = 0;
     for (const PortSpec& p : info.inputs) {
       size_t cnt = is_numbered(p) ? use[name].in_numbered : 1;
-      if (is_numbered(p) && cnt == 0)
+      if (is_numbered(p) && cnt == 0 && !p.optional)
         throw std::invalid_argument("node '" + name + "' (" + info.name + ") needs at least one input " +
                                     port_base(p) + "0");
       for (size_t k = 0; k < cnt; ++k, ++idx)

@@ -12,6 +12,7 @@ LayerRegistry& LayerRegistry::instance() {
     register_swiglu(*reg);
     register_moe(*reg);
     register_attention(*reg);
+    register_decoder(*reg);
     return reg;
   }();
   return *r;

@@ -43,5 +43,6 @@ std::vector<int64_t> expert_bins(const std::string& trace_file, size_t num_exper
 void register_swiglu(LayerRegistry&);
 void register_moe(LayerRegistry&);
 void register_attention(LayerRegistry&);
+void register_decoder(LayerRegistry&);
 
 }  // namespace stepsim::layers

@@ -17,6 +17,7 @@
 // dynamic variant adds a_e<e> (1 if P_e > 0).
 #include <algorithm>
 
+#include "graphs/layers/blocks.h"
 #include "graphs/layers/layer.h"
 #include "sim/frontend/builder.h"
 #include "sim/loader.h"
@@ -104,20 +105,24 @@ std::string describe(const MoeSetup& s) {
 struct Front {
   Stream sel_merge;
   std::vector<Stream> packed, pad;
+  std::vector<std::string> routed;  // P_e: the symbol of expert e's token count
 };
 
-Front front(GraphBuilder& b, const MoeSetup& s) {
-  b.tensor("x", uint64_t(s.B), uint64_t(s.D), DType::BF16, s.seed);
-  b.output_tensor("y", uint64_t(s.B), uint64_t(s.D));
+Front front(GraphBuilder& b, const MoeSetup& s, const MoeIo& io) {
+  if (io.declare_io) {
+    b.tensor(io.x, uint64_t(s.B), uint64_t(s.D), DType::BF16, s.seed);
+    b.output_tensor(io.y, uint64_t(s.B), uint64_t(s.D));
+  }
   b.trace_stream("routing", "{trace: '" + s.trace + "', kind: selector, rank: 1, limit: " + std::to_string(s.B) + "}");
   Front f;
-  Stream x = b.load("tokens", "x", {1, s.D}, {s.B});
+  Stream x = b.load("tokens", io.x, {1, s.D}, {s.B}, {}, phase_token(b, "start", io.after));
   Stream sel = b.source("routing", "routing");
   f.sel_merge = b.source("routing_merge", "routing", uint32_t(s.B) + 1);
   std::vector<Stream> routed = b.partition("route", x, sel, size_t(s.E));
   b.set_depth("route", s.deep);
   for (int64_t e = 0; e < s.E; ++e) {
     const std::string id = std::to_string(e), pre = "e" + id + "_";
+    f.routed.push_back(shape::to_string(routed[size_t(e)].type().dims.back().size));
     if (s.dynamic) {
       Stream one = b.promote(pre + "one", routed[size_t(e)]);
       b.symbol("a_e" + id, s.bins[size_t(e)] > 0 ? "1" : "0");
@@ -148,14 +153,14 @@ Stream ffn(GraphBuilder& b, const MoeSetup& s, const std::string& pre, const Str
 
 // Unpacks every expert's output tiles to rows (dropping padding), reassembles them in token
 // order and stores them.
-void back(GraphBuilder& b, const MoeSetup& s, const Front& f, const std::vector<Stream>& expert_out) {
+void back(GraphBuilder& b, const MoeSetup& s, const Front& f, const std::vector<Stream>& expert_out, const MoeIo& io) {
   std::vector<Stream> outs;
   for (int64_t e = 0; e < s.E; ++e) {
     const std::string id = std::to_string(e), pre = "e" + id + "_";
     Stream rows = b.flatmap(pre + "rows", "retile_streamify_row", 1, {expert_out[size_t(e)]});
     // Dynamic tiling: each tile has the expert's tokens as rows (said explicitly, because a
     // time-multiplexed region's output tiles have varying rows until they are split).
-    if (s.dynamic) rows.set_dim(1, "n_route_out" + id);
+    if (s.dynamic) rows.set_dim(1, f.routed[size_t(e)]);
     Stream flat = b.flatten(pre + "flat", rows, 0, 1);
     if (s.dynamic) {
       b.set_depth(pre + "flat", s.deep);
@@ -164,7 +169,7 @@ void back(GraphBuilder& b, const MoeSetup& s, const Front& f, const std::vector<
       Stream padf = b.flatten(pre + "padf", f.pad[size_t(e)], 0, 1);
       b.set_depth(pre + "padf", s.deep);
       Stream out = b.flatmap(pre + "out", "filter_padding", 0, {flat, padf});
-      out.set_dim(0, "n_route_out" + id);  // padding removed: the expert's tokens again
+      out.set_dim(0, f.routed[size_t(e)]);  // padding removed: the expert's tokens again
       b.set_depth(pre + "out", s.deep);
       outs.push_back(out);
     }
@@ -173,14 +178,12 @@ void back(GraphBuilder& b, const MoeSetup& s, const Front& f, const std::vector<
   // The token's output: the sum of its top-k expert outputs (the artifact's final Accum; the
   // traces carry no router weights, so the weights are 1).
   Stream y = b.accum("combine", "add", 1, {merged}, s.bw);
-  b.store("store", "y", {1, s.D}, y, {s.B});
+  b.store("store", io.y, {1, s.D}, y, {s.B});
 }
 
 // One configured expert pipeline per expert; its weights are loaded once per packed tile.
-Graph build_moe(const Params& p) {
-  const MoeSetup s = setup(p, "moe");
-  GraphBuilder b("moe_" + s.model + (s.dynamic ? "_dynamic" : "_static" + std::to_string(s.tn)), "MoE layer, " + describe(s));
-  Front f = front(b, s);
+void add_moe_per_expert(GraphBuilder& b, const MoeSetup& s, const MoeIo& io) {
+  Front f = front(b, s, io);
   std::vector<Stream> y;
   for (int64_t e = 0; e < s.E; ++e) {
     const std::string id = std::to_string(e), pre = "e" + id + "_";
@@ -193,8 +196,7 @@ Graph build_moe(const Params& p) {
     Stream w2 = b.load(pre + "w2", "w2_" + id, {s.tf, s.D}, {s.N}, {}, x);
     y.push_back(ffn(b, s, pre, x, w1, w3, w2));
   }
-  back(b, s, f, y);
-  return b.graph();
+  back(b, s, f, y, io);
 }
 
 // Configuration time-multiplexing (paper §5.3): `regions` expert pipelines, each shared by a
@@ -202,17 +204,17 @@ Graph build_moe(const Params& p) {
 // ExpertAddrGen + RandomOffChipLoad fetch the weights of the expert each tile belongs to (all
 // experts' weights stacked: w1, w3 [E*D, F], w2 [E*F, D]), and a Partition by the same
 // selector routes the results back to their experts.
-Graph build_moe_tm(const Params& p) {
-  const MoeSetup s = setup(p, "moe_tm");
+int64_t tm_regions(const MoeSetup& s, const Params& p) {
   const int64_t R = p.get_int("regions");
   if (R < 1 || s.E % R)
     throw std::invalid_argument("layer moe_tm: regions " + std::to_string(R) + " must divide the " + std::to_string(s.E) +
                                 " experts");
+  return R;
+}
+
+void add_moe_tm(GraphBuilder& b, const MoeSetup& s, int64_t R, const MoeIo& io) {
   const int64_t per = s.E / R;
-  GraphBuilder b("moe_tm_" + s.model + "_r" + std::to_string(R) + (s.dynamic ? "_dynamic" : "_static" + std::to_string(s.tn)),
-                 "time-multiplexed MoE layer, " + std::to_string(R) + " regions of " + std::to_string(per) + " experts, " +
-                     describe(s));
-  Front f = front(b, s);
+  Front f = front(b, s, io);
   b.tensor("w1", uint64_t(s.E * s.D), uint64_t(s.F), DType::BF16, s.seed + 1000);
   b.tensor("w3", uint64_t(s.E * s.D), uint64_t(s.F), DType::BF16, s.seed + 1001);
   b.tensor("w2", uint64_t(s.E * s.F), uint64_t(s.D), DType::BF16, s.seed + 1002);
@@ -242,11 +244,33 @@ Graph build_moe_tm(const Params& p) {
       y[size_t(e)] = split[size_t(i)];
     }
   }
-  back(b, s, f, y);
+  back(b, s, f, y, io);
+}
+
+Graph build_moe(const Params& p) {
+  const MoeSetup s = setup(p, "moe");
+  GraphBuilder b("moe_" + s.model + (s.dynamic ? "_dynamic" : "_static" + std::to_string(s.tn)), "MoE layer, " + describe(s));
+  add_moe_per_expert(b, s, MoeIo{});
+  return b.graph();
+}
+
+Graph build_moe_tm(const Params& p) {
+  const MoeSetup s = setup(p, "moe_tm");
+  const int64_t R = tm_regions(s, p);
+  GraphBuilder b("moe_tm_" + s.model + "_r" + std::to_string(R) + (s.dynamic ? "_dynamic" : "_static" + std::to_string(s.tn)),
+                 "time-multiplexed MoE layer, " + std::to_string(R) + " regions of " + std::to_string(s.E / R) +
+                     " experts, " + describe(s));
+  add_moe_tm(b, s, R, MoeIo{});
   return b.graph();
 }
 
 }  // namespace
+
+void add_moe(GraphBuilder& b, const std::string& layer, const Params& p, const MoeIo& io) {
+  const MoeSetup s = setup(p, layer);
+  if (layer == "moe_tm") add_moe_tm(b, s, tm_regions(s, p), io);
+  else add_moe_per_expert(b, s, io);
+}
 
 void register_moe(LayerRegistry& r) {
   r.add({"moe",

@@ -17,6 +17,16 @@ class Source : public Op {
     if (it == cfg_.env->streams.end()) fail("no stream named '" + key + "' was provided");
     const uint64_t interval = uint64_t(cfg_.params.get_int("interval"));
     const std::vector<Beat>& beats = it->second;
+    // Sequencing: start once every `after` stream has ended (contents ignored). They are
+    // drained in arrival order, not one after the other: a producer blocked on a full `after`
+    // channel could otherwise hold up the others (e.g. lock-step broadcasts upstream).
+    std::vector<Channel*> pending;
+    for (size_t i = 0; i < num_in(); ++i) pending.push_back(&in(i));
+    while (!pending.empty()) {
+      const int k = ctx().select_earliest(pending);
+      if (k < 0) break;
+      if (pending[size_t(k)]->recv().done) pending.erase(pending.begin() + k);
+    }
     for (size_t i = 0; i < beats.size(); ++i) {
       if (i > 0) charge(interval);
       emit_all(beats[i]);
@@ -49,8 +59,11 @@ void register_source_sink_ops(OpRegistry& r) {
   r.add(OpInfo{"Source", "source/sink",
                "Emits a given token stream (literal text, a tensor's tiles, or a selector/metadata stream read "
                "from a trace file).",
-               "One beat every `interval` cycles.",
-               {},
+               "One beat every `interval` cycles, from the arrival of the last `after` stream's done token (or cycle "
+               "0).",
+               {{"after*", "(optional) streams whose end the source waits for, e.g. the store acknowledgements of an "
+                           "earlier phase of the program; their contents are ignored",
+                 true}},
                {{"out*", "copies of the stream (usually just out0)"}},
                {{"stream", ParamSpec::Type::kString, "", "name of the stream in the graph's streams: section", true},
                 {"interval", ParamSpec::Type::kInt, "1", "cycles between beats"}},

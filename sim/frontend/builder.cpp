@@ -62,11 +62,12 @@ void GraphBuilder::output_tensor(const std::string& name, uint64_t rows, uint64_
   g_.tensors.push_back(t);
 }
 
-void GraphBuilder::literal_stream(const std::string& name, const std::string& tokens) {
-  g_.streams[name] = to_beats(parse_tokens(tokens));
+void GraphBuilder::literal_stream(const std::string& local, const std::string& tokens) {
+  g_.streams[prefix_ + local] = to_beats(parse_tokens(tokens));
 }
 
-void GraphBuilder::trace_stream(const std::string& name, const std::string& yaml_spec, const std::string& base_dir) {
+void GraphBuilder::trace_stream(const std::string& local, const std::string& yaml_spec, const std::string& base_dir) {
+  const std::string name = prefix_ + local;
   // The loader reads trace files; reuse it on a one-stream graph.
   Graph one = parse_graph("streams: {" + name + ": " + yaml_spec + "}\nnodes: []\n", g_.source, base_dir, {});
   g_.streams[name] = one.streams.at(name);
@@ -78,8 +79,9 @@ void GraphBuilder::symbol(const std::string& name, const std::string& value) {
   syms_.set_value(name, syms_.parse(value));
 }
 
-std::map<std::string, Stream> GraphBuilder::add(const std::string& name, const std::string& op, const ParamMap& params,
+std::map<std::string, Stream> GraphBuilder::add(const std::string& local, const std::string& op, const ParamMap& params,
                                                 const Inputs& inputs, const NodeOptions& opt) {
+  const std::string name = prefix_ + local;
   if (g_.find(name)) throw shape::ShapeError("node '" + name + "' is defined twice");
   auto declared = forward_.find(name);
   const OpInfo& info = OpRegistry::instance().find(op);  // throws for an unknown operator
@@ -123,12 +125,12 @@ std::map<std::string, Stream> GraphBuilder::add(const std::string& name, const s
   return out;
 }
 
-Stream GraphBuilder::add1(const std::string& name, const std::string& op, const ParamMap& params, const Inputs& inputs,
+Stream GraphBuilder::add1(const std::string& local, const std::string& op, const ParamMap& params, const Inputs& inputs,
                           const NodeOptions& opt) {
-  auto outs = add(name, op, params, inputs, opt);
+  auto outs = add(local, op, params, inputs, opt);
   if (outs.count("out")) return outs.at("out");
   if (outs.count("out0")) return outs.at("out0");
-  throw shape::ShapeError("node '" + name + "' (" + op + ") has no single output");
+  throw shape::ShapeError("node '" + prefix_ + local + "' (" + op + ") has no single output");
 }
 
 std::set<std::string> GraphBuilder::declared_ahead(const std::string& except) const {
@@ -138,7 +140,8 @@ std::set<std::string> GraphBuilder::declared_ahead(const std::string& except) co
   return v;
 }
 
-Stream GraphBuilder::forward(const std::string& node, const std::string& port, const shape::StreamType& type) {
+Stream GraphBuilder::forward(const std::string& local, const std::string& port, const shape::StreamType& type) {
+  const std::string node = prefix_ + local;
   if (g_.find(node)) throw shape::ShapeError("forward: node '" + node + "' exists already");
   forward_[node][port] = type;
   types_.nodes[node].outputs[port] = type;
@@ -179,13 +182,17 @@ void GraphBuilder::retype(const std::string& node) {
   types_.order.insert(types_.order.begin() + long(std::min(pos, types_.order.size())), node);
 }
 
-void GraphBuilder::set_depth(const std::string& node, uint32_t depth) {
+void GraphBuilder::set_depth(const std::string& local, uint32_t depth) {
   for (NodeSpec& n : g_.nodes)
-    if (n.name == node) n.depth = depth;
+    if (n.name == prefix_ + local) n.depth = depth;
 }
-void GraphBuilder::set_compute_bw(const std::string& node, uint64_t f) {
+void GraphBuilder::set_prefix_depth(uint32_t depth) {
   for (NodeSpec& n : g_.nodes)
-    if (n.name == node) n.compute_bw = f;
+    if (n.name.rfind(prefix_, 0) == 0 && !n.depth) n.depth = depth;
+}
+void GraphBuilder::set_compute_bw(const std::string& local, uint64_t f) {
+  for (NodeSpec& n : g_.nodes)
+    if (n.name == prefix_ + local) n.compute_bw = f;
 }
 
 // ---- Typed helpers.
@@ -203,10 +210,11 @@ NodeOptions bw(uint64_t compute_bw) {
 }
 }  // namespace
 
-Stream GraphBuilder::source(const std::string& name, const std::string& stream, uint32_t depth) {
+Stream GraphBuilder::source(const std::string& name, const std::string& stream, uint32_t depth,
+                            const std::vector<Stream>& after) {
   NodeOptions o;
   if (depth) o.depth = depth;
-  return add1(name, "Source", {{"stream", stream}}, {}, o);
+  return add1(name, "Source", {{"stream", prefix_ + stream}}, numbered(after, "after"), o);
 }
 
 Stream GraphBuilder::load(const std::string& name, const std::string& tensor, const std::vector<int64_t>& tile,

@@ -64,6 +64,12 @@ class GraphBuilder {
  public:
   explicit GraphBuilder(std::string name, std::string description = "");
 
+  // Node names, literal/trace stream names and the nodes named in forward/set_depth/
+  // set_compute_bw get this prefix from now on (tensors and symbols are global), so that layers
+  // can be composed into one graph without name clashes, e.g. "attn_" then "moe_".
+  void set_prefix(std::string prefix) { prefix_ = std::move(prefix); }
+  const std::string& prefix() const { return prefix_; }
+
   // ---- Declarations.
   void tensor(const std::string& name, uint64_t rows, uint64_t cols, DType dtype = DType::BF16,
               uint64_t seed = 1);                                       // random init
@@ -82,7 +88,9 @@ class GraphBuilder {
               const NodeOptions& opt = {});  // the node's single output
 
   // ---- Typed helpers for the common operators (ports and parameters as in docs/operators.md).
-  Stream source(const std::string& name, const std::string& stream, uint32_t depth = 0);
+  // `after`: streams whose end the source waits for (their contents are ignored).
+  Stream source(const std::string& name, const std::string& stream, uint32_t depth = 0,
+                const std::vector<Stream>& after = {});
   Stream load(const std::string& name, const std::string& tensor, const std::vector<int64_t>& tile,
               const std::vector<int64_t>& out_shape = {}, const std::vector<int64_t>& stride = {},
               const std::optional<Stream>& ref = std::nullopt);
@@ -119,6 +127,8 @@ class GraphBuilder {
   // Per-node settings after the fact.
   void set_depth(const std::string& node, uint32_t depth);
   void set_compute_bw(const std::string& node, uint64_t flops_per_cycle);
+  // Every node under the current prefix that has no depth of its own gets `depth`.
+  void set_prefix_depth(uint32_t depth);
 
   const Graph& graph() const;
   shape::SymbolTable& symbols() { return syms_; }
@@ -133,6 +143,7 @@ class GraphBuilder {
   shape::SymbolTable syms_;
   shape::GraphTypes types_;
   std::map<std::string, std::map<std::string, shape::StreamType>> forward_;  // node -> port -> declared
+  std::string prefix_;
 };
 
 }  // namespace stepsim::frontend

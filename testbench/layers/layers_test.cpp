@@ -48,7 +48,8 @@ Mat input(const Graph& g, const std::string& name) {
   return reference::from_floats(int64_t(t.rows), int64_t(t.cols), initial_values(t).f);
 }
 
-Mat run_functional(const Graph& g, const std::string& preset, const std::string& out_name) {
+// Runs `g` in functional mode and returns every tensor it saved (outputs and written tensors).
+std::map<std::string, Mat> run_functional_all(const Graph& g, const std::string& preset) {
   const fs::path dir = fs::temp_directory_path() / ("stepsim_layers_" + g.name + "_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   SimOptions opt;
@@ -57,9 +58,19 @@ Mat run_functional(const Graph& g, const std::string& preset, const std::string&
   opt.output_dir = dir.string();
   SimResult r = simulate(g, opt);
   EXPECT_TRUE(r.ok) << r.error;
-  NpyArray a = read_npy((dir / (out_name + ".npy")).string());
+  std::map<std::string, Mat> out;
+  for (const std::string& f : r.written_files) {
+    NpyArray a = read_npy(f);
+    out[fs::path(f).stem().string()] = reference::from_floats(int64_t(a.shape[0]), int64_t(a.shape[1]), a.f);
+  }
   fs::remove_all(dir);
-  return reference::from_floats(int64_t(a.shape[0]), int64_t(a.shape[1]), a.f);
+  return out;
+}
+
+Mat run_functional(const Graph& g, const std::string& preset, const std::string& out_name) {
+  std::map<std::string, Mat> out = run_functional_all(g, preset);
+  EXPECT_TRUE(out.count(out_name)) << out_name;
+  return out[out_name];
 }
 
 double rms(const Mat& m) {
@@ -91,6 +102,7 @@ TEST(Layers, RegistryListsTheLayers) {
   EXPECT_TRUE(names.count("moe"));
   EXPECT_TRUE(names.count("moe_tm"));
   EXPECT_TRUE(names.count("attention"));
+  EXPECT_TRUE(names.count("decoder"));
 }
 
 // SwiGLU, both code paths: hidden untiled (Map matmul, Repeat) and hidden tiled (Accum over
@@ -220,6 +232,99 @@ TEST(AttentionGold, AllParallelizationsMatchReference) {
   }
 }
 
+// Worst |got - ref| over rows, relative to each reference row's RMS.
+double worst_row_error(const Mat& got, const Mat& ref) {
+  EXPECT_EQ(got.rows, ref.rows);
+  EXPECT_EQ(got.cols, ref.cols);
+  double worst = 0;
+  for (int64_t i = 0; i < ref.rows; ++i) {
+    const Mat g = reference::row(got, i), r = reference::row(ref, i);
+    worst = std::max(worst, max_abs_diff(g, r) / rms(r));
+  }
+  return worst;
+}
+
+// The decoder layer, phase by phase: each phase's saved output matches the reference computed
+// from that phase's inputs as the model saved them (so that bf16 roundings do not compound):
+// QKV (q, and the new token's k/v rows in the caches, every other cache row untouched),
+// attention over every KV head, output projection + residual, MoE. Both attention schemes.
+TEST(DecoderGold, EveryPhaseMatchesReference) {
+  const int64_t B = 8, R = 2, D = 32, hd = 16, Hq = 4, Hkv = 2, qpk = Hq / Hkv, F = 32, tn = 32, cols = Hq + 2 * Hkv;
+  const std::string kv = std::string(STEPSIM_SHARED_DIR) + "/traces/azure/AzureLLMInferenceTrace_conv.csv";
+  const std::string routing = std::string(STEPSIM_SHARED_DIR) + "/traces/moe/qwen3_30b_a3b_b64_iter032_layer012.csv";
+  CsvTable t = read_csv(kv);
+  std::vector<int64_t> ctx;
+  for (int64_t i = 0; i < B; ++i) ctx.push_back(std::stoll(t.rows[size_t(4007 - 1 + i)][t.column("ContextTokens", kv)]));
+  for (const char* attn : {"interleaved", "dynamic"}) {
+    SCOPED_TRACE(attn);
+    Graph g = layers::build_layer("decoder", {{"model", "qwen"}, {"batch", std::to_string(B)}, {"regions", std::to_string(R)},
+                                              {"hidden", std::to_string(D)}, {"head_dim", std::to_string(hd)},
+                                              {"q_heads", std::to_string(Hq)}, {"kv_heads", std::to_string(Hkv)},
+                                              {"inter", std::to_string(F)}, {"moe_tile_f", "16"}, {"attention", attn}});
+    std::map<std::string, Mat> out = run_functional_all(g, "step-artifact");
+    for (const char* n : {"q", "kcache", "vcache", "attn", "h", "y"}) ASSERT_TRUE(out.count(n)) << n;
+    const Mat x = input(g, "x"), qkv = reference::matmul(x, input(g, "wqkv"));
+    const Mat k0 = input(g, "kcache"), v0 = input(g, "vcache");
+    const int64_t max_tiles = k0.rows / (B * Hkv * tn);
+    // QKV: q row tok*Hq + j is head j's slice; the new k/v rows of item tok*Hkv + h.
+    Mat qref(B * Hq, hd), kref = k0, vref = v0;
+    for (int64_t tok = 0; tok < B; ++tok)
+      for (int64_t c = 0; c < cols; ++c)
+        for (int64_t d = 0; d < hd; ++d) {
+          const double val = qkv.at(tok, c * hd + d);
+          if (c < Hq) qref.at(tok * Hq + c, d) = val;
+          else {
+            const bool is_k = c < Hq + Hkv;
+            const int64_t item = tok * Hkv + (is_k ? c - Hq : c - Hq - Hkv);
+            (is_k ? kref : vref).at(item * max_tiles * tn + ctx[size_t(tok)], d) = val;
+          }
+        }
+    EXPECT_LE(worst_row_error(out["q"], qref), kTolOfRms) << "q";
+    for (const auto& [name, ref] : {std::pair<std::string, const Mat*>{"kcache", &kref}, {"vcache", &vref}}) {
+      const Mat& got = out[name];
+      ASSERT_EQ(got.rows, ref->rows);
+      for (int64_t item = 0; item < B * Hkv; ++item) {
+        const int64_t row = item * max_tiles * tn + ctx[size_t(item / Hkv)];
+        const Mat g1 = reference::row(got, row), r1 = reference::row(*ref, row);
+        EXPECT_LE(max_abs_diff(g1, r1), kTolOfRms * rms(r1)) << name << " new row of item " << item;
+      }
+      // Every other row is the initial cache (stored as bf16: within its rounding, 2^-8 relative).
+      size_t changed = 0;
+      for (size_t i = 0; i < got.v.size(); ++i) changed += std::fabs(got.v[i] - ref->v[i]) > std::fabs(ref->v[i]) / 200;
+      EXPECT_LE(changed, size_t(B * Hkv * hd)) << name;
+    }
+    // Attention: item tok*Hkv + h uses query heads h*qpk.. and the cache rows as the model wrote them.
+    const Mat& q = out["q"];
+    Mat aref(B * Hq, hd);
+    for (int64_t item = 0; item < B * Hkv; ++item) {
+      const int64_t len = ctx[size_t(item / Hkv)] + 1, base = item * max_tiles * tn;
+      const Mat o = reference::attention(reference::rows_of(q, item * qpk, qpk), reference::rows_of(out["kcache"], base, len),
+                                         reference::rows_of(out["vcache"], base, len), len);
+      for (int64_t m = 0; m < qpk; ++m)
+        for (int64_t d = 0; d < hd; ++d) aref.at(item * qpk + m, d) = o.at(m, d);
+    }
+    EXPECT_LE(worst_row_error(out["attn"], aref), kTolOfRms) << "attn";
+    // Output projection + residual: token tok's heads side by side times wo, plus x.
+    Mat flat(B, Hq * hd);
+    for (int64_t tok = 0; tok < B; ++tok)
+      for (int64_t j = 0; j < Hq; ++j)
+        for (int64_t d = 0; d < hd; ++d) flat.at(tok, j * hd + d) = out["attn"].at(tok * Hq + j, d);
+    Mat href = reference::matmul(flat, input(g, "wo"));
+    for (size_t i = 0; i < href.v.size(); ++i) href.v[i] += x.v[i];
+    EXPECT_LE(worst_row_error(out["h"], href), kTolOfRms) << "h";
+    // MoE on h as the model stored it.
+    Mat yref(B, D);
+    CsvTable rt = read_csv(routing);
+    for (int64_t tok = 0; tok < B; ++tok)
+      for (size_t c = 1; c < rt.header.size(); ++c) {
+        const std::string e = rt.rows[size_t(tok)][c];
+        const Mat o = reference::swiglu(reference::row(out["h"], tok), input(g, "w1_" + e), input(g, "w3_" + e), input(g, "w2_" + e));
+        for (int64_t d = 0; d < D; ++d) yref.at(tok, d) += o.v[size_t(d)];
+      }
+    EXPECT_LE(worst_row_error(out["y"], yref), kTolOfRms) << "y";
+  }
+}
+
 // The symbolic metrics of the full-size layers (with the trace's bin counts substituted) equal
 // what a timing run measures: off-chip bytes read and written, and FLOPs.
 void check_symbolic_equals_measured(const Graph& g, const std::string& preset) {
@@ -259,6 +364,11 @@ TEST(LayerMetrics, QwenTimeMultiplexedMoeSymbolicEqualsMeasured) {
 TEST(LayerMetrics, AttentionStaticParallelizationsSymbolicEqualsMeasured) {
   for (const char* par : {"interleaved", "coarse"})
     check_symbolic_equals_measured(layers::build_layer("attention", {{"parallel", par}}), "step-artifact");
+}
+
+TEST(LayerMetrics, DecoderStaticSchemesSymbolicEqualsMeasured) {
+  check_symbolic_equals_measured(
+      layers::build_layer("decoder", {{"model", "qwen"}, {"attention", "interleaved"}, {"moe_tile_n", "16"}}), "step-artifact");
 }
 
 // A cyclic graph (dynamic parallelization) written to YAML carries the declared type of its
