@@ -1,4 +1,5 @@
 #include "sim/cli.h"
+#include "sim/downtile.h"
 #include "sim/analyze.h"
 #include "sim/graph_writer.h"
 #include "graphs/layers/layer.h"
@@ -36,7 +37,8 @@ const char* kUsage =
     "  stepsim analyze GRAPH.yaml [--set key=value]... [--sym NAME=VALUE]... [--model paper|artifact]\n"
     "                         [--json FILE]   stream shapes and symbolic traffic/FLOPs/on-chip metrics\n"
     "  stepsim layers [--markdown]      list the layer library (graphs/layers) and its parameters\n"
-    "  stepsim build LAYER [--param k=v]... [-o FILE.yaml]   write a layer as a graph file\n";
+    "  stepsim build LAYER [--param k=v]... [-o FILE.yaml]   write a layer as a graph file\n"
+    "  stepsim downtile GRAPH.yaml --tile T [-o FILE.yaml]   rewrite to T x T physical tiles (hierarchical tiling)\n";
 
 struct Args {
   std::vector<std::string> v;
@@ -312,6 +314,24 @@ int cmd_build(Args& a, std::ostream& out) {
   return 0;
 }
 
+int cmd_downtile(Args& a, std::ostream& out) {
+  if (!a.more()) throw std::invalid_argument("downtile needs a graph file");
+  const std::string file = a.next("downtile");
+  std::string dest;
+  int64_t tile = 0;
+  while (a.more()) {
+    std::string f = a.next("");
+    if (f == "--tile") tile = std::stoll(a.next(f));
+    else if (f == "-o" || f == "--out") dest = a.next(f);
+    else throw std::invalid_argument("downtile: unknown option '" + f + "'");
+  }
+  if (tile < 1) throw std::invalid_argument("downtile needs --tile T (T >= 1)");
+  Graph g = downtile(load_graph(file, {}), tile);
+  if (dest.empty()) out << graph_to_yaml(g);
+  else write_graph(g, dest);
+  return 0;
+}
+
 }  // namespace
 
 int cli_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
@@ -351,6 +371,7 @@ int cli_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
       return cmd_layers(out);
     }
     if (cmd == "build") return cmd_build(a, out);
+    if (cmd == "downtile") return cmd_downtile(a, out);
     err << "unknown command '" << cmd << "'\n" << kUsage;
     return 2;
   } catch (const std::exception& e) {

@@ -1,0 +1,237 @@
+#include "sim/downtile.h"
+
+#include <set>
+#include <stdexcept>
+
+#include "hw/ops/params.h"
+#include "sim/shape/infer.h"
+#include "sim/shape/metrics.h"
+
+namespace stepsim {
+
+namespace {
+
+std::string int_list(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+std::vector<int64_t> parse_ints(const std::string& node, const std::string& key, const std::string& text) {
+  if (text.empty()) return {};
+  std::vector<ParamSpec> specs = {{key, ParamSpec::Type::kIntList, "[]", ""}};
+  return Params("downtile", node, &specs, {{key, text}}).get_ints(key);
+}
+
+class Downtiler {
+ public:
+  Downtiler(const Graph& g, int64_t T) : g_(g), T_(T) {
+    if (T < 1) throw std::invalid_argument("downtile: the physical tile must be >= 1");
+    types_ = shape::infer_types(g, syms_);
+  }
+
+  Graph run() {
+    Graph out = g_;
+    out.nodes.clear();
+    out.name = g_.name + "_t" + std::to_string(T_);
+    for (const NodeSpec& n : g_.nodes) {
+      if (!n.dims.empty() || !n.types.empty()) fail(n, "declared output dims/types are not supported");
+      if (n.op == "LinearOffChipLoad" || n.op == "LinearOffChipStore") add(out, offchip(n));
+      else if (n.op == "Repeat") repeat(out, n);
+      else if (n.op == "Map") map(out, n);
+      else if (n.op == "Accum") accum(out, n);
+      else if (n.op == "Sink" || (n.op == "Source" && !carries_tiles(n))) add(out, n);
+      else fail(n, "operator " + n.op + " is not supported (LinearOffChipLoad/Store, Repeat, Map, Accum matmul_acc, Sink)");
+    }
+    SymbolTable check;
+    shape::infer_types(out, check);  // the result must type-check
+    return out;
+  }
+
+ private:
+  using SymbolTable = shape::SymbolTable;
+
+  [[noreturn]] void fail(const NodeSpec& n, const std::string& msg) const {
+    throw std::invalid_argument("downtile: node '" + n.name + "' (" + n.op + "): " + msg);
+  }
+  static void add(Graph& out, NodeSpec n) { out.nodes.push_back(std::move(n)); }
+
+  int64_t as_int(const NodeSpec& n, const shape::ex& e, const std::string& what) {
+    int64_t v = 0;
+    if (!shape::to_int(shape::evaluate(e, syms_), v)) fail(n, what + " " + shape::to_string(e) + " is not a known integer");
+    return v;
+  }
+  const shape::StreamType& input_type(const NodeSpec& n, const std::string& port) {
+    auto& in = types_.nodes.at(n.name).inputs;
+    if (!in.count(port)) fail(n, "no input '" + port + "'");
+    return in.at(port);
+  }
+  // Tile [rows, cols] of an input; both must be multiples of T.
+  std::pair<int64_t, int64_t> tile_of(const NodeSpec& n, const std::string& port) {
+    const shape::ElemType& e = input_type(n, port).elem;
+    if (e.kind != shape::ElemType::Tile) fail(n, "input '" + port + "' does not carry tiles");
+    if (e.has_rows_mean) fail(n, "input '" + port + "' has tiles of varying rows");
+    const int64_t r = as_int(n, e.rows, "tile rows"), c = as_int(n, e.cols, "tile cols");
+    if (r % T_ || c % T_)
+      fail(n, "tile [" + std::to_string(r) + "x" + std::to_string(c) + "] of input '" + port + "' is not a multiple of " +
+                  std::to_string(T_));
+    return {r / T_, c / T_};
+  }
+  bool carries_tiles(const NodeSpec& n) {
+    for (const auto& [port, t] : types_.nodes.at(n.name).outputs)
+      if (t.elem.kind == shape::ElemType::Tile) return true;
+    return false;
+  }
+
+  // The same affine view at block granularity: a logical tile index l = (lr, lc) in the grid of
+  // [R x C] tiles starts at block (lr*R/T, lc*C/T); checked over the whole view.
+  NodeSpec offchip(const NodeSpec& n) {
+    NodeSpec o = n;
+    const std::string tname = n.params.at("tensor");
+    const TensorSpec* t = nullptr;
+    for (const TensorSpec& x : g_.tensors)
+      if (x.name == tname) t = &x;
+    if (!t) fail(n, "unknown tensor '" + tname + "'");
+    const std::vector<int64_t> tile = parse_ints(n.name, "tile", n.params.at("tile"));
+    if (tile.size() != 2 || tile[0] % T_ || tile[1] % T_ || int64_t(t->rows) % tile[0] || int64_t(t->cols) % tile[1])
+      fail(n, "tile " + n.params.at("tile") + " must divide tensor '" + tname + "' and be a multiple of " + std::to_string(T_));
+    const int64_t gc = int64_t(t->cols) / tile[1], pc = int64_t(t->cols) / T_, br = tile[0] / T_, bc = tile[1] / T_;
+    std::vector<int64_t> shape = parse_ints(n.name, "out_shape", n.params.count("out_shape") ? n.params.at("out_shape") : "");
+    std::vector<int64_t> stride = parse_ints(n.name, "stride", n.params.count("stride") ? n.params.at("stride") : "");
+    if (shape.empty()) shape = {int64_t(t->rows) / tile[0], gc};
+    if (stride.empty()) {
+      stride.assign(shape.size(), 1);
+      for (size_t d = shape.size() - 1; d > 0; --d) stride[d - 1] = stride[d] * shape[d];
+    }
+    const int64_t offset = n.params.count("offset") ? std::stoll(n.params.at("offset")) : 0;
+    auto block = [&](int64_t l) { return (l / gc) * br * pc + (l % gc) * bc; };
+    std::vector<int64_t> pstride;
+    for (int64_t s : stride) pstride.push_back(block(offset + s) - block(offset));
+    // Every tile of the view must land where the block strides put it.
+    int64_t count = 1;
+    for (int64_t s : shape) count *= s;
+    for (int64_t k = 0; k < count; ++k) {
+      int64_t l = offset, p = block(offset), rem = k;
+      for (size_t d = shape.size(); d-- > 0;) {
+        l += (rem % shape[d]) * stride[d];
+        p += (rem % shape[d]) * pstride[d];
+        rem /= shape[d];
+      }
+      if (block(l) != p) fail(n, "the view is not affine at block granularity (tile " + std::to_string(l) + ")");
+    }
+    shape.push_back(br);
+    shape.push_back(bc);
+    pstride.push_back(pc);
+    pstride.push_back(1);
+    o.params["tile"] = int_list({T_, T_});
+    o.params["out_shape"] = int_list(shape);
+    o.params["stride"] = int_list(pstride);
+    o.params["offset"] = std::to_string(block(offset));
+    return o;
+  }
+
+  // Repeat of a tile: the block group is buffered and replayed.
+  void repeat(Graph& out, const NodeSpec& n) {
+    const shape::StreamType& in = input_type(n, "in");
+    if (in.elem.kind != shape::ElemType::Tile) {
+      add(out, n);
+      return;
+    }
+    tile_of(n, "in");
+    NodeSpec buf = node_spec(n.name + "_buf", "Bufferize", {{"rank", "2"}}, {{"in", n.inputs.at("in")}});
+    NodeSpec play = n;
+    play.op = "Streamify";
+    play.params = {{"repeat", "[" + n.params.at("count") + "]"}};
+    play.inputs = {{"in", buf.name + ".out"}};
+    add(out, buf);
+    add(out, play);
+  }
+
+  void map(Graph& out, const NodeSpec& n) {
+    const std::string fn = n.params.at("fn");
+    if (fn == "matmul" || fn == "matmul_t" || fn == "matmul_f32" || fn == "matmul_t_f32") {
+      matmul(out, n, 0, fn.find("_t") != std::string::npos, fn.size() > 4 && fn.substr(fn.size() - 4) == "_f32");
+      return;
+    }
+    static const std::set<std::string> elementwise = {"add", "sub", "mul", "div", "max", "min", "exp", "sigmoid", "silu"};
+    if (!elementwise.count(fn)) fail(n, "function '" + fn + "' is not supported (matmul variants and element-wise functions)");
+    std::pair<int64_t, int64_t> first{-1, -1};
+    for (const auto& [port, ref] : n.inputs) {
+      const auto t = tile_of(n, port);
+      if (first.first >= 0 && t != first) fail(n, "element-wise inputs of different tile shapes (broadcasting)");
+      first = t;
+    }
+    add(out, n);
+  }
+
+  void accum(Graph& out, const NodeSpec& n) {
+    const std::string fn = n.params.at("fn");
+    if (fn != "matmul_acc" && fn != "matmul_t_acc" && fn != "matmul_acc_f32" && fn != "matmul_t_acc_f32")
+      fail(n, "function '" + fn + "' is not supported (matmul_acc variants)");
+    const int64_t rank = std::stoll(n.params.at("rank"));
+    matmul(out, n, rank, fn.rfind("matmul_t", 0) == 0, fn.size() > 4 && fn.substr(fn.size() - 4) == "_f32");
+  }
+
+  // A = in0 [M x K], B = in1 [K x N] (transposed: [N x K]); the inner `rank` logical dims are
+  // reduced too (Accum). Output blocks (i, j) = sum over the reduced dims and k of A(i,k) B(k,j).
+  void matmul(Graph& out, const NodeSpec& n, int64_t rank, bool transposed, bool out_f32) {
+    const auto [mb, kb] = tile_of(n, "in0");
+    const auto [b0, b1] = tile_of(n, "in1");
+    const int64_t nb = transposed ? b0 : b1;
+    if ((transposed ? b1 : b0) != kb) fail(n, "inner dimensions of the matmul operands differ");
+    const shape::StreamType& a = input_type(n, "in0");
+    if (int64_t(a.dims.size()) <= rank) fail(n, "rank " + std::to_string(rank) + " exceeds the input's dimensions");
+    std::vector<int64_t> red;  // the reduced logical dims, outermost first
+    for (size_t d = a.dims.size() - size_t(rank); d < a.dims.size(); ++d) red.push_back(as_int(n, a.dims[d].size, "reduced dimension"));
+    // Buffer element strides of the reduced dims (row-major over [red.., rows, cols] of blocks).
+    auto red_strides = [&](int64_t block_elems) {
+      std::vector<int64_t> s(red.size());
+      int64_t acc = block_elems;
+      for (size_t d = red.size(); d-- > 0;) {
+        s[d] = acc;
+        acc *= red[d];
+      }
+      return s;
+    };
+    // Views walk (i, j, reduced.., k).
+    std::vector<int64_t> shape = {mb, nb};
+    shape.insert(shape.end(), red.begin(), red.end());
+    shape.push_back(kb);
+    std::vector<int64_t> sa = {kb, 0}, sb;
+    for (int64_t s : red_strides(mb * kb)) sa.push_back(s);
+    sa.push_back(1);
+    sb = transposed ? std::vector<int64_t>{0, kb} : std::vector<int64_t>{0, 1};
+    for (int64_t s : red_strides(kb * nb)) sb.push_back(s);
+    sb.push_back(transposed ? 1 : nb);
+    const std::string buffered_rank = std::to_string(rank + 2);
+    auto view = [&](const std::string& port, const std::string& tag, const std::vector<int64_t>& stride) {
+      NodeSpec buf = node_spec(n.name + "_" + tag + "_buf", "Bufferize", {{"rank", buffered_rank}}, {{"in", n.inputs.at(port)}});
+      NodeSpec play = node_spec(n.name + "_" + tag + "_view", "Streamify",
+                                {{"stride", int_list(stride)}, {"out_shape", int_list(shape)}},
+                                {{"in", buf.name + ".out"}});
+      add(out, buf);
+      add(out, play);
+      return play.name + ".out";
+    };
+    const std::string av = view("in0", "a", sa), bv = view("in1", "b", sb);
+    NodeSpec mm = node_spec(n.name + "_mm", "Map", {{"fn", transposed ? "matmul_t_f32" : "matmul_f32"}}, {{"in0", av}, {"in1", bv}},
+                            n.compute_bw);
+    NodeSpec sum = n;
+    sum.op = "Accum";
+    sum.params = {{"fn", out_f32 ? "add_f32" : "add"}, {"rank", std::to_string(rank + 1)}};
+    sum.inputs = {{"in0", mm.name + ".out"}};
+    add(out, mm);
+    add(out, sum);
+  }
+
+  const Graph& g_;
+  int64_t T_;
+  SymbolTable syms_;
+  shape::GraphTypes types_;
+};
+
+}  // namespace
+
+Graph downtile(const Graph& g, int64_t T) { return Downtiler(g, T).run(); }
+
+}  // namespace stepsim
