@@ -1,5 +1,6 @@
 #include "sim/cli.h"
 #include "sim/downtile.h"
+#include "sim/sweep.h"
 #include "sim/analyze.h"
 #include "sim/graph_writer.h"
 #include "graphs/layers/layer.h"
@@ -38,7 +39,9 @@ const char* kUsage =
     "                         [--json FILE]   stream shapes and symbolic traffic/FLOPs/on-chip metrics\n"
     "  stepsim layers [--markdown]      list the layer library (graphs/layers) and its parameters\n"
     "  stepsim build LAYER [--param k=v]... [-o FILE.yaml]   write a layer as a graph file\n"
-    "  stepsim downtile GRAPH.yaml --tile T [-o FILE.yaml]   rewrite to T x T physical tiles (hierarchical tiling)\n";
+    "  stepsim downtile GRAPH.yaml --tile T [-o FILE.yaml]   rewrite to T x T physical tiles (hierarchical tiling)\n"
+    "  stepsim sweep (GRAPH.yaml | --layer LAYER) [--param k=v1,v2..]... [--set k=v1,v2..]... [--preset P]\n"
+    "                [--csv FILE]      timing runs over every combination, one table row each\n";
 
 struct Args {
   std::vector<std::string> v;
@@ -332,6 +335,34 @@ int cmd_downtile(Args& a, std::ostream& out) {
   return 0;
 }
 
+int cmd_sweep(Args& a, std::ostream& out, std::ostream& err) {
+  SweepSpec spec;
+  std::string csv;
+  while (a.more()) {
+    std::string f = a.next("");
+    if (f == "--layer") spec.layer = a.next(f);
+    else if (f == "--param" || f == "-p" || f == "--set") {
+      auto [k, v] = split_kv(a.next(f), f);
+      (f == "--set" ? spec.sets : spec.params).push_back({k, split_values(v)});
+    } else if (f == "--preset") spec.preset = a.next(f);
+    else if (f == "--csv") csv = a.next(f);
+    else if (!f.empty() && f[0] != '-' && spec.graph_file.empty()) spec.graph_file = f;
+    else throw std::invalid_argument("sweep: unknown option '" + f + "'");
+  }
+  SweepResult r = run_sweep(spec);
+  print_sweep(r, out);
+  if (!csv.empty()) {
+    write_sweep_csv(r, csv);
+    out << "wrote " << csv << "\n";
+  }
+  if (!r.all_ok()) {
+    err << "error: " << std::count_if(r.rows.begin(), r.rows.end(), [](const SweepRow& x) { return !x.ok; })
+        << " of " << r.rows.size() << " points failed (status column)\n";
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int cli_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
@@ -372,6 +403,7 @@ int cli_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     }
     if (cmd == "build") return cmd_build(a, out);
     if (cmd == "downtile") return cmd_downtile(a, out);
+    if (cmd == "sweep") return cmd_sweep(a, out, err);
     err << "unknown command '" << cmd << "'\n" << kUsage;
     return 2;
   } catch (const std::exception& e) {

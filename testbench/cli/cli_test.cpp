@@ -268,3 +268,33 @@ TEST_F(Cli, EvalBadInputs) {
 }
 
 }  // namespace
+
+// stepsim sweep: one row per combination (the last key varies fastest), the same table as CSV;
+// a point that fails keeps its error in the status column and the sweep exits 1.
+TEST_F(Cli, SweepRunsEveryCombinationAndWritesCsv) {
+  const std::string g = write("good.yaml", kGood), csv = path("sweep.csv");
+  CliRun r = stepsim({"sweep", g, "--set", "compute_bw=1024,4096", "--set", "fifo_depth=1,2", "--csv", csv});
+  EXPECT_EQ(r.status, 0) << r.output;
+  std::ifstream f(csv);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(f, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 5u) << r.output;
+  EXPECT_EQ(lines[0].rfind("compute_bw,fifo_depth,cycles,time [us],off-chip read [B]", 0), 0u) << lines[0];
+  // Map silu on one [16x64] tile: 8 FLOPs x 1024 elements / bw, plus the two channel hops.
+  EXPECT_EQ(lines[1].rfind("1024,1," + std::to_string(8 * 1024 / 1024 + 2) + ",", 0), 0u) << lines[1];
+  EXPECT_EQ(lines[3].rfind("4096,1," + std::to_string(8 * 1024 / 4096 + 2) + ",", 0), 0u) << lines[3];
+  EXPECT_FALSE(fs::exists(csv + ".tmp"));
+}
+
+TEST_F(Cli, SweepReportsFailedPointsAndBadSpecs) {
+  const std::string g = write("good.yaml", kGood), csv = path("sweep.csv");
+  CliRun r = stepsim({"sweep", g, "--set", "fifo_depth=0,2", "--csv", csv});
+  expect_failure(r, {"1 of 2 points failed", "fifo_depth", "must be >= 1"});
+  std::ifstream f(csv);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"error: hardware parameter 'fifo_depth' must be >= 1\""), std::string::npos) << text;
+  expect_failure(stepsim({"sweep", g, "--param", "tile_n=1"}), {"--param needs --layer"});
+  expect_failure(stepsim({"sweep", "--layer", "nope"}), {"unknown layer 'nope'"});
+  expect_failure(stepsim({"sweep", "--layer", "moe", "--set", "tile_n=8"}), {"'tile_n' is not a hardware parameter"});
+  expect_failure(stepsim({"sweep", "--layer", "moe", "--param", "tile_n=8,,0"}), {"'tile_n' has an empty value"});
+}

@@ -1,0 +1,48 @@
+// Design-space sweeps: one graph (a file, or a layer of the library) run over the cartesian
+// product of parameter values, each point a full timing run, gathered into one table. This is
+// the "what if we change it" loop of an architect: hardware parameters (--set hbm.channels=8,16),
+// graph parameters (--set for a file) and layer parameters (--param tile_n=8,16,0).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace stepsim {
+
+struct SweepSpec {
+  std::string graph_file;  // either a graph file ...
+  std::string layer;       // ... or a layer of the library (graphs/layers)
+  std::string preset = "step-artifact";
+  // Swept keys with their values, in the order given; the last varies fastest.
+  std::vector<std::pair<std::string, std::vector<std::string>>> params;  // layer parameters
+  std::vector<std::pair<std::string, std::vector<std::string>>> sets;    // hardware / graph parameters
+};
+
+struct SweepRow {
+  std::vector<std::string> values;  // one per swept key, params first, then sets
+  bool ok = false;
+  std::string error;  // when !ok
+  uint64_t cycles = 0, read_bytes = 0, write_bytes = 0, onchip_bytes = 0, compute_units = 0, memory_units = 0;
+  double time_us = 0, bw_util = 0, compute_util = 0, wall_s = 0;
+};
+
+struct SweepResult {
+  std::vector<std::string> keys;  // swept keys, params first, then sets
+  std::vector<SweepRow> rows;
+  bool all_ok() const;
+};
+
+// "8,16,[1,2]" -> {"8", "16", "[1,2]"}: commas inside brackets belong to the value.
+std::vector<std::string> split_values(const std::string& text);
+
+// Runs every point (a failed point records its error and the sweep goes on). Throws
+// std::invalid_argument for a bad spec (no graph, an empty value list, a graph --set with a layer).
+SweepResult run_sweep(const SweepSpec& spec);
+
+// A fixed-width table with units in the header, and the same as CSV.
+void print_sweep(const SweepResult& r, std::ostream& out);
+void write_sweep_csv(const SweepResult& r, const std::string& path);
+
+}  // namespace stepsim
