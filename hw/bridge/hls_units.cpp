@@ -3,6 +3,7 @@
 #include "hw/units/pcu_accum.h"
 #include "hw/units/pcu_ew.h"
 #include "hw/units/pcu_reduce.h"
+#include "hw/units/pmu_buffer.h"
 #include "hw/units/router_broadcast.h"
 #include "hw/units/router_eager_merge.h"
 #include "hw/units/router_partition.h"
@@ -30,6 +31,7 @@ struct HlsUnits {
   using PcuEw = units::PcuEw<kL>;
   using PcuAccum = units::PcuAccum<kL>;
   using PcuReduce = units::PcuReduce<kL>;
+  using Pmu = units::PmuBuffer<kW, kPmuBanks, kPmuDepth, kPmuNbuf, kPmuR, kCW>;
 };
 
 UnitImpl hls_unit_impl() {

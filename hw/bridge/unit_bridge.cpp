@@ -351,9 +351,10 @@ std::string unit_unsupported(const OpConfig& cfg) {
     if (cfg.num_inputs != 1) return "the Accum unit has 1 input";
     return stop_param("rank", 1);
   }
+  if (op == "Bufferize" || op == "Streamify") return pmu_unsupported(cfg);
   return "no cycle-accurate unit implements " + op +
          " (units: Flatten, Promote, Repeat, Expand, Reshape, Zip, Broadcast, Partition, Reassemble, EagerMerge, "
-         "Map mul/add/row_sum/row_max, Accum add/max)";
+         "Map mul/add/row_sum/row_max, Accum add/max, Bufferize -> Streamify)";
 }
 
 }  // namespace stepsim::bridge

@@ -126,5 +126,6 @@ void register_rtl_units();  // defined by the RTL build (hw/bridge/rtl); see sim
 // Why a node cannot be bridged ("" = it can): shared by the hls and rtl implementations (the
 // same units with the same pins and parameters).
 std::string unit_unsupported(const OpConfig& cfg);
+std::string pmu_unsupported(const OpConfig& cfg);  // Bufferize, Streamify (pmu_bridge.cpp)
 
 }  // namespace stepsim::bridge

@@ -460,6 +460,13 @@ class PcuReduceBridge : public BridgeBase {
   Dut dut_;
 };
 
+}  // namespace stepsim::bridge
+
+// The memory unit: a Bufferize -> Streamify pair on one PMU.
+#include "hw/bridge/pmu_bridge.h"
+
+namespace stepsim::bridge {
+
 // The bridge of a node (unit_unsupported(cfg) must be "").
 template <class U>
 std::unique_ptr<Op> create_unit_bridge(const OpConfig& cfg, const std::string& impl) {
@@ -480,6 +487,8 @@ std::unique_ptr<Op> create_unit_bridge(const OpConfig& cfg, const std::string& i
     return std::make_unique<PcuReduceBridge<typename U::PcuReduce>>(cfg, impl);
   }
   if (op == "Accum") return std::make_unique<PcuAccumBridge<typename U::PcuAccum>>(cfg, impl);
+  if (op == "Bufferize") return std::make_unique<PmuWritePort>(cfg, impl);
+  if (op == "Streamify") return std::make_unique<PmuBridge<typename U::Pmu>>(cfg, impl);
   throw std::invalid_argument("node '" + cfg.name + "': no unit for " + op);
 }
 

@@ -4,6 +4,7 @@
 #include "Vpcu_accum.h"
 #include "Vpcu_ew.h"
 #include "Vpcu_reduce.h"
+#include "Vpmu_buffer.h"
 #include "Vrouter_broadcast.h"
 #include "Vrouter_eager_merge.h"
 #include "Vrouter_partition.h"
@@ -31,6 +32,7 @@ struct RtlUnits {
   using PcuEw = Vpcu_ew;
   using PcuAccum = Vpcu_accum;
   using PcuReduce = Vpcu_reduce;
+  using Pmu = Vpmu_buffer;
 };
 
 void register_rtl_units() {

@@ -1,0 +1,117 @@
+// The write half of a Bufferize -> Streamify pair on the memory unit (pmu_bridge.h).
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "hw/bridge/unit_bridges.h"
+
+namespace stepsim::bridge {
+
+namespace {
+std::map<const Context*, PmuWritePort*>& writers() {
+  static std::map<const Context*, PmuWritePort*> m;
+  return m;
+}
+std::set<const Context*>& readers() {
+  static std::set<const Context*> s;
+  return s;
+}
+}  // namespace
+
+bool is_pmu_reader(const Context* c) { return readers().count(c) > 0; }
+void register_pmu_reader(const Context* c, bool on) {
+  if (on)
+    readers().insert(c);
+  else
+    readers().erase(c);
+}
+
+PmuWritePort::PmuWritePort(const OpConfig& cfg, std::string impl) : Op(cfg), impl_(std::move(impl)) {
+  rank_ = int(cfg.params.get_int("rank"));
+  writers()[&ctx()] = this;
+}
+
+PmuWritePort::~PmuWritePort() { writers().erase(&ctx()); }
+
+PmuWritePort* PmuWritePort::of(const Context* producer) {
+  auto it = writers().find(producer);
+  return it == writers().end() ? nullptr : it->second;
+}
+
+void PmuWritePort::run() {
+  if (!has_out(0) || !is_pmu_reader(out(0).consumer()))
+    fail("impl: " + impl_ + ": the memory unit runs a Bufferize -> Streamify pair; this Bufferize's output must go "
+         "straight to a Streamify node on the unit too (give both nodes the same impl, or neither)");
+  Channel& link = out(0);
+  // The link is the unit's write path: its log shows the buffer references the write side forms
+  // (the approximate Bufferize's output), not the write beats.
+  std::vector<LoggedBeat>* log = nullptr;
+  if (auto it = cfg_.env->channel_logs.find(link.name()); it != cfg_.env->channel_logs.end()) log = &it->second;
+  link.set_log(nullptr);
+  std::vector<LoggedBeat> refs;
+  // The buffer being formed, as hw/ops/onchip.cpp's Bufferize forms it.
+  Buffer buf;
+  std::vector<int64_t> cur(size_t(rank_) + 1, 0), size(size_t(rank_), -2);
+  uint64_t elems = 0;
+  for (;;) {
+    const Beat b = in(0).recv();
+    emit(0, b);
+    if (b.has_elem) {
+      ++elems;
+      buf.bytes += b.elem.bytes();
+      ++cur[0];
+    }
+    const int s = b.stop;
+    for (int j = 0; j < std::min(s, rank_); ++j) {
+      int64_t& z = size[size_t(j)];
+      z = z == -2 ? cur[size_t(j)] : z == cur[size_t(j)] ? z : -1;
+      cur[size_t(j)] = 0;
+      ++cur[size_t(j) + 1];
+    }
+    const bool closes = s >= rank_;
+    if (b.has_elem || (s && !closes) || (closes && !buf.beats.empty())) {
+      Beat w = b;
+      w.done = false;
+      w.stop = uint8_t(std::min(s, rank_));
+      buf.beats.push_back(std::move(w));
+    }
+    if (closes) {
+      buf.rank = uint32_t(rank_);
+      for (int j = rank_ - 1; j >= 0; --j) buf.shape.push_back(size[size_t(j)] == -2 ? 0 : size[size_t(j)]);
+      note_buffer(elems, buf.bytes);
+      Beat r = Beat::data(Element(BufferRef(std::make_shared<Buffer>(std::move(buf)))), uint8_t(s - rank_));
+      r.done = b.done;
+      refs.push_back(LoggedBeat{ctx().now(), std::move(r)});
+      buf = Buffer();
+      elems = 0;
+      std::fill(cur.begin(), cur.end(), 0);
+      std::fill(size.begin(), size.end(), -2);
+    } else if (b.done) {
+      refs.push_back(LoggedBeat{ctx().now(), Beat::done_beat()});
+    }
+    if (b.done) break;
+  }
+  if (log) *log = std::move(refs);
+}
+
+std::string pmu_unsupported(const OpConfig& cfg) {
+  const Params& p = cfg.params;
+  const int64_t rank = p.get_int("rank");
+  if (cfg.info->name == "Bufferize") {
+    if (rank < 1 || rank > 15) return "rank = " + std::to_string(rank) + " is outside the unit's range 1..15";
+    return "";
+  }
+  if (!p.get_ints("out_shape").empty() || !p.get_ints("stride").empty())
+    return "affine reads (stride, out_shape) are not implemented on the memory unit (it replays linearly)";
+  const std::vector<int64_t> rep = p.get_ints("repeat");
+  if (rep.size() > size_t(kPmuR))
+    return "the memory unit has " + std::to_string(kPmuR) + " static repeat factors, the node has " +
+           std::to_string(rep.size());
+  for (int64_t f : rep)
+    if (f < 0 || f > 255) return "repeat factor " + std::to_string(f) + " does not fit the unit's 8-bit counters";
+  if (rank < 1 || rank > 15) return "rank = " + std::to_string(rank) + " is outside the unit's range 1..15";
+  return "";
+}
+
+}  // namespace stepsim::bridge

@@ -1,0 +1,115 @@
+// A Bufferize -> Streamify pair on the memory unit (hw/units/pmu_buffer.h) in co-simulation
+// (docs/cosim.md, "The memory unit: two nodes, one PMU").
+//
+// The PMU fuses the pair: the buffer references never leave the unit. The graph still has two
+// nodes and the channel between them, so each node gets its half:
+//   * the Bufferize node runs a PmuWritePort: the PMU's write port. It forwards every beat of
+//     its input, unchanged, to the channel towards the Streamify (the write path into the
+//     unit). For the co-simulation report, that channel's transaction log holds the buffer
+//     references the write side forms (one per closed buffer, with the beats written), which is
+//     what the approximate Bufferize sends on it; the write beats themselves are not logged.
+//   * the Streamify node runs a PmuBridge: a UnitBridge that owns the unit and clocks it. The
+//     forwarded beats are its `in` port, the Streamify's ref (if any) its `ref` port, and the
+//     unit's output is the Streamify's output. The Bufferize rank comes from the paired
+//     PmuWritePort.
+// The two halves find each other at run time through the channel between them (its producer's
+// Context): a PmuWritePort whose output does not go straight to a Streamify on a unit, or a
+// PmuBridge whose input does not come straight from a Bufferize on a unit, fails the run and
+// says so (sim/ creates each node's operator from its own OpConfig, without the graph's edges,
+// so an unpaired node cannot fall back to its approximate operator: docs/cosim.md).
+// Included by unit_bridges.h (after BridgeBase); include that header, not this one.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace stepsim::bridge {
+
+constexpr int kPmuBanks = 4, kPmuDepth = 16, kPmuNbuf = 4, kPmuR = 2;  // the RTL defaults
+constexpr int kPmuCap = kPmuBanks * kPmuDepth;                        // words (elements)
+
+class PmuWritePort : public Op {
+ public:
+  PmuWritePort(const OpConfig& cfg, std::string impl);
+  ~PmuWritePort() override;
+  int rank() const { return rank_; }
+  // The write port whose operator context is `producer` (nullptr: none).
+  static PmuWritePort* of(const Context* producer);
+
+ protected:
+  void run() override;
+
+ private:
+  std::string impl_;
+  int rank_;
+};
+
+// Why a Bufferize / Streamify node cannot run on the PMU ("" = it can).
+std::string pmu_unsupported(const OpConfig& cfg);
+// Whether a consumer context belongs to a PmuBridge (registered by the bridges).
+bool is_pmu_reader(const Context* c);
+void register_pmu_reader(const Context* c, bool on);
+
+template <class Dut>
+class PmuBridge : public BridgeBase {
+ public:
+  PmuBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl), dut_(unit_name().c_str()) {
+    bind_clock(dut_);
+    dut_.cfg_rank_i(rank_);
+    dut_.cfg_ref_i(ref_mode_);
+    dut_.cfg_ref_rank_i(ref_rank_);
+    dut_.cfg_nrep_i(nrep_);
+    dut_.cfg_repeat_i(repeat_);
+    STEPSIM_BRIDGE_IN(dut_, in, in_);
+    STEPSIM_BRIDGE_IN(dut_, ref, ref_);
+    STEPSIM_BRIDGE_OUT(dut_, out, out_);
+    dut_.err_o(err_);
+    add_group(&in_, "in");
+    add_group(&ref_, "ref");
+    add_group(&out_, "out");
+    register_pmu_reader(&ctx(), true);
+  }
+  ~PmuBridge() override { register_pmu_reader(&ctx(), false); }
+
+ protected:
+  void run() override {
+    const PmuWritePort* w = has_in(0) ? PmuWritePort::of(in(0).producer()) : nullptr;
+    if (!w)
+      fail("impl: " + impl() + ": the memory unit runs a Bufferize -> Streamify pair; this Streamify's input must "
+           "come straight from a Bufferize node on the unit too (give both nodes the same impl, or neither)");
+    rank_.write(stop_t(w->rank()));
+    const bool dyn = has_in(1);
+    ref_mode_.write(dyn);
+    ref_rank_.write(stop_t(dyn ? cfg_.params.get_int("rank") : 1));
+    const std::vector<int64_t> rep = cfg_.params.get_ints("repeat");
+    nrep_.write(stop_t(dyn ? 0 : rep.size()));
+    uint64_t packed = 0;
+    for (size_t k = 0; k < rep.size() && !dyn; ++k) packed |= uint64_t(rep[k]) << (kCW * k);
+    repeat_.write(bits_t<kPmuR * kCW>(packed));
+    add_input(0, &in_.lanes[0], handles());
+    if (dyn)
+      add_input(1, &ref_.lanes[0], handles());
+    else
+      add_input(-1, &ref_.lanes[0], handles(), empty_stream());
+    add_output(0, &out_.consumers[0], elements());
+    UnitBridge::run();
+    check_err();
+  }
+  void on_output_element(int, Element&) override { check_err(); }
+
+ private:
+  void check_err() {
+    if (err_.read())
+      fail("the memory unit raised err_o: a buffer of more than " + std::to_string(kPmuCap) +
+           " elements (its capacity in this configuration: " + std::to_string(kPmuBanks) + " banks x " +
+           std::to_string(kPmuDepth) + " words), or an input stream that ended inside a buffer");
+  }
+  sc_core::sc_signal<stop_t> rank_, ref_rank_, nrep_;
+  sc_core::sc_signal<bool> ref_mode_, err_;
+  sc_core::sc_signal<bits_t<kPmuR * kCW>> repeat_;
+  InPins<1, kW> in_, ref_;
+  OutPins<1, kW> out_;
+  Dut dut_;
+};
+
+}  // namespace stepsim::bridge

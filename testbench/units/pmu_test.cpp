@@ -1,0 +1,159 @@
+// The memory unit (hw/units/pmu_buffer.h), HLS form: the fused Bufferize -> Streamify pair
+// against the approximate pair on random legal streams with random valid gaps and random
+// back-pressure; its latency and throughput (double buffering); its capacity behaviour.
+// The lock-step comparison with the RTL is in testbench/units/rtl/pmu_lockstep_test.cpp.
+#include <gtest/gtest.h>
+
+#include "testbench/units/pmu_bench.h"
+
+namespace stepsim::unit_test {
+namespace {
+
+std::vector<Beat> beats_of(const std::string& text) { return to_beats(parse_tokens(text)); }
+
+// `rows` buffers of `len` elements each, closed by S1 (a rank-1 stream), values 0, 1, ...
+std::string rows_stream(int rows, int len) {
+  std::string s;
+  int v = 0;
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < len; ++j) s += std::to_string(v++) + " ";
+    s += "S1 ";
+  }
+  return s + "D";
+}
+
+UnitCase pmu_case(const PmuCfg& c, const std::string& data, const std::string& ref = "D") {
+  UnitCase u;
+  u.cfg = c.pins();
+  u.inputs = {beats_of(data), beats_of(ref)};
+  return u;
+}
+
+struct PmuRun {
+  BenchRun run;
+  bool err = false;
+};
+
+PmuRun run_pmu(const std::vector<UnitCase>& cases, uint64_t seed, bool full_rate = false) {
+  PmuRun r;
+  r.run = run_bench<PmuBench<NoRtl>>(cases, seed, full_rate);
+  r.err = PmuBench<NoRtl>::last->err_hls.read();
+  return r;
+}
+
+TEST(UnitsVsApprox, PmuBufferizeStreamify) {
+  const std::vector<UnitCase> cases = PmuBench<NoRtl>::cases(400, 31);
+  PmuRun r = run_pmu(cases, 31);
+  ASSERT_TRUE(r.run.result.ok) << r.run.result.error;
+  ASSERT_EQ(r.run.result.cases_done, cases.size());
+  EXPECT_FALSE(r.err);
+  size_t ref_mode = 0, zero = 0, long_bufs = 0, split = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    ASSERT_EQ(PmuBench<NoRtl>::check(cases[i], case_outputs(r.run.out, i)), "") << "case " << i;
+    const PmuCfg p = PmuCfg::of(cases[i].cfg);
+    ref_mode += p.ref;
+    for (int f : p.repeat) zero += f == 0;
+    long_bufs += cases[i].inputs[0].size() > 30;
+    const auto& d = cases[i].inputs[0];
+    split += d.size() > 1 && d.back().done && !d.back().has_elem && !d.back().stop;
+  }
+  // The generator covers every mode.
+  EXPECT_GT(ref_mode, 50u);
+  EXPECT_GT(zero, 10u);
+  EXPECT_GT(long_bufs, 20u);
+  EXPECT_GT(split, 30u);
+}
+
+struct Timing {
+  uint64_t latency = 0;  // first output edge - first input edge
+  uint64_t beats = 0;    // output beats
+  uint64_t span = 0;     // edges from the first to the last output beat, inclusive
+  uint64_t in_span = 0;  // edges from the first to the last input beat, inclusive
+};
+
+Timing full_rate(const UnitCase& c) {
+  PmuRun r = run_pmu({c}, 1, true);
+  EXPECT_TRUE(r.run.result.ok) << r.run.result.error;
+  EXPECT_EQ(PmuBench<NoRtl>::check(c, case_outputs(r.run.out, 0)), "");
+  const std::vector<uint64_t>& in = r.run.in_at[0][0];
+  const std::vector<uint64_t>& out = r.run.out_at[0][0];
+  Timing t;
+  t.latency = out.front() - in.front();
+  t.beats = out.size();
+  t.span = out.back() - out.front() + 1;
+  t.in_span = in.back() - in.front() + 1;
+  return t;
+}
+
+TEST(UnitsTiming, PmuReplaysOneBeatPerCycleWhileTheNextBufferIsWritten) {
+  // 10 buffers of 8: the first beat 2 cycles after the closing beat (8 + 1 after the first
+  // input beat), then one beat per cycle with no bubble between buffers; writing goes on
+  // at one beat per cycle meanwhile.
+  PmuCfg once;
+  once.repeat = {1};
+  Timing t = full_rate(pmu_case(once, rows_stream(10, 8)));
+  EXPECT_EQ(t.latency, 9u);
+  EXPECT_EQ(t.beats, 80u);
+  EXPECT_EQ(t.span, 80u);
+  EXPECT_EQ(t.in_span, 80u);
+  // Repeat 3: 240 beats back to back; the writes run ahead (ring of 64 words, 4 descriptors).
+  PmuCfg thrice;
+  thrice.repeat = {3};
+  t = full_rate(pmu_case(thrice, rows_stream(10, 8)));
+  EXPECT_EQ(t.latency, 9u);
+  EXPECT_EQ(t.beats, 240u);
+  EXPECT_EQ(t.span, 240u);
+  // Two factors [2, 2] (4 replays per buffer, closing S1/S2/S3), empty buffers one beat each.
+  PmuCfg two;
+  two.repeat = {2, 2};
+  t = full_rate(pmu_case(two, "1 2 S1 S1 3 S1 D"));
+  EXPECT_EQ(t.beats, 4u * 2 + 4u + 4u);
+  EXPECT_EQ(t.span, t.beats);
+  // Ref-driven: one replay per ref element, back to back.
+  PmuCfg dyn;
+  dyn.ref = true;
+  t = full_rate(pmu_case(dyn, rows_stream(4, 8), "0 0 S1 0 S1 0 0 0 S1 0 S1 D"));
+  EXPECT_EQ(t.beats, 7u * 8 + 1);  // 7 replays of 8, then the bare done
+  EXPECT_EQ(t.span, t.beats);
+}
+
+TEST(UnitsCapacity, PmuWaitsForRoomAndFlagsABufferLargerThanItsMemory) {
+  // Two buffers of 40 beats do not fit the 64-word ring together: the second one's writes wait
+  // for the first one's replays to end (back-pressure), and the output is still exact.
+  PmuCfg c;
+  c.repeat = {2};
+  Timing t = full_rate(pmu_case(c, rows_stream(2, 40)));
+  EXPECT_EQ(t.beats, 160u);
+  EXPECT_GT(t.in_span, 80u);  // the input stalled
+  // The first 24 beats of the second buffer fill the free words; its last 16 wait until the
+  // first buffer's last replay frees its words, and the output waits for them.
+  EXPECT_EQ(t.span, 160u + 16u);
+  // A buffer of exactly the capacity fits.
+  {
+    PmuRun r = run_pmu({pmu_case(c, rows_stream(2, kPmuCap))}, 2);
+    ASSERT_TRUE(r.run.result.ok) << r.run.result.error;
+    EXPECT_EQ(PmuBench<NoRtl>::check(pmu_case(c, rows_stream(2, kPmuCap)), case_outputs(r.run.out, 0)), "");
+    EXPECT_FALSE(r.err);
+  }
+  // One beat more: err_o rises and stays up; the unit drops the beats that do not fit and
+  // carries on (the stream still ends), so the bridge can report the error.
+  {
+    const std::vector<UnitCase> cases = {pmu_case(c, rows_stream(1, kPmuCap + 1)), pmu_case(c, "1 2 S1 D")};
+    PmuRun r = run_pmu(cases, 3);
+    ASSERT_TRUE(r.run.result.ok) << r.run.result.error;
+    EXPECT_TRUE(r.err);
+    const std::string got = format_beats(case_outputs(r.run.out, 0)[0]);
+    EXPECT_NE(got.find(" 63 S1 0 "), std::string::npos) << got;  // the first 64 beats, replayed
+    EXPECT_EQ(got.substr(got.size() - 8), " 63 S2 D") << got;
+    EXPECT_EQ(PmuBench<NoRtl>::check(cases[1], case_outputs(r.run.out, 1)), "");  // the next stream is fine
+  }
+  // A stream that ends inside a buffer (no closing stop) is an error too.
+  {
+    PmuRun r = run_pmu({pmu_case(c, "1 2 S1 3 D")}, 4);
+    ASSERT_TRUE(r.run.result.ok) << r.run.result.error;
+    EXPECT_TRUE(r.err);
+  }
+}
+
+}  // namespace
+}  // namespace stepsim::unit_test

@@ -1,0 +1,57 @@
+// The memory unit (hw/units/pmu_buffer.h) and its Verilated RTL twin (rtl/pmu_buffer.sv) in
+// lock-step, as lockstep_test.cpp does for the other units: the same input pins, random valid
+// gaps and back-pressure, reset pulses and cfg changes between cases; every output pin (valid,
+// payload, ready, err_o) identical at every cycle, and every output stream equal to the
+// approximate Bufferize -> Streamify pair. STEPSIM_UNIT_CASES / STEPSIM_UNIT_SEED as there.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "Vpmu_buffer.h"
+#include "testbench/units/pmu_bench.h"
+
+namespace stepsim::unit_test {
+namespace {
+
+TEST(UnitsLockstep, PmuBuffer) {
+  const char* e = std::getenv("STEPSIM_UNIT_CASES");
+  const char* s = std::getenv("STEPSIM_UNIT_SEED");
+  const size_t n = e ? size_t(std::strtoull(e, nullptr, 10)) : 2000;
+  const uint64_t seed = (s ? std::strtoull(s, nullptr, 10) : 1) * 1000 + 14;
+  const std::vector<UnitCase> cases = PmuBench<Vpmu_buffer>::cases(n, seed);
+  BenchRun r = run_bench<PmuBench<Vpmu_buffer>>(cases, seed);
+  ASSERT_TRUE(r.result.ok) << "PmuBuffer (seed " << seed << "): " << r.result.error;
+  ASSERT_EQ(r.result.cases_done, cases.size());
+  EXPECT_FALSE(PmuBench<Vpmu_buffer>::last->err_hls.read());
+  size_t beats = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const CaseOutputs out = case_outputs(r.out, i);
+    ASSERT_EQ(PmuBench<Vpmu_buffer>::check(cases[i], out), "") << "PmuBuffer (seed " << seed << ") case " << i;
+    beats += out[0].size();
+  }
+  std::cout << "PmuBuffer: " << cases.size() << " cases, " << r.result.cycles << " cycles in lock-step, " << beats
+            << " output beats\n";
+}
+
+// The capacity error in lock-step: err_o rises on the same cycle in both forms.
+TEST(UnitsLockstep, PmuBufferCapacityError) {
+  PmuCfg c;
+  c.repeat = {2};
+  std::vector<UnitCase> cases;
+  for (int len : {kPmuCap, kPmuCap + 1, 3}) {
+    std::string d;
+    for (int j = 0; j < len; ++j) d += std::to_string(j) + " ";
+    UnitCase u;
+    u.cfg = c.pins();
+    u.inputs = {to_beats(parse_tokens(d + "S1 D")), to_beats(parse_tokens("D"))};
+    cases.push_back(u);
+  }
+  BenchRun r = run_bench<PmuBench<Vpmu_buffer>>(cases, 5);
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  EXPECT_TRUE(PmuBench<Vpmu_buffer>::last->err_hls.read());
+  EXPECT_TRUE(PmuBench<Vpmu_buffer>::last->err_rtl.read());
+}
+
+}  // namespace
+}  // namespace stepsim::unit_test
