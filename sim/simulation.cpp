@@ -225,6 +225,44 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
   std::vector<std::string> op_order;
   std::map<std::string, std::pair<std::string, std::string>> impl_of;  // node -> impl, note
   const std::string default_impl = !options.default_impl.empty() ? options.default_impl : graph.impl;
+  // The memory unit takes a Bufferize -> Streamify pair: a Bufferize whose only consumer is one
+  // Streamify, with the same impl on both sides (hw/bridge/pmu_bridge.h). Anything else can't
+  // go on the unit: why not, by node.
+  std::map<std::string, std::string> unpaired;
+  {
+    auto impl_for = [&](const NodeSpec& n) { return !n.impl.empty() ? n.impl : default_impl.empty() ? "approx" : default_impl; };
+    std::map<std::string, std::vector<const Edge*>> out_edges, in_edges;
+    for (const Edge& e : plan.edges) {
+      out_edges[e.from].push_back(&e);
+      in_edges[e.to].push_back(&e);
+    }
+    const std::string rule = "the memory unit takes a Bufferize whose only consumer is a Streamify, both on the unit";
+    for (const NodeSpec& n : plan.nodes) {
+      const NodeSpec* partner = nullptr;
+      if (n.op == "Bufferize") {
+        const auto& o = out_edges[n.name];
+        if (o.size() == 1 && node_by_name[o[0]->to]->op == "Streamify" && o[0]->to_port == "in") partner = node_by_name[o[0]->to];
+      } else if (n.op == "Streamify") {
+        for (const Edge* e : in_edges[n.name])
+          if (e->to_port == "in" && node_by_name[e->from]->op == "Bufferize" && out_edges[e->from].size() == 1)
+            partner = node_by_name[e->from];
+      } else {
+        continue;
+      }
+      if (!partner) {
+        unpaired[n.name] = rule;
+      } else if (impl_for(*partner) != impl_for(n)) {
+        unpaired[n.name] = rule + " (its partner '" + partner->name + "' runs as " + impl_for(*partner) + ")";
+      } else if (const bridge::UnitImpl* unit = bridge::find_unit_impl(impl_for(n))) {
+        OpConfig pc;  // enough of the partner's configuration to ask the unit
+        pc.name = partner->name;
+        pc.info = &reg.find(partner->op);
+        pc.params = Params(partner->op, partner->name, &pc.info->params, partner->params);
+        const std::string why = unit->unsupported(pc);
+        if (!why.empty()) unpaired[n.name] = "its partner '" + partner->name + "' cannot run on the memory unit: " + why;
+      }
+    }
+  }
   for (size_t k : order) {
     const NodeSpec& n = plan.nodes[k];
     const OpInfo& info = reg.find(n.op);
@@ -256,7 +294,7 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
         throw std::invalid_argument("node '" + n.name + "': impl " + impl +
                                     (impl == "rtl" ? " is not built in (needs Verilator: STEPSIM_RTL)"
                                                    : " is unknown (approx, hls, rtl)"));
-      const std::string why = unit->unsupported(cfg);
+      const std::string why = unpaired.count(n.name) ? unpaired.at(n.name) : unit->unsupported(cfg);
       if (!why.empty()) {
         if (!n.impl.empty())
           throw std::invalid_argument("node '" + n.name + "' (" + n.op + "): impl: " + impl + ": " + why);
