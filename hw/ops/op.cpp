@@ -59,14 +59,9 @@ Op::Op(const OpConfig& cfg)
   outs_.assign(cfg.num_outputs, nullptr);
   onchip_.outputs.resize(cfg.num_outputs);
   if (cfg_.write_back_mu.size() < cfg.num_outputs) cfg_.write_back_mu.resize(cfg.num_outputs, false);
-  // The module-name scope has closed by the time this body runs (the derived classes take an
-  // OpConfig, not an sc_module_name), so the thread is spawned with an explicit unique name.
-  sc_core::sc_spawn_options opts;
-  opts.set_stack_size(0x10000);  // operators keep little on their stacks; thousands of them exist
-  // Statically sensitive to the context's wake event: blocking is a plain wait() (faster).
-  opts.set_sensitivity(&ctx_.wake_event());
-  ctx_.set_static_wake(true);
-  sc_core::sc_spawn([this] { thread_main(); }, (sc_safe_name(cfg.name) + "_run").c_str(), &opts);
+  // The body runs as a fiber of the Scheduler (hw/channel/context.h), not a SystemC thread.
+  // Operators keep little on their stacks; thousands of them exist.
+  ctx_.spawn([this] { thread_main(); }, 0x10000);
 }
 
 void Op::bind_input(size_t i, Channel* c) {
@@ -80,15 +75,16 @@ void Op::bind_output(size_t i, Channel* c) {
 }
 
 void Op::thread_main() {
-  // SystemC maps thread stacks page-aligned, so every thread's hot top-of-stack lines would fall
-  // in the same cache sets; a per-thread offset spreads them (docs/performance.md).
+  // Fiber stacks are page-aligned, so every operator's hot top-of-stack lines would fall in the
+  // same cache sets; a per-operator offset spreads them (docs/performance.md).
   volatile char* pad = static_cast<char*>(alloca(64 + 64 * ((ctx_.index() * 37) % 64)));
   pad[0] = 0;
   try {
     run();
   } catch (const std::exception& e) {
     cfg_.env->errors.push_back("node '" + cfg_.name + "' (" + cfg_.info->name + "): " + e.what());
-    sc_core::sc_stop();
+    ctx_.scheduler()->stop();  // nothing else runs
+    sc_core::sc_stop();        // co-simulated units (hw/bridge) stop too
   }
   ctx_.finish();
 }

@@ -1,7 +1,7 @@
 // Operator base class, the per-simulation environment, and the operator registry.
 //
-// Every STeP operator is a SystemC module with one SC_THREAD (`run`) and a Context holding its
-// local clock. Operators are registered by name with their ports, typed parameters, a one-line
+// Every STeP operator is a SystemC module whose body (`run`) runs as a fiber of the Scheduler
+// (hw/channel/context.h) with a Context holding its local clock. Operators are registered by name with their ports, typed parameters, a one-line
 // description and their timing rule; `stepsim ops`, the graph loader and the docs all read the
 // same registry.
 #pragma once
