@@ -120,25 +120,6 @@ std::optional<int64_t> index_value(const Element& e) {
 
 // ---- On-chip accounting ----
 
-void TileStat::add_other(const Element& e) {
-  ++count;
-  max_elem_bytes = std::max(max_elem_bytes, e.bytes());
-  if (e.is_tile()) {
-    add(e.tile());
-  } else if (e.is_tuple()) {
-    for (const Element& m : *e.tuple())
-      if (m.is_tile()) add(m.tile());
-  }
-}
-
-void TileStat::merge(const TileStat& o) {
-  max_elem_bytes = std::max(max_elem_bytes, o.max_elem_bytes);
-  max_tile_bytes = std::max(max_tile_bytes, o.max_tile_bytes);
-  max_cols = std::max(max_cols, o.max_cols);
-  max_row_bytes = std::max(max_row_bytes, o.max_row_bytes);
-  count += o.count;
-}
-
 uint64_t HoldLedger::peak() const {
   std::vector<std::pair<uint64_t, int64_t>> ev = events;
   std::sort(ev.begin(), ev.end());  // by time, then releases (negative) before acquisitions
@@ -189,6 +170,12 @@ void Op::note_buffer_read(const BufferRef& b) const {
     lease->last_read = lease->read ? std::max(lease->last_read, ctx_.now()) : ctx_.now();
     lease->read = true;
   }
+}
+
+const OnChipStats& Op::onchip_stats() const {
+  for (size_t o = 0; o < outs_.size(); ++o)
+    if (outs_[o]) onchip_.outputs[o] = outs_[o]->output_stat();
+  return onchip_;
 }
 
 uint64_t Op::onchip_peak_bytes() const {
