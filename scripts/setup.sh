@@ -2,7 +2,7 @@
 # Installs the Debian packages stepsim needs and builds it with CMake (Release) into build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PACKAGES=(g++ cmake make pkg-config libsystemc-dev libginac-dev libyaml-cpp-dev nlohmann-json3-dev
+PACKAGES=(g++ cmake make pkg-config libsystemc-dev libboost-context-dev libginac-dev libyaml-cpp-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libbenchmark-dev python3-matplotlib
           verilator yosys qflow-tech-osu018)
 missing=()

@@ -7,15 +7,23 @@
 //   - capacity counts beats sent but not yet dequeued; a slot freed by a dequeue at time t is
 //     reusable by the sender from t + response_latency;
 //   - receive advances the receiver's clock to the beat's visible time.
-// Blocking reads and writes make results independent of SystemC process order (Kahn);
-// decisions on "what has arrived" go through Context::select_earliest.
+// Blocking reads and writes make results independent of the order in which operators run
+// (Kahn); decisions on "what has arrived" go through Context::select_earliest.
 //
 // Speed (docs/performance.md): send/peek/pop are the innermost loop of every simulation, so
-// their non-blocking paths are inline here and the ring is indexed by wrapping positions (no
-// division per beat); only blocking goes out of line into Context.
+// their common path is inline here and everything rare (blocking, stalls, logging, elements
+// other than a tile of the previous tile's shape, the peak-occupancy search) is out of line.
+// The ring is indexed by wrapping positions (no division per beat). A slot holds its beat in
+// raw storage: a tile is moved in and out member-wise, without std::variant's generic
+// dispatch, and its moved-from remains need no destructor. The element statistics (channel
+// elements and bytes, and the producer's per-output TileStat) are run-length counts: a tile of
+// the same shape as the previous one only increments a counter; stats() and output_stat()
+// derive the totals.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +49,48 @@ struct ChannelStats {
   uint64_t last_send_time = 0;
 };
 
+// Largest elements seen on a stream (the on-chip accounting of hw/ops/op.h: every output port of
+// an operator has one, kept by its channel).
+struct TileStat {
+  uint64_t max_elem_bytes = 0;  // largest element (a tuple counts all members; a buffer ref 8 B)
+  uint64_t max_tile_bytes = 0;  // largest tile (a tuple's largest member tile)
+  uint32_t max_cols = 0;        // largest innermost dimension of a tile
+  uint64_t max_row_bytes = 0;   // largest cols x dtype bytes of a tile (one row)
+  uint64_t count = 0;           // elements seen
+  void add(const Element& e) {
+    if (const Tile* t = std::get_if<Tile>(&e.v)) {
+      ++count;
+      // Streams mostly carry tiles of one shape: the maxima cannot change for a repeat.
+      if (t->rows == last_rows_ && t->cols == last_cols_ && t->dtype == last_dtype_) return;
+      last_rows_ = t->rows;
+      last_cols_ = t->cols;
+      last_dtype_ = t->dtype;
+      const uint64_t b = t->bytes();
+      max_elem_bytes = std::max(max_elem_bytes, b);
+      max_tile_bytes = std::max(max_tile_bytes, b);
+      max_cols = std::max(max_cols, t->cols);
+      max_row_bytes = std::max(max_row_bytes, uint64_t(t->cols) * dtype_bytes(t->dtype));
+    } else {
+      add_other(e);
+    }
+  }
+  void add(const Tile& t) {
+    max_tile_bytes = std::max(max_tile_bytes, t.bytes());
+    max_cols = std::max(max_cols, t.cols);
+    max_row_bytes = std::max(max_row_bytes, uint64_t(t.cols) * dtype_bytes(t.dtype));
+  }
+  void add_other(const Element& e);  // any element (the out-of-line path of add)
+  void merge(const TileStat& o);
+  // n more elements of a shape add() has already recorded (the maxima cannot change).
+  void add_repeats(uint64_t n) { count += n; }
+
+ private:
+  // Shape of the last tile add(const Element&) recorded (none yet: no tile has UINT32_MAX rows).
+  uint32_t last_rows_ = UINT32_MAX, last_cols_ = 0;
+  DType last_dtype_ = DType::BF16;
+};
+
+
 // One logged transfer (co-simulation transaction logs, docs/cosim.md): the sender's model time.
 struct LoggedBeat {
   uint64_t cycle = 0;
@@ -50,78 +100,88 @@ struct LoggedBeat {
 class Channel {
  public:
   Channel(std::string name, ChannelParams params, Context* producer, Context* consumer);
+  ~Channel();
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
 
   const std::string& name() const { return name_; }
   const ChannelParams& params() const { return params_; }
-  const ChannelStats& stats() const { return stats_; }
+  // The statistics so far (derived from the run-length counters on every call).
+  const ChannelStats& stats() const;
+  // The elements sent so far, as the producer's on-chip output accounting (TileStat). A beat
+  // whose send is still blocked (a run that ended in a deadlock) counts, as it did when the
+  // operator recorded it before sending.
+  TileStat output_stat() const;
   Context* producer() const { return producer_; }
   Context* consumer() const { return consumer_; }
 
-  // Producer side. Blocks (in SystemC) while full; advances the producer's clock past the
-  // slot's release time. `extra_delay` adds cycles to this beat's visibility without
-  // advancing the producer (an output stage latency). Returns the beat's visible time.
+  // Producer side. Blocks while full; advances the producer's clock past the slot's release
+  // time. `extra_delay` adds cycles to this beat's visibility without advancing the producer
+  // (an output stage latency). Returns the beat's visible time.
   uint64_t send(const Beat& beat, uint64_t extra_delay = 0) { return send(Beat(beat), extra_delay); }
-  uint64_t send(Beat&& beat, uint64_t extra_delay = 0) {
+  __attribute__((always_inline)) uint64_t send(Beat&& beat, uint64_t extra_delay = 0) {
     Context* p = producer_;
-    while (full()) p->block_send(this);
+    if (size_ >= depth_) wait_for_space(beat);
     Slot& s = ring_[tail_pos_];
-    if (s.freed > p->now()) {
-      stats_.producer_stall_cycles += s.freed - p->now();
-      p->advance_to(s.freed);
-    }
-    s.ready = p->now() + params_.send_latency + extra_delay;
+    uint64_t now = p->now();
+    if (s.freed > now) now = stall(s.freed);
+    s.sent = now;
+    const uint64_t ready = now + send_latency_ + extra_delay;
+    s.ready = ready;
+    Tile* t = beat.has_elem ? std::get_if<Tile>(&beat.elem.v) : nullptr;
+    if (t && t->rows == run_rows_ && t->cols == run_cols_ && t->dtype == run_dtype_)
+      ++run_;
+    else if (beat.has_elem)
+      note_element(beat.elem);
     if (beat.done) done_sent_ = true;
-    ++stats_.beats;
-    if (beat.has_elem) {
-      ++stats_.elements;
-      const Tile* t = std::get_if<Tile>(&beat.elem.v);
-      stats_.bytes += t ? t->bytes() : beat.elem.bytes();
-    }
-    stats_.last_send_time = p->now();
-    if (log_) log_->push_back(LoggedBeat{p->now(), beat});
-    move_beat(s.beat, beat);
-    if (++tail_pos_ == params_.depth) tail_pos_ = 0;
-    s.sent = p->now();
+    if (log_) log_beat(now, beat);
+    if (t)
+      ::new (static_cast<void*>(s.raw)) Beat{Element(std::move(*t)), beat.has_elem, beat.stop, beat.done};
+    else
+      ::new (static_cast<void*>(s.raw)) Beat(std::move(beat));
+    if (++tail_pos_ == depth_) tail_pos_ = 0;
     ++size_;
+    ++beats_;
     p->scheduler()->note_progress();
-    const Context::State cs = consumer_->state();
-    if ((cs == Context::State::kBlockedRecv && consumer_->blocked_on() == this) ||
-        cs == Context::State::kArbWait)
-      consumer_->wake();
-    return s.ready;
+    Context* c = consumer_;
+    const Context::State cs = c->state();
+    if ((cs == Context::State::kBlockedRecv && c->blocked_on() == this) || cs == Context::State::kArbWait) c->wake();
+    return ready;
   }
   // Consumer side. peek blocks until a beat is present and advances the consumer's clock to its
   // visible time; pop dequeues the head at the consumer's current time.
   const Beat& peek() {
-    Context* c = consumer_;
-    while (empty()) c->block_recv(this);
+    if (size_ == 0) wait_for_data();
     Slot& s = ring_[head_pos_];
-    if (s.ready > c->now()) {
-      stats_.consumer_starve_cycles += s.ready - c->now();
-      c->advance_to(s.ready);
-    }
-    return s.beat;
+    Context* c = consumer_;
+    if (s.ready > c->now()) starve(s.ready);
+    return *s.beat();
   }
   Beat pop() {
-    peek();
+    if (size_ == 0) wait_for_data();
     Slot& s = ring_[head_pos_];
-    Beat b = take_beat(s.beat);
-    s.freed = consumer_->now() + params_.response_latency;
-    note_occupancy(s.sent);
-    if (++head_pos_ == params_.depth) head_pos_ = 0;
+    Context* c = consumer_;
+    uint64_t now = c->now();
+    if (s.ready > now) now = starve(s.ready);
+    s.freed = now + response_latency_;
+    if (stats_.peak_occupancy < depth_) note_occupancy(s.sent);
+    if (++head_pos_ == depth_) head_pos_ = 0;
     --size_;
-    consumer_->scheduler()->note_progress();
-    if (producer_->state() == Context::State::kBlockedSend && producer_->blocked_on() == this)
-      producer_->wake();
-    return b;
+    c->scheduler()->note_progress();
+    Context* p = producer_;
+    if (p->state() == Context::State::kBlockedSend && p->blocked_on() == this) p->wake();
+    Beat* b = s.beat();
+    if (Tile* t = std::get_if<Tile>(&b->elem.v))
+      return Beat{Element(std::move(*t)), b->has_elem, b->stop, b->done};  // the remains need no destructor
+    return take_other(*b);
   }
-  Beat recv() { return pop(); }  // pop() peeks (blocks and advances the clock) first
+  Beat recv() { return pop(); }  // pop() waits (and advances the clock) like peek() first
 
   // Non-blocking views used by arbitration and lower-bound computation.
   bool empty() const { return size_ == 0; }
-  bool full() const { return size_ >= params_.depth; }
+  bool full() const { return size_ >= depth_; }
   uint64_t head_ready_time() const { return ring_[head_pos_].ready; }
-  const Beat& head() const { return ring_[head_pos_].beat; }
+  const Beat& head() const { return *ring_[head_pos_].beat(); }
   // Release time of the slot the next send will use (valid when !full()).
   uint64_t next_slot_free_time() const { return ring_[tail_pos_].freed; }
   // True once the done beat was sent: nothing follows it.
@@ -131,33 +191,32 @@ class Channel {
   void set_log(std::vector<LoggedBeat>* log) { log_ = log; }
 
  private:
-  // Moves of a beat holding a tile (the common case) without std::variant's generic dispatch;
-  // the result is the same as the plain moves they replace.
-  static void move_beat(Beat& to, Beat& from) {
-    Tile* dst = std::get_if<Tile>(&to.elem.v);
-    Tile* src = std::get_if<Tile>(&from.elem.v);
-    if (dst && src) {
-      *dst = std::move(*src);
-      to.has_elem = from.has_elem;
-      to.stop = from.stop;
-      to.done = from.done;
-    } else {
-      to = std::move(from);
-    }
-  }
-  static Beat take_beat(Beat& from) {
-    if (Tile* t = std::get_if<Tile>(&from.elem.v)) return Beat{Element(std::move(*t)), from.has_elem, from.stop, from.done};
-    return std::move(from);
-  }
-
   struct Slot {
-    Beat beat;
+    alignas(Beat) unsigned char raw[sizeof(Beat)];  // the beat held (constructed by send)
     uint64_t ready = 0;  // visible time of the beat held
     uint64_t freed = 0;  // time the slot becomes reusable by the sender
     uint64_t sent = 0;   // send time of the beat held
+    Beat* beat() { return std::launder(reinterpret_cast<Beat*>(raw)); }
+    const Beat* beat() const { return std::launder(reinterpret_cast<const Beat*>(raw)); }
   };
-  // Peak occupancy in model time, not in SystemC execution order (which depends on process
-  // order): when beat k (sent at s_k) is dequeued at d_k, the beats held at s_k were k and the
+
+  // The rare paths (channel.cpp).
+  void wait_for_space(const Beat& beat);
+  void wait_for_data();
+  uint64_t stall(uint64_t freed);  // the producer waits for its slot: returns its new clock
+  uint64_t starve(uint64_t ready) {  // the consumer waits for the beat: returns its new clock
+    Context* c = consumer_;
+    stats_.consumer_starve_cycles += ready - c->now();
+    c->advance_to(ready);
+    return ready;
+  }
+  void note_element(const Element& e);
+  void log_beat(uint64_t now, const Beat& beat);
+  Beat take_other(Beat& b);  // moves a beat that is not a tile out of its slot, destroys the slot's
+  void flush_run() const;
+
+  // Peak occupancy in model time, not in execution order (which depends on the run order):
+  // when beat k (sent at s_k) is dequeued at d_k, the beats held at s_k were k and the
   // earlier beats dequeued after s_k. Only the previous depth-1 beats can be among them (beat
   // k's slot was freed by beat k-depth's dequeue), and dequeue times are non-decreasing, so
   // they are the beats k-1 .. k-m for some m (a prefix). Beat k-n was dequeued from the slot n
@@ -165,25 +224,43 @@ class Channel {
   // (only beat k-n+depth's dequeue, later than k's, rewrites it; a slot no beat has used yet
   // holds 0, which never counts). Only a new peak matters, so the test starts at n = peak:
   // held = 1 + m exceeds it iff beat k-peak counts (one comparison; none once the peak is the
-  // depth). Called by pop() for beat k, after its slot's release time was set.
+  // depth: pop() only calls this while the peak is below the depth). Called by pop() for beat
+  // k, after its slot's release time was set.
   void note_occupancy(uint64_t sent) {
-    const uint64_t limit = sent + params_.response_latency;  // d_{k-n} <= s_k  <=>  freed <= limit
-    const uint32_t depth = params_.depth;
+    const uint64_t limit = sent + response_latency_;  // d_{k-n} <= s_k  <=>  freed <= limit
+    const uint32_t depth = depth_;
     uint32_t n = stats_.peak_occupancy ? stats_.peak_occupancy : 1;
     while (n < depth && ring_[head_pos_ >= n ? head_pos_ - n : head_pos_ + depth - n].freed > limit) ++n;
     stats_.peak_occupancy = n;  // held = n (beats k-n+1 .. k) if that is a new peak, else n = peak
   }
-  std::string name_;
-  ChannelParams params_;
+
+  // Hot state first.
   Context* producer_;
   Context* consumer_;
-  std::vector<Slot> ring_;
+  Slot* ring_ = nullptr;
   uint32_t head_pos_ = 0;  // slot of the next beat to dequeue
   uint32_t tail_pos_ = 0;  // slot of the next beat to enqueue
   uint32_t size_ = 0;      // beats held
+  uint32_t depth_;
+  uint32_t send_latency_, response_latency_;
   bool done_sent_ = false;
-  ChannelStats stats_;
+  uint64_t beats_ = 0;
+  // Run-length element statistics: run_ tiles of shape (run_rows_, run_cols_, run_dtype_),
+  // run_bytes_ each, not yet added to the totals below (no tile has UINT32_MAX rows).
+  mutable uint64_t run_ = 0;
+  uint32_t run_rows_ = UINT32_MAX, run_cols_ = 0;
+  DType run_dtype_ = DType::BF16;
+  uint64_t run_bytes_ = 0;
   std::vector<LoggedBeat>* log_ = nullptr;
+  // Cold state.
+  // elements, bytes (and ostat_.count) lag by run_; beats and last_send_time are filled in
+  // by stats().
+  mutable ChannelStats stats_;
+  mutable TileStat ostat_;
+  const Beat* pending_ = nullptr;  // the beat of a send blocked on a full channel
+  std::vector<Slot> slots_;
+  std::string name_;
+  ChannelParams params_;
 };
 
 }  // namespace stepsim

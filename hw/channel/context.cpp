@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <boost/context/protected_fixedsize_stack.hpp>
+
 #include "hw/channel/channel.h"
 
 namespace stepsim {
@@ -14,13 +16,25 @@ Context::Context(std::string name, Scheduler* scheduler) : name_(std::move(name)
   index_ = scheduler_->add_context(this);
 }
 
+void Context::spawn(std::function<void()> body, size_t stack_bytes) {
+  Scheduler* s = scheduler_;
+  fiber_ = boost::context::fiber(
+      std::allocator_arg, boost::context::protected_fixedsize_stack(stack_bytes),
+      [s, body = std::move(body)](boost::context::fiber&& from) {
+        *s->save_slot_ = std::move(from);
+        body();  // ends with finish() (Op::thread_main)
+        // Continue with the next runnable context, or with the Scheduler's loop.
+        Context* next = s->stop_ ? nullptr : s->pop();
+        s->save_slot_ = &s->finished_;
+        ++s->switches_;
+        return std::move(next ? next->fiber_ : s->main_);
+      });
+}
+
 void Context::suspend() {
   wake_pending_ = false;
   if (scheduler_->deactivate(this)) return;  // the quiescence step woke this context itself
-  if (static_wake_)
-    sc_core::wait();  // static sensitivity: wake_
-  else
-    sc_core::wait(wake_);
+  scheduler_->yield(this);
 }
 
 void Context::block_recv(Channel* c) {
@@ -135,7 +149,23 @@ void Context::wait_for_turn(const std::vector<Context*>& peers) {
   }
 }
 
-Scheduler::Scheduler(sc_core::sc_module_name name) : sc_core::sc_module(name) {}
+Scheduler::Scheduler(sc_core::sc_module_name name) : sc_core::sc_module(name) { SC_THREAD(main); }
+
+void Scheduler::main() {
+  queue_.assign(contexts_.size() + 1, nullptr);
+  head_ = tail_ = 0;
+  for (Context* c : contexts_) push(c);  // every context starts runnable, in creation order
+  while (!stop_) {
+    Context* c = pop();
+    if (!c) break;  // every context finished or is blocked (a deadlock)
+    switch_to(&main_, c->fiber_);
+  }
+}
+
+void Scheduler::yield(Context* self) {
+  Context* next = stop_ ? nullptr : pop();
+  switch_to(&self->fiber_, next ? next->fiber_ : main_);
+}
 
 int Scheduler::add_context(Context* c) {
   contexts_.push_back(c);
@@ -154,7 +184,7 @@ void Scheduler::request_quiescence(Context* c) {
   // The step itself runs when the last active context blocks (deactivate).
 }
 
-// wake() only notifies (the woken threads run after the caller yields), so the lists cannot
+// wake() only queues (the woken contexts run after the caller blocks), so the lists cannot
 // change while they are walked; the scratch vector keeps its capacity (no allocation per wake).
 void Scheduler::wake_turn_waiters() {
   if (turn_waiters_.empty()) return;

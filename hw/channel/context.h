@@ -10,13 +10,23 @@
 // process blocked), when the bound is the tightest it can get; the Scheduler then wakes them.
 // Quiescence is detected by counting the contexts that are not blocked: the last one to block
 // runs the Scheduler's quiescence step before it suspends (no SystemC event or time step).
+//
+// Execution (docs/performance.md, "Execution engine"): every context's body runs as a stackful
+// fiber (Boost.Context), not as a SystemC thread of its own. The Scheduler owns one SystemC
+// thread that runs the fibers from a FIFO run queue: suspend() switches directly to the next
+// runnable fiber (to the Scheduler's loop when none is left), wake() appends to the run queue.
+// SystemC stays the kernel of time and of the co-simulated units: a fiber may call
+// sc_core::wait(), which suspends the Scheduler's thread (and so every fiber) until SystemC
+// resumes it, in the same fiber.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include <boost/context/fiber.hpp>
 #include <systemc>
 
 namespace stepsim {
@@ -76,15 +86,14 @@ class Context {
   // Used by Channel.
   void block_recv(Channel* c);
   void block_send(Channel* c);
-  // Resumes the context if it is blocked. Notifying a context that is running, or that an
-  // earlier wake already made runnable, would be a no-op in SystemC, so it is skipped: one
-  // notification per wait (docs/performance.md).
+  // Makes the context runnable if it is blocked (appends it to the run queue). A context that
+  // is running, or that an earlier wake already queued, is left alone: at most one entry per
+  // wait.
   inline void wake();
-  // The event this context's thread waits on. A thread spawned statically sensitive to it
-  // (Op does this) calls set_static_wake(true) and then waits with a plain wait(), which
-  // skips SystemC's per-wait dynamic-sensitivity bookkeeping.
-  const sc_core::sc_event& wake_event() const { return wake_; }
-  void set_static_wake(bool on) { static_wake_ = on; }
+
+  // The context's body: runs as a fiber with a stack of `stack_bytes` (plus a guard page) once
+  // the simulation starts. Call once, during elaboration.
+  void spawn(std::function<void()> body, size_t stack_bytes);
 
   void set_index(int i) { index_ = i; }
   // Tie-break among off-chip clients acting in the same cycle (wait_for_turn): lower first.
@@ -108,19 +117,23 @@ class Context {
   std::vector<Channel*> inputs_;
   std::vector<Channel*> outputs_;
   bool queued_for_quiescence_ = false;
-  bool wake_pending_ = false;  // notified since the current wait began
-  bool static_wake_ = false;   // the thread is statically sensitive to wake_
+  bool wake_pending_ = false;  // queued to run since the current wait began
   // While select_earliest waits: its candidates (its next action needs one of them).
   const std::vector<Channel*>* arb_candidates_ = nullptr;
-  sc_core::sc_event wake_;
+  boost::context::fiber fiber_;  // the suspended body (empty while it runs, or once finished)
 };
 
-// Owns the quiescence detection shared by all contexts of one simulation. Every context has
-// exactly one SystemC thread (its operator's), and those threads are the only processes of a
-// simulation, so "every process is blocked" is "no context is active": active_ counts the
-// contexts that are running or runnable (created, or woken and not yet blocked again).
+// Runs the contexts of one simulation (their fibers, from a run queue inside one SystemC
+// thread) and owns the quiescence detection they share. "Every process is blocked" is "no
+// context is active": active_ counts the contexts that are running or runnable (created, or
+// woken and not yet blocked again), i.e. the running one plus the run queue.
+//
+// Run order: the contexts start in creation order; a woken context goes to the back of the
+// queue; a context runs until it blocks or finishes. The order is deterministic (results do
+// not depend on it anyway: blocking channels and the conservative decisions above).
 class Scheduler : public sc_core::sc_module {
  public:
+  SC_HAS_PROCESS(Scheduler);
   explicit Scheduler(sc_core::sc_module_name name);
 
   int add_context(Context* c);
@@ -135,6 +148,11 @@ class Scheduler : public sc_core::sc_module {
 
   // Set when a quiescence found nothing able to move: the graph is deadlocked.
   bool stalled() const { return stalled_; }
+  // Ends the run after the current context blocks or finishes (an operator error): nothing
+  // else runs.
+  void stop() { stop_ = true; }
+  // Context switches made (fiber resumes), for the benchmarks.
+  uint64_t switches() const { return switches_; }
 
   // Lower bounds (one walk per query; memoised within the walk):
   // the model time of a context's next send/dequeue/request, and of the next beat visible on
@@ -152,6 +170,41 @@ class Scheduler : public sc_core::sc_module {
   bool quiesce(Context* caller);
   // A context stopped being active (it blocks or finishes).
   bool deactivate(Context* c) { return --active_ == 0 && !waiters_.empty() && quiesce(c); }
+
+  // The SystemC thread: runs the fibers until none is runnable (or stop()).
+  void main();
+  // The running context `self` blocks: switch to the next runnable fiber, or back to main().
+  // Returns when `self` is resumed.
+  void yield(Context* self);
+  void push(Context* c) {
+    queue_[tail_] = c;
+    if (++tail_ == queue_.size()) tail_ = 0;
+  }
+  Context* pop() {
+    if (head_ == tail_) return nullptr;
+    Context* c = queue_[head_];
+    if (++head_ == queue_.size()) head_ = 0;
+    return c;
+  }
+  // Switches from the current fiber (kept in *save) to `target`; returns when resumed.
+  void switch_to(boost::context::fiber* save, boost::context::fiber& target) {
+    ++switches_;
+    save_slot_ = save;
+    boost::context::fiber from = std::move(target).resume();
+    *save_slot_ = std::move(from);  // the fiber that resumed this one
+  }
+
+  // Run queue: a ring of contexts (each is queued at most once: one slot per context, plus one
+  // so that full and empty differ).
+  std::vector<Context*> queue_;
+  size_t head_ = 0, tail_ = 0;
+  boost::context::fiber main_;   // the Scheduler thread's loop, while a fiber runs
+  // Where the fiber that control leaves is kept: set by the switching side, used by the side
+  // that is resumed (it stores the continuation it received there).
+  boost::context::fiber* save_slot_ = nullptr;
+  boost::context::fiber finished_;  // slot for the (empty) continuation of a finished fiber
+  bool stop_ = false;
+  uint64_t switches_ = 0;
 
   std::vector<uint64_t> memo_value_;
   std::vector<uint64_t> memo_walk_;
@@ -172,7 +225,7 @@ inline void Context::wake() {
   if (!wake_pending_ && state_ != State::kRunnable && state_ != State::kFinished) {
     wake_pending_ = true;
     ++scheduler_->active_;
-    wake_.notify();
+    scheduler_->push(this);
   }
 }
 

@@ -59,14 +59,9 @@ Op::Op(const OpConfig& cfg)
   outs_.assign(cfg.num_outputs, nullptr);
   onchip_.outputs.resize(cfg.num_outputs);
   if (cfg_.write_back_mu.size() < cfg.num_outputs) cfg_.write_back_mu.resize(cfg.num_outputs, false);
-  // The module-name scope has closed by the time this body runs (the derived classes take an
-  // OpConfig, not an sc_module_name), so the thread is spawned with an explicit unique name.
-  sc_core::sc_spawn_options opts;
-  opts.set_stack_size(0x10000);  // operators keep little on their stacks; thousands of them exist
-  // Statically sensitive to the context's wake event: blocking is a plain wait() (faster).
-  opts.set_sensitivity(&ctx_.wake_event());
-  ctx_.set_static_wake(true);
-  sc_core::sc_spawn([this] { thread_main(); }, (sc_safe_name(cfg.name) + "_run").c_str(), &opts);
+  // The body runs as a fiber of the Scheduler (hw/channel/context.h), not a SystemC thread.
+  // Operators keep little on their stacks; thousands of them exist.
+  ctx_.spawn([this] { thread_main(); }, 0x10000);
 }
 
 void Op::bind_input(size_t i, Channel* c) {
@@ -80,15 +75,16 @@ void Op::bind_output(size_t i, Channel* c) {
 }
 
 void Op::thread_main() {
-  // SystemC maps thread stacks page-aligned, so every thread's hot top-of-stack lines would fall
-  // in the same cache sets; a per-thread offset spreads them (docs/performance.md).
+  // Fiber stacks are page-aligned, so every operator's hot top-of-stack lines would fall in the
+  // same cache sets; a per-operator offset spreads them (docs/performance.md).
   volatile char* pad = static_cast<char*>(alloca(64 + 64 * ((ctx_.index() * 37) % 64)));
   pad[0] = 0;
   try {
     run();
   } catch (const std::exception& e) {
     cfg_.env->errors.push_back("node '" + cfg_.name + "' (" + cfg_.info->name + "): " + e.what());
-    sc_core::sc_stop();
+    ctx_.scheduler()->stop();  // nothing else runs
+    sc_core::sc_stop();        // co-simulated units (hw/bridge) stop too
   }
   ctx_.finish();
 }
@@ -123,25 +119,6 @@ std::optional<int64_t> index_value(const Element& e) {
 }
 
 // ---- On-chip accounting ----
-
-void TileStat::add_other(const Element& e) {
-  ++count;
-  max_elem_bytes = std::max(max_elem_bytes, e.bytes());
-  if (e.is_tile()) {
-    add(e.tile());
-  } else if (e.is_tuple()) {
-    for (const Element& m : *e.tuple())
-      if (m.is_tile()) add(m.tile());
-  }
-}
-
-void TileStat::merge(const TileStat& o) {
-  max_elem_bytes = std::max(max_elem_bytes, o.max_elem_bytes);
-  max_tile_bytes = std::max(max_tile_bytes, o.max_tile_bytes);
-  max_cols = std::max(max_cols, o.max_cols);
-  max_row_bytes = std::max(max_row_bytes, o.max_row_bytes);
-  count += o.count;
-}
 
 uint64_t HoldLedger::peak() const {
   std::vector<std::pair<uint64_t, int64_t>> ev = events;
@@ -193,6 +170,12 @@ void Op::note_buffer_read(const BufferRef& b) const {
     lease->last_read = lease->read ? std::max(lease->last_read, ctx_.now()) : ctx_.now();
     lease->read = true;
   }
+}
+
+const OnChipStats& Op::onchip_stats() const {
+  for (size_t o = 0; o < outs_.size(); ++o)
+    if (outs_[o]) onchip_.outputs[o] = outs_[o]->output_stat();
+  return onchip_;
 }
 
 uint64_t Op::onchip_peak_bytes() const {

@@ -1,7 +1,7 @@
 // Operator base class, the per-simulation environment, and the operator registry.
 //
-// Every STeP operator is a SystemC module with one SC_THREAD (`run`) and a Context holding its
-// local clock. Operators are registered by name with their ports, typed parameters, a one-line
+// Every STeP operator is a SystemC module whose body (`run`) runs as a fiber of the Scheduler
+// (hw/channel/context.h) with a Context holding its local clock. Operators are registered by name with their ports, typed parameters, a one-line
 // description and their timing rule; `stepsim ops`, the graph loader and the docs all read the
 // same registry.
 #pragma once
@@ -70,53 +70,16 @@ struct OpConfig;
 // Shapes are dynamic, so the paper's on-chip requirement formulas (hw/fabric/onchip_requirement.h)
 // are evaluated on what each node saw at run time, and next to them the bytes each node really
 // held. Every Op records, with no work from the operator:
-//   * per output port, the largest element it emitted (Op::emit);
+//   * per output port, the largest element it emitted (the output channel keeps the TileStat,
+//     hw/channel/channel.h; onchip_stats() collects it);
 // and operators report:
 //   * note_operands(args): the tiles a higher-order function was applied to (per operand);
 //   * note_onchip(bytes): the bytes the node holds on chip right now (a level: an accumulator, the
 //     operand tiles of a matmul, off-chip staging tiles); the measured peak is the largest level;
 //   * lease_buffer / note_buffer_read: Bufferize buffers, held from the first write until the
 //     last Streamify reading them has finished (model time, so independent of process order).
-struct TileStat {
-  uint64_t max_elem_bytes = 0;  // largest element (a tuple counts all members; a buffer ref 8 B)
-  uint64_t max_tile_bytes = 0;  // largest tile (a tuple's largest member tile)
-  uint32_t max_cols = 0;        // largest innermost dimension of a tile
-  uint64_t max_row_bytes = 0;   // largest cols x dtype bytes of a tile (one row)
-  uint64_t count = 0;           // elements seen
-  // Inline for tiles: emit() calls this for every beat it sends.
-  void add(const Element& e) {
-    if (const Tile* t = std::get_if<Tile>(&e.v)) {
-      ++count;
-      // Streams mostly carry tiles of one shape: the maxima cannot change for a repeat.
-      if (t->rows == last_rows_ && t->cols == last_cols_ && t->dtype == last_dtype_) return;
-      last_rows_ = t->rows;
-      last_cols_ = t->cols;
-      last_dtype_ = t->dtype;
-      const uint64_t b = t->bytes();
-      max_elem_bytes = std::max(max_elem_bytes, b);
-      max_tile_bytes = std::max(max_tile_bytes, b);
-      max_cols = std::max(max_cols, t->cols);
-      max_row_bytes = std::max(max_row_bytes, uint64_t(t->cols) * dtype_bytes(t->dtype));
-    } else {
-      add_other(e);
-    }
-  }
-  void add(const Tile& t) {
-    max_tile_bytes = std::max(max_tile_bytes, t.bytes());
-    max_cols = std::max(max_cols, t.cols);
-    max_row_bytes = std::max(max_row_bytes, uint64_t(t.cols) * dtype_bytes(t.dtype));
-  }
-  void add_other(const Element& e);  // any element (the out-of-line path of add)
-  void merge(const TileStat& o);
-
- private:
-  // Shape of the last tile add(const Element&) recorded (none yet: no tile has UINT32_MAX rows).
-  uint32_t last_rows_ = UINT32_MAX, last_cols_ = 0;
-  DType last_dtype_ = DType::BF16;
-};
-
 struct OnChipStats {
-  std::vector<TileStat> outputs;   // per output port, recorded by emit()
+  std::vector<TileStat> outputs;   // per output port, from the output channels (onchip_stats())
   std::vector<TileStat> operands;  // per function operand, recorded by note_operands()
   uint64_t max_buffer_elems = 0;   // Bufferize: largest buffer in elements (card(buffer))
   uint64_t max_buffer_bytes = 0;   // Bufferize: largest buffer in bytes
@@ -176,8 +139,8 @@ class Op : public sc_core::sc_module {
   void bind_output(size_t i, Channel* c);
   uint64_t flops_executed() const { return flops_; }
   uint64_t firings() const { return firings_; }
-  // On-chip accounting (see OnChipStats above).
-  const OnChipStats& onchip_stats() const { return onchip_; }
+  // On-chip accounting (see OnChipStats above); collects the outputs' TileStats from the channels.
+  const OnChipStats& onchip_stats() const;
   // Measured peak of bytes this node held on chip at once: the largest note_onchip() level, or
   // the peak of its leased buffers, whichever is larger.
   uint64_t onchip_peak_bytes() const;
@@ -198,15 +161,12 @@ class Op : public sc_core::sc_module {
   bool has_out(size_t i) const { return i < outs_.size() && outs_[i] != nullptr; }
   // Sends on output o if it is connected.
   // (Two overloads rather than one by-value parameter: a moved beat is not moved again.)
+  // (The channel records the element for the on-chip accounting: Channel::output_stat.)
   void emit(size_t o, Beat&& b, uint64_t extra_delay = 0) {
-    if (!has_out(o)) return;
-    if (b.has_elem) onchip_.outputs[o].add(b.elem);
-    outs_[o]->send(std::move(b), extra_delay);
+    if (has_out(o)) outs_[o]->send(std::move(b), extra_delay);
   }
   void emit(size_t o, const Beat& b, uint64_t extra_delay = 0) {
-    if (!has_out(o)) return;
-    if (b.has_elem) onchip_.outputs[o].add(b.elem);
-    outs_[o]->send(b, extra_delay);
+    if (has_out(o)) outs_[o]->send(b, extra_delay);
   }
   void emit_all(const Beat& b) {
     for (size_t o = 0; o < outs_.size(); ++o) emit(o, b);
@@ -249,7 +209,7 @@ class Op : public sc_core::sc_module {
   std::vector<Channel*> ins_, outs_;
   uint64_t flops_ = 0;
   uint64_t firings_ = 0;
-  OnChipStats onchip_;
+  mutable OnChipStats onchip_;  // outputs: filled in by onchip_stats()
   std::shared_ptr<HoldLedger> holds_;  // leased buffers (created on the first lease)
 };
 

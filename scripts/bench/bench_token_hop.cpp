@@ -3,8 +3,8 @@
 //
 // The pass-through operator is Flatten<min=0,max=0> (a real shape operator that leaves every
 // stop level unchanged; 0 cycles per beat in the step-artifact preset). Every operator is a
-// SystemC thread with its own local clock; a hop is one send + one receive on a bounded
-// timestamped channel.
+// fiber with its own local clock (hw/channel/context.h); a hop is one send + one receive on a
+// bounded timestamped channel.
 //
 // Counters:
 //   ns_per_hop  wall time of the whole simulate() call / (N x 256 hops)  -- target <= 20 ns
@@ -95,7 +95,7 @@ void BM_TokenHop_Broadcast(benchmark::State& s) { run_chain(s, "Broadcast"); }
 }  // namespace
 
 // The headline figure: 65536 tiles through depth-2 channels (the step-artifact default); deeper
-// channels let every thread activation move more beats. The 1024/4096-token runs separate the
+// channels let every activation move more beats. The 1024/4096-token runs separate the
 // fixed elaboration cost from the per-hop cost (and are the ones profiled with callgrind).
 BENCHMARK(BM_TokenHop_Flatten)
     ->ArgNames({"tokens", "tiles", "depth"})
@@ -108,6 +108,10 @@ BENCHMARK(BM_TokenHop_Flatten)
     ->Args({4096, 1, 2})
     ->Args({1024, 1, 8})
     ->Args({4096, 1, 8})
+    ->Args({1024, 1, 1})
+    ->Args({4096, 1, 1})
+    ->Args({1024, 1, 32})
+    ->Args({4096, 1, 32})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TokenHop_Broadcast)
