@@ -3,6 +3,8 @@
 #include "hw/units/pcu_accum.h"
 #include "hw/units/pcu_ew.h"
 #include "hw/units/pcu_reduce.h"
+#include "hw/units/pcu_tile_accum.h"
+#include "hw/units/pcu_tile_map.h"
 #include "hw/units/router_broadcast.h"
 #include "hw/units/router_eager_merge.h"
 #include "hw/units/router_partition.h"
@@ -30,6 +32,8 @@ struct HlsUnits {
   using PcuEw = units::PcuEw<kL>;
   using PcuAccum = units::PcuAccum<kL>;
   using PcuReduce = units::PcuReduce<kL>;
+  using PcuTileMap = units::PcuTileMap<kT, kTS>;
+  using PcuTileAccum = units::PcuTileAccum<kT>;
 };
 
 UnitImpl hls_unit_impl() {

@@ -4,6 +4,8 @@
 #include "Vpcu_accum.h"
 #include "Vpcu_ew.h"
 #include "Vpcu_reduce.h"
+#include "Vpcu_tile_accum.h"
+#include "Vpcu_tile_map.h"
 #include "Vrouter_broadcast.h"
 #include "Vrouter_eager_merge.h"
 #include "Vrouter_partition.h"
@@ -31,6 +33,8 @@ struct RtlUnits {
   using PcuEw = Vpcu_ew;
   using PcuAccum = Vpcu_accum;
   using PcuReduce = Vpcu_reduce;
+  using PcuTileMap = Vpcu_tile_map;
+  using PcuTileAccum = Vpcu_tile_accum;
 };
 
 void register_rtl_units() {
