@@ -1,5 +1,6 @@
-// Compute unit on 2-D tiles, Map: `matmul` (cfg_op_i = 0), `matmul_t` (1), `mul` (2) or `add`
-// (3) on [T x T] bf16 tiles, bit for bit as hw/functions (docs/units.md). Lane (r, c) of a
+// Compute unit on 2-D tiles, Map: `matmul` (cfg_op_i = 0), `matmul_t` (1), `mul` (2), `add`
+// (3), `silu` (4), `exp` (5) or `sigmoid` (6) on [T x T] bf16 tiles, bit for bit as
+// hw/functions (docs/units.md). The unary functions (4..7) do not consume input b. Lane (r, c) of a
 // tile is in bits [16(rT+c) +: 16]. matmul: out[i][j] = p_0 + ... + p_{T-1} left to right in
 // fp32, p_k = a[i][k] * b[k][j] (matmul_t: b[j][k]); mul/add element-wise; rounded to bf16.
 // Pipeline of NS stages (T % NS == 0): stage s adds the products k in [s*T/NS, (s+1)*T/NS)
@@ -11,11 +12,12 @@
 module pcu_tile_map #(
   parameter int T = 4,
   parameter int NS = 2,
+  parameter bit XF = 1'b1,  // the silu/exp/sigmoid lanes; 0 only for the quick synthesis check
   parameter int W = 16 * T * T
 ) (
   input  logic       clk_i,
   input  logic       rst_ni,
-  input  logic [2:0] cfg_op_i,  // 0 matmul, 1 matmul_t, 2 mul, 3 add; quasi-static
+  input  logic [2:0] cfg_op_i,  // 0 matmul, 1 matmul_t, 2 mul, 3 add, 4 silu, 5 exp, 6 sigmoid
   // a
   `STREAM_IN_PORTS(a, W),
   // b
@@ -29,21 +31,25 @@ module pcu_tile_map #(
   localparam logic [2:0] OpMatmul = 3'd0;
   localparam logic [2:0] OpMul = 3'd2;
   localparam logic [2:0] OpAdd = 3'd3;
+  localparam logic [2:0] OpSilu = 3'd4;
+  localparam logic [2:0] OpExp = 3'd5;
 
-  logic adv, in_v, consume, ofree, ew, mm_plain;
+  logic adv, in_v, consume, consume_b, unary, ofree, ew, mm_plain;
   logic [W-1:0] o_data;
 
   `STREAM_IN_BUF(a, ha, W, consume);
-  `STREAM_IN_BUF(b, hb, W, consume);
+  `STREAM_IN_BUF(b, hb, W, consume_b);
 
   // b's structure equals a's; only its data is used.
   logic unused_b;
   assign unused_b = ^{hb_elem, hb_stop, hb_done};
 
-  assign in_v     = ha_valid & hb_valid;
-  assign adv      = ofree;
-  assign consume  = adv & in_v;
-  assign ew       = (cfg_op_i == OpMul) | (cfg_op_i == OpAdd);
+  assign unary     = cfg_op_i[2];
+  assign in_v      = ha_valid & (unary | hb_valid);
+  assign adv       = ofree;
+  assign consume   = adv & in_v;
+  assign consume_b = consume & ~unary;
+  assign ew        = cfg_op_i >= OpMul;
   assign mm_plain = cfg_op_i == OpMatmul;
 
   // The input and the result of every stage (combinational).
@@ -98,12 +104,27 @@ module pcu_tile_map #(
           end
         end
         if (st == 0) begin : g_ew
-          logic [31:0] ex, ey, prod, sum;
+          logic [31:0] ex, ey, prod, sum, expo, sig, silu;
           assign ex = {src_a[16*L +: 16], 16'd0};
           assign ey = {src_b[16*L +: 16], 16'd0};
           fp32_mul u_mul (.a_i(ex), .b_i(ey), .y_o(prod));
           fp32_add u_add (.a_i(ex), .b_i(ey), .y_o(sum));
-          assign res = !ew ? chain[KS] : (cfg_op_i == OpAdd) ? sum : prod;
+          if (XF) begin : g_xf
+            fp32_silu u_silu (.x_i(ex), .direct_i(cfg_op_i == OpExp), .exp_o(expo), .sigmoid_o(sig),
+                              .silu_o(silu));
+          end else begin : g_no_xf  // left out: the unary functions give 0
+            assign expo = '0;
+            assign sig  = '0;
+            assign silu = '0;
+          end
+          always_comb begin
+            if (!ew) res = chain[KS];
+            else if (cfg_op_i == OpAdd) res = sum;
+            else if (cfg_op_i == OpMul) res = prod;
+            else if (cfg_op_i == OpExp) res = expo;
+            else if (cfg_op_i == OpSilu) res = silu;
+            else res = sig;
+          end
         end else begin : g_pass
           assign res = ew ? src_s[32*(N*st+L) +: 32] : chain[KS];
         end

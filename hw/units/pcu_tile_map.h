@@ -1,5 +1,6 @@
 // Compute unit on 2-D tiles, Map (docs/units.md): the tile functions `matmul` (cfg_op_i = 0),
-// `matmul_t` (1), `mul` (2) and `add` (3) of hw/functions on [T x T] bf16 tiles, bit for bit.
+// `matmul_t` (1), `mul` (2), `add` (3), `silu` (4), `exp` (5) and `sigmoid` (6) of hw/functions
+// on [T x T] bf16 tiles, bit for bit.
 // One beat carries one tile: lane (r, c) in bits [16(rT+c)+15 : 16(rT+c)] (row-major).
 //
 //   matmul    out[i][j] = p_0 + p_1 + ... + p_{T-1}, p_k = a[i][k] * b[k][j]
@@ -8,6 +9,9 @@
 //             or falls into the subnormals) and the sum runs left to right in fp32 (s = p_0;
 //             s = s + p_k), as hw/functions matmul_accumulate; rounded to bf16 once.
 //   mul, add  element-wise fp32 product / sum, rounded to bf16 once.
+//   silu, exp, sigmoid  element-wise silu_f32 / exp_f32 / sigmoid_f32 of numerics.h (fp32_arith.h:
+//             the same fp32 operations, the 64-entry table and the fp32 division), rounded to
+//             bf16 once. Unary: input b is not consumed (its pins may stay idle).
 //
 // Pipeline: NS stages (T % NS == 0). Stage s computes the products k in [s·T/NS, (s+1)·T/NS)
 // of every output and adds them to the partial sums in k order, as an output-stationary
@@ -16,7 +20,9 @@
 // register. Stage registers and the output register advance together (a global stall while
 // the output register holds a beat that is not taken). Latency NS cycles from the edge that
 // accepts the inputs; initiation interval 1 (one tile per cycle without back-pressure).
-// The output beat takes a's stops and done (both inputs have the same structure).
+// The output beat takes a's stops and done (both inputs have the same structure). The
+// element-wise functions are one combinational stage 0 (silu: about 18 fp32 operations deep,
+// with a divider); the Map matmul stages are a multiplier and T/NS adders deep.
 // RTL twin: rtl/pcu_tile_map.sv.
 #pragma once
 
@@ -30,6 +36,9 @@ constexpr int kTileMatmul = 0;
 constexpr int kTileMatmulT = 1;
 constexpr int kTileMul = 2;
 constexpr int kTileAdd = 3;
+constexpr int kTileSilu = 4;  // 4..7: unary
+constexpr int kTileExp = 5;
+constexpr int kTileSigmoid = 6;
 
 // The lanes of a [T x T] bf16 tile payload, row-major.
 template <int T>
@@ -45,7 +54,7 @@ struct PcuTileMap : sc_core::sc_module {
   static constexpr int KS = T / NS;  // products per output and stage
   sc_core::sc_in<bool> clk_i{"clk_i"};
   sc_core::sc_in<bool> rst_ni{"rst_ni"};
-  sc_core::sc_in<bits_t<3>> cfg_op_i{"cfg_op_i"};  // kTileMatmul .. kTileAdd; quasi-static
+  sc_core::sc_in<bits_t<3>> cfg_op_i{"cfg_op_i"};  // kTileMatmul .. kTileSigmoid; quasi-static
   STEPSIM_STREAM_IN(a, W);
   STEPSIM_STREAM_IN(b, W);
   STEPSIM_STREAM_OUT(out, 1, W);
@@ -69,11 +78,15 @@ struct PcuTileMap : sc_core::sc_module {
   static void step(int st, int op, const Stage& in, Stage& o) {
     o = in;
     if (!(in.v && in.elem)) return;  // no element: the datapath's result is not used
-    if (op == kTileMul || op == kTileAdd) {
+    if (op >= kTileMul) {  // element-wise: stage 0
       if (st == 0)
         for (int l = 0; l < N; ++l) {
           const f32_t x = f32_from_bf16(in.a[l]), y = f32_from_bf16(in.b[l]);
-          o.s[l] = op == kTileAdd ? fp32_add(x, y) : fp32_mul(x, y);
+          o.s[l] = op == kTileAdd ? fp32_add(x, y)
+                   : op == kTileMul ? fp32_mul(x, y)
+                   : op == kTileExp ? fp32_exp(x)
+                   : op == kTileSilu ? fp32_silu(x)
+                                     : fp32_sigmoid(x);
         }
       return;
     }
@@ -111,7 +124,8 @@ struct PcuTileMap : sc_core::sc_module {
       const bool oready = out_ready_i.read();
       const bool adv = oq.can_load(oready);  // the whole pipeline moves
       const int op = int(cfg_op_i.read());
-      const bool in_v = iba.head_valid() && ibb.head_valid();
+      const bool unary = op >= kTileSilu;
+      const bool in_v = iba.head_valid() && (unary || ibb.head_valid());
       bool emit = false;
       UBeat<W> o;
       if (adv) {
@@ -126,7 +140,7 @@ struct PcuTileMap : sc_core::sc_module {
             src.done = h.done;
             if (in_v && h.elem) {
               unpack_tile<T>(h.data, src.a);
-              unpack_tile<T>(ibb.head().data, src.b);
+              if (!unary) unpack_tile<T>(ibb.head().data, src.b);
             }
           } else {
             src = r[st - 1];
@@ -146,7 +160,7 @@ struct PcuTileMap : sc_core::sc_module {
         }
       }
       iba.update(adv && in_v);
-      ibb.update(adv && in_v);
+      ibb.update(adv && in_v && !unary);
       oq.update(oready, emit, o, true);
       a_ready_o.write(iba.ready());
       b_ready_o.write(ibb.ready());

@@ -119,7 +119,7 @@ inline float shadow_dot(NanShadow& n, const Tile& a, const Tile& b, bool bt, uin
 
 // ------------------------------------------------------------------ PcuTileMap
 inline const char* tile_map_fn(int op) {
-  static const char* names[] = {"matmul", "matmul_t", "mul", "add"};
+  static const char* names[] = {"matmul", "matmul_t", "mul", "add", "silu", "exp", "sigmoid"};
   return names[op];
 }
 
@@ -129,17 +129,42 @@ inline std::vector<UnitCase> pcu_tile_map_cases(size_t n, uint64_t seed) {
       [](std::mt19937_64& r, const std::vector<int>&) { return square_pair(r, rnd(r, 0, 2)); });
 }
 
-// Map fn on every element pair (hw/functions, bit for bit) with a's stop/done structure.
+// The unary functions (cfg {4, 5 or 6}): one input stream; values mostly where exp, sigmoid and
+// silu are not saturated (|x| < 128), with every special class now and then.
+inline Element random_unary_square(std::mt19937_64& r) {
+  std::vector<uint16_t> v;
+  for (int l = 0; l < kT * kT; ++l) {
+    const uint16_t u = uint16_t(r());
+    v.push_back(r() % 24 == 0 ? random_bf16(r) : uint16_t((u & 0x807Fu) | uint16_t((100 + r() % 34) << 7)));
+  }
+  return Element(bf16_square(kT, v));
+}
+inline std::vector<UnitCase> pcu_tile_unary_cases(size_t n, uint64_t seed) {
+  return make_cases(
+      n, seed, [](std::mt19937_64& r) { return std::vector<int>{4 + int(r() % 3)}; },
+      [](std::mt19937_64& r, const std::vector<int>&) {
+        RandomStreamOptions o = stream_opts(r, rnd(r, 0, 2));
+        o.element = random_unary_square;
+        return std::vector<std::vector<Token>>{random_stream(r, o)};
+      });
+}
+
+// Map fn on every element (pair) (hw/functions, bit for bit) with a's stop/done structure.
 inline std::string check_pcu_tile_map(const UnitCase& c, const std::vector<Beat>& out) {
   const int op = c.cfg[0];
   const MapFunction& fn = map_function(tile_map_fn(op));
   const std::vector<Beat>& a = c.inputs[0];
-  const std::vector<Beat>& b = c.inputs[1];
   if (format_beats(out) != format_beats(a)) return "structure: got " + format_beats(out) + ", want " + format_beats(a);
   for (size_t i = 0; i < a.size(); ++i) {
     if (!a[i].has_elem) continue;
     const Tile& x = a[i].elem.tile();
-    const Tile& y = b[i].elem.tile();
+    if (op >= 4) {  // unary: fully defined (a NaN input gives that NaN quieted)
+      const std::string e = compare_square(fn.apply({x}), out[i].elem.tile(), std::vector<bool>(x.elems(), false),
+                                           fn.name + " beat " + std::to_string(i));
+      if (!e.empty()) return e;
+      continue;
+    }
+    const Tile& y = c.inputs[1][i].elem.tile();
     std::vector<bool> loose(x.elems());
     for (uint32_t r = 0; r < uint32_t(kT); ++r)
       for (uint32_t q = 0; q < uint32_t(kT); ++q) {
@@ -159,24 +184,38 @@ inline std::string check_pcu_tile_map(const UnitCase& c, const std::vector<Beat>
   return "";
 }
 
-template <class Rtl>
-struct PcuTileMapBench : Bench<PcuTileMapBench<Rtl>, Rtl> {
+// One unit, two benches: the binary functions (a and b driven) and the unary ones (b idle).
+template <class Rtl, bool kUnary>
+struct PcuTileMapBenchT : Bench<PcuTileMapBenchT<Rtl, kUnary>, Rtl> {
   CfgPin<bits_t<3>> op{*this};
   InPort<kTW> a{*this, "a", encode_square<kT>};
-  InPort<kTW> b{*this, "b", encode_square<kT>};
+  std::unique_ptr<InPort<kTW>> b;
+  InPins<kTW> idle_b;  // never valid
   OutPort<1, kTW> out{*this, "out", decode_square<kT>};
   units::PcuTileMap<kT, kTS> hls{"hls"};
+  PcuTileMapBenchT() {
+    if (!kUnary) b = std::make_unique<InPort<kTW>>(*this, "b", encode_square<kT>);
+  }
   template <class D>
   void bind(D& d, bool r) {
     this->bind_clock(d);
     d.cfg_op_i(op.sig);
     STEPSIM_BIND_IN(d, a, a.pins, r);
-    STEPSIM_BIND_IN(d, b, b.pins, r);
+    if (kUnary)
+      STEPSIM_BIND_IN(d, b, idle_b, r);
+    else
+      STEPSIM_BIND_IN(d, b, b->pins, r);
     STEPSIM_BIND_OUT(d, out, out.pins, r);
   }
-  static std::vector<UnitCase> cases(size_t n, uint64_t seed) { return pcu_tile_map_cases(n, seed); }
+  static std::vector<UnitCase> cases(size_t n, uint64_t seed) {
+    return kUnary ? pcu_tile_unary_cases(n, seed) : pcu_tile_map_cases(n, seed);
+  }
   static std::string check(const UnitCase& c, const CaseOutputs& got) { return check_pcu_tile_map(c, got[0]); }
 };
+template <class Rtl>
+using PcuTileMapBench = PcuTileMapBenchT<Rtl, false>;
+template <class Rtl>
+using PcuTileUnaryBench = PcuTileMapBenchT<Rtl, true>;
 
 // ------------------------------------------------------------------ PcuTileAccum
 inline const char* tile_accum_fn(int op) {

@@ -37,6 +37,7 @@ TEST(UnitsVsFunctions, PcuEwMatchesMapMulAndAddBitForBit) { check_hls<PcuEwBench
 TEST(UnitsVsFunctions, PcuAccumMatchesAccumAddAndMaxBitForBit) { check_hls<PcuAccumBench>(22); }
 TEST(UnitsVsFunctions, PcuReduceMatchesRowSumAndRowMaxBitForBit) { check_hls<PcuReduceBench>(23); }
 TEST(UnitsVsFunctions, PcuTileMapMatchesMatmulMulAddBitForBit) { check_hls<PcuTileMapBench>(24); }
+TEST(UnitsVsFunctions, PcuTileMapMatchesSiluExpSigmoidBitForBit) { check_hls<PcuTileUnaryBench>(27); }
 TEST(UnitsVsFunctions, PcuTileAccumMatchesAccumAddAndMaxBitForBit) { check_hls<PcuTileAccumBench>(25); }
 TEST(UnitsVsFunctions, PcuTileAccumMatchesMatmulAccBitForBit) { check_hls<PcuTileMatmulAccBench>(26); }
 
@@ -200,6 +201,15 @@ TEST(UnitsTiming, TileMapPipelineTakesOneTilePerCycle) {
       c.inputs.back().push_back(Beat::done_beat());
     }
     Timing t = full_rate<PcuTileMapBench>(c);
+    EXPECT_EQ(t.latency, uint64_t(kTS)) << tile_map_fn(op);
+    EXPECT_EQ(t.beats, 201u);
+    EXPECT_EQ(t.span, 201u);
+  }
+  for (int op = 4; op < 7; ++op) {  // unary: input a only
+    UnitCase c = one_case({op}, {});
+    c.inputs.push_back(square_tiles(op, 200, 0));
+    c.inputs.back().push_back(Beat::done_beat());
+    Timing t = full_rate<PcuTileUnaryBench>(c);
     EXPECT_EQ(t.latency, uint64_t(kTS)) << tile_map_fn(op);
     EXPECT_EQ(t.beats, 201u);
     EXPECT_EQ(t.span, 201u);

@@ -71,6 +71,7 @@ TEST(UnitsLockstep, EagerMerge) { lockstep<EagerMergeBench, Vrouter_eager_merge>
 TEST(UnitsLockstep, PcuAccum) { lockstep<PcuAccumBench, Vpcu_accum>("PcuAccum", 12); }
 TEST(UnitsLockstep, PcuReduce) { lockstep<PcuReduceBench, Vpcu_reduce>("PcuReduce", 13); }
 TEST(UnitsLockstep, PcuTileMap) { lockstep<PcuTileMapBench, Vpcu_tile_map>("PcuTileMap", 14); }
+TEST(UnitsLockstep, PcuTileUnary) { lockstep<PcuTileUnaryBench, Vpcu_tile_map>("PcuTileUnary", 17); }
 TEST(UnitsLockstep, PcuTileAccum) { lockstep<PcuTileAccumBench, Vpcu_tile_accum>("PcuTileAccum", 15); }
 TEST(UnitsLockstep, PcuTileMatmulAcc) { lockstep<PcuTileMatmulAccBench, Vpcu_tile_accum>("PcuTileMatmulAcc", 16); }
 
