@@ -348,8 +348,13 @@ std::string unit_unsupported(const OpConfig& cfg) {
       if (cfg.num_inputs != 1) return "Map " + fn + " runs on pcu_reduce with 1 input";
       return "";
     }
+    if (fn == "silu" || fn == "exp" || fn == "sigmoid") {
+      if (cfg.num_inputs != 1) return "Map " + fn + " runs on pcu_tile_map with 1 input";
+      return "";
+    }
     return "no unit computes Map fn=" + fn +
-           " (units: mul, add, row_sum, row_max on [1 x 8] bf16 tiles; matmul, matmul_t, mul, add on [4 x 4] bf16 tiles)";
+           " (units: mul, add, row_sum, row_max on [1 x 8] bf16 tiles; matmul, matmul_t, mul, add, silu, exp, sigmoid on "
+           "[4 x 4] bf16 tiles)";
   }
   if (op == "Accum") {
     const std::string fn = p.get_string("fn");
@@ -365,7 +370,7 @@ std::string unit_unsupported(const OpConfig& cfg) {
   }
   return "no cycle-accurate unit implements " + op +
          " (units: Flatten, Promote, Repeat, Expand, Reshape, Zip, Broadcast, Partition, Reassemble, EagerMerge, "
-         "Map mul/add/matmul/matmul_t/row_sum/row_max, Accum add/max/matmul_acc/matmul_t_acc)";
+         "Map mul/add/matmul/matmul_t/silu/exp/sigmoid/row_sum/row_max, Accum add/max/matmul_acc/matmul_t_acc)";
 }
 
 }  // namespace stepsim::bridge

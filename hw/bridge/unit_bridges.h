@@ -15,6 +15,7 @@
 #include "hw/bridge/unit_bridge.h"
 #include "hw/functions/bf16.h"
 #include "hw/stream/tile.h"
+#include "hw/units/pcu_tile_map.h"
 
 namespace stepsim::bridge {
 
@@ -490,12 +491,19 @@ class PcuBridge : public BridgeBase {
     }
   }
   void attach_tile() {
-    const bool two = !accum_ || fn_ == "matmul_acc" || fn_ == "matmul_t_acc";
+    const bool unary = fn_ == "silu" || fn_ == "exp" || fn_ == "sigmoid";
+    const bool two = accum_ ? (fn_ == "matmul_acc" || fn_ == "matmul_t_acc") : !unary;
     if (accum_) {
       top2_.write(bits_t<2>(fn_ == "add" ? 0 : fn_ == "max" ? 1 : fn_ == "matmul_acc" ? 2 : 3));
       rank_.write(stop_t(cfg_.params.get_int("rank")));
     } else {
-      top3_.write(bits_t<3>(fn_ == "matmul" ? 0 : fn_ == "matmul_t" ? 1 : fn_ == "mul" ? 2 : 3));
+      top3_.write(bits_t<3>(fn_ == "matmul"     ? units::kTileMatmul
+                            : fn_ == "matmul_t" ? units::kTileMatmulT
+                            : fn_ == "mul"      ? units::kTileMul
+                            : fn_ == "add"      ? units::kTileAdd
+                            : fn_ == "silu"     ? units::kTileSilu
+                            : fn_ == "exp"      ? units::kTileExp
+                                                : units::kTileSigmoid));
     }
     add_group(&ta_, "a");
     if (two) add_group(&tb_, "b");

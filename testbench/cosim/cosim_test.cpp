@@ -171,8 +171,8 @@ std::string error_of(const Graph& g) {
 
 TEST(Cosim, ClearErrorsForNodesWithoutAUnit) {
   // An explicit impl on an operator or function no unit implements.
-  std::string e = error_of(small("  - {name: f, op: Map, params: {fn: exp}, inputs: {in0: x}, impl: hls}\n"));
-  EXPECT_NE(e.find("node 'f' (Map): impl: hls: no unit computes Map fn=exp"), std::string::npos) << e;
+  std::string e = error_of(small("  - {name: f, op: Map, params: {fn: div}, inputs: {in0: x, in1: x}, impl: hls}\n"));
+  EXPECT_NE(e.find("node 'f' (Map): impl: hls: no unit computes Map fn=div"), std::string::npos) << e;
   e = error_of(small("  - {name: f, op: Accum, params: {fn: retile_row, rank: 1}, inputs: {in0: x}, impl: hls}\n"));
   EXPECT_NE(e.find("node 'f' (Accum): impl: hls: no unit computes Accum fn=retile_row"), std::string::npos) << e;
   // matmul runs on the [4 x 4] tile unit only.
@@ -185,13 +185,13 @@ TEST(Cosim, ClearErrorsForNodesWithoutAUnit) {
   e = error_of(small("  - {name: f, op: Map, params: {fn: row_sum}, inputs: {in0: z}, impl: hls}\n"));
   EXPECT_NE(e.find("node 'f' (Map): the compute unit needs [1 x 8] bf16 tiles, got [1 x 16] bf16"), std::string::npos) << e;
   // Under a graph-level default, a node without a unit stays approximate (and says why).
-  Graph g = small("  - {name: f, op: Map, params: {fn: exp}, inputs: {in0: x}}\n", "hls");
+  Graph g = small("  - {name: f, op: Map, params: {fn: div}, inputs: {in0: x, in1: x}}\n", "hls");
   SimResult r = simulate(g, options());
   ASSERT_TRUE(r.ok) << r.error;
   for (const NodeResult& n : r.nodes) {
     if (n.name != "f") continue;
     EXPECT_EQ(n.impl, "approx");
-    EXPECT_NE(n.impl_note.find("no unit computes Map fn=exp"), std::string::npos);
+    EXPECT_NE(n.impl_note.find("no unit computes Map fn=div"), std::string::npos);
   }
   if (!have_rtl()) {
     e = error_of(small("  - {name: f, op: Flatten, inputs: {in: x}, impl: rtl}\n"));
@@ -199,7 +199,7 @@ TEST(Cosim, ClearErrorsForNodesWithoutAUnit) {
   }
 }
 
-// ---- [4 x 4] bf16 tiles on the tile compute units (pcu_tile_map, pcu_tile_accum), next to a
+// ---- [4 x 4] bf16 tiles on the tile compute units (pcu_tile_map, pcu_tile_accum; silu too), next to a
 // [1 x 8] Map mul on pcu_ew: Map mul/add and Accum add/max pick their unit by the first tile.
 const char* kTileGraph = R"(name: cosim_tiles
 tensors:
@@ -223,7 +223,8 @@ nodes:
   - {name: sums, op: Sink, inputs: {in: sum}}
   - {name: peaks, op: Sink, inputs: {in: peak}}
   - {name: downs, op: Sink, inputs: {in: down}}
-  - {name: downts, op: Sink, inputs: {in: downt}}
+  - {name: act, op: Map, params: {fn: silu}, inputs: {in0: downt}}
+  - {name: downts, op: Sink, inputs: {in: act}}
   - {name: v, op: LinearOffChipLoad, params: {tensor: v, tile: [1, 8], out_shape: [3]}}
   - {name: bv, op: Broadcast, inputs: {in: v}}
   - {name: vv, op: Map, params: {fn: mul}, inputs: {in0: bv.out0, in1: bv.out1}}
@@ -242,7 +243,7 @@ void expect_tiles_good(const CosimReport& r, const std::string& impl) {
   std::ostringstream rep;
   print_cosim_report(r, rep);
   EXPECT_TRUE(r.identical) << rep.str();
-  EXPECT_EQ(r.bridged_nodes, 13u) << rep.str();
+  EXPECT_EQ(r.bridged_nodes, 14u) << rep.str();
   for (const CosimNodeRow& n : r.nodes)
     if (n.op == "Map" || n.op == "Accum") EXPECT_EQ(n.impl, impl) << n.name;
   EXPECT_LT(std::abs(rel_error(r.approx.cycles, r.cosim.cycles)), 0.25) << rep.str();
