@@ -3,7 +3,7 @@
 # the cell count. With --area, also maps to the OSU 0.18 um Liberty of Debian's
 # qflow-tech-osu018 and prints the chip area (um^2).
 # --quick applies the `quick:P=V` parameter overrides of rtl/units.list (e.g. one compute
-# lane instead of eight), for the CTest run; --reduced applies the `area:P=V` overrides (fewer
+# lane instead of eight) and skips the modules marked `noquick`, for the CTest run; --reduced applies the `area:P=V` overrides (fewer
 # lanes for the large compute units: the fallback of scripts/rtl_area.sh when the default
 # configuration exceeds its time limit).
 # --timeout S stops a module's Yosys run after S seconds (reported as a failure).
@@ -31,6 +31,10 @@ done
 if [ $# -gt 0 ]; then tops=("$@"); else mapfile -t tops < <(rtl_tops); fi
 fail=0
 for top in "${tops[@]}"; do
+  if [ $quick = 1 ] && rtl_noquick "$top"; then
+    echo "synth skip $top  (noquick: synthesized in full runs and inside its users)"
+    continue
+  fi
   mapfile -t files < <(rtl_files "$top")
   params=""
   shown=""
@@ -41,7 +45,9 @@ for top in "${tops[@]}"; do
     params="$params chparam -set ${kv%%=*} ${kv#*=} $top;"
     shown="$shown${shown:+,}$kv"
   done
-  script="read_verilog -sv -I$rtl_dir ${files[*]};$params synth -top $top -flatten; stat"
+  synth_opts=""
+  if rtl_flag "$top" noshare; then synth_opts=" -noshare"; fi  # Yosys' SAT-based share pass blows up
+  script="read_verilog -sv -I$rtl_dir ${files[*]};$params synth -top $top -flatten$synth_opts; stat"
   if [ $area = 1 ]; then
     script="$script; dfflibmap -liberty $lib; abc -liberty $lib; opt_clean; stat -liberty $lib"
   fi

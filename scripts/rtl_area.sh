@@ -6,14 +6,73 @@
 # overrides in rtl/units.list (fewer lanes for the compute units) is retried with them. A module
 # that still fails or times out is listed as not mapped, with the reason, and the script carries
 # on. Worst case about 2 x limit per compute unit; typically a few minutes in all.
-# Usage: scripts/rtl_area.sh [output] [per-module timeout s]   (default docs/rtl-area.md, 150)
+# Usage: scripts/rtl_area.sh [output] [per-module timeout s] [module ...]
+#   (default docs/rtl-area.md, 150, every module). With modules named, only their rows are
+#   synthesized again; the other rows are kept from the existing output (a partial update, noted
+#   above the table). AREA_REDUCED=1 synthesizes the named modules that have `area:` overrides
+#   directly in that reduced configuration (for units whose default is known to exceed the limit).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/rtl-area.md}
 limit=${2:-150}
+shift 2 2>/dev/null || shift $#
+only=("$@")
 source rtl/files.sh
 start=$(date +%s)
 rows=""
+if [ ${#only[@]} -gt 0 ]; then
+  if [ ! -f "$out" ]; then echo "no $out to update: run without modules first" >&2; exit 1; fi
+  tmp=$(mktemp)
+  for top in "${only[@]}"; do
+    if [ "${AREA_REDUCED:-0}" = 1 ] && [ -n "$(rtl_area_params "$top")" ]; then
+      row=$(rtl/synth.sh --area --reduced --timeout "$limit" "$top" 2>/dev/null)
+      row="$row  first=default configuration not tried (AREA_REDUCED=1)"
+      echo "$row" >&2
+      echo "$row" >> "$tmp"
+      continue
+    fi
+    row=$(rtl/synth.sh --area --timeout "$limit" "$top" 2>/dev/null)
+    if [[ $row == "synth FAIL"* && -n "$(rtl_area_params "$top")" ]]; then
+      first=${row#*reason=}
+      row=$(rtl/synth.sh --area --reduced --timeout "$limit" "$top" 2>/dev/null)
+      row="$row  first=default configuration: $first"
+    fi
+    echo "$row" >&2
+    echo "$row" >> "$tmp"
+  done
+  secs=$(( $(date +%s) - start ))
+  # The new rows in the table format, then the table rebuilt in rtl/units.list order.
+  new=$(awk '
+    /^synth ok/ {
+      p = "default"; if ($4 ~ /^\(/) { p = $4; gsub(/[()]/, "", p) }
+      c = ""; a = ""
+      for (i = 4; i <= NF; i++) { if ($i ~ /^cells=/) c = substr($i, 7); if ($i ~ /^osu018_area_um2=/) a = substr($i, 17) }
+      n = ""; if ($0 ~ /first=/) { n = $0; sub(/.*first=/, "", n) }
+      printf "| `%s` | %s | %s | %s | %s |\n", $3, p, c, a, n
+    }
+    /^synth FAIL/ {
+      p = "default"; if ($4 ~ /^\(/) { p = $4; gsub(/[()]/, "", p) }
+      r = $0; sub(/.*reason=/, "", r); sub(/  first=.*/, "", r)
+      n = ""; if ($0 ~ /first=/) { n = $0; sub(/.*first=/, "", n) }
+      printf "| `%s` | %s | not mapped | not mapped | %s%s%s |\n", $3, p, r, (n == "" ? "" : "; "), n
+    }' "$tmp")
+  rm -f "$tmp"
+  {
+    awk '/^\| module \|/ {exit} /^Partial update/ {next} {print}' "$out" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
+    echo "Partial update (\`scripts/rtl_area.sh $out $limit ${only[*]}\`, ${secs} s): the rows of ${only[*]}."
+    echo
+    echo "| module | parameters | cells | area (um^2) | note |"
+    echo "|---|---|---:|---:|---|"
+    for top in $(rtl_tops); do
+      line=$(echo "$new" | grep -F "| \`$top\` |")
+      [ -z "$line" ] && line=$(grep -F "| \`$top\` |" "$out")
+      [ -n "$line" ] && echo "$line"
+    done
+  } > "$out.new"
+  mv "$out.new" "$out"
+  echo "updated $out in ${secs} s"
+  exit 0
+fi
 for top in $(rtl_tops); do
   row=$(rtl/synth.sh --area --timeout "$limit" "$top" 2>/dev/null)
   if [[ $row == "synth FAIL"* && -n "$(rtl_area_params "$top")" ]]; then

@@ -4,6 +4,8 @@
 #include "hw/units/pcu_ew.h"
 #include "hw/units/pcu_reduce.h"
 #include "hw/units/pmu_buffer.h"
+#include "hw/units/pcu_tile_accum.h"
+#include "hw/units/pcu_tile_map.h"
 #include "hw/units/router_broadcast.h"
 #include "hw/units/router_eager_merge.h"
 #include "hw/units/router_partition.h"
@@ -32,6 +34,8 @@ struct HlsUnits {
   using PcuAccum = units::PcuAccum<kL>;
   using PcuReduce = units::PcuReduce<kL>;
   using Pmu = units::PmuBuffer<kW, kPmuBanks, kPmuDepth, kPmuNbuf, kPmuR, kCW>;
+  using PcuTileMap = units::PcuTileMap<kT, kTS>;
+  using PcuTileAccum = units::PcuTileAccum<kT>;
 };
 
 UnitImpl hls_unit_impl() {

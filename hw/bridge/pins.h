@@ -3,9 +3,12 @@
 // of one input stream or one output consumer for the bridge engine.
 //
 // A payload is at most 128 bits (a [1 x 8] bf16 tile, four 32-bit handles of an input group),
-// held as an unsigned __int128 on the bridge side.
+// held as an unsigned __int128 on the bridge side. Wider ports (a [T x T] bf16 tile of the tile
+// compute units) use WideInPins / WideOutPins: the bridge side carries an element handle and
+// the port's own conversion writes or reads the wide payload.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -185,6 +188,105 @@ struct OutPins : PinGroup {
     t.push_back({p + "_elem_o", 1, [this] { return to_payload<1>(elem.read()); }});
     t.push_back({p + "_stop_o", 4, [this] { return to_payload<4>(stop.read()); }});
     t.push_back({p + "_done_o", 1, [this] { return to_payload<1>(done.read()); }});
+  }
+};
+
+// Bits [128c + 127 : 128c] of a wide value, as a Payload (for waveforms).
+template <int W>
+Payload chunk_of(const bits_t<W>& v, int c) {
+  const int lo = 128 * c, hi = std::min(W - 1, lo + 127);
+  Payload p = 0;
+  for (int b = lo; b <= hi; b += 64) {
+    const int top = std::min(hi, b + 63);
+    p |= Payload(v.range(top, b).to_uint64()) << (b - lo);
+  }
+  return p;
+}
+template <int W>
+void wide_traces(const std::string& name, const sc_core::sc_signal<bits_t<W>>& sig, std::vector<PinTrace>& t) {
+  for (int c = 0; 128 * c < W; ++c)
+    t.push_back({name + "_" + std::to_string(c), std::min(128, W - 128 * c), [&sig, c] { return chunk_of<W>(sig.read(), c); }});
+}
+
+// One input stream port with a payload wider than 128 bits. The bridge drives an element handle
+// (PinBeat::data); `expand` gives the payload bits of a handle when the pins are written.
+template <int W>
+struct WideInPins : PinGroup {
+  static_assert(W > 128, "narrow ports use InPins");
+  sc_core::sc_signal<bool> valid, ready, elem, done;
+  sc_core::sc_signal<bits_t<W>> data;
+  sc_core::sc_signal<stop_t> stop;
+  std::function<bits_t<W>(Payload)> expand;
+
+  struct Lane : PinIn {
+    WideInPins* g = nullptr;
+    bool ready() const override { return g->ready.read(); }
+    void drive(bool v, const PinBeat& b) override {
+      g->s_valid = v;
+      g->s_beat = b;
+    }
+  };
+  Lane lanes[1];
+  bool s_valid = false;
+  PinBeat s_beat;
+  bool last_elem = false;  // the payload on `data` is that of handle last_handle
+  Payload last_handle = 0;
+
+  WideInPins() { lanes[0].g = this; }
+  void flush() override {
+    valid.write(s_valid);
+    elem.write(s_beat.elem);
+    done.write(s_beat.done);
+    stop.write(stop_t(s_beat.stop & 0xF));
+    if (s_beat.elem && (!last_elem || s_beat.data != last_handle)) {
+      data.write(expand(s_beat.data));
+      last_elem = true;
+      last_handle = s_beat.data;
+    }
+  }
+  void traces(const std::string& p, std::vector<PinTrace>& t) override {
+    t.push_back({p + "_valid_i", 1, [this] { return Payload(valid.read()); }});
+    t.push_back({p + "_ready_o", 1, [this] { return Payload(ready.read()); }});
+    wide_traces<W>(p + "_data_i", data, t);
+    t.push_back({p + "_elem_i", 1, [this] { return Payload(elem.read()); }});
+    t.push_back({p + "_stop_i", 4, [this] { return Payload(stop.read().to_uint()); }});
+    t.push_back({p + "_done_i", 1, [this] { return Payload(done.read()); }});
+  }
+};
+
+// One output stream port (one consumer) with a payload wider than 128 bits. beat() leaves the
+// Payload 0: the port's decoder reads `data` itself (it holds the beat being taken).
+template <int W>
+struct WideOutPins : PinGroup {
+  static_assert(W > 128, "narrow ports use OutPins");
+  sc_core::sc_signal<bool> valid, ready, elem, done;
+  sc_core::sc_signal<bits_t<W>> data;
+  sc_core::sc_signal<stop_t> stop;
+
+  struct Consumer : PinOut {
+    WideOutPins* g = nullptr;
+    bool valid() const override { return g->valid.read(); }
+    PinBeat beat() const override {
+      PinBeat b;
+      b.elem = g->elem.read();
+      b.stop = uint8_t(g->stop.read().to_uint());
+      b.done = g->done.read();
+      return b;
+    }
+    void set_ready(bool r) override { g->s_ready = r; }
+  };
+  Consumer consumers[1];
+  bool s_ready = false;
+
+  WideOutPins() { consumers[0].g = this; }
+  void flush() override { ready.write(s_ready); }
+  void traces(const std::string& p, std::vector<PinTrace>& t) override {
+    t.push_back({p + "_valid_o", 1, [this] { return Payload(valid.read()); }});
+    t.push_back({p + "_ready_i", 1, [this] { return Payload(ready.read()); }});
+    wide_traces<W>(p + "_data_o", data, t);
+    t.push_back({p + "_elem_o", 1, [this] { return Payload(elem.read()); }});
+    t.push_back({p + "_stop_o", 4, [this] { return Payload(stop.read().to_uint()); }});
+    t.push_back({p + "_done_o", 1, [this] { return Payload(done.read()); }});
   }
 };
 

@@ -336,25 +336,43 @@ std::string unit_unsupported(const OpConfig& cfg) {
   if (op == "Map") {
     const std::string fn = p.get_string("fn");
     if (fn == "mul" || fn == "add") {
-      if (cfg.num_inputs != 2) return "Map " + fn + " runs on the element-wise lane (pcu_ew) with 2 inputs";
+      if (cfg.num_inputs != 2)
+        return "Map " + fn + " runs on pcu_ew ([1 x 8] tiles) or pcu_tile_map ([4 x 4] tiles) with 2 inputs";
+      return "";
+    }
+    if (fn == "matmul" || fn == "matmul_t") {
+      if (cfg.num_inputs != 2) return "Map " + fn + " runs on pcu_tile_map with 2 inputs";
       return "";
     }
     if (fn == "row_sum" || fn == "row_max") {
       if (cfg.num_inputs != 1) return "Map " + fn + " runs on pcu_reduce with 1 input";
       return "";
     }
-    return "no unit computes Map fn=" + fn + " (units: mul, add, row_sum, row_max on [1 x 8] bf16 tiles)";
+    if (fn == "silu" || fn == "exp" || fn == "sigmoid") {
+      if (cfg.num_inputs != 1) return "Map " + fn + " runs on pcu_tile_map with 1 input";
+      return "";
+    }
+    return "no unit computes Map fn=" + fn +
+           " (units: mul, add, row_sum, row_max on [1 x 8] bf16 tiles; matmul, matmul_t, mul, add, silu, exp, sigmoid on "
+           "[4 x 4] bf16 tiles)";
   }
   if (op == "Accum") {
     const std::string fn = p.get_string("fn");
-    if (fn != "add" && fn != "max") return "no unit computes Accum fn=" + fn + " (units: add, max on [1 x 8] bf16 tiles)";
-    if (cfg.num_inputs != 1) return "the Accum unit has 1 input";
+    if (fn == "add" || fn == "max") {
+      if (cfg.num_inputs != 1) return "the Accum " + fn + " unit has 1 input";
+    } else if (fn == "matmul_acc" || fn == "matmul_t_acc") {
+      if (cfg.num_inputs != 2) return "the Accum " + fn + " unit (pcu_tile_accum) has 2 inputs";
+    } else {
+      return "no unit computes Accum fn=" + fn +
+             " (units: add, max on [1 x 8] or [4 x 4] bf16 tiles; matmul_acc, matmul_t_acc on [4 x 4] bf16 tiles)";
+    }
     return stop_param("rank", 1);
   }
   if (op == "Bufferize" || op == "Streamify") return pmu_unsupported(cfg);
   return "no cycle-accurate unit implements " + op +
          " (units: Flatten, Promote, Repeat, Expand, Reshape, Zip, Broadcast, Partition, Reassemble, EagerMerge, "
-         "Map mul/add/row_sum/row_max, Accum add/max, Bufferize -> Streamify)";
+         "Map mul/add/matmul/matmul_t/silu/exp/sigmoid/row_sum/row_max, Accum add/max/matmul_acc/matmul_t_acc, "
+         "Bufferize -> Streamify)";
 }
 
 }  // namespace stepsim::bridge

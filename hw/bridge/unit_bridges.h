@@ -3,8 +3,9 @@
 // (rtl/rtl_units.cpp). Both have the same pins, so the binding code is shared.
 //
 // Configurations: W = 32-bit payloads (element handles), N = 4 consumers/inputs for the
-// routers, 2 inputs for Zip, CW = 8 (Repeat count, Reshape chunk), L = 8 bf16 lanes: the
-// defaults of the RTL (rtl/CMakeLists.txt Verilates the units with them).
+// routers, 2 inputs for Zip, CW = 8 (Repeat count, Reshape chunk), L = 8 bf16 lanes, T = 4
+// (tile side) and NS = 2 (tile Map stages): the defaults of the RTL (rtl/CMakeLists.txt
+// Verilates the units with them).
 #pragma once
 
 #include <memory>
@@ -14,6 +15,7 @@
 #include "hw/bridge/unit_bridge.h"
 #include "hw/functions/bf16.h"
 #include "hw/stream/tile.h"
+#include "hw/units/pcu_tile_map.h"
 
 namespace stepsim::bridge {
 
@@ -21,7 +23,9 @@ constexpr int kW = 32;  // opaque payloads: an element handle
 constexpr int kN = 4;   // router consumers / inputs
 constexpr int kZipN = 2;
 constexpr int kCW = 8;
-constexpr int kL = 8;  // compute lanes
+constexpr int kL = 8;  // compute lanes of the vector units ([1 x kL] tiles)
+constexpr int kT = 4;  // tile side of the tile units ([kT x kT] tiles)
+constexpr int kTS = 2;  // pipeline stages of the tile Map unit
 
 // Common: clock/reset binding, element codecs.
 class BridgeBase : public UnitBridge {
@@ -388,76 +392,173 @@ class EagerMergeBridge : public BridgeBase {
 };
 
 // ---------------------------------------------------------------- compute units
-template <class Dut>
-class PcuEwBridge : public BridgeBase {
+// One bridge for every compute node (Map, Accum). It elaborates the units the node's function
+// can run on: the vector units (pcu_ew, pcu_reduce, pcu_accum) for [1 x kL] tiles and the tile
+// units (pcu_tile_map, pcu_tile_accum) for [kT x kT] tiles. When both can (Map mul/add,
+// Accum add/max), the first beat of input 0 decides, before the first cycle: a [kT x kT] tile
+// selects the tile unit, anything else the vector unit (whose encoder then reports a tile of
+// another shape). The unit that is not chosen stays idle in reset.
+template <class U>
+class PcuBridge : public BridgeBase {
  public:
-  PcuEwBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl), dut_(unit_name().c_str()) {
-    bind_clock(dut_);
-    dut_.cfg_op_i(op_);
-    STEPSIM_BRIDGE_IN(dut_, a, a_);
-    STEPSIM_BRIDGE_IN(dut_, b, b_);
-    STEPSIM_BRIDGE_OUT(dut_, out, out_);
-    op_.write(cfg.params.get_string("fn") == "add");
-    add_group(&a_, "a");
-    add_group(&b_, "b");
-    add_group(&out_, "out");
-    add_input(0, &a_.lanes[0], tiles(kL));
-    add_input(1, &b_.lanes[0], tiles(kL));
-    add_output(0, &out_.consumers[0], tile_out(kL));
+  PcuBridge(const OpConfig& cfg, const std::string& impl)
+      : BridgeBase(cfg, impl), fn_(cfg.params.get_string("fn")), accum_(cfg.info->name == "Accum") {
+    const std::string n = unit_name();
+    if (accum_) {
+      if (fn_ == "add" || fn_ == "max") {
+        vaccum_ = std::make_unique<typename U::PcuAccum>((n + "_vec").c_str());
+        bind_clock(*vaccum_);
+        vaccum_->cfg_op_i(op_);
+        vaccum_->cfg_rank_i(rank_);
+        STEPSIM_BRIDGE_IN(*vaccum_, in, va_);
+        STEPSIM_BRIDGE_OUT(*vaccum_, out, vout_);
+      }
+      taccum_ = std::make_unique<typename U::PcuTileAccum>((n + "_tile").c_str());
+      bind_clock(*taccum_);
+      taccum_->cfg_op_i(top2_);
+      taccum_->cfg_rank_i(rank_);
+      STEPSIM_BRIDGE_IN(*taccum_, a, ta_);
+      STEPSIM_BRIDGE_IN(*taccum_, b, tb_);
+      STEPSIM_BRIDGE_OUT(*taccum_, out, tout_);
+    } else if (fn_ == "row_sum" || fn_ == "row_max") {
+      reduce_ = std::make_unique<typename U::PcuReduce>((n + "_vec").c_str());
+      bind_clock(*reduce_);
+      reduce_->cfg_op_i(op_);
+      STEPSIM_BRIDGE_IN(*reduce_, in, va_);
+      STEPSIM_BRIDGE_OUT(*reduce_, out, rout_);
+    } else {
+      if (fn_ == "mul" || fn_ == "add") {
+        ew_ = std::make_unique<typename U::PcuEw>((n + "_vec").c_str());
+        bind_clock(*ew_);
+        ew_->cfg_op_i(op_);
+        STEPSIM_BRIDGE_IN(*ew_, a, va_);
+        STEPSIM_BRIDGE_IN(*ew_, b, vb_);
+        STEPSIM_BRIDGE_OUT(*ew_, out, vout_);
+      }
+      tmap_ = std::make_unique<typename U::PcuTileMap>((n + "_tile").c_str());
+      bind_clock(*tmap_);
+      tmap_->cfg_op_i(top3_);
+      STEPSIM_BRIDGE_IN(*tmap_, a, ta_);
+      STEPSIM_BRIDGE_IN(*tmap_, b, tb_);
+      STEPSIM_BRIDGE_OUT(*tmap_, out, tout_);
+    }
+    ta_.expand = [this](Payload h) { return square_bits(h); };
+    tb_.expand = [this](Payload h) { return square_bits(h); };
+  }
+
+ protected:
+  void run() override {
+    if (use_tile()) attach_tile();
+    else attach_vector();
+    UnitBridge::run();
   }
 
  private:
-  sc_core::sc_signal<bool> op_;
-  InPins<1, 16 * kL> a_, b_;
-  OutPins<1, 16 * kL> out_;
-  Dut dut_;
-};
-
-template <class Dut>
-class PcuAccumBridge : public BridgeBase {
- public:
-  PcuAccumBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl), dut_(unit_name().c_str()) {
-    bind_clock(dut_);
-    dut_.cfg_op_i(op_);
-    dut_.cfg_rank_i(rank_);
-    STEPSIM_BRIDGE_IN(dut_, in, in_);
-    STEPSIM_BRIDGE_OUT(dut_, out, out_);
-    op_.write(cfg.params.get_string("fn") == "max");
-    rank_.write(stop_t(cfg.params.get_int("rank")));
-    add_group(&in_, "in");
-    add_group(&out_, "out");
-    add_input(0, &in_.lanes[0], tiles(kL));
-    add_output(0, &out_.consumers[0], tile_out(kL));
+  static constexpr int kTW = 16 * kT * kT;
+  bool has_vector() const { return ew_ || reduce_ || vaccum_; }
+  bool has_tile() const { return tmap_ || taccum_; }
+  bool use_tile() {
+    if (!has_vector()) return true;
+    if (!has_tile()) return false;
+    Channel& ch = in(0);
+    ctx().await_arrival(&ch, kNever - 1);  // the first beat (blocks until it is sent)
+    if (ch.empty() || !ch.head().has_elem || !ch.head().elem.is_tile()) return false;
+    const Tile& t = ch.head().elem.tile();
+    return t.rows == uint32_t(kT) && t.cols == uint32_t(kT);
+  }
+  void attach_vector() {
+    if (vaccum_) {
+      op_.write(fn_ == "max");
+      rank_.write(stop_t(cfg_.params.get_int("rank")));
+      add_group(&va_, "in");
+      add_group(&vout_, "out");
+      add_input(0, &va_.lanes[0], tiles(kL));
+      add_output(0, &vout_.consumers[0], tile_out(kL));
+    } else if (reduce_) {
+      op_.write(fn_ == "row_max");
+      add_group(&va_, "in");
+      add_group(&rout_, "out");
+      add_input(0, &va_.lanes[0], tiles(kL));
+      add_output(0, &rout_.consumers[0], tile_out(1));
+    } else {
+      op_.write(fn_ == "add");
+      add_group(&va_, "a");
+      add_group(&vb_, "b");
+      add_group(&vout_, "out");
+      add_input(0, &va_.lanes[0], tiles(kL));
+      add_input(1, &vb_.lanes[0], tiles(kL));
+      add_output(0, &vout_.consumers[0], tile_out(kL));
+    }
+  }
+  void attach_tile() {
+    const bool unary = fn_ == "silu" || fn_ == "exp" || fn_ == "sigmoid";
+    const bool two = accum_ ? (fn_ == "matmul_acc" || fn_ == "matmul_t_acc") : !unary;
+    if (accum_) {
+      top2_.write(bits_t<2>(fn_ == "add" ? 0 : fn_ == "max" ? 1 : fn_ == "matmul_acc" ? 2 : 3));
+      rank_.write(stop_t(cfg_.params.get_int("rank")));
+    } else {
+      top3_.write(bits_t<3>(fn_ == "matmul"     ? units::kTileMatmul
+                            : fn_ == "matmul_t" ? units::kTileMatmulT
+                            : fn_ == "mul"      ? units::kTileMul
+                            : fn_ == "add"      ? units::kTileAdd
+                            : fn_ == "silu"     ? units::kTileSilu
+                            : fn_ == "exp"      ? units::kTileExp
+                                                : units::kTileSigmoid));
+    }
+    add_group(&ta_, "a");
+    if (two) add_group(&tb_, "b");
+    add_group(&tout_, "out");
+    add_input(0, &ta_.lanes[0], squares());
+    if (two) add_input(1, &tb_.lanes[0], squares());
+    add_output(0, &tout_.consumers[0], [this](Payload) { return square_out(tout_.data.read()); });
+  }
+  // [kT x kT] bf16 tiles: the bridge carries a handle; the pins get lane (r, c) in bits
+  // [16(r kT + c) +: 16]. In timing mode the lanes are 0 and the outputs are shape-only tiles.
+  Encoder squares() {
+    return [this](const Element& e) {
+      const std::string want = "[" + std::to_string(kT) + " x " + std::to_string(kT) + "] bf16 tiles";
+      if (!e.is_tile()) fail("the tile compute unit needs " + want + ", got " + e.to_string());
+      const Tile& t = e.tile();
+      if (t.rows != uint32_t(kT) || t.cols != uint32_t(kT) || t.dtype != DType::BF16)
+        fail("the tile compute unit needs " + want + ", got [" + std::to_string(t.rows) + " x " +
+             std::to_string(t.cols) + "] " + dtype_name(t.dtype));
+      if (t.has_data()) values_ = true;
+      return handle(e);
+    };
+  }
+  bits_t<kTW> square_bits(Payload h) const {
+    bits_t<kTW> v = 0;
+    const Tile& t = element(h).tile();
+    if (t.has_data())
+      for (int l = 0; l < kT * kT; ++l) v.range(16 * l + 15, 16 * l) = uint32_t(f32_bits(t.data->f[size_t(l)]) >> 16);
+    return v;
+  }
+  Element square_out(const bits_t<kTW>& v) const {
+    Tile t = shape_tile(uint32_t(kT), uint32_t(kT), DType::BF16);
+    if (values_) {
+      auto d = std::make_shared<TileData>();
+      for (int l = 0; l < kT * kT; ++l) d->f.push_back(f32_from_bf16_bits(uint16_t(v.range(16 * l + 15, 16 * l).to_uint())));
+      t.data = d;
+    }
+    return Element(t);
   }
 
- private:
+  std::string fn_;
+  bool accum_;
   sc_core::sc_signal<bool> op_;
   sc_core::sc_signal<stop_t> rank_;
-  InPins<1, 16 * kL> in_;
-  OutPins<1, 16 * kL> out_;
-  Dut dut_;
-};
-
-template <class Dut>
-class PcuReduceBridge : public BridgeBase {
- public:
-  PcuReduceBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl), dut_(unit_name().c_str()) {
-    bind_clock(dut_);
-    dut_.cfg_op_i(op_);
-    STEPSIM_BRIDGE_IN(dut_, in, in_);
-    STEPSIM_BRIDGE_OUT(dut_, out, out_);
-    op_.write(cfg.params.get_string("fn") == "row_max");
-    add_group(&in_, "in");
-    add_group(&out_, "out");
-    add_input(0, &in_.lanes[0], tiles(kL));
-    add_output(0, &out_.consumers[0], tile_out(1));
-  }
-
- private:
-  sc_core::sc_signal<bool> op_;
-  InPins<1, 16 * kL> in_;
-  OutPins<1, 16> out_;
-  Dut dut_;
+  sc_core::sc_signal<bits_t<2>> top2_;
+  sc_core::sc_signal<bits_t<3>> top3_;
+  InPins<1, 16 * kL> va_, vb_;
+  OutPins<1, 16 * kL> vout_;
+  OutPins<1, 16> rout_;
+  WideInPins<kTW> ta_, tb_;
+  WideOutPins<kTW> tout_;
+  std::unique_ptr<typename U::PcuEw> ew_;
+  std::unique_ptr<typename U::PcuReduce> reduce_;
+  std::unique_ptr<typename U::PcuAccum> vaccum_;
+  std::unique_ptr<typename U::PcuTileMap> tmap_;
+  std::unique_ptr<typename U::PcuTileAccum> taccum_;
 };
 
 }  // namespace stepsim::bridge
@@ -481,12 +582,7 @@ std::unique_ptr<Op> create_unit_bridge(const OpConfig& cfg, const std::string& i
   if (op == "Partition") return std::make_unique<PartitionBridge<typename U::Partition>>(cfg, impl);
   if (op == "Reassemble") return std::make_unique<ReassembleBridge<typename U::Reassemble>>(cfg, impl);
   if (op == "EagerMerge") return std::make_unique<EagerMergeBridge<typename U::EagerMerge>>(cfg, impl);
-  if (op == "Map") {
-    const std::string fn = cfg.params.get_string("fn");
-    if (fn == "mul" || fn == "add") return std::make_unique<PcuEwBridge<typename U::PcuEw>>(cfg, impl);
-    return std::make_unique<PcuReduceBridge<typename U::PcuReduce>>(cfg, impl);
-  }
-  if (op == "Accum") return std::make_unique<PcuAccumBridge<typename U::PcuAccum>>(cfg, impl);
+  if (op == "Map" || op == "Accum") return std::make_unique<PcuBridge<U>>(cfg, impl);
   if (op == "Bufferize") return std::make_unique<PmuWritePort>(cfg, impl);
   if (op == "Streamify") return std::make_unique<PmuBridge<typename U::Pmu>>(cfg, impl);
   throw std::invalid_argument("node '" + cfg.name + "': no unit for " + op);

@@ -171,27 +171,96 @@ std::string error_of(const Graph& g) {
 
 TEST(Cosim, ClearErrorsForNodesWithoutAUnit) {
   // An explicit impl on an operator or function no unit implements.
-  std::string e = error_of(small("  - {name: f, op: Map, params: {fn: exp}, inputs: {in0: x}, impl: hls}\n"));
-  EXPECT_NE(e.find("node 'f' (Map): impl: hls: no unit computes Map fn=exp"), std::string::npos) << e;
-  e = error_of(small("  - {name: f, op: Accum, params: {fn: matmul_acc, rank: 1}, inputs: {in0: x, in1: x}, impl: hls}\n"));
-  EXPECT_NE(e.find("node 'f' (Accum): impl: hls: no unit computes Accum fn=matmul_acc"), std::string::npos) << e;
+  std::string e = error_of(small("  - {name: f, op: Map, params: {fn: div}, inputs: {in0: x, in1: x}, impl: hls}\n"));
+  EXPECT_NE(e.find("node 'f' (Map): impl: hls: no unit computes Map fn=div"), std::string::npos) << e;
+  e = error_of(small("  - {name: f, op: Accum, params: {fn: retile_row, rank: 1}, inputs: {in0: x}, impl: hls}\n"));
+  EXPECT_NE(e.find("node 'f' (Accum): impl: hls: no unit computes Accum fn=retile_row"), std::string::npos) << e;
+  // matmul runs on the [4 x 4] tile unit only.
+  e = error_of(small("  - {name: f, op: Map, params: {fn: matmul_t}, inputs: {in0: x, in1: x}, impl: hls}\n"));
+  EXPECT_NE(e.find("node 'f' (Map): the tile compute unit needs [4 x 4] bf16 tiles, got [1 x 8] bf16"), std::string::npos)
+      << e;
   e = error_of(small("  - {name: f, op: Repeat, params: {count: 300}, inputs: {in: x}, impl: hls}\n"));
   EXPECT_NE(e.find("node 'f' (Repeat): impl: hls: count = 300 does not fit"), std::string::npos) << e;
   // A tile the compute lane cannot take: a run-time error naming the node.
   e = error_of(small("  - {name: f, op: Map, params: {fn: row_sum}, inputs: {in0: z}, impl: hls}\n"));
   EXPECT_NE(e.find("node 'f' (Map): the compute unit needs [1 x 8] bf16 tiles, got [1 x 16] bf16"), std::string::npos) << e;
   // Under a graph-level default, a node without a unit stays approximate (and says why).
-  Graph g = small("  - {name: f, op: Map, params: {fn: exp}, inputs: {in0: x}}\n", "hls");
+  Graph g = small("  - {name: f, op: Map, params: {fn: div}, inputs: {in0: x, in1: x}}\n", "hls");
   SimResult r = simulate(g, options());
   ASSERT_TRUE(r.ok) << r.error;
   for (const NodeResult& n : r.nodes) {
     if (n.name != "f") continue;
     EXPECT_EQ(n.impl, "approx");
-    EXPECT_NE(n.impl_note.find("no unit computes Map fn=exp"), std::string::npos);
+    EXPECT_NE(n.impl_note.find("no unit computes Map fn=div"), std::string::npos);
   }
   if (!have_rtl()) {
     e = error_of(small("  - {name: f, op: Flatten, inputs: {in: x}, impl: rtl}\n"));
     EXPECT_NE(e.find("is not built in"), std::string::npos) << e;
+  }
+}
+
+// ---- [4 x 4] bf16 tiles on the tile compute units (pcu_tile_map, pcu_tile_accum; silu too), next to a
+// [1 x 8] Map mul on pcu_ew: Map mul/add and Accum add/max pick their unit by the first tile.
+const char* kTileGraph = R"(name: cosim_tiles
+tensors:
+  x: {shape: [8, 16], dtype: bf16, init: random, seed: 21}
+  w: {shape: [8, 16], dtype: bf16, init: random, seed: 22}
+  v: {shape: [3, 8], dtype: bf16, init: random, seed: 23}
+nodes:
+  - {name: x, op: LinearOffChipLoad, params: {tensor: x, tile: [4, 4], out_shape: [2, 4]}}
+  - {name: w, op: LinearOffChipLoad, params: {tensor: w, tile: [4, 4], out_shape: [2, 4]}}
+  - {name: bx, op: Broadcast, inputs: {in: x}}
+  - {name: bw, op: Broadcast, inputs: {in: w}}
+  - {name: mm, op: Map, params: {fn: matmul}, inputs: {in0: bx.out0, in1: bw.out0}}
+  - {name: mmt, op: Map, params: {fn: matmul_t}, inputs: {in0: bx.out1, in1: bw.out1}}
+  - {name: prod, op: Map, params: {fn: mul}, inputs: {in0: mm, in1: mmt}}
+  - {name: both, op: Map, params: {fn: add}, inputs: {in0: bx.out2, in1: bw.out2}}
+  - {name: bp, op: Broadcast, inputs: {in: prod}}
+  - {name: sum, op: Accum, params: {fn: add, rank: 1}, inputs: {in0: bp.out0}}
+  - {name: peak, op: Accum, params: {fn: max, rank: 1}, inputs: {in0: bp.out1}}
+  - {name: down, op: Accum, params: {fn: matmul_acc, rank: 1}, inputs: {in0: bx.out3, in1: bw.out3}}
+  - {name: downt, op: Accum, params: {fn: matmul_t_acc, rank: 1}, inputs: {in0: both, in1: bp.out2}}
+  - {name: sums, op: Sink, inputs: {in: sum}}
+  - {name: peaks, op: Sink, inputs: {in: peak}}
+  - {name: downs, op: Sink, inputs: {in: down}}
+  - {name: act, op: Map, params: {fn: silu}, inputs: {in0: downt}}
+  - {name: downts, op: Sink, inputs: {in: act}}
+  - {name: v, op: LinearOffChipLoad, params: {tensor: v, tile: [1, 8], out_shape: [3]}}
+  - {name: bv, op: Broadcast, inputs: {in: v}}
+  - {name: vv, op: Map, params: {fn: mul}, inputs: {in0: bv.out0, in1: bv.out1}}
+  - {name: vvs, op: Sink, inputs: {in: vv}}
+)";
+
+CosimReport run_tiles(const std::string& impl, bool functional = true) {
+  CosimOptions co;
+  co.impl = impl;
+  return cosimulate(parse_graph(kTileGraph, "cosim_tiles", ".", {}), options(functional), co);
+}
+
+void expect_tiles_good(const CosimReport& r, const std::string& impl) {
+  ASSERT_TRUE(r.approx.ok) << r.approx.error;
+  ASSERT_TRUE(r.cosim.ok) << r.cosim.error;
+  std::ostringstream rep;
+  print_cosim_report(r, rep);
+  EXPECT_TRUE(r.identical) << rep.str();
+  EXPECT_EQ(r.bridged_nodes, 14u) << rep.str();
+  for (const CosimNodeRow& n : r.nodes)
+    if (n.op == "Map" || n.op == "Accum") EXPECT_EQ(n.impl, impl) << n.name;
+  EXPECT_LT(std::abs(rel_error(r.approx.cycles, r.cosim.cycles)), 0.25) << rep.str();
+}
+
+TEST(Cosim, TileUnitsMatchApprox) {
+  expect_tiles_good(run_tiles("hls"), "hls");
+  CosimReport t = run_tiles("hls", false);  // timing mode: shape-only tiles
+  ASSERT_TRUE(t.cosim.ok) << t.cosim.error;
+  EXPECT_TRUE(t.identical);
+  if (!have_rtl()) return;
+  CosimReport h = run_tiles("hls"), r = run_tiles("rtl");
+  expect_tiles_good(r, "rtl");
+  ASSERT_EQ(h.nodes.size(), r.nodes.size());
+  for (size_t k = 0; k < h.nodes.size(); ++k) {
+    EXPECT_EQ(h.nodes[k].cosim_cycles, r.nodes[k].cosim_cycles) << h.nodes[k].name;
+    EXPECT_EQ(h.nodes[k].unit_clocks, r.nodes[k].unit_clocks) << h.nodes[k].name;
   }
 }
 

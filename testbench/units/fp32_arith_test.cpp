@@ -6,6 +6,7 @@
 #include <random>
 
 #include "hw/functions/bf16.h"
+#include "hw/functions/numerics.h"
 #include "hw/units/fp32_arith.h"
 
 namespace stepsim::units {
@@ -14,6 +15,7 @@ namespace {
 // Native operations, kept out of line so the compiler cannot fold or reorder them.
 __attribute__((noinline)) float native_add(float a, float b) { return a + b; }
 __attribute__((noinline)) float native_mul(float a, float b) { return a * b; }
+__attribute__((noinline)) float native_div(float a, float b) { return a / b; }
 
 uint32_t random_operand(std::mt19937_64& rng) {
   const uint32_t u = uint32_t(rng());
@@ -58,6 +60,32 @@ TEST(Fp32Arith, Bf16RoundMatchesBf16h) {
   for (int i = 0; i < 200000; ++i) {
     const uint32_t a = random_operand(rng);
     ASSERT_EQ(uint32_t(bf16_round(f32_t(a)).to_uint()), bf16_bits_from_f32(f32_from_bits(a))) << std::hex << a;
+  }
+}
+
+TEST(Fp32Arith, DivMatchesNativeFloat) {
+  std::mt19937_64 rng(10);
+  for (int i = 0; i < 200000; ++i) {
+    const uint32_t a = random_operand(rng);
+    uint32_t b = random_operand(rng);
+    if (i % 3 == 0) b = (a & 0x807FFFFFu) | (uint32_t(rng() % 255) << 23);  // equal significands
+    if (i % 3 == 1) b = (uint32_t(rng()) & 0x807FFFFFu) | (uint32_t(rng() % 2 ? 127 : 128) << 23);  // [1, 4): sigmoid's d
+    const uint32_t want = f32_bits(native_div(f32_from_bits(a), f32_from_bits(b)));
+    const uint32_t got = uint32_t(fp32_div(f32_t(a), f32_t(b)).to_uint());
+    ASSERT_EQ(got, want) << std::hex << "a=" << a << " b=" << b;
+  }
+}
+
+// exp / sigmoid / silu: every bf16 input, and random fp32 inputs (most in the interesting range).
+TEST(Fp32Arith, ExpSigmoidSiluMatchNumerics) {
+  std::mt19937_64 rng(11);
+  for (uint32_t i = 0; i < 65536 + 100000; ++i) {
+    uint32_t x = i < 65536 ? i << 16 : random_operand(rng);
+    if (i >= 65536 && i % 2) x = (uint32_t(rng()) & 0x807FFFFFu) | (uint32_t(100 + rng() % 34) << 23);  // |x| < 128
+    const float f = f32_from_bits(x);
+    ASSERT_EQ(uint32_t(fp32_exp(f32_t(x)).to_uint()), f32_bits(exp_f32(f))) << std::hex << "exp " << x;
+    ASSERT_EQ(uint32_t(fp32_sigmoid(f32_t(x)).to_uint()), f32_bits(sigmoid_f32(f))) << std::hex << "sigmoid " << x;
+    ASSERT_EQ(uint32_t(fp32_silu(f32_t(x)).to_uint()), f32_bits(silu_f32(f))) << std::hex << "silu " << x;
   }
 }
 

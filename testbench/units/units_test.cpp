@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "testbench/units/benches.h"
+#include "testbench/units/tile_benches.h"
 
 namespace stepsim::unit_test {
 namespace {
@@ -35,6 +36,10 @@ TEST(UnitsVsApprox, EagerMerge) { check_hls<EagerMergeBench>(21); }
 TEST(UnitsVsFunctions, PcuEwMatchesMapMulAndAddBitForBit) { check_hls<PcuEwBench>(17); }
 TEST(UnitsVsFunctions, PcuAccumMatchesAccumAddAndMaxBitForBit) { check_hls<PcuAccumBench>(22); }
 TEST(UnitsVsFunctions, PcuReduceMatchesRowSumAndRowMaxBitForBit) { check_hls<PcuReduceBench>(23); }
+TEST(UnitsVsFunctions, PcuTileMapMatchesMatmulMulAddBitForBit) { check_hls<PcuTileMapBench>(24); }
+TEST(UnitsVsFunctions, PcuTileMapMatchesSiluExpSigmoidBitForBit) { check_hls<PcuTileUnaryBench>(27); }
+TEST(UnitsVsFunctions, PcuTileAccumMatchesAccumAddAndMaxBitForBit) { check_hls<PcuTileAccumBench>(25); }
+TEST(UnitsVsFunctions, PcuTileAccumMatchesMatmulAccBitForBit) { check_hls<PcuTileMatmulAccBench>(26); }
 
 // ---- documented latency and throughput (docs/units.md), full-rate source and sink ----
 struct Timing {
@@ -177,6 +182,56 @@ TEST(UnitsTiming, ComputeReductionsTakeOneBeatPerCycle) {
   t = full_rate<PcuReduceBench>(rows);
   EXPECT_EQ(t.latency, 1u);
   EXPECT_EQ(t.span, 200u);
+}
+
+// [T x T] tiles: PcuTileMap has a pipeline of kTS stages (latency kTS) and takes one tile per
+// cycle; PcuTileAccum emits a result 1 cycle after the closing beat and takes one beat per cycle.
+std::vector<Beat> square_tiles(uint64_t seed, int n, int row) {
+  std::vector<Beat> v;
+  std::mt19937_64 rng{seed};
+  for (int i = 0; i < n; ++i) v.push_back(Beat::data(random_square(rng, 0), row > 0 && i % row == row - 1 ? 1 : 0));
+  return v;
+}
+
+TEST(UnitsTiming, TileMapPipelineTakesOneTilePerCycle) {
+  for (int op = 0; op < 4; ++op) {
+    UnitCase c = one_case({op}, {});
+    for (uint64_t k = 0; k < 2; ++k) {
+      c.inputs.push_back(square_tiles(k, 200, 0));
+      c.inputs.back().push_back(Beat::done_beat());
+    }
+    Timing t = full_rate<PcuTileMapBench>(c);
+    EXPECT_EQ(t.latency, uint64_t(kTS)) << tile_map_fn(op);
+    EXPECT_EQ(t.beats, 201u);
+    EXPECT_EQ(t.span, 201u);
+  }
+  for (int op = 4; op < 7; ++op) {  // unary: input a only
+    UnitCase c = one_case({op}, {});
+    c.inputs.push_back(square_tiles(op, 200, 0));
+    c.inputs.back().push_back(Beat::done_beat());
+    Timing t = full_rate<PcuTileUnaryBench>(c);
+    EXPECT_EQ(t.latency, uint64_t(kTS)) << tile_map_fn(op);
+    EXPECT_EQ(t.beats, 201u);
+    EXPECT_EQ(t.span, 201u);
+  }
+}
+
+TEST(UnitsTiming, TileAccumTakesOneBeatPerCycle) {
+  // 50 groups of 4 tiles (rank 1): a result every 4 cycles, 1 cycle after the closing beat.
+  UnitCase c = one_case({2, 1}, {});
+  c.inputs.push_back(square_tiles(5, 200, 4));
+  c.inputs.push_back(square_tiles(6, 200, 4));
+  c.inputs[0].back().done = c.inputs[1].back().done = true;
+  Timing t = full_rate<PcuTileMatmulAccBench>(c);
+  EXPECT_EQ(t.latency, 4u);
+  EXPECT_EQ(t.beats, 50u);
+  EXPECT_EQ(t.span, 197u);
+  c.cfg = {0, 1};
+  c.inputs.pop_back();
+  t = full_rate<PcuTileAccumBench>(c);
+  EXPECT_EQ(t.latency, 4u);
+  EXPECT_EQ(t.beats, 50u);
+  EXPECT_EQ(t.span, 197u);
 }
 
 }  // namespace

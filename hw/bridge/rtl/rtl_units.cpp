@@ -5,6 +5,8 @@
 #include "Vpcu_ew.h"
 #include "Vpcu_reduce.h"
 #include "Vpmu_buffer.h"
+#include "Vpcu_tile_accum.h"
+#include "Vpcu_tile_map.h"
 #include "Vrouter_broadcast.h"
 #include "Vrouter_eager_merge.h"
 #include "Vrouter_partition.h"
@@ -33,6 +35,8 @@ struct RtlUnits {
   using PcuAccum = Vpcu_accum;
   using PcuReduce = Vpcu_reduce;
   using Pmu = Vpmu_buffer;
+  using PcuTileMap = Vpcu_tile_map;
+  using PcuTileAccum = Vpcu_tile_accum;
 };
 
 void register_rtl_units() {

@@ -13,6 +13,8 @@
 #include "Vpcu_accum.h"
 #include "Vpcu_ew.h"
 #include "Vpcu_reduce.h"
+#include "Vpcu_tile_accum.h"
+#include "Vpcu_tile_map.h"
 #include "Vrouter_broadcast.h"
 #include "Vrouter_eager_merge.h"
 #include "Vrouter_partition.h"
@@ -24,6 +26,7 @@
 #include "Vshape_reshape.h"
 #include "Vshape_zip.h"
 #include "testbench/units/benches.h"
+#include "testbench/units/tile_benches.h"
 
 namespace stepsim::unit_test {
 namespace {
@@ -67,6 +70,10 @@ TEST(UnitsLockstep, Reassemble) { lockstep<ReassembleBench, Vrouter_reassemble>(
 TEST(UnitsLockstep, EagerMerge) { lockstep<EagerMergeBench, Vrouter_eager_merge>("EagerMerge", 11); }
 TEST(UnitsLockstep, PcuAccum) { lockstep<PcuAccumBench, Vpcu_accum>("PcuAccum", 12); }
 TEST(UnitsLockstep, PcuReduce) { lockstep<PcuReduceBench, Vpcu_reduce>("PcuReduce", 13); }
+TEST(UnitsLockstep, PcuTileMap) { lockstep<PcuTileMapBench, Vpcu_tile_map>("PcuTileMap", 14); }
+TEST(UnitsLockstep, PcuTileUnary) { lockstep<PcuTileUnaryBench, Vpcu_tile_map>("PcuTileUnary", 17); }
+TEST(UnitsLockstep, PcuTileAccum) { lockstep<PcuTileAccumBench, Vpcu_tile_accum>("PcuTileAccum", 15); }
+TEST(UnitsLockstep, PcuTileMatmulAcc) { lockstep<PcuTileMatmulAccBench, Vpcu_tile_accum>("PcuTileMatmulAcc", 16); }
 
 }  // namespace
 }  // namespace stepsim::unit_test

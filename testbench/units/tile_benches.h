@@ -1,0 +1,340 @@
+// Benches of the compute units on 2-D tiles (PcuTileMap, PcuTileAccum): [kT x kT] bf16 tiles,
+// random cases with every class of special value now and then, and the bit-exact comparison
+// with the tile functions of hw/functions (harness.h, benches.h).
+#pragma once
+
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hw/units/pcu_tile_accum.h"
+#include "hw/units/pcu_tile_map.h"
+#include "testbench/units/benches.h"
+
+namespace stepsim::unit_test {
+
+constexpr int kT = 4;             // tile side of the test configuration (RTL default)
+constexpr int kTS = 2;            // pipeline stages of PcuTileMap (RTL default NS)
+constexpr int kTW = 16 * kT * kT;  // payload width
+
+// ------------------------------------------------------------------ [T x T] bf16 tiles
+// Lane (r, c) in bits [16(rT+c) +: 16]; values are bit-cast (NaN payloads travel unchanged).
+inline Tile bf16_square(int t, const std::vector<uint16_t>& v) {
+  auto d = std::make_shared<TileData>();
+  for (uint16_t b : v) d->f.push_back(f32_from_bf16_bits(b));
+  Tile r = shape_tile(uint32_t(t), uint32_t(t), DType::BF16);
+  r.data = d;
+  return r;
+}
+inline uint16_t bf16_lane(const Tile& t, size_t l) { return uint16_t(f32_bits(t.data->f.at(l)) >> 16); }
+
+template <int T>
+bits_t<16 * T * T> encode_square(const Element& e) {
+  bits_t<16 * T * T> v = 0;
+  for (int l = 0; l < T * T; ++l) v.range(16 * l + 15, 16 * l) = bf16_lane(e.tile(), size_t(l));
+  return v;
+}
+template <int T>
+Element decode_square(const bits_t<16 * T * T>& v) {
+  std::vector<uint16_t> b;
+  for (int l = 0; l < T * T; ++l) b.push_back(uint16_t(v.range(16 * l + 15, 16 * l).to_uint()));
+  return Element(bf16_square(T, b));
+}
+
+// Mostly finite values of moderate and mixed magnitude (so that the fp32 sums are exercised:
+// rounding, cancellation, subnormal and overflowing products now and then), with every
+// special class (random_bf16) in about one lane in `special`.
+inline Element random_square(std::mt19937_64& r, int special) {
+  std::vector<uint16_t> v;
+  for (int l = 0; l < kT * kT; ++l) {
+    const uint16_t u = uint16_t(r());
+    if (special > 0 && int(r() % uint64_t(special)) == 0)
+      v.push_back(random_bf16(r));
+    else if (r() % 16 == 0)
+      v.push_back(u & 0x8000u);  // a zero
+    else
+      v.push_back(uint16_t((u & 0x807Fu) | uint16_t((116 + r() % 24) << 7)));
+  }
+  if (r() % 4 == 0) v[size_t(r() % v.size())] = v[0] ^ 0x8000u;
+  return Element(bf16_square(kT, v));
+}
+inline Element random_square_mixed(std::mt19937_64& r) { return random_square(r, r() % 4 ? 200 : 12); }
+
+inline TensorTree resquare(const TensorTree& t, std::mt19937_64& r) {
+  TensorTree o = t;
+  if (t.leaf) o.elem = random_square_mixed(r);
+  for (TensorTree& c : o.children) c = resquare(c, r);
+  return o;
+}
+
+// Two streams of one structure (Map's zipped inputs; Accum matmul_acc's A and B tiles).
+inline std::vector<std::vector<Token>> square_pair(std::mt19937_64& r, int rank, int max_len = 0) {
+  RandomStreamOptions o = stream_opts(r, rank);
+  if (max_len > 0) o.max_len = rnd(r, 1, max_len);
+  o.element = random_square_mixed;
+  std::vector<TensorTree> a = random_tensors(r, o), b;
+  for (const TensorTree& t : a) b.push_back(resquare(t, r));
+  return {tensors_to_tokens(a, rank), tensors_to_tokens(b, rank)};
+}
+
+// A shadow of one fp32 operation chain that notes an operation on two NaNs: which NaN a C++
+// float operation returns then depends on the operand order the compiler emits, so
+// hw/functions does not define it (docs/units.md) and any NaN is accepted for that lane.
+struct NanShadow {
+  bool two_nans = false;
+  float mul(float x, float y) {
+    two_nans = two_nans || (std::isnan(x) && std::isnan(y));
+    return x * y;
+  }
+  float add(float x, float y) {
+    two_nans = two_nans || (std::isnan(x) && std::isnan(y));
+    return x + y;
+  }
+};
+
+// Lane by lane; `loose[l]`: any NaN is accepted where the reference is NaN.
+inline std::string compare_square(const Tile& want, const Tile& got, const std::vector<bool>& loose,
+                                  const std::string& what) {
+  if (got.rows != want.rows || got.cols != want.cols) return what + ": shape " + got.to_string() + ", want " + want.to_string();
+  for (size_t l = 0; l < want.elems(); ++l) {
+    const uint16_t w = bf16_lane(want, l), g = bf16_lane(got, l);
+    if (w == g || (loose[l] && is_nan16(w) && is_nan16(g))) continue;
+    std::ostringstream s;
+    s << what << " lane " << l << std::hex << ": got " << g << " want " << w;
+    return s.str();
+  }
+  return "";
+}
+
+// The products of one output of A x B (bt: B stored [N x K]) added to `s` in k order.
+inline float shadow_dot(NanShadow& n, const Tile& a, const Tile& b, bool bt, uint32_t i, uint32_t j, float s,
+                        bool first) {
+  for (uint32_t k = 0; k < a.cols; ++k) {
+    const float p = n.mul(a.f(i, k), bt ? b.f(j, k) : b.f(k, j));
+    s = (first && k == 0) ? p : n.add(s, p);
+  }
+  return s;
+}
+
+// ------------------------------------------------------------------ PcuTileMap
+inline const char* tile_map_fn(int op) {
+  static const char* names[] = {"matmul", "matmul_t", "mul", "add", "silu", "exp", "sigmoid"};
+  return names[op];
+}
+
+inline std::vector<UnitCase> pcu_tile_map_cases(size_t n, uint64_t seed) {
+  return make_cases(
+      n, seed, [](std::mt19937_64& r) { return std::vector<int>{int(r() % 4)}; },
+      [](std::mt19937_64& r, const std::vector<int>&) { return square_pair(r, rnd(r, 0, 2)); });
+}
+
+// The unary functions (cfg {4, 5 or 6}): one input stream; values mostly where exp, sigmoid and
+// silu are not saturated (|x| < 128), with every special class now and then.
+inline Element random_unary_square(std::mt19937_64& r) {
+  std::vector<uint16_t> v;
+  for (int l = 0; l < kT * kT; ++l) {
+    const uint16_t u = uint16_t(r());
+    v.push_back(r() % 24 == 0 ? random_bf16(r) : uint16_t((u & 0x807Fu) | uint16_t((100 + r() % 34) << 7)));
+  }
+  return Element(bf16_square(kT, v));
+}
+inline std::vector<UnitCase> pcu_tile_unary_cases(size_t n, uint64_t seed) {
+  return make_cases(
+      n, seed, [](std::mt19937_64& r) { return std::vector<int>{4 + int(r() % 3)}; },
+      [](std::mt19937_64& r, const std::vector<int>&) {
+        RandomStreamOptions o = stream_opts(r, rnd(r, 0, 2));
+        o.element = random_unary_square;
+        return std::vector<std::vector<Token>>{random_stream(r, o)};
+      });
+}
+
+// Map fn on every element (pair) (hw/functions, bit for bit) with a's stop/done structure.
+inline std::string check_pcu_tile_map(const UnitCase& c, const std::vector<Beat>& out) {
+  const int op = c.cfg[0];
+  const MapFunction& fn = map_function(tile_map_fn(op));
+  const std::vector<Beat>& a = c.inputs[0];
+  if (format_beats(out) != format_beats(a)) return "structure: got " + format_beats(out) + ", want " + format_beats(a);
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].has_elem) continue;
+    const Tile& x = a[i].elem.tile();
+    if (op >= 4) {  // unary: fully defined (a NaN input gives that NaN quieted)
+      const std::string e = compare_square(fn.apply({x}), out[i].elem.tile(), std::vector<bool>(x.elems(), false),
+                                           fn.name + " beat " + std::to_string(i));
+      if (!e.empty()) return e;
+      continue;
+    }
+    const Tile& y = c.inputs[1][i].elem.tile();
+    std::vector<bool> loose(x.elems());
+    for (uint32_t r = 0; r < uint32_t(kT); ++r)
+      for (uint32_t q = 0; q < uint32_t(kT); ++q) {
+        NanShadow s;
+        if (op <= 1)
+          shadow_dot(s, x, y, op == 1, r, q, 0.0f, true);
+        else if (op == 2)
+          s.mul(x.f(r, q), y.f(r, q));
+        else
+          s.add(x.f(r, q), y.f(r, q));
+        loose[r * kT + q] = s.two_nans;
+      }
+    const std::string e = compare_square(fn.apply({x, y}), out[i].elem.tile(), loose,
+                                         fn.name + " beat " + std::to_string(i));
+    if (!e.empty()) return e;
+  }
+  return "";
+}
+
+// One unit, two benches: the binary functions (a and b driven) and the unary ones (b idle).
+template <class Rtl, bool kUnary>
+struct PcuTileMapBenchT : Bench<PcuTileMapBenchT<Rtl, kUnary>, Rtl> {
+  CfgPin<bits_t<3>> op{*this};
+  InPort<kTW> a{*this, "a", encode_square<kT>};
+  std::unique_ptr<InPort<kTW>> b;
+  InPins<kTW> idle_b;  // never valid
+  OutPort<1, kTW> out{*this, "out", decode_square<kT>};
+  units::PcuTileMap<kT, kTS> hls{"hls"};
+  PcuTileMapBenchT() {
+    if (!kUnary) b = std::make_unique<InPort<kTW>>(*this, "b", encode_square<kT>);
+  }
+  template <class D>
+  void bind(D& d, bool r) {
+    this->bind_clock(d);
+    d.cfg_op_i(op.sig);
+    STEPSIM_BIND_IN(d, a, a.pins, r);
+    if (kUnary)
+      STEPSIM_BIND_IN(d, b, idle_b, r);
+    else
+      STEPSIM_BIND_IN(d, b, b->pins, r);
+    STEPSIM_BIND_OUT(d, out, out.pins, r);
+  }
+  static std::vector<UnitCase> cases(size_t n, uint64_t seed) {
+    return kUnary ? pcu_tile_unary_cases(n, seed) : pcu_tile_map_cases(n, seed);
+  }
+  static std::string check(const UnitCase& c, const CaseOutputs& got) { return check_pcu_tile_map(c, got[0]); }
+};
+template <class Rtl>
+using PcuTileMapBench = PcuTileMapBenchT<Rtl, false>;
+template <class Rtl>
+using PcuTileUnaryBench = PcuTileMapBenchT<Rtl, true>;
+
+// ------------------------------------------------------------------ PcuTileAccum
+inline const char* tile_accum_fn(int op) {
+  static const char* names[] = {"add", "max", "matmul_acc", "matmul_t_acc"};
+  return names[op];
+}
+
+// Accum fn (cfg {op, rank}) of hw/functions over the input stream(s), against the unit's output.
+inline std::string check_pcu_tile_accum(const UnitCase& c, const std::vector<Beat>& got) {
+  const int op = c.cfg[0];
+  const int rank = c.cfg[1];
+  const bool two = op >= 2;
+  const AccumFunction& fn = accum_function(tile_accum_fn(op));
+  const size_t n = size_t(kT) * kT;
+  Tile acc = fn.init();
+  std::vector<float> shadow(n, 0.0f);
+  std::vector<bool> loose(n, false);
+  std::vector<Beat> want;
+  std::vector<std::vector<bool>> want_loose;
+  const std::vector<Beat>& a = c.inputs[0];
+  for (size_t k = 0; k < a.size(); ++k) {
+    const Beat& x = a[k];
+    if (x.has_elem) {
+      const bool first = is_empty_acc(acc);
+      const Tile& ta = x.elem.tile();
+      for (uint32_t i = 0; i < uint32_t(kT); ++i)
+        for (uint32_t j = 0; j < uint32_t(kT); ++j) {
+          const size_t l = i * kT + j;
+          NanShadow s;
+          if (two)
+            shadow[l] = shadow_dot(s, ta, c.inputs[1][k].elem.tile(), op == 3, i, j, shadow[l], first);
+          else if (op == 0)
+            shadow[l] = first ? ta.f(i, j) : s.add(shadow[l], ta.f(i, j));
+          loose[l] = loose[l] || s.two_nans;
+        }
+      std::vector<Tile> in{ta};
+      if (two) in.push_back(c.inputs[1][k].elem.tile());
+      acc = fn.update(std::move(acc), in);
+    }
+    if (x.stop >= rank) {
+      Tile t = fn.finalize(acc);
+      if (is_empty_acc(t)) t = bf16_square(kT, std::vector<uint16_t>(n, 0));  // no tile header: a zero payload
+      Beat o = Beat::data(Element(t), uint8_t(x.stop - rank));
+      o.done = x.done;
+      want.push_back(o);
+      want_loose.push_back(loose);
+      acc = fn.init();
+      loose.assign(n, false);
+    } else if (x.done) {
+      want.push_back(Beat::done_beat());
+      want_loose.push_back({});
+    }
+  }
+  if (got.size() != want.size()) return "Accum: got " + format_beats(got) + ", want " + format_beats(want);
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (got[i].has_elem != want[i].has_elem || got[i].stop != want[i].stop || got[i].done != want[i].done)
+      return "Accum structure: got " + format_beats(got) + ", want " + format_beats(want);
+    if (want[i].has_elem) {
+      const std::string e = compare_square(want[i].elem.tile(), got[i].elem.tile(), want_loose[i],
+                                           fn.name + " beat " + std::to_string(i));
+      if (!e.empty()) return e;
+    }
+  }
+  return "";
+}
+
+// Accum add / max (cfg {0 or 1, rank}): input a only; the unit's b pins stay idle.
+inline std::vector<UnitCase> pcu_tile_accum_cases(size_t n, uint64_t seed) {
+  return make_cases(
+      n, seed, [](std::mt19937_64& r) { return std::vector<int>{int(r() % 2), rnd(r, 1, 2)}; },
+      [](std::mt19937_64& r, const std::vector<int>& c) {
+        const int a = rnd(r, c[1], 3);
+        return std::vector<std::vector<Token>>{square_pair(r, a, a == 1 ? 8 : 0)[0]};
+      });
+}
+
+// Accum matmul_acc / matmul_t_acc (cfg {2 or 3, rank}): A and B streams of one structure.
+inline std::vector<UnitCase> pcu_tile_matmul_acc_cases(size_t n, uint64_t seed) {
+  return make_cases(
+      n, seed, [](std::mt19937_64& r) { return std::vector<int>{2 + int(r() % 2), rnd(r, 1, 2)}; },
+      [](std::mt19937_64& r, const std::vector<int>& c) {
+        const int a = rnd(r, c[1], 3);
+        return square_pair(r, a, a == 1 ? 8 : 0);
+      });
+}
+
+// One unit, two benches: with b driven (matmul_acc) or idle (add, max).
+template <class Rtl, bool kTwo>
+struct PcuTileAccumBenchT : Bench<PcuTileAccumBenchT<Rtl, kTwo>, Rtl> {
+  CfgPin<bits_t<2>> op{*this};
+  CfgPin<stop_t> rank{*this};
+  InPort<kTW> a{*this, "a", encode_square<kT>};
+  std::unique_ptr<InPort<kTW>> b;
+  InPins<kTW> idle_b;  // never valid
+  OutPort<1, kTW> out{*this, "out", decode_square<kT>};
+  units::PcuTileAccum<kT> hls{"hls"};
+  PcuTileAccumBenchT() {
+    if (kTwo) b = std::make_unique<InPort<kTW>>(*this, "b", encode_square<kT>);
+  }
+  template <class D>
+  void bind(D& d, bool r) {
+    this->bind_clock(d);
+    d.cfg_op_i(op.sig);
+    d.cfg_rank_i(rank.sig);
+    STEPSIM_BIND_IN(d, a, a.pins, r);
+    if (kTwo)
+      STEPSIM_BIND_IN(d, b, b->pins, r);
+    else
+      STEPSIM_BIND_IN(d, b, idle_b, r);
+    STEPSIM_BIND_OUT(d, out, out.pins, r);
+  }
+  static std::vector<UnitCase> cases(size_t n, uint64_t seed) {
+    return kTwo ? pcu_tile_matmul_acc_cases(n, seed) : pcu_tile_accum_cases(n, seed);
+  }
+  static std::string check(const UnitCase& c, const CaseOutputs& got) { return check_pcu_tile_accum(c, got[0]); }
+};
+template <class Rtl>
+using PcuTileAccumBench = PcuTileAccumBenchT<Rtl, false>;
+template <class Rtl>
+using PcuTileMatmulAccBench = PcuTileAccumBenchT<Rtl, true>;
+
+}  // namespace stepsim::unit_test
