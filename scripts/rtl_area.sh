@@ -58,7 +58,7 @@ if [ ${#only[@]} -gt 0 ]; then
     }' "$tmp")
   rm -f "$tmp"
   {
-    awk '/^\| module \|/ {exit} /^Partial update/ {next} {print}' "$out" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
+    awk '/^\| module \|/ {exit} {print}' "$out" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
     echo "Partial update (\`scripts/rtl_area.sh $out $limit ${only[*]}\`, ${secs} s): the rows of ${only[*]}."
     echo
     echo "| module | parameters | cells | area (um^2) | note |"
