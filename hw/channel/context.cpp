@@ -123,6 +123,9 @@ void Context::wait_for_turn(const std::vector<Context*>& peers) {
     bool mine = true;
     for (const Context* p : peers) {
       if (p == this || p->state_ == State::kFinished) continue;
+      // Every lower bound of a context is at least its clock (context_lower_bound): a peer
+      // whose clock is already after (now, tie_rank) cannot go first, whatever it waits for.
+      if (p->now_ > now_ || (p->now_ == now_ && p->tie_rank_ > tie_rank_)) continue;
       uint64_t lb;
       if (p->state_ == State::kRunnable || (p->state_ == State::kArbWait && !p->arb_candidates_)) {
         lb = p->now_;  // it acts at its own clock (what the walk would find, without one)
