@@ -121,8 +121,12 @@ void Context::wait_for_turn(const std::vector<Context*>& peers) {
   for (;;) {
     bool walked = false;
     bool mine = true;
-    for (const Context* p : peers) {
+    Context* ahead = nullptr;  // the peer that goes first, if it is itself waiting for a turn
+    for (Context* p : peers) {
       if (p == this || p->state_ == State::kFinished) continue;
+      // Every lower bound of a context is at least its clock (context_lower_bound): a peer
+      // whose clock is already after (now, tie_rank) cannot go first, whatever it waits for.
+      if (p->now_ > now_ || (p->now_ == now_ && p->tie_rank_ > tie_rank_)) continue;
       uint64_t lb;
       if (p->state_ == State::kRunnable || (p->state_ == State::kArbWait && !p->arb_candidates_)) {
         lb = p->now_;  // it acts at its own clock (what the walk would find, without one)
@@ -135,6 +139,7 @@ void Context::wait_for_turn(const std::vector<Context*>& peers) {
       }
       if (lb < now_ || (lb == now_ && p->tie_rank() < tie_rank_)) {
         mine = false;
+        if (p->state_ == State::kArbWait && !p->arb_candidates_) ahead = p;
         break;
       }
     }
@@ -144,7 +149,14 @@ void Context::wait_for_turn(const std::vector<Context*>& peers) {
       scheduler_->note_progress();
       return;
     }
-    scheduler_->add_turn_waiter(this);
+    // Once per context: with the direct wake below, turns can pass back and forth without a
+    // quiescence (which clears the list), and a second entry would only wake it twice.
+    std::vector<Context*>& tw = scheduler_->turn_waiters_;
+    if (std::find(tw.begin(), tw.end(), this) == tw.end()) tw.push_back(this);
+    // A peer that goes first and is itself waiting for a turn re-checks now instead of at
+    // the next quiescence (which this context's blocking would otherwise cause): a turn
+    // check is the whole guard, so an early re-check cannot grant anything it would not.
+    if (ahead) ahead->wake();
     arb_wait();
   }
 }

@@ -55,6 +55,7 @@ OffChipMemory::OffChipMemory(sc_core::sc_module_name name, const HardwareParams&
     : sc_core::sc_module(name),
       socket("socket"),
       target_("hbm", hw.hbm),
+      port_(hw.hbm.request_bytes),
       mode_(parse_hbm_access_mode(hw.hbm_mode)) {
   hw.hbm.validate();
   socket.bind(target_.socket);
@@ -93,11 +94,11 @@ uint64_t OffChipMemory::transfer(Context& ctx, Burst b, uint8_t* data) {
     // client can issue before its last request any more (the turn at that cycle).
     ctx.wait_for_turn(clients_);
     BurstResult info;
-    const uint64_t handle = hbm_issue(*socket.operator->(), b, rb, data, &info);
+    const uint64_t handle = port_.issue(*socket.operator->(), b, data, &info);
     ctx.advance_to(info.last_issue_cycle);
     ctx.wait_for_turn(clients_);
     BurstResult r;
-    if (!hbm_result(*socket.operator->(), handle, ctx.now(), rb, &r))
+    if (!port_.result(*socket.operator->(), handle, ctx.now(), &r))
       throw std::logic_error("HBM result not ready at the tile's last issue cycle");
     return r.completion_cycle;
   }

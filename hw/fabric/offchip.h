@@ -89,6 +89,7 @@ class OffChipMemory : public sc_core::sc_module {
 
  private:
   HbmTarget target_;
+  HbmDeferredPort port_;  // fast mode: the tile transactions, one payload reused
   HbmAccessMode mode_;
   std::vector<OffChipTensor> tensors_;
   std::vector<Context*> clients_;

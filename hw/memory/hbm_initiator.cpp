@@ -138,6 +138,65 @@ bool hbm_result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t waterm
   return true;
 }
 
+HbmDeferredPort::HbmDeferredPort(uint32_t request_bytes) : request_bytes_(request_bytes) {
+  gp_.set_byte_enable_ptr(nullptr);
+  gp_.set_byte_enable_length(0);
+  gp_.set_dmi_allowed(false);
+  gp_.set_extension(&ext_);
+}
+
+HbmDeferredPort::~HbmDeferredPort() { gp_.clear_extension(&ext_); }
+
+void HbmDeferredPort::send(tlm::tlm_fw_transport_if<>& fw) {
+  gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  fw.b_transport(gp_, delay);
+  if (gp_.is_response_error())
+    throw std::runtime_error("HBM transaction at 0x" + std::to_string(gp_.get_address()) +
+                             " failed: " + gp_.get_response_string());
+}
+
+uint64_t HbmDeferredPort::issue(tlm::tlm_fw_transport_if<>& fw, const Burst& b, uint8_t* data,
+                                BurstResult* info) {
+  const uint64_t len = uint64_t(b.rows) * b.row_bytes;
+  gp_.set_command(b.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+  gp_.set_address(b.base);
+  gp_.set_data_ptr(data);
+  gp_.set_data_length(static_cast<unsigned int>(data ? len : 0));
+  gp_.set_streaming_width(static_cast<unsigned int>(data ? len : 0));
+  ext_.kind = HbmBurstExtension::Kind::BurstIssue;
+  set_geometry(ext_, b);
+  send(fw);
+  if (info) {
+    info->completion_cycle = b.issue_cycle;
+    info->requests = ext_.requests;
+    info->bytes = ext_.requests * request_bytes_;
+    info->last_issue_cycle = ext_.last_issue_cycle;
+  }
+  return ext_.handle;
+}
+
+bool HbmDeferredPort::result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t watermark,
+                             BurstResult* out) {
+  gp_.set_command(tlm::TLM_READ_COMMAND);
+  gp_.set_address(0);
+  gp_.set_data_ptr(nullptr);
+  gp_.set_data_length(0);
+  gp_.set_streaming_width(0);
+  ext_.kind = HbmBurstExtension::Kind::BurstResult;
+  ext_.handle = handle;
+  ext_.watermark = watermark;
+  send(fw);
+  if (!ext_.ready) return false;
+  if (out) {
+    out->completion_cycle = ext_.completion_cycle;
+    out->requests = ext_.requests;
+    out->last_issue_cycle = ext_.last_issue_cycle;
+    out->bytes = ext_.requests * request_bytes_;
+  }
+  return true;
+}
+
 BurstResult hbm_transfer(tlm::tlm_fw_transport_if<>& fw, const Burst& b, HbmAccessMode mode,
                          uint32_t request_bytes, uint8_t* data) {
   TxnLease t;

@@ -20,6 +20,7 @@
 #include <systemc>
 #include <tlm>
 
+#include "hw/memory/hbm_target.h"
 #include "hw/memory/hbm_timing.h"
 
 namespace stepsim {
@@ -51,6 +52,29 @@ uint64_t hbm_issue(tlm::tlm_fw_transport_if<>& fw, const Burst& burst, uint32_t 
                    uint8_t* data = nullptr, BurstResult* info = nullptr);
 bool hbm_result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t watermark,
                 uint32_t request_bytes, BurstResult* out);
+
+// Deferred fast mode through one generic payload and extension, set up once and reused for
+// every transaction: issue() and result() are the transactions of hbm_issue / hbm_result
+// (same fields in, same fields out), without preparing a payload per call. For one caller
+// whose calls never overlap (the HbmTarget never waits inside b_transport).
+class HbmDeferredPort {
+ public:
+  explicit HbmDeferredPort(uint32_t request_bytes);
+  ~HbmDeferredPort();
+  HbmDeferredPort(const HbmDeferredPort&) = delete;
+  HbmDeferredPort& operator=(const HbmDeferredPort&) = delete;
+
+  uint64_t issue(tlm::tlm_fw_transport_if<>& fw, const Burst& burst, uint8_t* data,
+                 BurstResult* info);
+  bool result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t watermark,
+              BurstResult* out);
+
+ private:
+  void send(tlm::tlm_fw_transport_if<>& fw);
+  tlm::tlm_generic_payload gp_;
+  HbmBurstExtension ext_;
+  uint32_t request_bytes_;
+};
 
 // Convenience wrapper around an initiator socket (bound to an HbmTarget's socket).
 class HbmInitiator {

@@ -459,6 +459,25 @@ struct HbmTiming::Stepper {
     }
     acc = local;
   }
+  // n cycles from a in which x and y each issue one request per cycle (x's first): the
+  // shared cycles of two one-per-cycle flows; the bookkeeping and the channel in locals.
+  void deal_pairs(Acc& x, Acc& y, uint64_t a, uint64_t n) {
+    if (kEvery && n > 0) {
+      paid += 2 * n;
+      x.last_paid = y.last_paid = true;
+    }
+    Acc lx = x, ly = y;
+    uint32_t cc = c;
+    for (const uint64_t e = a + n; a < e; ++a) {
+      serve(lx, ch[cc], a);
+      if (++cc == C) cc = 0;
+      serve(ly, ch[cc], a);
+      if (++cc == C) cc = 0;
+    }
+    c = cc;
+    x = lx;
+    y = ly;
+  }
 };
 
 // Cycles [t1, t2) of a window, request by request, in FIFO order: each cycle deals the
@@ -507,6 +526,48 @@ template <bool kEvery>
 uint64_t HbmTiming::rr_short_impl(std::vector<Flow>& flows, Chan* ch, const Live* live,
                                   size_t nl, uint32_t c, bool* shared) const {
   Stepper<kEvery> st(p_, ch, c);
+  if (live[0].P == 1 && (nl == 1 || live[1].P == 1)) {
+    // One request per cycle each (the common case): the same windows as below, without the
+    // general bundle bookkeeping.
+    Flow& f0 = flows[live[0].i];
+    Acc a0(f0);
+    uint64_t t0 = live[0].a, r0 = live[0].rem;
+    *shared = false;
+    if (nl == 1) {
+      st.deal_one_per_cycle(a0, t0, r0);
+    } else {
+      Flow& f1 = flows[live[1].i];
+      Acc a1(f1);
+      uint64_t t1 = live[1].a, r1 = live[1].rem;
+      if (t0 < t1) {  // the one that starts first runs alone until the other starts
+        const uint64_t n = std::min(r0, t1 - t0);
+        st.deal_one_per_cycle(a0, t0, n);
+        t0 += n;
+        r0 -= n;
+      } else if (t1 < t0) {
+        const uint64_t n = std::min(r1, t0 - t1);
+        st.deal_one_per_cycle(a1, t1, n);
+        t1 += n;
+        r1 -= n;
+      }
+      if (r0 > 0 && r1 > 0) {  // now t0 == t1: the shared cycles
+        *shared = true;
+        const uint64_t n = std::min(r0, r1);
+        st.deal_pairs(a0, a1, t0, n);
+        t0 += n;
+        t1 += n;
+        r0 -= n;
+        r1 -= n;
+      }
+      st.deal_one_per_cycle(a0, t0, r0);  // the one left
+      st.deal_one_per_cycle(a1, t1, r1);
+      f1.folded += live[1].rem;
+      a1.store(f1);
+    }
+    f0.folded += live[0].rem;
+    a0.store(f0);
+    return st.paid;
+  }
   struct Run {  // a flow being served
     uint64_t t, rem, P;  // next arrival, requests left, requests per cycle
     Acc acc;
