@@ -199,10 +199,8 @@ int cmd_run(Args& a, std::ostream& out, std::ostream& err) {
     opt.output_dir = out_dir.empty() ? "." : out_dir;
     // --set: hardware parameters first, then graph parameters and node parameters.
     std::vector<std::pair<std::string, std::string>> graph_sets;
-    auto hw_fields = HardwareParams::fields();
     for (const auto& [k, v] : sets) {
-      bool is_hw = std::any_of(hw_fields.begin(), hw_fields.end(), [&](const auto& f) { return f.key == k; });
-      if (is_hw) opt.hw.set(k, v);
+      if (HardwareParams::has_field(k)) opt.hw.set(k, v);
       else graph_sets.push_back({k, v});
     }
     Graph g = load_graph(file, graph_sets);

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "hw/ops/params.h"
+#include "sim/frontend/builder.h"
 #include "sim/shape/infer.h"
 #include "sim/shape/metrics.h"
 
@@ -11,16 +12,12 @@ namespace stepsim {
 
 namespace {
 
-std::string int_list(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s + "]";
-}
+using frontend::int_list;
 
-std::vector<int64_t> parse_ints(const std::string& node, const std::string& key, const std::string& text) {
-  if (text.empty()) return {};
-  std::vector<ParamSpec> specs = {{key, ParamSpec::Type::kIntList, "[]", ""}};
-  return Params("downtile", node, &specs, {{key, text}}).get_ints(key);
+// An int-list parameter of node `n` ("" or absent: empty).
+std::vector<int64_t> ints(const NodeSpec& n, const std::string& key) {
+  auto it = n.params.find(key);
+  return it == n.params.end() || it->second.empty() ? std::vector<int64_t>{} : parse_int_list(it->second);
 }
 
 class Downtiler {
@@ -92,12 +89,11 @@ class Downtiler {
     for (const TensorSpec& x : g_.tensors)
       if (x.name == tname) t = &x;
     if (!t) fail(n, "unknown tensor '" + tname + "'");
-    const std::vector<int64_t> tile = parse_ints(n.name, "tile", n.params.at("tile"));
+    const std::vector<int64_t> tile = ints(n, "tile");
     if (tile.size() != 2 || tile[0] % T_ || tile[1] % T_ || int64_t(t->rows) % tile[0] || int64_t(t->cols) % tile[1])
       fail(n, "tile " + n.params.at("tile") + " must divide tensor '" + tname + "' and be a multiple of " + std::to_string(T_));
     const int64_t gc = int64_t(t->cols) / tile[1], pc = int64_t(t->cols) / T_, br = tile[0] / T_, bc = tile[1] / T_;
-    std::vector<int64_t> shape = parse_ints(n.name, "out_shape", n.params.count("out_shape") ? n.params.at("out_shape") : "");
-    std::vector<int64_t> stride = parse_ints(n.name, "stride", n.params.count("stride") ? n.params.at("stride") : "");
+    std::vector<int64_t> shape = ints(n, "out_shape"), stride = ints(n, "stride");
     if (shape.empty()) shape = {int64_t(t->rows) / tile[0], gc};
     if (stride.empty()) {
       stride.assign(shape.size(), 1);

@@ -228,9 +228,10 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
   // The memory unit takes a Bufferize -> Streamify pair: a Bufferize whose only consumer is one
   // Streamify, with the same impl on both sides (hw/bridge/pmu_bridge.h). Anything else can't
   // go on the unit: why not, by node.
+  // The node's `impl:`, else the default (a default skips nodes without a unit, below).
+  auto impl_for = [&](const NodeSpec& n) { return !n.impl.empty() ? n.impl : default_impl.empty() ? "approx" : default_impl; };
   std::map<std::string, std::string> unpaired;
   {
-    auto impl_for = [&](const NodeSpec& n) { return !n.impl.empty() ? n.impl : default_impl.empty() ? "approx" : default_impl; };
     std::map<std::string, std::vector<const Edge*>> out_edges, in_edges;
     for (const Edge& e : plan.edges) {
       out_edges[e.from].push_back(&e);
@@ -284,8 +285,7 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
         int oi = port_index(info.outputs, use[n.name].out_numbered, e.from_port);
         if (oi >= 0) cfg.write_back_mu[size_t(oi)] = true;
       }
-    // Implementation: the node's `impl:`, else the default; a default skips nodes without a unit.
-    std::string impl = !n.impl.empty() ? n.impl : default_impl.empty() ? "approx" : default_impl;
+    std::string impl = impl_for(n);
     std::string note;
     const bridge::UnitImpl* unit = nullptr;
     if (impl != "approx") {

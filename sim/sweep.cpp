@@ -42,11 +42,6 @@ std::vector<std::string> split_values(const std::string& text) {
 
 namespace {
 
-bool is_hw_key(const std::string& k) {
-  const auto& f = HardwareParams::fields();
-  return std::any_of(f.begin(), f.end(), [&](const auto& x) { return x.key == k; });
-}
-
 SweepRow run_point(const SweepSpec& spec, const std::vector<std::pair<std::string, std::string>>& params,
                    const std::vector<std::pair<std::string, std::string>>& sets) {
   SweepRow row;
@@ -57,7 +52,7 @@ SweepRow run_point(const SweepSpec& spec, const std::vector<std::pair<std::strin
     opt.hw = load_preset(spec.preset);
     std::vector<std::pair<std::string, std::string>> graph_sets;
     for (const auto& [k, v] : sets) {
-      if (is_hw_key(k)) opt.hw.set(k, v);
+      if (HardwareParams::has_field(k)) opt.hw.set(k, v);
       else graph_sets.push_back({k, v});
     }
     Graph g = spec.layer.empty() ? load_graph(spec.graph_file, graph_sets)
@@ -141,7 +136,7 @@ SweepResult run_sweep(const SweepSpec& spec) {
   if (spec.graph_file.empty() == spec.layer.empty()) throw std::invalid_argument("sweep: give a graph file or --layer, not both");
   if (!spec.layer.empty()) layers::LayerRegistry::instance().find(spec.layer);  // unknown layer -> clear error
   for (const auto& [k, v] : spec.sets)
-    if (!spec.layer.empty() && !is_hw_key(k))
+    if (!spec.layer.empty() && !HardwareParams::has_field(k))
       throw std::invalid_argument("sweep: '" + k + "' is not a hardware parameter; layer parameters go in --param");
   if (spec.layer.empty() && !spec.params.empty()) throw std::invalid_argument("sweep: --param needs --layer (use --set for a graph file)");
   SweepResult res;

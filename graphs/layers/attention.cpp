@@ -39,13 +39,6 @@ std::vector<int64_t> kv_lengths(const std::string& file, int64_t first, int64_t 
   return v;
 }
 
-std::optional<frontend::Stream> phase_token(frontend::GraphBuilder& b, const std::string& name,
-                                            const std::vector<frontend::Stream>& after) {
-  if (after.empty()) return std::nullopt;
-  b.literal_stream(name, "1 D");
-  return b.source(name, name, 0, after);
-}
-
 namespace {
 
 using frontend::GraphBuilder;

@@ -1,4 +1,5 @@
 #include "graphs/layers/layer.h"
+#include "graphs/layers/blocks.h"
 
 #include <stdexcept>
 
@@ -37,6 +38,13 @@ std::vector<const LayerInfo*> LayerRegistry::all() const {
   std::vector<const LayerInfo*> v;
   for (const auto& kv : layers_) v.push_back(&kv.second);
   return v;
+}
+
+std::optional<frontend::Stream> phase_token(frontend::GraphBuilder& b, const std::string& name,
+                                            const std::vector<frontend::Stream>& after) {
+  if (after.empty()) return std::nullopt;
+  b.literal_stream(name, "1 D");
+  return b.source(name, name, 0, after);
 }
 
 Graph build_layer(const std::string& name, const std::map<std::string, std::string>& params) {

@@ -186,6 +186,11 @@ void HardwareParams::set(const std::string& key, const std::string& value) {
   throw std::invalid_argument("unknown hardware parameter '" + key + "'; known: " + known_keys());
 }
 
+bool HardwareParams::has_field(const std::string& key) {
+  const auto& f = fields();
+  return std::any_of(f.begin(), f.end(), [&](const FieldDoc& d) { return d.key == key; });
+}
+
 const std::vector<HardwareParams::FieldDoc>& HardwareParams::fields() {
   static const std::vector<FieldDoc> docs = [] {
     std::vector<FieldDoc> d;

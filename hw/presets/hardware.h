@@ -42,6 +42,7 @@ struct HardwareParams {
     std::string key, unit, doc;
   };
   static const std::vector<FieldDoc>& fields();
+  static bool has_field(const std::string& key);  // a hardware parameter (not a graph one)
   std::map<std::string, std::string> to_map() const;  // dotted key -> value as text
 };
 

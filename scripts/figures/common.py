@@ -60,6 +60,15 @@ def run_layer(exe, layer, params, preset="step-artifact", sets=None):
         return r
 
 
+def onchip_bytes(report, static):
+    """On-chip memory as the authors' scripts count it (run with onchip_requirement_model
+    artifact): a static design allocates every buffer up front (the symbolic total), a dynamic
+    one on demand (the run's requirement)."""
+    if static:
+        return report["symbolic"]["onchip_requirement_bytes"]["value"]
+    return report["onchip"]["requirement_bytes"]
+
+
 def write_csv(path, rows, fields):
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)

@@ -26,7 +26,7 @@ REGIONS = [128, 64, 32, 16, 8, 4]
 def point(exe, regions, tile_n):
     r = common.run_layer(exe, "moe_tm", {"model": "qwen", "batch": 64, "regions": regions, "tile_n": tile_n, "tile_f": 48},
                          sets={"onchip_requirement_model": "artifact"})
-    onchip = r["onchip"]["requirement_bytes"] if tile_n == 0 else r["symbolic"]["onchip_requirement_bytes"]["value"]
+    onchip = common.onchip_bytes(r, tile_n != 0)
     return {"tiling": "dynamic" if tile_n == 0 else "static", "tile_n": tile_n, "regions": regions,
             "cycles": r["cycles"], "flops": r["compute"]["flops"],
             "allocated_flops_per_cycle": r["compute"]["allocated_flops_per_cycle"],

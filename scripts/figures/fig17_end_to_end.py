@@ -44,17 +44,13 @@ PAPER = {
 ARTIFACT = {"onchip_requirement_model": "artifact"}
 
 
-def onchip(r, static):
-    return r["symbolic"]["onchip_requirement_bytes"]["value"] if static else r["onchip"]["requirement_bytes"]
-
-
 def matched_tiles(exe, model):
     """The Fig. 9 sweep (MoE alone): memory- and performance-matched static tiles."""
     pts = {}
     for tn in STATIC_TILES + [0]:
         r = common.run_layer(exe, "moe", {"model": model, "batch": 64, "tile_n": tn, "tile_f": 64, "compute_bw": 4096},
                              sets=ARTIFACT)
-        pts[tn] = (r["cycles"], onchip(r, tn != 0))
+        pts[tn] = (r["cycles"], common.onchip_bytes(r, tn != 0))
     dyn_cycles, dyn_mem = pts[0]
     mem = min(STATIC_TILES, key=lambda t: (abs(pts[t][1] - dyn_mem), t))
     perf = min((t for t in STATIC_TILES if pts[t][0] <= dyn_cycles * 1.01), key=lambda t: (pts[t][1], t))
@@ -69,7 +65,7 @@ def decoder(exe, model, attention, moe_tile, moe_regions, attn_depth=1):
     static = attention != "dynamic" and moe_tile != 0
     return {"cycles": r["cycles"], "qkv": finish["attn_start"], "attention": finish["oproj_start"] - finish["attn_start"],
             "oproj": finish["moe_start"] - finish["oproj_start"], "moe": r["cycles"] - finish["moe_start"],
-            "onchip_bytes": onchip(r, static), "allocated_flops_per_cycle": r["compute"]["allocated_flops_per_cycle"],
+            "onchip_bytes": common.onchip_bytes(r, static), "allocated_flops_per_cycle": r["compute"]["allocated_flops_per_cycle"],
             "offchip_bytes": r["offchip"]["read_bytes"] + r["offchip"]["write_bytes"], "wall_s": round(r["wall_s"], 3),
             "cycles_per_s": round(r["cycles"] / r["wall_s"])}
 

@@ -39,7 +39,7 @@ PAPER = {
 def point(exe, model, batch, tile_n, bw):
     r = common.run_layer(exe, "moe", {"model": model, "batch": batch, "tile_n": tile_n, "tile_f": 64, "compute_bw": bw},
                          sets={"onchip_requirement_model": "artifact"})
-    onchip = r["onchip"]["requirement_bytes"] if tile_n == 0 else r["symbolic"]["onchip_requirement_bytes"]["value"]
+    onchip = common.onchip_bytes(r, tile_n != 0)
     return {"model": model, "batch": batch, "tiling": "dynamic" if tile_n == 0 else "static",
             "tile_n": tile_n, "compute_bw": bw, "cycles": r["cycles"],
             "onchip_bytes": onchip,
