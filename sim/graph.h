@@ -50,6 +50,9 @@ struct TensorSpec {
   std::string init = "zeros";  // zeros | random | file | output
   uint64_t seed = 0;
   std::string file;            // .npy when init == file
+  // Storage layout: 0 x 0 is row-major; otherwise [block_rows x block_cols] blocks, each
+  // contiguous and row-major inside, stored in row-major block order (OffChipTensor).
+  uint64_t block_rows = 0, block_cols = 0;
 };
 
 struct Graph {

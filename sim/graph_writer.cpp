@@ -46,6 +46,8 @@ std::string graph_to_yaml(const Graph& g) {
              e << YAML::Key << "init" << YAML::Value << t.init;
              if (t.init == "random") e << YAML::Key << "seed" << YAML::Value << t.seed;
              if (t.init == "file") e << YAML::Key << "file" << YAML::Value << t.file;
+             if (t.block_rows)
+               e << YAML::Key << "block" << YAML::Value << YAML::BeginSeq << t.block_rows << t.block_cols << YAML::EndSeq;
              e << YAML::EndMap;
            }) + "\n";
     }

@@ -261,12 +261,12 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
       t.name = it->first.as<std::string>();
       const YAML::Node& n = it->second;
       const std::string where = source + ": tensor '" + t.name + "'";
-      if (!n.IsMap()) throw std::invalid_argument(where + ": expected a map with shape, dtype, init, seed, file");
+      if (!n.IsMap()) throw std::invalid_argument(where + ": expected a map with shape, dtype, init, seed, file, block");
       for (auto kv = n.begin(); kv != n.end(); ++kv) {
-        static const std::set<std::string> keys = {"shape", "dtype", "init", "seed", "file"};
+        static const std::set<std::string> keys = {"shape", "dtype", "init", "seed", "file", "block"};
         const std::string k = kv->first.as<std::string>();
         if (!keys.count(k))
-          throw std::invalid_argument(where + ": unknown key '" + k + "' (expected shape, dtype, init, seed, file)");
+          throw std::invalid_argument(where + ": unknown key '" + k + "' (expected shape, dtype, init, seed, file, block)");
       }
       if (!n["shape"] || !n["shape"].IsSequence() || n["shape"].size() != 2)
         throw std::invalid_argument(where + ": shape must be [rows, cols]");
@@ -280,6 +280,17 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
         throw std::invalid_argument(where + ": init must be zeros, random, file or output");
       if (n["seed"]) t.seed = n["seed"].as<uint64_t>();
       if (n["file"]) t.file = resolve_path(n["file"].as<std::string>(), base_dir);
+      if (n["block"]) {
+        if (!n["block"].IsSequence() || n["block"].size() != 2)
+          throw std::invalid_argument(where + ": block must be [rows, cols] (a blocked layout) or absent (row-major)");
+        auto block = n["block"].as<std::vector<int64_t>>();
+        if (block[0] < 1 || block[1] < 1 || uint64_t(shape[0]) % uint64_t(block[0]) || uint64_t(shape[1]) % uint64_t(block[1]))
+          throw std::invalid_argument(where + ": block [" + std::to_string(block[0]) + ", " + std::to_string(block[1]) +
+                                      "] must be >= 1 and divide the shape [" + std::to_string(shape[0]) + ", " +
+                                      std::to_string(shape[1]) + "]");
+        t.block_rows = uint64_t(block[0]);
+        t.block_cols = uint64_t(block[1]);
+      }
       if (t.init == "file" && t.file.empty()) throw std::invalid_argument(where + ": init: file needs 'file:'");
       if (t.init == "file") check_tensor_file(t, where);
       g.tensors.push_back(std::move(t));

@@ -209,7 +209,7 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
   auto scheduler = std::make_unique<Scheduler>("scheduler");
   env->scheduler = scheduler.get();
   std::vector<OffChipTensorDecl> decls;
-  for (const TensorSpec& t : graph.tensors) decls.push_back(OffChipTensorDecl{t.name, t.rows, t.cols, t.dtype});
+  for (const TensorSpec& t : graph.tensors) decls.push_back(OffChipTensorDecl{t.name, t.rows, t.cols, t.dtype, t.block_rows, t.block_cols});
   std::unique_ptr<OffChipMemory> memory = std::make_unique<OffChipMemory>("offchip", options.hw, decls);
   env->memory = memory.get();
   if (options.functional)

@@ -49,6 +49,9 @@ Graph build_swiglu(const Params& p) {
                                ", intermediate " + std::to_string(F) + ", tiles [" + std::to_string(tb) + ", " +
                                std::to_string(th) + ", " + std::to_string(tf) + "]");
   const uint64_t seed = uint64_t(p.get_int("seed"));
+  const int64_t block = p.get_int("block");
+  if (block < 0) throw std::invalid_argument("layer swiglu: block must be >= 0, got " + std::to_string(block));
+  b.set_tensor_block(uint64_t(block), uint64_t(block));
   b.tensor("x", uint64_t(B), uint64_t(D), DType::BF16, seed);
   b.tensor("w1", uint64_t(D), uint64_t(F), DType::BF16, seed + 1);
   b.tensor("w3", uint64_t(D), uint64_t(F), DType::BF16, seed + 2);
@@ -95,7 +98,10 @@ void register_swiglu(LayerRegistry& r) {
           {"tile_h", T::kInt, "0", "hidden tile (0 = hidden: untiled reduction, as in Fig. 8)"},
           {"tile_f", T::kInt, "64", "intermediate tile (N tile of gate/up, K tile of down)"},
           {"compute_bw", T::kInt, "0", "FLOPs/cycle per higher-order node (0 = the preset's compute_bw)"},
-          {"seed", T::kInt, "1", "seed of the random tensors (x; W1, W3, W2 use seed+1..3)"}},
+          {"seed", T::kInt, "1", "seed of the random tensors (x; W1, W3, W2 use seed+1..3)"},
+          {"block", T::kInt, "0",
+           "store every tensor in [block x block] blocks, each contiguous (0 = row-major); the HDL validation "
+           "uses 16, the compute units' tile"}},
          build_swiglu});
 }
 

@@ -50,6 +50,23 @@ void unpack_elements(const uint8_t* bytes, uint64_t n, DType dtype, TileData& va
   }
 }
 
+void reorder_blocked(TileData& values, uint64_t rows, uint64_t cols, uint64_t br, uint64_t bc, bool to_memory) {
+  auto reorder = [&](auto& v) {
+    auto out = v;
+    for (uint64_t r = 0; r < rows; ++r)
+      for (uint64_t c = 0; c < cols; ++c) {
+        const uint64_t m = (r / br) * br * cols + (c / bc) * br * bc + (r % br) * bc + c % bc;
+        if (to_memory)
+          out[m] = v[r * cols + c];
+        else
+          out[r * cols + c] = v[m];
+      }
+    v = std::move(out);
+  };
+  if (!values.f.empty()) reorder(values.f);
+  if (!values.i.empty()) reorder(values.i);
+}
+
 OffChipMemory::OffChipMemory(sc_core::sc_module_name name, const HardwareParams& hw,
                              const std::vector<OffChipTensorDecl>& tensors)
     : sc_core::sc_module(name),
@@ -66,6 +83,12 @@ OffChipMemory::OffChipMemory(sc_core::sc_module_name name, const HardwareParams&
     t.rows = d.rows;
     t.cols = d.cols;
     t.dtype = d.dtype;
+    t.block_rows = d.block_rows;
+    t.block_cols = d.block_cols;
+    if (t.blocked() && (!t.block_cols || t.rows % t.block_rows || t.cols % t.block_cols))
+      throw std::invalid_argument("tensor '" + t.name + "': block [" + std::to_string(t.block_rows) + ", " +
+                                  std::to_string(t.block_cols) + "] does not divide its shape [" +
+                                  std::to_string(t.rows) + ", " + std::to_string(t.cols) + "]");
     t.base = next;
     next += (t.bytes() + kAlignment - 1) / kAlignment * kAlignment;
     tensors_.push_back(t);
@@ -138,7 +161,13 @@ uint64_t OffChipMemory::transfer(Context& ctx, Burst b, uint8_t* data) {
 void OffChipMemory::write_values(const OffChipTensor& t, const TileData& values) {
   const uint64_t n = t.rows * t.cols;
   std::vector<uint8_t> bytes(t.bytes());
-  pack_elements(values, n, t.dtype, bytes.data());
+  if (t.blocked()) {
+    TileData stored = values;
+    reorder_blocked(stored, t.rows, t.cols, t.block_rows, t.block_cols, true);
+    pack_elements(stored, n, t.dtype, bytes.data());
+  } else {
+    pack_elements(values, n, t.dtype, bytes.data());
+  }
   target_.memory().write(t.base, bytes.data(), bytes.size());
 }
 
@@ -147,6 +176,7 @@ TileData OffChipMemory::read_values(const OffChipTensor& t) {
   target_.memory().read(t.base, bytes.data(), bytes.size());
   TileData d;
   unpack_elements(bytes.data(), t.rows * t.cols, t.dtype, d);
+  if (t.blocked()) reorder_blocked(d, t.rows, t.cols, t.block_rows, t.block_cols, false);
   return d;
 }
 

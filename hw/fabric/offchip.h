@@ -36,22 +36,35 @@
 
 namespace stepsim {
 
-// A tensor stored off-chip: row-major, rows x cols elements of dtype from byte address base.
+// A tensor stored off-chip: rows x cols elements of dtype from byte address base, row-major
+// or blocked. Blocked (block_rows x block_cols != 0): the tensor is cut into [block_rows x
+// block_cols] blocks, each stored contiguously (row-major inside), the blocks in row-major
+// order; a tile made of whole blocks then reads block rows of contiguous bytes, as the
+// large memory requests of the authors' HDL fabric assume (docs/timing-model.md).
 struct OffChipTensor {
   std::string name;
   uint64_t base = 0;
   uint64_t rows = 0, cols = 0;
   DType dtype = DType::BF16;
+  uint64_t block_rows = 0, block_cols = 0;  // 0 x 0: row-major
   bool written = false;  // a store wrote into it during the run
 
+  bool blocked() const { return block_rows != 0; }
   uint64_t row_bytes() const { return cols * dtype_bytes(dtype); }
   uint64_t bytes() const { return rows * row_bytes(); }
+  // Position of element (r, c) in storage order, in elements from base.
+  uint64_t element_offset(uint64_t r, uint64_t c) const {
+    if (!blocked()) return r * cols + c;
+    const uint64_t block = (r / block_rows) * (cols / block_cols) + c / block_cols;
+    return block * block_rows * block_cols + (r % block_rows) * block_cols + c % block_cols;
+  }
 };
 
 struct OffChipTensorDecl {
   std::string name;
   uint64_t rows = 0, cols = 0;
   DType dtype = DType::BF16;
+  uint64_t block_rows = 0, block_cols = 0;
 };
 
 class OffChipMemory : public sc_core::sc_module {
@@ -99,5 +112,10 @@ class OffChipMemory : public sc_core::sc_module {
 // Element values <-> the bytes they occupy in memory (little-endian; bf16 as its 16 bits).
 void pack_elements(const TileData& values, uint64_t n, DType dtype, uint8_t* bytes);
 void unpack_elements(const uint8_t* bytes, uint64_t n, DType dtype, TileData& values);
+
+// A [rows x cols] tile made of whole [br x bc] blocks moves through memory block row by block
+// row, each block row's blocks one after another, row-major inside a block. Reorders `values`
+// from row-major to that order (to_memory) or back.
+void reorder_blocked(TileData& values, uint64_t rows, uint64_t cols, uint64_t br, uint64_t bc, bool to_memory);
 
 }  // namespace stepsim

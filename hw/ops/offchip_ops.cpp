@@ -46,14 +46,26 @@ struct TiledView {
     }
     return ended;
   }
+  // A tile of a blocked tensor is either whole blocks (moved block row by block row, see
+  // reorder_blocked) or lies inside one block (moved row by row at the block's pitch).
+  bool spans_blocks() const {
+    return tensor->blocked() && tile_rows % tensor->block_rows == 0 && tile_cols % tensor->block_cols == 0;
+  }
   // The request block of stored tile `l` (row-major over tiles).
   Burst burst(uint64_t l, bool write, uint32_t par_dispatch) const {
-    const uint64_t eb = dtype_bytes(tensor->dtype);
+    const OffChipTensor& t = *tensor;
+    const uint64_t eb = dtype_bytes(t.dtype);
     Burst b;
-    b.base = tensor->base + (l / tiles_c) * tile_rows * tensor->row_bytes() + (l % tiles_c) * tile_cols * eb;
-    b.rows = tile_rows;
-    b.row_bytes = tile_cols * eb;
-    b.row_pitch = tensor->row_bytes();
+    b.base = t.base + t.element_offset((l / tiles_c) * tile_rows, (l % tiles_c) * tile_cols) * eb;
+    if (spans_blocks()) {
+      b.rows = uint32_t(tile_rows / t.block_rows);
+      b.row_bytes = t.block_rows * tile_cols * eb;
+      b.row_pitch = t.block_rows * t.row_bytes();
+    } else {
+      b.rows = tile_rows;
+      b.row_bytes = tile_cols * eb;
+      b.row_pitch = t.blocked() ? t.block_cols * eb : t.row_bytes();
+    }
     b.write = write;
     b.par_dispatch = par_dispatch;
     return b;
@@ -80,6 +92,12 @@ class OffChipOp : public Op {
                                   ", " + std::to_string(t.cols) + "]");
     view_.tile_rows = uint32_t(tile[0]);
     view_.tile_cols = uint32_t(tile[1]);
+    if (t.blocked() && !(tile[0] % int64_t(t.block_rows) == 0 && tile[1] % int64_t(t.block_cols) == 0) &&
+        !(int64_t(t.block_rows) % tile[0] == 0 && int64_t(t.block_cols) % tile[1] == 0))
+      throw std::invalid_argument(node + "tile [" + std::to_string(tile[0]) + ", " + std::to_string(tile[1]) +
+                                  "] neither covers whole blocks nor fits in one block of tensor '" + t.name +
+                                  "' (stored in [" + std::to_string(t.block_rows) + ", " +
+                                  std::to_string(t.block_cols) + "] blocks)");
     view_.tiles_r = t.rows / uint64_t(tile[0]);
     view_.tiles_c = t.cols / uint64_t(tile[1]);
     if (affine) {
@@ -135,6 +153,7 @@ class OffChipOp : public Op {
     if (!bytes.empty()) {
       auto d = std::make_shared<TileData>();
       unpack_elements(bytes.data(), t.elems(), t.dtype, *d);
+      if (view_.spans_blocks()) reorder_blocked(*d, t.rows, t.cols, view_.tensor->block_rows, view_.tensor->block_cols, false);
       t.data = std::move(d);
     }
     Beat out = Beat::data(Element(std::move(t)), stop);
@@ -153,7 +172,13 @@ class OffChipOp : public Op {
         fail("functional mode: tile " + t.to_string() + " on channel '" + from.name() +
              "' carries no values (literal T[RxC] tiles are shapes only)");
       bytes.resize(t.bytes());
-      pack_elements(*t.data, t.elems(), t.dtype, bytes.data());
+      if (view_.spans_blocks()) {
+        TileData stored = *t.data;
+        reorder_blocked(stored, t.rows, t.cols, view_.tensor->block_rows, view_.tensor->block_cols, true);
+        pack_elements(stored, t.elems(), t.dtype, bytes.data());
+      } else {
+        pack_elements(*t.data, t.elems(), t.dtype, bytes.data());
+      }
     }
     note_onchip(t.bytes());  // staged until its writes are acknowledged
     view_.tensor->written = true;
@@ -341,8 +366,9 @@ void register_offchip_ops(OpRegistry& r) {
   const ParamSpec offset{"offset", T::kInt, "0", "first tile of the view (row-major tile index of the tiled tensor)"};
   const ParamSpec par{"par_dispatch", T::kInt, "0", "requests issued per cycle (0 = the preset's par_dispatch)"};
   const std::string tile_timing =
-      "Per tile: rows x ceil(cols*bytes/request_bytes) requests with the tensor's row pitch, par_dispatch per "
-      "cycle from the op's time, through the HBM model; ";
+      "Per tile: rows x ceil(cols*bytes/request_bytes) requests with the tensor's row pitch (a blocked tensor: "
+      "per block row of the tile, or per row inside one block), par_dispatch per cycle from the op's time, through "
+      "the HBM model; ";
   r.add(OpInfo{"LinearOffChipLoad", "off-chip memory",
                "Reads a stored tensor as a stream of tiles through an affine tiled view; with a ref stream, one whole "
                "pass per ref element (ref stops raised above the view's dimensions; ref contents ignored).",

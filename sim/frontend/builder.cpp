@@ -49,6 +49,8 @@ void GraphBuilder::tensor(const std::string& name, uint64_t rows, uint64_t cols,
   t.dtype = dtype;
   t.init = "random";
   t.seed = seed;
+  t.block_rows = block_rows_;
+  t.block_cols = block_cols_;
   g_.tensors.push_back(t);
 }
 
@@ -59,6 +61,8 @@ void GraphBuilder::output_tensor(const std::string& name, uint64_t rows, uint64_
   t.cols = cols;
   t.dtype = dtype;
   t.init = "output";
+  t.block_rows = block_rows_;
+  t.block_cols = block_cols_;
   g_.tensors.push_back(t);
 }
 

@@ -71,6 +71,12 @@ class GraphBuilder {
   const std::string& prefix() const { return prefix_; }
 
   // ---- Declarations.
+  // Tensors declared from now on are stored in [rows x cols] blocks (OffChipTensor); 0 x 0 is
+  // row-major (the default).
+  void set_tensor_block(uint64_t rows, uint64_t cols) {
+    block_rows_ = rows;
+    block_cols_ = cols;
+  }
   void tensor(const std::string& name, uint64_t rows, uint64_t cols, DType dtype = DType::BF16,
               uint64_t seed = 1);                                       // random init
   void output_tensor(const std::string& name, uint64_t rows, uint64_t cols, DType dtype = DType::BF16);
@@ -144,6 +150,7 @@ class GraphBuilder {
   shape::GraphTypes types_;
   std::map<std::string, std::map<std::string, shape::StreamType>> forward_;  // node -> port -> declared
   std::string prefix_;
+  uint64_t block_rows_ = 0, block_cols_ = 0;
 };
 
 }  // namespace stepsim::frontend

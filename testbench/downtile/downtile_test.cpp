@@ -90,6 +90,30 @@ INSTANTIATE_TEST_SUITE_P(
                       std::map<std::string, std::string>{{"batch", "32"}, {"hidden", "64"}, {"inter", "128"},
                                                          {"tile_b", "32"}, {"tile_f", "64"}}));
 
+// With the tensors stored in [16 x 16] blocks, every block the down-tiled graph loads is one
+// contiguous 512-byte run, so it issues exactly the requests of the logical graph: the measured
+// off-chip bytes (whole requests) equal the payload in both. Row-major, each 32-byte block row
+// takes a 64-byte request and the down-tiled graph reads twice the payload.
+TEST(Downtile, BlockedTensorsKeepTheRequestBytes) {
+  std::map<std::string, std::string> p{{"batch", "32"}, {"hidden", "64"}, {"inter", "128"}, {"tile_b", "16"}, {"tile_f", "32"}};
+  SimOptions opt;
+  opt.hw = load_preset("hdl-validation");
+  auto measured = [&](const Graph& g) {
+    SimResult r = simulate(g, opt);
+    EXPECT_TRUE(r.ok) << r.error;
+    return std::make_pair(r.offchip_read_bytes, r.offchip_write_bytes);
+  };
+  // Payload: x [32x64] read once per pass (1 pass), W1, W3 [64x128] and W2 [128x64] once per
+  // batch tile (2), y [32x64] written; bf16.
+  const uint64_t read = 2 * (32 * 64 + 2 * 3 * 64 * 128), written = 2 * 32 * 64;
+  p["block"] = "16";
+  const Graph blocked = layers::build_layer("swiglu", p);
+  EXPECT_EQ(measured(blocked), std::make_pair(read, written));
+  EXPECT_EQ(measured(downtile(blocked, 16)), std::make_pair(read, written));
+  p["block"] = "0";
+  EXPECT_EQ(measured(downtile(layers::build_layer("swiglu", p), 16)), std::make_pair(2 * read, 2 * written));
+}
+
 TEST(Downtile, UnsupportedOperatorAndTileAreNamedErrors) {
   Graph g;
   g.name = "f";

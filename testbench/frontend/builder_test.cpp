@@ -162,6 +162,8 @@ void expect_same(const Graph& a, const Graph& b) {
     EXPECT_EQ(x.init, y.init);
     EXPECT_EQ(x.seed, y.seed);
     EXPECT_EQ(x.file, y.file);
+    EXPECT_EQ(x.block_rows, y.block_rows);
+    EXPECT_EQ(x.block_cols, y.block_cols);
   }
   ASSERT_EQ(a.streams.size(), b.streams.size());
   for (const auto& [name, beats] : a.streams) {
@@ -191,7 +193,9 @@ class RoundTrip : public ::testing::Test {
 TEST_F(RoundTrip, BuiltGraphWritesLoadsAndWritesIdentically) {
   GraphBuilder b("round: trip", "every kind of field: 'quotes', #hash");
   b.tensor("x", 8, 64, DType::BF16, 7);
+  b.set_tensor_block(4, 16);
   b.tensor("f", 4, 32, DType::FP32, 1);
+  b.set_tensor_block(0, 0);
   b.output_tensor("y", 8, 64);
   b.literal_stream("sel", "{0} {1} {0,1} {} {1} {0} {0} {1} S1 D");
   b.literal_stream("odd", "(1,T[2x2:fp32]) S1 D");
@@ -220,6 +224,7 @@ TEST_F(RoundTrip, BuiltGraphWritesLoadsAndWritesIdentically) {
   // Streams are written back as given: the trace by reference.
   EXPECT_TRUE(has(text, "shared:traces/moe/mixtral8x7b_b64_iter008_layer010.csv")) << text;
   EXPECT_TRUE(has(text, "dims: {out: [\"\", \"\", \"n_route_out0 + n_route_out1\"]}")) << text;
+  EXPECT_TRUE(has(text, "block: [4, 16]")) << text;
   Graph back = load_graph(p1, {});
   expect_same(g, back);
   EXPECT_EQ(graph_to_yaml(back), text);

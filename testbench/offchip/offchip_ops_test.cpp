@@ -29,6 +29,15 @@ SimResult run_yaml(const std::string& yaml, HardwareParams hw = artifact(), bool
 
 std::string tokens_of(const SimResult& r, const std::string& sink) { return format_beats(r.recorded.at(sink)); }
 
+// Every element of every tile a sink received, in arrival order (functional runs).
+std::vector<float> tile_values(const SimResult& r, const std::string& sink) {
+  std::vector<float> v;
+  for (const Beat& b : r.recorded.at(sink))
+    if (b.has_elem && b.elem.is_tile() && b.elem.tile().has_data())
+      v.insert(v.end(), b.elem.tile().data->f.begin(), b.elem.tile().data->f.end());
+  return v;
+}
+
 std::string fresh_dir(const std::string& name) {
   auto d = std::filesystem::temp_directory_path() / ("stepsim_offchip_" + name);
   std::filesystem::remove_all(d);
@@ -228,6 +237,68 @@ nodes:
     }
   EXPECT_EQ(r.offchip_read_bytes, 32u * 64 * 2);
   EXPECT_EQ(r.offchip_write_bytes, 32u * 64 * 2);
+}
+
+// Blocked layout: x stored in [16 x 16] blocks. Tiles of whole blocks ([16 x 32]) and tiles
+// inside one block ([8 x 8]) read the same values as from a row-major x; the y written through
+// a blocked tensor reads back (y.npy, logical order) equal to x.
+TEST(OffChip, BlockedLayoutReadsAndWritesTheLogicalTensor) {
+  const std::string dir = fresh_dir("blocked");
+  write_index_tensor(dir, 32, 64);
+  for (const char* tile : {"[16, 32]", "[8, 8]", "[32, 64]"}) {
+    const std::string x = "  x: {shape: [32, 64], init: file, file: " + dir + "/x.npy";
+    const std::string nodes = std::string(R"(
+nodes:
+  - {name: load, op: LinearOffChipLoad, params: {tensor: x, tile: )") + tile + R"(}}
+  - {name: bc, op: Broadcast, inputs: {in: load}}
+  - {name: sink, op: Sink, inputs: {in: bc.out0}}
+  - {name: store, op: LinearOffChipStore, params: {tensor: y, tile: )" + tile + R"(}, inputs: {in: bc.out1}}
+)";
+    SimResult row = run_yaml("tensors:\n" + x + "}\n  y: {shape: [32, 64], init: output}" + nodes, artifact(), true, dir);
+    ASSERT_TRUE(row.ok) << row.error;
+    SimResult blk = run_yaml("tensors:\n" + x + ", block: [16, 16]}\n  y: {shape: [32, 64], init: output, block: [16, 16]}" + nodes,
+                             artifact(), true, dir);
+    ASSERT_TRUE(blk.ok) << blk.error;
+    EXPECT_EQ(format_beats(blk.recorded.at("sink")), format_beats(row.recorded.at("sink"))) << tile;
+    EXPECT_EQ(tile_values(blk, "sink"), tile_values(row, "sink")) << tile;
+    EXPECT_EQ(tile_values(blk, "sink").size(), 32u * 64);
+    NpyArray y = read_npy(dir + "/y.npy");
+    ASSERT_EQ(y.f.size(), 32u * 64);
+    for (uint64_t k = 0; k < y.f.size(); ++k) ASSERT_EQ(y.f[k], float(k % 256)) << tile << " element " << k;
+  }
+}
+
+// Requests of a blocked tensor: a [16 x 64] bf16 tile of [16 x 16] blocks is one block row of
+// 4 blocks, 2 048 contiguous bytes = 32 full requests; row-major it is 16 rows of 128 B, also 32
+// requests. A [16 x 16] tile (one block, 512 B) is 8 requests blocked but 16 half-used ones
+// row-major (32-byte rows), so row-major reads twice its payload.
+TEST(OffChip, BlockedLayoutRequestsAndCycles) {
+  auto load = [](const char* block, const char* tile) {
+    return run_yaml(std::string("tensors: {w: {shape: [64, 128]") + block + R"(}}
+nodes:
+  - {name: load, op: LinearOffChipLoad, params: {tensor: w, tile: )" + tile + R"(}}
+  - {name: sink, op: Sink, inputs: {in: load}}
+)");
+  };
+  const uint64_t payload = 64 * 128 * 2;
+  SimResult whole = load(", block: [16, 16]", "[16, 64]");
+  ASSERT_TRUE(whole.ok) << whole.error;
+  EXPECT_EQ(whole.offchip_read_bytes, payload);
+  // Eight tiles, one in flight, each 32 requests from an idle memory.
+  EXPECT_EQ(whole.cycles, 8 * isolated_tile_cycles(1, 2048, 1) + 1);
+  EXPECT_EQ(isolated_tile_cycles(1, 2048, 1), isolated_tile_cycles(16, 128, 1));
+  SimResult one_block = load(", block: [16, 16]", "[16, 16]");
+  ASSERT_TRUE(one_block.ok) << one_block.error;
+  EXPECT_EQ(one_block.offchip_read_bytes, payload);
+  EXPECT_EQ(one_block.cycles, 32 * isolated_tile_cycles(1, 512, 1) + 1);
+  SimResult row_major = load("", "[16, 16]");
+  ASSERT_TRUE(row_major.ok) << row_major.error;
+  EXPECT_EQ(row_major.offchip_read_bytes, 2 * payload);
+  // Inside a block: an [8 x 8] tile is 8 rows of 16 B at the block's 32-byte pitch.
+  SimResult inside = load(", block: [16, 16]", "[8, 8]");
+  ASSERT_TRUE(inside.ok) << inside.error;
+  EXPECT_EQ(inside.offchip_read_bytes, 4 * payload);
+  EXPECT_EQ(inside.cycles, 128 * isolated_tile_cycles(8, 16, 1) + 1);
 }
 
 // offset moves the view's first tile: a load of rows 2..3 stored at rows 1..2 of y.
@@ -436,6 +507,16 @@ tensors: {w: {shape: [4, 4], colour: red}}
 nodes: []
 )",
                {"tensor 'w'", "unknown key 'colour'"});
+  expect_error(R"(
+tensors: {w: {shape: [64, 64], block: [16, 24]}}
+nodes: []
+)",
+               {"tensor 'w'", "block [16, 24]", "divide the shape [64, 64]"});
+  expect_error(R"(
+tensors: {w: {shape: [64, 64], block: [16, 16]}}
+nodes: [{name: l, op: LinearOffChipLoad, params: {tensor: w, tile: [8, 32]}}]
+)",
+               {"node 'l'", "tile [8, 32]", "[16, 16] blocks"});
 }
 
 TEST(OffChipErrors, TensorFileShapeMismatch) {
