@@ -210,14 +210,14 @@ class Downtiler {
       return play.name + ".out";
     };
     const std::string av = view("in0", "a", sa), bv = view("in1", "b", sb);
-    NodeSpec mm = node_spec(n.name + "_mm", "Map", {{"fn", transposed ? "matmul_t_f32" : "matmul_f32"}}, {{"in0", av}, {"in1", bv}},
-                            n.compute_bw);
-    NodeSpec sum = n;
-    sum.op = "Accum";
-    sum.params = {{"fn", out_f32 ? "add_f32" : "add"}, {"rank", std::to_string(rank + 1)}};
-    sum.inputs = {{"in0", mm.name + ".out"}};
-    add(out, mm);
-    add(out, sum);
+    // One Accum over (reduced.., k) of block products: its fp32 accumulator takes the products in
+    // the logical k order, so the sums are those of the logical matmul, bit for bit.
+    NodeSpec acc = n;
+    acc.op = "Accum";
+    acc.params = {{"fn", std::string(transposed ? "matmul_t_acc" : "matmul_acc") + (out_f32 ? "_f32" : "")},
+                  {"rank", std::to_string(rank + 1)}};
+    acc.inputs = {{"in0", av}, {"in1", bv}};
+    add(out, acc);
   }
 
   const Graph& g_;

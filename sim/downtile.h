@@ -7,16 +7,16 @@
 //   LinearOffChipLoad/Store  the same affine view at block granularity, plus the two block dims;
 //   Repeat count n           Bufferize(rank 2) -> Streamify(repeat [n]): the block group is replayed;
 //   Map matmul(_t)(_f32)     both operands Bufferize(rank 2) -> Streamify through an affine view
-//                            that walks (i, j, k), Map matmul(_t)_f32 on blocks, Accum add over k;
+//                            that walks (i, j, k), Accum matmul(_t)_acc(_f32) over k on blocks;
 //   Accum matmul(_t)_acc, rank r   the same with the r reduced logical dims buffered too
-//                            (Bufferize rank r+2) and walked inside (i, j), Accum add over them and k;
+//                            (Bufferize rank r+2) and walked inside (i, j), the Accum over them and k;
 //   Map of an element-wise or unary function (silu, mul, add, ...)  unchanged;
 //   Sink, Source (of non-tiles)  unchanged.
 //
-// Products are summed in fp32 in both forms and rounded to the logical output dtype once, but in
-// a different order (per block, then across blocks), so outputs agree to fp32 rounding before the
-// final rounding, not bit for bit. Off-chip payload bytes are the same; the graph needs memory
-// units (the buffers) and more firings. Anything else is rejected with an error naming the node.
+// The block Accum's fp32 accumulator takes the products in the logical k order and rounds to the
+// logical output dtype once, as the logical matmul does, so the outputs are bit-identical. Off-chip
+// payload bytes are the same; the graph needs memory units (the buffers) and more firings.
+// Anything else is rejected with an error naming the node.
 #pragma once
 
 #include <cstdint>
