@@ -32,13 +32,25 @@ struct CosimChannelRow {
   bool identical = true;
   std::string mismatch;  // the first differing beat
   bool bridged = false;  // touches a node on a unit
+  // Not identical, but downstream of an arrival-order decision (Reassemble, EagerMerge) and the
+  // same beats in another order: the same elements, and the same stop and done tokens.
+  bool reordered = false;
+};
+
+struct CosimTensorRow {
+  std::string name;
+  uint64_t elements = 0, differing = 0;  // bit-level comparison of the two runs' stored values
 };
 
 struct CosimReport {
   SimResult approx, cosim;
   std::vector<CosimNodeRow> nodes;
   std::vector<CosimChannelRow> channels;
-  bool identical = true;  // every channel's payload stream
+  bool identical = true;  // every channel's payload stream, beat by beat
+  std::vector<CosimTensorRow> tensors;  // functional mode: the stored tensors
+  // The verdict: every channel identical or reordered, and every stored tensor bit-identical.
+  bool equivalent = true;
+  std::vector<std::string> order_nodes;  // the arrival-order nodes (Reassemble, EagerMerge)
   size_t bridged_nodes = 0;
   uint64_t unit_clocks = 0;  // clock edges given to all units
   std::vector<std::string> files;

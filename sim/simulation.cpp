@@ -488,12 +488,14 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
   } else {
     r.ok = true;
     // Functional mode: every tensor a store wrote (and every declared output) as DIR/NAME.npy.
-    if (options.functional && !options.output_dir.empty()) {
+    if (options.functional && (!options.output_dir.empty() || options.keep_stored)) {
       for (const TensorSpec& spec : graph.tensors) {
         const OffChipTensor& t = memory->tensor(spec.name);
         if (!t.written && spec.init != "output") continue;
-        r.written_files.push_back(
-            write_tensor_npy(options.output_dir, t.name, t.rows, t.cols, t.dtype, memory->read_values(t)));
+        TileData values = memory->read_values(t);
+        if (!options.output_dir.empty())
+          r.written_files.push_back(write_tensor_npy(options.output_dir, t.name, t.rows, t.cols, t.dtype, values));
+        if (options.keep_stored) r.stored[t.name] = std::move(values);
       }
     }
   }

@@ -26,6 +26,9 @@ struct SimOptions {
   std::string default_impl;
   std::set<std::string> log_nodes;
   std::string vcd_dir;  // bridged nodes write pin waveforms here (<node>.<impl>.vcd)
+  // Functional mode: keep the values of the stored tensors in SimResult::stored (co-simulation
+  // compares them between its two runs).
+  bool keep_stored = false;
 };
 
 struct NodeResult {
@@ -64,6 +67,9 @@ struct SimResult {
   uint64_t offchip_requests = 0;
   uint64_t offchip_tile_bytes = 0;  // paper's traffic formula: tiles moved x tile bytes
   std::vector<std::string> written_files;  // functional mode: .npy files of stored tensors
+  // Functional mode with keep_stored: every tensor a store wrote, and every declared output,
+  // logical row-major values.
+  std::map<std::string, TileData> stored;
   // Fabric allocation: totals over the nodes (static memory units: before the run).
   uint64_t compute_units = 0, memory_units = 0, memory_units_static = 0;
   // On-chip memory: the sum of the per-node formula values of `onchip_model`, and the sum of the
