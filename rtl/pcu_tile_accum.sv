@@ -5,7 +5,8 @@
 // add and max use input a only (b is not consumed). A beat with stop >= rank closes the
 // group: the result leaves with stop - rank; an empty group leaves a zero payload.
 // One datapath stage (the accumulator recurrence: T multipliers and a chain of T fp32 adders
-// per output for matmul_acc). SystemC twin: hw/units/pcu_tile_accum.h.
+// per output for matmul_acc), T^2 lanes (pcu_tile_accum_lane, a Verilator hierarchical block,
+// one per output). SystemC twin: hw/units/pcu_tile_accum.h.
 // Latency 1 cycle from the closing beat, 1 input beat per cycle.
 `include "stream_macros.svh"
 module pcu_tile_accum #(
@@ -24,8 +25,6 @@ module pcu_tile_accum #(
   `STREAM_OUT_PORTS(out, 1, W)
 );
   localparam int N = T * T;
-  localparam logic [1:0] OpAdd = 2'd0;
-  localparam logic [1:0] OpMax = 2'd1;
   localparam logic [1:0] OpMatmul = 2'd2;
 
   logic              consume, consume_b, emit, ofree, closes, two, hv;
@@ -44,42 +43,29 @@ module pcu_tile_accum #(
   assign hv        = ha_valid & (~two | hb_valid);
   assign consume_b = consume & two;
 
+  // B as the lanes read it: for matmul_acc its transpose (column j of B is row j), else B.
+  logic [W-1:0] hb_t, bsel;
+  for (genvar i = 0; i < T; i++) begin : g_tr_row
+    for (genvar j = 0; j < T; j++) begin : g_tr_col
+      assign hb_t[16*(i*T+j) +: 16] = hb_data[16*(j*T+i) +: 16];
+    end
+  end
+  assign bsel = (cfg_op_i == OpMatmul) ? hb_t : hb_data;
+
   for (genvar i = 0; i < T; i++) begin : g_row
     for (genvar j = 0; j < T; j++) begin : g_col
       localparam int L = i * T + j;
-      logic [31:0] acc, x, sum, mx, upd, n;
-      logic [31:0] chain [T+1];
-      logic [15:0] rounded, r;
-      assign acc = acc_q[32*L +: 32];
-      assign x   = {ha_data[16*L +: 16], 16'd0};
-      assign chain[0] = acc;
-      for (genvar k = 0; k < T; k++) begin : g_k
-        logic [31:0] xa, yb, p, s;
-        assign xa = {ha_data[16*(i*T+k) +: 16], 16'd0};
-        assign yb = (cfg_op_i == OpMatmul) ? {hb_data[16*(k*T+j) +: 16], 16'd0}
-                                           : {hb_data[16*(j*T+k) +: 16], 16'd0};
-        fp32_mul u_mul (.a_i(xa), .b_i(yb), .y_o(p));
-        fp32_add u_add (.a_i(chain[k]), .b_i(p), .y_o(s));
-        if (k == 0) begin : g_first
-          assign chain[1] = acc_v_q ? s : p;  // the group's first update starts from p_0
-        end else begin : g_next
-          assign chain[k+1] = s;
-        end
-      end
-      fp32_add u_add (.a_i(acc), .b_i(x), .y_o(sum));
-      fp32_max u_max (.a_i(acc), .b_i(x), .y_o(mx));
-      always_comb begin
-        unique case (cfg_op_i)
-          OpAdd:   upd = acc_v_q ? sum : x;
-          OpMax:   upd = acc_v_q ? mx : x;
-          default: upd = chain[T];
-        endcase
-      end
-      assign n = ha_elem ? upd : acc;
-      assign next[32*L +: 32] = n;
-      bf16_round u_round (.x_i(n), .y_o(rounded));
-      assign r = (cfg_op_i == OpMax) ? n[31:16] : rounded;  // max is exact: the accumulator as it is
-      assign o_data[16*L +: 16] = (acc_v_q | ha_elem) ? r : 16'd0;
+      pcu_tile_accum_lane #(.T(T)) u_lane (
+        .op_i(cfg_op_i),
+        .a_i(ha_data[16*T*i +: 16*T]),
+        .b_i(bsel[16*T*j +: 16*T]),
+        .x_i(ha_data[16*L +: 16]),
+        .acc_i(acc_q[32*L +: 32]),
+        .acc_v_i(acc_v_q),
+        .elem_i(ha_elem),
+        .n_o(next[32*L +: 32]),
+        .r_o(o_data[16*L +: 16])
+      );
     end
   end
 

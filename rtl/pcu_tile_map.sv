@@ -7,7 +7,9 @@
 // to the partial sums (output-stationary; the operand tiles travel with the sums); the
 // element-wise ops compute in stage 0; the last stage rounds into the output register. All
 // registers advance together when the output register is free (global stall).
-// SystemC twin: hw/units/pcu_tile_map.h. Latency NS cycles, one tile per cycle.
+// Each stage is T^2 lanes (pcu_tile_map_lane, a Verilator hierarchical block: one output's
+// products of the stage, and in stage 0 the element-wise functions; the last stage's lanes
+// round). SystemC twin: hw/units/pcu_tile_map.h. Latency NS cycles, one tile per cycle.
 `include "stream_macros.svh"
 module pcu_tile_map #(
   parameter int T = 4,
@@ -29,12 +31,8 @@ module pcu_tile_map #(
   localparam int KS = T / NS;                   // products per output and stage
   localparam int NR = (NS > 1) ? NS - 1 : 1;    // registers between the stages
   localparam logic [2:0] OpMatmul = 3'd0;
-  localparam logic [2:0] OpMul = 3'd2;
-  localparam logic [2:0] OpAdd = 3'd3;
-  localparam logic [2:0] OpSilu = 3'd4;
-  localparam logic [2:0] OpExp = 3'd5;
 
-  logic adv, in_v, consume, consume_b, unary, ofree, ew, mm_plain;
+  logic adv, in_v, consume, consume_b, unary, ofree, mm_plain;
   logic [W-1:0] o_data;
 
   `STREAM_IN_BUF(a, ha, W, consume);
@@ -49,8 +47,17 @@ module pcu_tile_map #(
   assign adv       = ofree;
   assign consume   = adv & in_v;
   assign consume_b = consume & ~unary;
-  assign ew        = cfg_op_i >= OpMul;
   assign mm_plain = cfg_op_i == OpMatmul;
+
+  // B as the lanes read it: for matmul its transpose, so that column j of B is the contiguous
+  // row j; for matmul_t (b[j][k]) and the element-wise functions B itself. The stage registers
+  // carry this selected tile.
+  logic [W-1:0] hb_t;
+  for (genvar i = 0; i < T; i++) begin : g_tr_row
+    for (genvar j = 0; j < T; j++) begin : g_tr_col
+      assign hb_t[16*(i*T+j) +: 16] = hb_data[16*(j*T+i) +: 16];
+    end
+  end
 
   // The input and the result of every stage (combinational).
   logic [NS-1:0]         src_v, src_elem, src_done;
@@ -72,7 +79,7 @@ module pcu_tile_map #(
       assign src_done[0] = ha_done;
       assign src_s[32*N-1:0] = '0;
       assign src_a[W-1:0] = ha_data;
-      assign src_b[W-1:0] = hb_data;
+      assign src_b[W-1:0] = mm_plain ? hb_t : hb_data;
     end else begin : g_reg
       assign src_v[st]    = v_q[st-1];
       assign src_elem[st] = elem_q[st-1];
@@ -86,51 +93,25 @@ module pcu_tile_map #(
     for (genvar i = 0; i < T; i++) begin : g_row
       for (genvar j = 0; j < T; j++) begin : g_col
         localparam int L = i * T + j;
-        logic [31:0] chain [KS+1];
         logic [31:0] res;
-        assign chain[0] = src_s[32*(N*st+L) +: 32];
-        for (genvar kk = 0; kk < KS; kk++) begin : g_k
-          localparam int K = st * KS + kk;
-          logic [31:0] x, y, p;
-          assign x = {src_a[W*st+16*(i*T+K) +: 16], 16'd0};
-          assign y = mm_plain ? {src_b[W*st+16*(K*T+j) +: 16], 16'd0} : {src_b[W*st+16*(j*T+K) +: 16], 16'd0};
-          fp32_mul u_mul (.a_i(x), .b_i(y), .y_o(p));
-          if (K == 0) begin : g_first
-            logic unused_s;
-            assign unused_s = ^chain[kk];
-            assign chain[kk+1] = p;
-          end else begin : g_add
-            fp32_add u_add (.a_i(chain[kk]), .b_i(p), .y_o(chain[kk+1]));
-          end
-        end
-        if (st == 0) begin : g_ew
-          logic [31:0] ex, ey, prod, sum, expo, sig, silu;
-          assign ex = {src_a[16*L +: 16], 16'd0};
-          assign ey = {src_b[16*L +: 16], 16'd0};
-          fp32_mul u_mul (.a_i(ex), .b_i(ey), .y_o(prod));
-          fp32_add u_add (.a_i(ex), .b_i(ey), .y_o(sum));
-          if (XF) begin : g_xf
-            fp32_silu u_silu (.x_i(ex), .direct_i(cfg_op_i == OpExp), .exp_o(expo), .sigmoid_o(sig),
-                              .silu_o(silu));
-          end else begin : g_no_xf  // left out: the unary functions give 0
-            assign expo = '0;
-            assign sig  = '0;
-            assign silu = '0;
-          end
-          always_comb begin
-            if (!ew) res = chain[KS];
-            else if (cfg_op_i == OpAdd) res = sum;
-            else if (cfg_op_i == OpMul) res = prod;
-            else if (cfg_op_i == OpExp) res = expo;
-            else if (cfg_op_i == OpSilu) res = silu;
-            else res = sig;
-          end
-        end else begin : g_pass
-          assign res = ew ? src_s[32*(N*st+L) +: 32] : chain[KS];
-        end
+        logic [15:0] y;
+        pcu_tile_map_lane #(.K(KS), .HEAD(st == 0), .XF(XF)) u_lane (
+          .op_i(cfg_op_i),
+          .a_i(src_a[W*st+16*(i*T+st*KS) +: 16*KS]),
+          .b_i(src_b[W*st+16*(j*T+st*KS) +: 16*KS]),
+          .s_i(src_s[32*(N*st+L) +: 32]),
+          .ea_i(src_a[W*st+16*L +: 16]),
+          .eb_i((st == 0) ? hb_data[16*L +: 16] : 16'd0),
+          .res_o(res),
+          .y_o(y)
+        );
         if (st == NS - 1) begin : g_round
-          bf16_round u_round (.x_i(res), .y_o(o_data[16*L +: 16]));
+          logic unused_res;
+          assign unused_res = ^res;
+          assign o_data[16*L +: 16] = y;
         end else begin : g_next
+          logic unused_y;
+          assign unused_y = ^y;
           assign dst_s[32*(N*st+L) +: 32] = res;
         end
       end

@@ -36,6 +36,8 @@ struct HlsUnits {
   using Pmu = units::PmuBuffer<kW, kPmuBanks, kPmuDepth, kPmuNbuf, kPmuR, kCW>;
   using PcuTileMap = units::PcuTileMap<kT, kTS>;
   using PcuTileAccum = units::PcuTileAccum<kT>;
+  using PcuTileMap16 = units::PcuTileMap<kT16, kTS>;
+  using PcuTileAccum16 = units::PcuTileAccum<kT16>;
 };
 
 UnitImpl hls_unit_impl() {

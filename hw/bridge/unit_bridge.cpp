@@ -45,9 +45,9 @@ void UnitBridge::settle() { sc_core::wait(sc_core::SC_ZERO_TIME); }
 
 void UnitBridge::edge() {
   for (PinGroup* g : groups_) g->flush();
-  clk_.write(false);
+  clk_used_->write(false);
   settle();
-  clk_.write(true);
+  clk_used_->write(true);
   settle();  // the edge reaches the unit's processes
   settle();  // their outputs are updated
   ++clocked_;
@@ -337,7 +337,7 @@ std::string unit_unsupported(const OpConfig& cfg) {
     const std::string fn = p.get_string("fn");
     if (fn == "mul" || fn == "add") {
       if (cfg.num_inputs != 2)
-        return "Map " + fn + " runs on pcu_ew ([1 x 8] tiles) or pcu_tile_map ([4 x 4] tiles) with 2 inputs";
+        return "Map " + fn + " runs on pcu_ew ([1 x 8] tiles) or pcu_tile_map ([4 x 4] or [16 x 16] tiles) with 2 inputs";
       return "";
     }
     if (fn == "matmul" || fn == "matmul_t") {
@@ -354,7 +354,7 @@ std::string unit_unsupported(const OpConfig& cfg) {
     }
     return "no unit computes Map fn=" + fn +
            " (units: mul, add, row_sum, row_max on [1 x 8] bf16 tiles; matmul, matmul_t, mul, add, silu, exp, sigmoid on "
-           "[4 x 4] bf16 tiles)";
+           "[4 x 4] or [16 x 16] bf16 tiles)";
   }
   if (op == "Accum") {
     const std::string fn = p.get_string("fn");
@@ -364,7 +364,8 @@ std::string unit_unsupported(const OpConfig& cfg) {
       if (cfg.num_inputs != 2) return "the Accum " + fn + " unit (pcu_tile_accum) has 2 inputs";
     } else {
       return "no unit computes Accum fn=" + fn +
-             " (units: add, max on [1 x 8] or [4 x 4] bf16 tiles; matmul_acc, matmul_t_acc on [4 x 4] bf16 tiles)";
+             " (units: add, max on [1 x 8], [4 x 4] or [16 x 16] bf16 tiles; matmul_acc, matmul_t_acc on [4 x 4] or [16 x 16] "
+             "bf16 tiles)";
     }
     return stop_param("rank", 1);
   }

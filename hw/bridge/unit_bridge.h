@@ -51,6 +51,10 @@ class UnitBridge : public Op {
  protected:
   // Set by the derived bridge while it elaborates.
   sc_core::sc_signal<bool> clk_, rst_n_;
+  // The clock the bridge toggles (clk_ unless the derived bridge picks another before run():
+  // PcuBridge gives each of its candidate units its own clock, so the units it does not use
+  // never see an edge and cost nothing).
+  sc_core::sc_signal<bool>* clk_used_ = &clk_;
   // Input stream fed from op input `op_input` (or, with op_input < 0, a fixed beat list, e.g. a
   // bare done for an unused lane of an input group).
   void add_input(int op_input, PinIn* pin, Encoder enc, std::vector<PinBeat> fixed = {});

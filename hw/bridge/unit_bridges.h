@@ -5,11 +5,12 @@
 // Configurations: W = 32-bit payloads (element handles), N = 4 consumers/inputs for the
 // routers, 2 inputs for Zip, CW = 8 (Repeat count, Reshape chunk), L = 8 bf16 lanes, T = 4
 // (tile side) and NS = 2 (tile Map stages): the defaults of the RTL (rtl/CMakeLists.txt
-// Verilates the units with them).
+// Verilates the units with them); and the tile units at T = 16, NS = 2 (rtl/pcu_tile_*_t16.sv).
 #pragma once
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "hw/bridge/unit_bridge.h"
@@ -26,6 +27,7 @@ constexpr int kCW = 8;
 constexpr int kL = 8;  // compute lanes of the vector units ([1 x kL] tiles)
 constexpr int kT = 4;  // tile side of the tile units ([kT x kT] tiles)
 constexpr int kTS = 2;  // pipeline stages of the tile Map unit
+constexpr int kT16 = 16;  // the second tile side ([16 x 16] tiles, the SwiGLU validation), NS = kTS
 
 // Common: clock/reset binding, element codecs.
 class BridgeBase : public UnitBridge {
@@ -392,12 +394,32 @@ class EagerMergeBridge : public BridgeBase {
 };
 
 // ---------------------------------------------------------------- compute units
+// The tile units (pcu_tile_map, pcu_tile_accum) of one tile side T, their pins and their clock.
+// Map / Accum are void when the build has no unit of that side (the RTL without its T = 16
+// library, STEPSIM_RTL_T16).
+template <class Map, class Accum, int T>
+struct TileSide {
+  static constexpr int kSide = T;
+  static constexpr int kW = 16 * T * T;
+  static constexpr bool kAvailable = !std::is_void_v<Map> && !std::is_void_v<Accum>;
+  using MapUnit = std::conditional_t<kAvailable, Map, int>;
+  using AccumUnit = std::conditional_t<kAvailable, Accum, int>;
+  std::unique_ptr<MapUnit> map;
+  std::unique_ptr<AccumUnit> accum;
+  WideInPins<kW> a, b;
+  WideOutPins<kW> out;
+  sc_core::sc_signal<bool> clk;
+  bool elaborated() const { return map || accum; }
+};
+
 // One bridge for every compute node (Map, Accum). It elaborates the units the node's function
 // can run on: the vector units (pcu_ew, pcu_reduce, pcu_accum) for [1 x kL] tiles and the tile
-// units (pcu_tile_map, pcu_tile_accum) for [kT x kT] tiles. When both can (Map mul/add,
-// Accum add/max), the first beat of input 0 decides, before the first cycle: a [kT x kT] tile
-// selects the tile unit, anything else the vector unit (whose encoder then reports a tile of
-// another shape). The unit that is not chosen stays idle in reset.
+// units (pcu_tile_map, pcu_tile_accum) for [kT x kT] tiles and, where the build has them, for
+// [kT16 x kT16] tiles. The first beat of input 0 decides, before the first cycle: a square tile
+// of a side with units selects those, anything else the vector unit (whose encoder then reports
+// a tile of another shape), or the [kT x kT] units when the function has no vector unit. Each
+// unit has its own clock and only the chosen one is clocked: the others stay idle, never
+// clocked, and cost nothing.
 template <class U>
 class PcuBridge : public BridgeBase {
  public:
@@ -407,64 +429,86 @@ class PcuBridge : public BridgeBase {
     if (accum_) {
       if (fn_ == "add" || fn_ == "max") {
         vaccum_ = std::make_unique<typename U::PcuAccum>((n + "_vec").c_str());
-        bind_clock(*vaccum_);
+        bind_unit_clock(*vaccum_, clk_);
         vaccum_->cfg_op_i(op_);
         vaccum_->cfg_rank_i(rank_);
         STEPSIM_BRIDGE_IN(*vaccum_, in, va_);
         STEPSIM_BRIDGE_OUT(*vaccum_, out, vout_);
       }
-      taccum_ = std::make_unique<typename U::PcuTileAccum>((n + "_tile").c_str());
-      bind_clock(*taccum_);
-      taccum_->cfg_op_i(top2_);
-      taccum_->cfg_rank_i(rank_);
-      STEPSIM_BRIDGE_IN(*taccum_, a, ta_);
-      STEPSIM_BRIDGE_IN(*taccum_, b, tb_);
-      STEPSIM_BRIDGE_OUT(*taccum_, out, tout_);
     } else if (fn_ == "row_sum" || fn_ == "row_max") {
       reduce_ = std::make_unique<typename U::PcuReduce>((n + "_vec").c_str());
-      bind_clock(*reduce_);
+      bind_unit_clock(*reduce_, clk_);
       reduce_->cfg_op_i(op_);
       STEPSIM_BRIDGE_IN(*reduce_, in, va_);
       STEPSIM_BRIDGE_OUT(*reduce_, out, rout_);
-    } else {
-      if (fn_ == "mul" || fn_ == "add") {
-        ew_ = std::make_unique<typename U::PcuEw>((n + "_vec").c_str());
-        bind_clock(*ew_);
-        ew_->cfg_op_i(op_);
-        STEPSIM_BRIDGE_IN(*ew_, a, va_);
-        STEPSIM_BRIDGE_IN(*ew_, b, vb_);
-        STEPSIM_BRIDGE_OUT(*ew_, out, vout_);
-      }
-      tmap_ = std::make_unique<typename U::PcuTileMap>((n + "_tile").c_str());
-      bind_clock(*tmap_);
-      tmap_->cfg_op_i(top3_);
-      STEPSIM_BRIDGE_IN(*tmap_, a, ta_);
-      STEPSIM_BRIDGE_IN(*tmap_, b, tb_);
-      STEPSIM_BRIDGE_OUT(*tmap_, out, tout_);
+    } else if (fn_ == "mul" || fn_ == "add") {
+      ew_ = std::make_unique<typename U::PcuEw>((n + "_vec").c_str());
+      bind_unit_clock(*ew_, clk_);
+      ew_->cfg_op_i(op_);
+      STEPSIM_BRIDGE_IN(*ew_, a, va_);
+      STEPSIM_BRIDGE_IN(*ew_, b, vb_);
+      STEPSIM_BRIDGE_OUT(*ew_, out, vout_);
     }
-    ta_.expand = [this](Payload h) { return square_bits(h); };
-    tb_.expand = [this](Payload h) { return square_bits(h); };
+    if (fn_ != "row_sum" && fn_ != "row_max") {
+      elaborate_tile(t4_, n + "_tile");
+      elaborate_tile(t16_, n + "_tile16");
+    }
   }
 
  protected:
   void run() override {
-    if (use_tile()) attach_tile();
+    const int side = tile_side();
+    if (side == kT16) attach_tile(t16_);
+    else if (side == kT) attach_tile(t4_);
     else attach_vector();
     UnitBridge::run();
   }
 
  private:
-  static constexpr int kTW = 16 * kT * kT;
+  template <class D>
+  void bind_unit_clock(D& d, sc_core::sc_signal<bool>& clk) {
+    d.clk_i(clk);
+    d.rst_ni(rst_n_);
+  }
+  template <class S>
+  void elaborate_tile(S& s, const std::string& name) {
+    if constexpr (S::kAvailable) {
+      if (accum_) {
+        s.accum = std::make_unique<typename S::AccumUnit>(name.c_str());
+        bind_unit_clock(*s.accum, s.clk);
+        s.accum->cfg_op_i(top2_);
+        s.accum->cfg_rank_i(rank_);
+        STEPSIM_BRIDGE_IN(*s.accum, a, s.a);
+        STEPSIM_BRIDGE_IN(*s.accum, b, s.b);
+        STEPSIM_BRIDGE_OUT(*s.accum, out, s.out);
+      } else {
+        s.map = std::make_unique<typename S::MapUnit>(name.c_str());
+        bind_unit_clock(*s.map, s.clk);
+        s.map->cfg_op_i(top3_);
+        STEPSIM_BRIDGE_IN(*s.map, a, s.a);
+        STEPSIM_BRIDGE_IN(*s.map, b, s.b);
+        STEPSIM_BRIDGE_OUT(*s.map, out, s.out);
+      }
+      s.a.expand = [this](Payload h) { return square_bits<S::kSide>(h); };
+      s.b.expand = [this](Payload h) { return square_bits<S::kSide>(h); };
+    }
+  }
   bool has_vector() const { return ew_ || reduce_ || vaccum_; }
-  bool has_tile() const { return tmap_ || taccum_; }
-  bool use_tile() {
-    if (!has_vector()) return true;
-    if (!has_tile()) return false;
+  // The side of the tile units to use (kT or kT16), or 0 for the vector unit.
+  int tile_side() {
+    const bool t4 = t4_.elaborated(), t16 = t16_.elaborated();
+    if (!t4 && !t16) return 0;
+    if (!has_vector() && !t16) return kT;
     Channel& ch = in(0);
     ctx().await_arrival(&ch, kNever - 1);  // the first beat (blocks until it is sent)
-    if (ch.empty() || !ch.head().has_elem || !ch.head().elem.is_tile()) return false;
-    const Tile& t = ch.head().elem.tile();
-    return t.rows == uint32_t(kT) && t.cols == uint32_t(kT);
+    int side = 0;
+    if (!ch.empty() && ch.head().has_elem && ch.head().elem.is_tile()) {
+      const Tile& t = ch.head().elem.tile();
+      if (t.rows == t.cols && t.rows == uint32_t(kT) && t4) side = kT;
+      if (t.rows == t.cols && t.rows == uint32_t(kT16) && t16) side = kT16;
+    }
+    if (side == 0 && !has_vector()) side = kT;  // its encoder reports the tile
+    return side;
   }
   void attach_vector() {
     if (vaccum_) {
@@ -490,7 +534,9 @@ class PcuBridge : public BridgeBase {
       add_output(0, &vout_.consumers[0], tile_out(kL));
     }
   }
-  void attach_tile() {
+  template <class S>
+  void attach_tile(S& s) {
+    clk_used_ = &s.clk;
     const bool unary = fn_ == "silu" || fn_ == "exp" || fn_ == "sigmoid";
     const bool two = accum_ ? (fn_ == "matmul_acc" || fn_ == "matmul_t_acc") : !unary;
     if (accum_) {
@@ -505,39 +551,41 @@ class PcuBridge : public BridgeBase {
                             : fn_ == "exp"      ? units::kTileExp
                                                 : units::kTileSigmoid));
     }
-    add_group(&ta_, "a");
-    if (two) add_group(&tb_, "b");
-    add_group(&tout_, "out");
-    add_input(0, &ta_.lanes[0], squares());
-    if (two) add_input(1, &tb_.lanes[0], squares());
-    add_output(0, &tout_.consumers[0], [this](Payload) { return square_out(tout_.data.read()); });
+    add_group(&s.a, "a");
+    if (two) add_group(&s.b, "b");
+    add_group(&s.out, "out");
+    add_input(0, &s.a.lanes[0], squares(S::kSide));
+    if (two) add_input(1, &s.b.lanes[0], squares(S::kSide));
+    add_output(0, &s.out.consumers[0], [this, &s](Payload) { return square_out<S::kSide>(s.out.data.read()); });
   }
-  // [kT x kT] bf16 tiles: the bridge carries a handle; the pins get lane (r, c) in bits
-  // [16(r kT + c) +: 16]. In timing mode the lanes are 0 and the outputs are shape-only tiles.
-  Encoder squares() {
-    return [this](const Element& e) {
-      const std::string want = "[" + std::to_string(kT) + " x " + std::to_string(kT) + "] bf16 tiles";
+  // [T x T] bf16 tiles: the bridge carries a handle; the pins get lane (r, c) in bits
+  // [16(r T + c) +: 16]. In timing mode the lanes are 0 and the outputs are shape-only tiles.
+  Encoder squares(int side) {
+    return [this, side](const Element& e) {
+      const std::string want = "[" + std::to_string(side) + " x " + std::to_string(side) + "] bf16 tiles";
       if (!e.is_tile()) fail("the tile compute unit needs " + want + ", got " + e.to_string());
       const Tile& t = e.tile();
-      if (t.rows != uint32_t(kT) || t.cols != uint32_t(kT) || t.dtype != DType::BF16)
+      if (t.rows != uint32_t(side) || t.cols != uint32_t(side) || t.dtype != DType::BF16)
         fail("the tile compute unit needs " + want + ", got [" + std::to_string(t.rows) + " x " +
              std::to_string(t.cols) + "] " + dtype_name(t.dtype));
       if (t.has_data()) values_ = true;
       return handle(e);
     };
   }
-  bits_t<kTW> square_bits(Payload h) const {
-    bits_t<kTW> v = 0;
+  template <int T>
+  bits_t<16 * T * T> square_bits(Payload h) const {
+    bits_t<16 * T * T> v = 0;
     const Tile& t = element(h).tile();
     if (t.has_data())
-      for (int l = 0; l < kT * kT; ++l) v.range(16 * l + 15, 16 * l) = uint32_t(f32_bits(t.data->f[size_t(l)]) >> 16);
+      for (int l = 0; l < T * T; ++l) v.range(16 * l + 15, 16 * l) = uint32_t(f32_bits(t.data->f[size_t(l)]) >> 16);
     return v;
   }
-  Element square_out(const bits_t<kTW>& v) const {
-    Tile t = shape_tile(uint32_t(kT), uint32_t(kT), DType::BF16);
+  template <int T>
+  Element square_out(const bits_t<16 * T * T>& v) const {
+    Tile t = shape_tile(uint32_t(T), uint32_t(T), DType::BF16);
     if (values_) {
       auto d = std::make_shared<TileData>();
-      for (int l = 0; l < kT * kT; ++l) d->f.push_back(f32_from_bf16_bits(uint16_t(v.range(16 * l + 15, 16 * l).to_uint())));
+      for (int l = 0; l < T * T; ++l) d->f.push_back(f32_from_bf16_bits(uint16_t(v.range(16 * l + 15, 16 * l).to_uint())));
       t.data = d;
     }
     return Element(t);
@@ -552,13 +600,11 @@ class PcuBridge : public BridgeBase {
   InPins<1, 16 * kL> va_, vb_;
   OutPins<1, 16 * kL> vout_;
   OutPins<1, 16> rout_;
-  WideInPins<kTW> ta_, tb_;
-  WideOutPins<kTW> tout_;
   std::unique_ptr<typename U::PcuEw> ew_;
   std::unique_ptr<typename U::PcuReduce> reduce_;
   std::unique_ptr<typename U::PcuAccum> vaccum_;
-  std::unique_ptr<typename U::PcuTileMap> tmap_;
-  std::unique_ptr<typename U::PcuTileAccum> taccum_;
+  TileSide<typename U::PcuTileMap, typename U::PcuTileAccum, kT> t4_;
+  TileSide<typename U::PcuTileMap16, typename U::PcuTileAccum16, kT16> t16_;
 };
 
 }  // namespace stepsim::bridge

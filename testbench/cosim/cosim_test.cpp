@@ -237,15 +237,34 @@ CosimReport run_tiles(const std::string& impl, bool functional = true) {
   return cosimulate(parse_graph(kTileGraph, "cosim_tiles", ".", {}), options(functional), co);
 }
 
-void expect_tiles_good(const CosimReport& r, const std::string& impl) {
+// Both runs succeeded, every channel is identical, every compute node ran on `impl`.
+void expect_compute_on_units(const CosimReport& r, const std::string& impl) {
   ASSERT_TRUE(r.approx.ok) << r.approx.error;
   ASSERT_TRUE(r.cosim.ok) << r.cosim.error;
   std::ostringstream rep;
   print_cosim_report(r, rep);
   EXPECT_TRUE(r.identical) << rep.str();
+  for (const CosimNodeRow& n : r.nodes) {
+    if (n.op == "Map" || n.op == "Accum") {
+      EXPECT_EQ(n.impl, impl) << n.name;
+    }
+  }
+}
+
+// HLS and RTL give every node the same cycles and unit clocks.
+void expect_same_cycles(const CosimReport& h, const CosimReport& r) {
+  ASSERT_EQ(h.nodes.size(), r.nodes.size());
+  for (size_t k = 0; k < h.nodes.size(); ++k) {
+    EXPECT_EQ(h.nodes[k].cosim_cycles, r.nodes[k].cosim_cycles) << h.nodes[k].name;
+    EXPECT_EQ(h.nodes[k].unit_clocks, r.nodes[k].unit_clocks) << h.nodes[k].name;
+  }
+}
+
+void expect_tiles_good(const CosimReport& r, const std::string& impl) {
+  expect_compute_on_units(r, impl);
+  std::ostringstream rep;
+  print_cosim_report(r, rep);
   EXPECT_EQ(r.bridged_nodes, 14u) << rep.str();
-  for (const CosimNodeRow& n : r.nodes)
-    if (n.op == "Map" || n.op == "Accum") EXPECT_EQ(n.impl, impl) << n.name;
   EXPECT_LT(std::abs(rel_error(r.approx.cycles, r.cosim.cycles)), 0.25) << rep.str();
 }
 
@@ -257,11 +276,46 @@ TEST(Cosim, TileUnitsMatchApprox) {
   if (!have_rtl()) return;
   CosimReport h = run_tiles("hls"), r = run_tiles("rtl");
   expect_tiles_good(r, "rtl");
-  ASSERT_EQ(h.nodes.size(), r.nodes.size());
-  for (size_t k = 0; k < h.nodes.size(); ++k) {
-    EXPECT_EQ(h.nodes[k].cosim_cycles, r.nodes[k].cosim_cycles) << h.nodes[k].name;
-    EXPECT_EQ(h.nodes[k].unit_clocks, r.nodes[k].unit_clocks) << h.nodes[k].name;
-  }
+  expect_same_cycles(h, r);
+}
+
+// ---- [16 x 16] bf16 tiles (the SwiGLU validation's tiles) on the T = 16 tile units: a small
+// SwiGLU-like graph, gate = silu(x W1), up = x W3, h = gate * up, and a K-tiled product on Accum
+// matmul_acc, all on units; the bridges pick the T = 16 units from the first tile.
+const char* kTile16Graph = R"(name: cosim_tiles16
+tensors:
+  x: {shape: [16, 32], dtype: bf16, init: random, seed: 31}
+  w1: {shape: [32, 16], dtype: bf16, init: random, seed: 32}
+  w3: {shape: [32, 16], dtype: bf16, init: random, seed: 33}
+nodes:
+  - {name: x, op: LinearOffChipLoad, params: {tensor: x, tile: [16, 16], out_shape: [2]}}
+  - {name: w1, op: LinearOffChipLoad, params: {tensor: w1, tile: [16, 16], out_shape: [2]}}
+  - {name: w3, op: LinearOffChipLoad, params: {tensor: w3, tile: [16, 16], out_shape: [2]}}
+  - {name: bx, op: Broadcast, inputs: {in: x}}
+  - {name: g, op: Accum, params: {fn: matmul_acc, rank: 1}, inputs: {in0: bx.out0, in1: w1}}
+  - {name: u, op: Accum, params: {fn: matmul_acc, rank: 1}, inputs: {in0: bx.out1, in1: w3}}
+  - {name: act, op: Map, params: {fn: silu}, inputs: {in0: g}}
+  - {name: h, op: Map, params: {fn: mul}, inputs: {in0: act, in1: u}}
+  - {name: bh, op: Broadcast, inputs: {in: h}}
+  - {name: hh, op: Map, params: {fn: matmul}, inputs: {in0: bh.out0, in1: bh.out1}}
+  - {name: hs, op: Sink, inputs: {in: hh}}
+)";
+
+CosimReport run_tiles16(const std::string& impl) {
+  CosimOptions co;
+  co.impl = impl;
+  return cosimulate(parse_graph(kTile16Graph, "cosim_tiles16", ".", {}), options(true), co);
+}
+
+TEST(Cosim, Tile16UnitsMatchApprox) {
+  const CosimReport h = run_tiles16("hls");
+  expect_compute_on_units(h, "hls");
+#ifdef STEPSIM_HAVE_RTL_T16
+  if (!have_rtl()) return;
+  const CosimReport r = run_tiles16("rtl");
+  expect_compute_on_units(r, "rtl");
+  expect_same_cycles(h, r);
+#endif
 }
 
 // Two streams merged in arrival order (EagerMerge), one of them through units: the units' input

@@ -1,4 +1,5 @@
-// Benches of the compute units on 2-D tiles (PcuTileMap, PcuTileAccum): [kT x kT] bf16 tiles,
+// Benches of the compute units on 2-D tiles (PcuTileMap, PcuTileAccum): [T x T] bf16 tiles
+// (T = kT = 4 by default, 16 for the T = 16 lock-step tests),
 // random cases with every class of special value now and then, and the bit-exact comparison
 // with the tile functions of hw/functions (harness.h, benches.h).
 #pragma once
@@ -45,9 +46,10 @@ Element decode_square(const bits_t<16 * T * T>& v) {
 // Mostly finite values of moderate and mixed magnitude (so that the fp32 sums are exercised:
 // rounding, cancellation, subnormal and overflowing products now and then), with every
 // special class (random_bf16) in about one lane in `special`.
-inline Element random_square(std::mt19937_64& r, int special) {
+template <int T = kT>
+Element random_square(std::mt19937_64& r, int special) {
   std::vector<uint16_t> v;
-  for (int l = 0; l < kT * kT; ++l) {
+  for (int l = 0; l < T * T; ++l) {
     const uint16_t u = uint16_t(r());
     if (special > 0 && int(r() % uint64_t(special)) == 0)
       v.push_back(random_bf16(r));
@@ -57,24 +59,29 @@ inline Element random_square(std::mt19937_64& r, int special) {
       v.push_back(uint16_t((u & 0x807Fu) | uint16_t((116 + r() % 24) << 7)));
   }
   if (r() % 4 == 0) v[size_t(r() % v.size())] = v[0] ^ 0x8000u;
-  return Element(bf16_square(kT, v));
+  return Element(bf16_square(T, v));
 }
-inline Element random_square_mixed(std::mt19937_64& r) { return random_square(r, r() % 4 ? 200 : 12); }
+template <int T = kT>
+Element random_square_mixed(std::mt19937_64& r) {
+  return random_square<T>(r, r() % 4 ? 200 : 12);
+}
 
-inline TensorTree resquare(const TensorTree& t, std::mt19937_64& r) {
+template <int T = kT>
+TensorTree resquare(const TensorTree& t, std::mt19937_64& r) {
   TensorTree o = t;
-  if (t.leaf) o.elem = random_square_mixed(r);
-  for (TensorTree& c : o.children) c = resquare(c, r);
+  if (t.leaf) o.elem = random_square_mixed<T>(r);
+  for (TensorTree& c : o.children) c = resquare<T>(c, r);
   return o;
 }
 
 // Two streams of one structure (Map's zipped inputs; Accum matmul_acc's A and B tiles).
-inline std::vector<std::vector<Token>> square_pair(std::mt19937_64& r, int rank, int max_len = 0) {
+template <int T = kT>
+std::vector<std::vector<Token>> square_pair(std::mt19937_64& r, int rank, int max_len = 0) {
   RandomStreamOptions o = stream_opts(r, rank);
   if (max_len > 0) o.max_len = rnd(r, 1, max_len);
-  o.element = random_square_mixed;
+  o.element = random_square_mixed<T>;
   std::vector<TensorTree> a = random_tensors(r, o), b;
-  for (const TensorTree& t : a) b.push_back(resquare(t, r));
+  for (const TensorTree& t : a) b.push_back(resquare<T>(t, r));
   return {tensors_to_tokens(a, rank), tensors_to_tokens(b, rank)};
 }
 
@@ -123,28 +130,31 @@ inline const char* tile_map_fn(int op) {
   return names[op];
 }
 
-inline std::vector<UnitCase> pcu_tile_map_cases(size_t n, uint64_t seed) {
+template <int T = kT>
+std::vector<UnitCase> pcu_tile_map_cases(size_t n, uint64_t seed) {
   return make_cases(
       n, seed, [](std::mt19937_64& r) { return std::vector<int>{int(r() % 4)}; },
-      [](std::mt19937_64& r, const std::vector<int>&) { return square_pair(r, rnd(r, 0, 2)); });
+      [](std::mt19937_64& r, const std::vector<int>&) { return square_pair<T>(r, rnd(r, 0, 2)); });
 }
 
 // The unary functions (cfg {4, 5 or 6}): one input stream; values mostly where exp, sigmoid and
 // silu are not saturated (|x| < 128), with every special class now and then.
-inline Element random_unary_square(std::mt19937_64& r) {
+template <int T = kT>
+Element random_unary_square(std::mt19937_64& r) {
   std::vector<uint16_t> v;
-  for (int l = 0; l < kT * kT; ++l) {
+  for (int l = 0; l < T * T; ++l) {
     const uint16_t u = uint16_t(r());
     v.push_back(r() % 24 == 0 ? random_bf16(r) : uint16_t((u & 0x807Fu) | uint16_t((100 + r() % 34) << 7)));
   }
-  return Element(bf16_square(kT, v));
+  return Element(bf16_square(T, v));
 }
-inline std::vector<UnitCase> pcu_tile_unary_cases(size_t n, uint64_t seed) {
+template <int T = kT>
+std::vector<UnitCase> pcu_tile_unary_cases(size_t n, uint64_t seed) {
   return make_cases(
       n, seed, [](std::mt19937_64& r) { return std::vector<int>{4 + int(r() % 3)}; },
       [](std::mt19937_64& r, const std::vector<int>&) {
         RandomStreamOptions o = stream_opts(r, rnd(r, 0, 2));
-        o.element = random_unary_square;
+        o.element = random_unary_square<T>;
         return std::vector<std::vector<Token>>{random_stream(r, o)};
       });
 }
@@ -166,8 +176,8 @@ inline std::string check_pcu_tile_map(const UnitCase& c, const std::vector<Beat>
     }
     const Tile& y = c.inputs[1][i].elem.tile();
     std::vector<bool> loose(x.elems());
-    for (uint32_t r = 0; r < uint32_t(kT); ++r)
-      for (uint32_t q = 0; q < uint32_t(kT); ++q) {
+    for (uint32_t r = 0; r < x.rows; ++r)
+      for (uint32_t q = 0; q < x.cols; ++q) {
         NanShadow s;
         if (op <= 1)
           shadow_dot(s, x, y, op == 1, r, q, 0.0f, true);
@@ -175,7 +185,7 @@ inline std::string check_pcu_tile_map(const UnitCase& c, const std::vector<Beat>
           s.mul(x.f(r, q), y.f(r, q));
         else
           s.add(x.f(r, q), y.f(r, q));
-        loose[r * kT + q] = s.two_nans;
+        loose[r * x.cols + q] = s.two_nans;
       }
     const std::string e = compare_square(fn.apply({x, y}), out[i].elem.tile(), loose,
                                          fn.name + " beat " + std::to_string(i));
@@ -185,16 +195,17 @@ inline std::string check_pcu_tile_map(const UnitCase& c, const std::vector<Beat>
 }
 
 // One unit, two benches: the binary functions (a and b driven) and the unary ones (b idle).
-template <class Rtl, bool kUnary>
-struct PcuTileMapBenchT : Bench<PcuTileMapBenchT<Rtl, kUnary>, Rtl> {
+template <class Rtl, bool kUnary, int T = kT, int NS = kTS>
+struct PcuTileMapBenchT : Bench<PcuTileMapBenchT<Rtl, kUnary, T, NS>, Rtl> {
+  static constexpr int TW = 16 * T * T;
   CfgPin<bits_t<3>> op{*this};
-  InPort<kTW> a{*this, "a", encode_square<kT>};
-  std::unique_ptr<InPort<kTW>> b;
-  InPins<kTW> idle_b;  // never valid
-  OutPort<1, kTW> out{*this, "out", decode_square<kT>};
-  units::PcuTileMap<kT, kTS> hls{"hls"};
+  InPort<TW> a{*this, "a", encode_square<T>};
+  std::unique_ptr<InPort<TW>> b;
+  InPins<TW> idle_b;  // never valid
+  OutPort<1, TW> out{*this, "out", decode_square<T>};
+  units::PcuTileMap<T, NS> hls{"hls"};
   PcuTileMapBenchT() {
-    if (!kUnary) b = std::make_unique<InPort<kTW>>(*this, "b", encode_square<kT>);
+    if (!kUnary) b = std::make_unique<InPort<TW>>(*this, "b", encode_square<T>);
   }
   template <class D>
   void bind(D& d, bool r) {
@@ -208,7 +219,7 @@ struct PcuTileMapBenchT : Bench<PcuTileMapBenchT<Rtl, kUnary>, Rtl> {
     STEPSIM_BIND_OUT(d, out, out.pins, r);
   }
   static std::vector<UnitCase> cases(size_t n, uint64_t seed) {
-    return kUnary ? pcu_tile_unary_cases(n, seed) : pcu_tile_map_cases(n, seed);
+    return kUnary ? pcu_tile_unary_cases<T>(n, seed) : pcu_tile_map_cases<T>(n, seed);
   }
   static std::string check(const UnitCase& c, const CaseOutputs& got) { return check_pcu_tile_map(c, got[0]); }
 };
@@ -216,6 +227,11 @@ template <class Rtl>
 using PcuTileMapBench = PcuTileMapBenchT<Rtl, false>;
 template <class Rtl>
 using PcuTileUnaryBench = PcuTileMapBenchT<Rtl, true>;
+// T = 16 (NS = 2): the SwiGLU validation's tiles.
+template <class Rtl>
+using PcuTileMap16Bench = PcuTileMapBenchT<Rtl, false, 16, 2>;
+template <class Rtl>
+using PcuTileUnary16Bench = PcuTileMapBenchT<Rtl, true, 16, 2>;
 
 // ------------------------------------------------------------------ PcuTileAccum
 inline const char* tile_accum_fn(int op) {
@@ -224,12 +240,13 @@ inline const char* tile_accum_fn(int op) {
 }
 
 // Accum fn (cfg {op, rank}) of hw/functions over the input stream(s), against the unit's output.
-inline std::string check_pcu_tile_accum(const UnitCase& c, const std::vector<Beat>& got) {
+template <int T = kT>
+std::string check_pcu_tile_accum(const UnitCase& c, const std::vector<Beat>& got) {
   const int op = c.cfg[0];
   const int rank = c.cfg[1];
   const bool two = op >= 2;
   const AccumFunction& fn = accum_function(tile_accum_fn(op));
-  const size_t n = size_t(kT) * kT;
+  const size_t n = size_t(T) * T;
   Tile acc = fn.init();
   std::vector<float> shadow(n, 0.0f);
   std::vector<bool> loose(n, false);
@@ -241,9 +258,9 @@ inline std::string check_pcu_tile_accum(const UnitCase& c, const std::vector<Bea
     if (x.has_elem) {
       const bool first = is_empty_acc(acc);
       const Tile& ta = x.elem.tile();
-      for (uint32_t i = 0; i < uint32_t(kT); ++i)
-        for (uint32_t j = 0; j < uint32_t(kT); ++j) {
-          const size_t l = i * kT + j;
+      for (uint32_t i = 0; i < uint32_t(T); ++i)
+        for (uint32_t j = 0; j < uint32_t(T); ++j) {
+          const size_t l = i * T + j;
           NanShadow s;
           if (two)
             shadow[l] = shadow_dot(s, ta, c.inputs[1][k].elem.tile(), op == 3, i, j, shadow[l], first);
@@ -257,7 +274,7 @@ inline std::string check_pcu_tile_accum(const UnitCase& c, const std::vector<Bea
     }
     if (x.stop >= rank) {
       Tile t = fn.finalize(acc);
-      if (is_empty_acc(t)) t = bf16_square(kT, std::vector<uint16_t>(n, 0));  // no tile header: a zero payload
+      if (is_empty_acc(t)) t = bf16_square(T, std::vector<uint16_t>(n, 0));  // no tile header: a zero payload
       Beat o = Beat::data(Element(t), uint8_t(x.stop - rank));
       o.done = x.done;
       want.push_back(o);
@@ -283,37 +300,40 @@ inline std::string check_pcu_tile_accum(const UnitCase& c, const std::vector<Bea
 }
 
 // Accum add / max (cfg {0 or 1, rank}): input a only; the unit's b pins stay idle.
-inline std::vector<UnitCase> pcu_tile_accum_cases(size_t n, uint64_t seed) {
+template <int T = kT>
+std::vector<UnitCase> pcu_tile_accum_cases(size_t n, uint64_t seed) {
   return make_cases(
       n, seed, [](std::mt19937_64& r) { return std::vector<int>{int(r() % 2), rnd(r, 1, 2)}; },
       [](std::mt19937_64& r, const std::vector<int>& c) {
         const int a = rnd(r, c[1], 3);
-        return std::vector<std::vector<Token>>{square_pair(r, a, a == 1 ? 8 : 0)[0]};
+        return std::vector<std::vector<Token>>{square_pair<T>(r, a, a == 1 ? 8 : 0)[0]};
       });
 }
 
 // Accum matmul_acc / matmul_t_acc (cfg {2 or 3, rank}): A and B streams of one structure.
-inline std::vector<UnitCase> pcu_tile_matmul_acc_cases(size_t n, uint64_t seed) {
+template <int T = kT>
+std::vector<UnitCase> pcu_tile_matmul_acc_cases(size_t n, uint64_t seed) {
   return make_cases(
       n, seed, [](std::mt19937_64& r) { return std::vector<int>{2 + int(r() % 2), rnd(r, 1, 2)}; },
       [](std::mt19937_64& r, const std::vector<int>& c) {
         const int a = rnd(r, c[1], 3);
-        return square_pair(r, a, a == 1 ? 8 : 0);
+        return square_pair<T>(r, a, a == 1 ? 8 : 0);
       });
 }
 
 // One unit, two benches: with b driven (matmul_acc) or idle (add, max).
-template <class Rtl, bool kTwo>
-struct PcuTileAccumBenchT : Bench<PcuTileAccumBenchT<Rtl, kTwo>, Rtl> {
+template <class Rtl, bool kTwo, int T = kT>
+struct PcuTileAccumBenchT : Bench<PcuTileAccumBenchT<Rtl, kTwo, T>, Rtl> {
+  static constexpr int TW = 16 * T * T;
   CfgPin<bits_t<2>> op{*this};
   CfgPin<stop_t> rank{*this};
-  InPort<kTW> a{*this, "a", encode_square<kT>};
-  std::unique_ptr<InPort<kTW>> b;
-  InPins<kTW> idle_b;  // never valid
-  OutPort<1, kTW> out{*this, "out", decode_square<kT>};
-  units::PcuTileAccum<kT> hls{"hls"};
+  InPort<TW> a{*this, "a", encode_square<T>};
+  std::unique_ptr<InPort<TW>> b;
+  InPins<TW> idle_b;  // never valid
+  OutPort<1, TW> out{*this, "out", decode_square<T>};
+  units::PcuTileAccum<T> hls{"hls"};
   PcuTileAccumBenchT() {
-    if (kTwo) b = std::make_unique<InPort<kTW>>(*this, "b", encode_square<kT>);
+    if (kTwo) b = std::make_unique<InPort<TW>>(*this, "b", encode_square<T>);
   }
   template <class D>
   void bind(D& d, bool r) {
@@ -328,13 +348,17 @@ struct PcuTileAccumBenchT : Bench<PcuTileAccumBenchT<Rtl, kTwo>, Rtl> {
     STEPSIM_BIND_OUT(d, out, out.pins, r);
   }
   static std::vector<UnitCase> cases(size_t n, uint64_t seed) {
-    return kTwo ? pcu_tile_matmul_acc_cases(n, seed) : pcu_tile_accum_cases(n, seed);
+    return kTwo ? pcu_tile_matmul_acc_cases<T>(n, seed) : pcu_tile_accum_cases<T>(n, seed);
   }
-  static std::string check(const UnitCase& c, const CaseOutputs& got) { return check_pcu_tile_accum(c, got[0]); }
+  static std::string check(const UnitCase& c, const CaseOutputs& got) { return check_pcu_tile_accum<T>(c, got[0]); }
 };
 template <class Rtl>
 using PcuTileAccumBench = PcuTileAccumBenchT<Rtl, false>;
 template <class Rtl>
 using PcuTileMatmulAccBench = PcuTileAccumBenchT<Rtl, true>;
+template <class Rtl>
+using PcuTileAccum16Bench = PcuTileAccumBenchT<Rtl, false, 16>;
+template <class Rtl>
+using PcuTileMatmulAcc16Bench = PcuTileAccumBenchT<Rtl, true, 16>;
 
 }  // namespace stepsim::unit_test

@@ -17,6 +17,10 @@
 #include "Vshape_repeat.h"
 #include "Vshape_reshape.h"
 #include "Vshape_zip.h"
+#ifdef STEPSIM_HAVE_RTL_T16
+#include "Vpcu_tile_accum_t16.h"
+#include "Vpcu_tile_map_t16.h"
+#endif
 
 namespace stepsim::bridge {
 
@@ -37,6 +41,13 @@ struct RtlUnits {
   using Pmu = Vpmu_buffer;
   using PcuTileMap = Vpcu_tile_map;
   using PcuTileAccum = Vpcu_tile_accum;
+#ifdef STEPSIM_HAVE_RTL_T16
+  using PcuTileMap16 = Vpcu_tile_map_t16;
+  using PcuTileAccum16 = Vpcu_tile_accum_t16;
+#else  // built without the T = 16 library (STEPSIM_RTL_T16=OFF): [16 x 16] tiles stay unsupported
+  using PcuTileMap16 = void;
+  using PcuTileAccum16 = void;
+#endif
 };
 
 void register_rtl_units() {
