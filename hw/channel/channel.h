@@ -158,24 +158,15 @@ class Channel {
     return *s.beat();
   }
   Beat pop() {
-    if (size_ == 0) wait_for_data();
-    Slot& s = ring_[head_pos_];
-    Context* c = consumer_;
-    uint64_t now = c->now();
-    if (s.ready > now) now = starve(s.ready);
-    s.freed = now + response_latency_;
-    if (stats_.peak_occupancy < depth_) note_occupancy(s.sent);
-    if (++head_pos_ == depth_) head_pos_ = 0;
-    --size_;
-    c->scheduler()->note_progress();
-    Context* p = producer_;
-    if (p->state() == Context::State::kBlockedSend && p->blocked_on() == this) p->wake();
-    Beat* b = s.beat();
+    Beat* b = dequeue();
     if (Tile* t = std::get_if<Tile>(&b->elem.v))
       return Beat{Element(std::move(*t)), b->has_elem, b->stop, b->done};  // the remains need no destructor
     return take_other(*b);
   }
   Beat recv() { return pop(); }  // pop() waits (and advances the clock) like peek() first
+  // pop() for a consumer that does not need the beat (it read it with peek()): the same
+  // dequeue, and the beat is destroyed in its slot instead of being moved out first.
+  void discard() { dequeue()->~Beat(); }
 
   // Non-blocking views used by arbitration and lower-bound computation.
   bool empty() const { return size_ == 0; }
@@ -199,6 +190,24 @@ class Channel {
     Beat* beat() { return std::launder(reinterpret_cast<Beat*>(raw)); }
     const Beat* beat() const { return std::launder(reinterpret_cast<const Beat*>(raw)); }
   };
+
+  // The dequeue of pop() and discard(): waits for the head beat, advances the consumer's clock
+  // to its visible time, frees the slot at that time; returns the beat, still in its slot.
+  __attribute__((always_inline)) Beat* dequeue() {
+    if (size_ == 0) wait_for_data();
+    Slot& s = ring_[head_pos_];
+    Context* c = consumer_;
+    uint64_t now = c->now();
+    if (s.ready > now) now = starve(s.ready);
+    s.freed = now + response_latency_;
+    if (stats_.peak_occupancy < depth_) note_occupancy(s.sent);
+    if (++head_pos_ == depth_) head_pos_ = 0;
+    --size_;
+    c->scheduler()->note_progress();
+    Context* p = producer_;
+    if (p->state() == Context::State::kBlockedSend && p->blocked_on() == this) p->wake();
+    return s.beat();
+  }
 
   // The rare paths (channel.cpp).
   void wait_for_space(const Beat& beat);
