@@ -58,21 +58,25 @@ struct TileStat {
   uint64_t max_row_bytes = 0;   // largest cols x dtype bytes of a tile (one row)
   uint64_t count = 0;           // elements seen
   void add(const Element& e) {
-    if (const Tile* t = std::get_if<Tile>(&e.v)) {
-      ++count;
-      // Streams mostly carry tiles of one shape: the maxima cannot change for a repeat.
-      if (t->rows == last_rows_ && t->cols == last_cols_ && t->dtype == last_dtype_) return;
-      last_rows_ = t->rows;
-      last_cols_ = t->cols;
-      last_dtype_ = t->dtype;
-      const uint64_t b = t->bytes();
-      max_elem_bytes = std::max(max_elem_bytes, b);
-      max_tile_bytes = std::max(max_tile_bytes, b);
-      max_cols = std::max(max_cols, t->cols);
-      max_row_bytes = std::max(max_row_bytes, uint64_t(t->cols) * dtype_bytes(t->dtype));
-    } else {
+    if (const Tile* t = std::get_if<Tile>(&e.v))
+      add_element(*t);
+    else
       add_other(e);
-    }
+  }
+  // One element that is the tile t: add(const Element&) without building an Element (the
+  // operand statistics of Op::note_operands, once per tile function call).
+  void add_element(const Tile& t) {
+    ++count;
+    // Streams mostly carry tiles of one shape: the maxima cannot change for a repeat.
+    if (t.rows == last_rows_ && t.cols == last_cols_ && t.dtype == last_dtype_) return;
+    last_rows_ = t.rows;
+    last_cols_ = t.cols;
+    last_dtype_ = t.dtype;
+    const uint64_t b = t.bytes();
+    max_elem_bytes = std::max(max_elem_bytes, b);
+    max_tile_bytes = std::max(max_tile_bytes, b);
+    max_cols = std::max(max_cols, t.cols);
+    max_row_bytes = std::max(max_row_bytes, uint64_t(t.cols) * dtype_bytes(t.dtype));
   }
   void add(const Tile& t) {
     max_tile_bytes = std::max(max_tile_bytes, t.bytes());
@@ -85,7 +89,7 @@ struct TileStat {
   void add_repeats(uint64_t n) { count += n; }
 
  private:
-  // Shape of the last tile add(const Element&) recorded (none yet: no tile has UINT32_MAX rows).
+  // Shape of the last tile add_element recorded (none yet: no tile has UINT32_MAX rows).
   uint32_t last_rows_ = UINT32_MAX, last_cols_ = 0;
   DType last_dtype_ = DType::BF16;
 };

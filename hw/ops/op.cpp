@@ -160,11 +160,9 @@ struct BufferLease {
 
 void Op::note_operands(const std::vector<Tile>& args) {
   if (onchip_.operands.size() < args.size()) onchip_.operands.resize(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    ++onchip_.operands[i].count;
-    onchip_.operands[i].max_elem_bytes = std::max(onchip_.operands[i].max_elem_bytes, args[i].bytes());
-    onchip_.operands[i].add(args[i]);
-  }
+  // The same count and maxima as before, recorded as elements: a repeat of the last shape
+  // only counts (TileStat::add_element).
+  for (size_t i = 0; i < args.size(); ++i) onchip_.operands[i].add_element(args[i]);
 }
 
 BufferRef Op::lease_buffer(Buffer&& b, uint64_t acquired) {
