@@ -58,21 +58,25 @@ struct TileStat {
   uint64_t max_row_bytes = 0;   // largest cols x dtype bytes of a tile (one row)
   uint64_t count = 0;           // elements seen
   void add(const Element& e) {
-    if (const Tile* t = std::get_if<Tile>(&e.v)) {
-      ++count;
-      // Streams mostly carry tiles of one shape: the maxima cannot change for a repeat.
-      if (t->rows == last_rows_ && t->cols == last_cols_ && t->dtype == last_dtype_) return;
-      last_rows_ = t->rows;
-      last_cols_ = t->cols;
-      last_dtype_ = t->dtype;
-      const uint64_t b = t->bytes();
-      max_elem_bytes = std::max(max_elem_bytes, b);
-      max_tile_bytes = std::max(max_tile_bytes, b);
-      max_cols = std::max(max_cols, t->cols);
-      max_row_bytes = std::max(max_row_bytes, uint64_t(t->cols) * dtype_bytes(t->dtype));
-    } else {
+    if (const Tile* t = std::get_if<Tile>(&e.v))
+      add_element(*t);
+    else
       add_other(e);
-    }
+  }
+  // One element that is the tile t: add(const Element&) without building an Element (the
+  // operand statistics of Op::note_operands, once per tile function call).
+  void add_element(const Tile& t) {
+    ++count;
+    // Streams mostly carry tiles of one shape: the maxima cannot change for a repeat.
+    if (t.rows == last_rows_ && t.cols == last_cols_ && t.dtype == last_dtype_) return;
+    last_rows_ = t.rows;
+    last_cols_ = t.cols;
+    last_dtype_ = t.dtype;
+    const uint64_t b = t.bytes();
+    max_elem_bytes = std::max(max_elem_bytes, b);
+    max_tile_bytes = std::max(max_tile_bytes, b);
+    max_cols = std::max(max_cols, t.cols);
+    max_row_bytes = std::max(max_row_bytes, uint64_t(t.cols) * dtype_bytes(t.dtype));
   }
   void add(const Tile& t) {
     max_tile_bytes = std::max(max_tile_bytes, t.bytes());
@@ -85,7 +89,7 @@ struct TileStat {
   void add_repeats(uint64_t n) { count += n; }
 
  private:
-  // Shape of the last tile add(const Element&) recorded (none yet: no tile has UINT32_MAX rows).
+  // Shape of the last tile add_element recorded (none yet: no tile has UINT32_MAX rows).
   uint32_t last_rows_ = UINT32_MAX, last_cols_ = 0;
   DType last_dtype_ = DType::BF16;
 };
@@ -158,24 +162,15 @@ class Channel {
     return *s.beat();
   }
   Beat pop() {
-    if (size_ == 0) wait_for_data();
-    Slot& s = ring_[head_pos_];
-    Context* c = consumer_;
-    uint64_t now = c->now();
-    if (s.ready > now) now = starve(s.ready);
-    s.freed = now + response_latency_;
-    if (stats_.peak_occupancy < depth_) note_occupancy(s.sent);
-    if (++head_pos_ == depth_) head_pos_ = 0;
-    --size_;
-    c->scheduler()->note_progress();
-    Context* p = producer_;
-    if (p->state() == Context::State::kBlockedSend && p->blocked_on() == this) p->wake();
-    Beat* b = s.beat();
+    Beat* b = dequeue();
     if (Tile* t = std::get_if<Tile>(&b->elem.v))
       return Beat{Element(std::move(*t)), b->has_elem, b->stop, b->done};  // the remains need no destructor
     return take_other(*b);
   }
   Beat recv() { return pop(); }  // pop() waits (and advances the clock) like peek() first
+  // pop() for a consumer that does not need the beat (it read it with peek()): the same
+  // dequeue, and the beat is destroyed in its slot instead of being moved out first.
+  void discard() { dequeue()->~Beat(); }
 
   // Non-blocking views used by arbitration and lower-bound computation.
   bool empty() const { return size_ == 0; }
@@ -199,6 +194,24 @@ class Channel {
     Beat* beat() { return std::launder(reinterpret_cast<Beat*>(raw)); }
     const Beat* beat() const { return std::launder(reinterpret_cast<const Beat*>(raw)); }
   };
+
+  // The dequeue of pop() and discard(): waits for the head beat, advances the consumer's clock
+  // to its visible time, frees the slot at that time; returns the beat, still in its slot.
+  __attribute__((always_inline)) Beat* dequeue() {
+    if (size_ == 0) wait_for_data();
+    Slot& s = ring_[head_pos_];
+    Context* c = consumer_;
+    uint64_t now = c->now();
+    if (s.ready > now) now = starve(s.ready);
+    s.freed = now + response_latency_;
+    if (stats_.peak_occupancy < depth_) note_occupancy(s.sent);
+    if (++head_pos_ == depth_) head_pos_ = 0;
+    --size_;
+    c->scheduler()->note_progress();
+    Context* p = producer_;
+    if (p->state() == Context::State::kBlockedSend && p->blocked_on() == this) p->wake();
+    return s.beat();
+  }
 
   // The rare paths (channel.cpp).
   void wait_for_space(const Beat& beat);

@@ -70,7 +70,7 @@ class HigherOrder : public Op {
   }
   void pop_all() {
     for (size_t i = 0; i < num_in(); ++i) {
-      in(i).pop();
+      in(i).discard();  // peek_all() copied the beat
       // An input whose done token did not ride on this beat sends it as a bare beat next.
       if (any_done_ && !(i == 0 ? done0_ : beats_[i].done)) {
         Beat d = in(i).recv();
@@ -81,20 +81,25 @@ class HigherOrder : public Op {
   bool any_done_ = false;  // some input's beat peeked by peek_all() carried the done token
   bool done0_ = false;     // in0's beat did (peek_all() raises it on the beat it returns)
   // The operand tiles of the beats peek_all() returned.
-  const std::vector<Tile>& args(const std::vector<Beat>& bs) {
+  const std::vector<Tile>& args(const std::vector<Beat>& bs) { return args(bs.data(), bs.size()); }
+  const std::vector<Tile>& args(const Beat* bs, size_t n) {
     args_.clear();
-    for (const Beat& b : bs) append_tiles(b.elem, node_name(), args_);
+    for (size_t i = 0; i < n; ++i) append_tiles(bs[i].elem, node_name(), args_);
     return args_;
   }
   // Runs a tile function; its error (a shape mismatch, a bad dtype) also names what every input
   // carried and the channel it came on (producer end -> consumer end).
   template <class F>
   auto with_inputs(const std::vector<Beat>& bs, F&& f) -> decltype(f()) {
+    return with_inputs(bs.data(), bs.size(), std::forward<F>(f));
+  }
+  template <class F>
+  auto with_inputs(const Beat* bs, size_t n, F&& f) -> decltype(f()) {
     try {
       return f();
     } catch (const std::exception& e) {
       std::string s = std::string(e.what()) + "; inputs:";
-      for (size_t i = 0; i < bs.size(); ++i)
+      for (size_t i = 0; i < n; ++i)
         s += std::string(i ? "," : "") + " in" + std::to_string(i) + " " +
              (bs[i].has_elem ? bs[i].elem.to_string() : beat_text(bs[i])) + " on channel '" + in(i).name() + "'";
       fail(s);
@@ -127,6 +132,7 @@ class Map : public HigherOrder {
 
  protected:
   void run() override {
+    if (num_in() == 1) return run_one();
     for (;;) {
       const std::vector<Beat>& bs = peek_all();
       Beat o = bs[0];
@@ -142,6 +148,32 @@ class Map : public HigherOrder {
       emit(0, std::move(o));
       pop_all();
       if (bs[0].done) break;
+    }
+  }
+
+  // One input (the common case, docs/performance.md "Fifth pass"): the same steps as run()
+  // (peek, charge, emit, then dequeue: the same times), but the input beat is read where it
+  // sits in the channel instead of being copied by peek_all(), and the output beat is built
+  // from its flags instead of from a copy of it. The slot cannot change before discard():
+  // the producer only writes free slots.
+  void run_one() {
+    Channel& c = in(0);
+    for (;;) {
+      const Beat& b = c.peek();
+      const bool done = b.done;
+      if (b.has_elem) {
+        const std::vector<Tile>& a = args(&b, 1);
+        note_onchip(note_args(a));
+        Tile out = with_inputs(&b, 1, [&] { return functional() ? fn_.apply(a) : fn_.out_shape(a); });
+        uint64_t f = fn_.flops(a);
+        count_flops(f);
+        charge(std::max({load_cycles(a), compute_cycles(f), store_cycles(out)}));
+        emit(0, Beat{Element(placed(std::move(out))), true, b.stop, b.done});
+      } else {
+        emit(0, b);
+      }
+      c.discard();
+      if (done) break;
     }
   }
 
