@@ -261,6 +261,13 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
         pc.params = Params(partner->op, partner->name, &pc.info->params, partner->params);
         const std::string why = unit->unsupported(pc);
         if (!why.empty()) unpaired[n.name] = "its partner '" + partner->name + "' cannot run on the memory unit: " + why;
+        // The pair as a whole (an affine view over a Bufferize rank the unit does not track).
+        if (why.empty()) {
+          const Params own(n.op, n.name, &reg.find(n.op).params, n.params);
+          const std::string pair = n.op == "Bufferize" ? bridge::pmu_pair_unsupported(own, pc.params)
+                                                      : bridge::pmu_pair_unsupported(pc.params, own);
+          if (!pair.empty()) unpaired[n.name] = pair;
+        }
       }
     }
   }

@@ -33,7 +33,7 @@ struct HlsUnits {
   using PcuEw = units::PcuEw<kL>;
   using PcuAccum = units::PcuAccum<kL>;
   using PcuReduce = units::PcuReduce<kL>;
-  using Pmu = units::PmuBuffer<kW, kPmuBanks, kPmuDepth, kPmuNbuf, kPmuR, kCW>;
+  using Pmu = units::PmuBuffer<kW, kPmuBanks, kPmuDepth, kPmuNbuf, kPmuR, kCW, kPmuNA, kPmuVW>;
   using PcuTileMap = units::PcuTileMap<kT, kTS>;
   using PcuTileAccum = units::PcuTileAccum<kT>;
   using PcuTileMap16 = units::PcuTileMap<kT16, kTS>;

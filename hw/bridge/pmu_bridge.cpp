@@ -102,8 +102,14 @@ std::string pmu_unsupported(const OpConfig& cfg) {
     if (rank < 1 || rank > 15) return "rank = " + std::to_string(rank) + " is outside the unit's range 1..15";
     return "";
   }
-  if (!p.get_ints("out_shape").empty() || !p.get_ints("stride").empty())
-    return "affine reads (stride, out_shape) are not implemented on the memory unit (it replays linearly)";
+  const std::vector<int64_t> shape = p.get_ints("out_shape"), stride = p.get_ints("stride");
+  if (shape.size() > size_t(kPmuNA))
+    return "the memory unit's affine view has up to " + std::to_string(kPmuNA) + " dimensions, out_shape has " +
+           std::to_string(shape.size());
+  const int64_t vmax = (int64_t(1) << kPmuVW) - 1;
+  for (size_t k = 0; k < shape.size(); ++k)
+    if (shape[k] < 0 || shape[k] > vmax || k >= stride.size() || stride[k] < 0 || stride[k] > vmax)
+      return "affine view entries (out_shape, stride) must be in 0.." + std::to_string(vmax) + " on the memory unit";
   const std::vector<int64_t> rep = p.get_ints("repeat");
   if (rep.size() > size_t(kPmuR))
     return "the memory unit has " + std::to_string(kPmuR) + " static repeat factors, the node has " +
@@ -111,6 +117,14 @@ std::string pmu_unsupported(const OpConfig& cfg) {
   for (int64_t f : rep)
     if (f < 0 || f > 255) return "repeat factor " + std::to_string(f) + " does not fit the unit's 8-bit counters";
   if (rank < 1 || rank > 15) return "rank = " + std::to_string(rank) + " is outside the unit's range 1..15";
+  return "";
+}
+
+std::string pmu_pair_unsupported(const Params& bufferize, const Params& streamify) {
+  const int64_t rank = bufferize.get_int("rank");
+  if (!streamify.get_ints("out_shape").empty() && rank > kPmuNA)
+    return "an affine view needs Bufferize rank <= " + std::to_string(kPmuNA) + " on the memory unit (rank " +
+           std::to_string(rank) + ")";
   return "";
 }
 

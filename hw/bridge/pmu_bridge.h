@@ -11,7 +11,7 @@
 //   * the Streamify node runs a PmuBridge: a UnitBridge that owns the unit and clocks it. The
 //     forwarded beats are its `in` port, the Streamify's ref (if any) its `ref` port, and the
 //     unit's output is the Streamify's output. The Bufferize rank comes from the paired
-//     PmuWritePort.
+//     PmuWritePort; an affine view (out_shape/stride) goes to the unit's view pins.
 // The two halves find each other at run time through the channel between them (its producer's
 // Context): a PmuWritePort whose output does not go straight to a Streamify on a unit, or a
 // PmuBridge whose input does not come straight from a Bufferize on a unit, fails the run and
@@ -25,8 +25,13 @@
 
 namespace stepsim::bridge {
 
-constexpr int kPmuBanks = 4, kPmuDepth = 16, kPmuNbuf = 4, kPmuR = 2;  // the RTL defaults
-constexpr int kPmuCap = kPmuBanks * kPmuDepth;                        // words (elements)
+// The co-simulation configuration: 4 banks x 256 words and 8 descriptors (the RTL defaults but
+// DEPTH and NBUF; the RTL is Verilated a second time for it, Vpmu_buffer_cosim): 1024 tiles, so
+// the down-tiled SwiGLU's largest buffer (512 tiles of W2) fits twice (double buffering); with 4
+// descriptors its tile_f = 256 run took 5 % more cycles than the approximate one, with 8 none.
+// Affine views of up to kPmuNA dimensions, entries 0..65535 (kPmuVW bits).
+constexpr int kPmuBanks = 4, kPmuDepth = 256, kPmuNbuf = 8, kPmuR = 2, kPmuNA = 4, kPmuVW = 16;
+constexpr int kPmuCap = kPmuBanks * kPmuDepth;  // words (elements)
 
 class PmuWritePort : public Op {
  public:
@@ -46,6 +51,10 @@ class PmuWritePort : public Op {
 
 // Why a Bufferize / Streamify node cannot run on the PMU ("" = it can).
 std::string pmu_unsupported(const OpConfig& cfg);
+// Why a Bufferize -> Streamify pair cannot run on the PMU although each half can ("" = it can):
+// an affine view needs the Bufferize rank <= kPmuNA (the unit tracks that many dimensions to
+// tell regular buffers, which it reads through the view, from ragged ones).
+std::string pmu_pair_unsupported(const Params& bufferize, const Params& streamify);
 // Whether a consumer context belongs to a PmuBridge (registered by the bridges).
 bool is_pmu_reader(const Context* c);
 void register_pmu_reader(const Context* c, bool on);
@@ -60,6 +69,9 @@ class PmuBridge : public BridgeBase {
     dut_.cfg_ref_rank_i(ref_rank_);
     dut_.cfg_nrep_i(nrep_);
     dut_.cfg_repeat_i(repeat_);
+    dut_.cfg_view_rank_i(view_rank_);
+    dut_.cfg_shape_i(shape_);
+    dut_.cfg_stride_i(stride_);
     STEPSIM_BRIDGE_IN(dut_, in, in_);
     STEPSIM_BRIDGE_IN(dut_, ref, ref_);
     STEPSIM_BRIDGE_OUT(dut_, out, out_);
@@ -86,6 +98,15 @@ class PmuBridge : public BridgeBase {
     uint64_t packed = 0;
     for (size_t k = 0; k < rep.size() && !dyn; ++k) packed |= uint64_t(rep[k]) << (kCW * k);
     repeat_.write(bits_t<kPmuR * kCW>(packed));
+    const std::vector<int64_t> shape = cfg_.params.get_ints("out_shape"), stride = cfg_.params.get_ints("stride");
+    uint64_t sp = 0, tp = 0;
+    for (size_t k = 0; k < shape.size(); ++k) {
+      sp |= uint64_t(shape[k]) << (kPmuVW * k);
+      tp |= uint64_t(stride[k]) << (kPmuVW * k);
+    }
+    view_rank_.write(stop_t(shape.size()));
+    shape_.write(bits_t<kPmuNA * kPmuVW>(sp));
+    stride_.write(bits_t<kPmuNA * kPmuVW>(tp));
     add_input(0, &in_.lanes[0], handles());
     if (dyn)
       add_input(1, &ref_.lanes[0], handles());
@@ -102,11 +123,14 @@ class PmuBridge : public BridgeBase {
     if (err_.read())
       fail("the memory unit raised err_o: a buffer of more than " + std::to_string(kPmuCap) +
            " elements (its capacity in this configuration: " + std::to_string(kPmuBanks) + " banks x " +
-           std::to_string(kPmuDepth) + " words), or an input stream that ended inside a buffer");
+           std::to_string(kPmuDepth) + " words), an input stream that ended inside a buffer, or an affine "
+           "read outside the buffer");
   }
   sc_core::sc_signal<stop_t> rank_, ref_rank_, nrep_;
   sc_core::sc_signal<bool> ref_mode_, err_;
   sc_core::sc_signal<bits_t<kPmuR * kCW>> repeat_;
+  sc_core::sc_signal<stop_t> view_rank_;
+  sc_core::sc_signal<bits_t<kPmuNA * kPmuVW>> shape_, stride_;
   InPins<1, kW> in_, ref_;
   OutPins<1, kW> out_;
   Dut dut_;

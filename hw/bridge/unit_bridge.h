@@ -131,5 +131,6 @@ void register_rtl_units();  // defined by the RTL build (hw/bridge/rtl); see sim
 // same units with the same pins and parameters).
 std::string unit_unsupported(const OpConfig& cfg);
 std::string pmu_unsupported(const OpConfig& cfg);  // Bufferize, Streamify (pmu_bridge.cpp)
+std::string pmu_pair_unsupported(const Params& bufferize, const Params& streamify);  // the pair (pmu_bridge.cpp)
 
 }  // namespace stepsim::bridge

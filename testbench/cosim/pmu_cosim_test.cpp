@@ -1,15 +1,21 @@
 // Co-simulation of Bufferize -> Streamify pairs on the memory unit (hw/bridge/pmu_bridge.h,
 // docs/cosim.md): static repeats (one and two factors, rank 1 and rank 2 buffers) and a
 // ref-driven replay on [1 x 8] bf16 tiles, all-hls and all-rtl against the approximate run;
-// the errors for an unpaired node and for a buffer larger than the unit.
+// the errors for an unpaired node and for a buffer larger than the unit; the down-tiled SwiGLU's
+// pairs (affine views, a Repeat as Bufferize rank 2 -> Streamify repeat [8]) on the unit.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 #include <sstream>
+
+#include "graphs/layers/layer.h"
+#include "hw/bridge/unit_bridges.h"
 
 #include "hw/bridge/unit_bridge.h"
 #include "hw/presets/hardware.h"
 #include "sim/cosim.h"
+#include "sim/downtile.h"
 #include "sim/loader.h"
 #include "sim/simulation.h"
 
@@ -128,12 +134,13 @@ TEST(CosimPmu, UnpairedNodesStayApproximateOversizedBufferIsAnError) {
     EXPECT_NE(std::string(e.what()).find("node 's' (Streamify): impl: hls: the memory unit takes a Bufferize"),
               std::string::npos) << e.what();
   }
-  // 80 tiles in one buffer: more than the unit's 64 words.
+  // More tiles in one buffer than the unit's words (kPmuCap in the co-simulation configuration).
+  const std::string n = std::to_string(bridge::kPmuCap + 16);
   const std::string big =
       "name: t\n"
-      "tensors:\n  x: {shape: [80, 8], dtype: bf16, init: random, seed: 1}\n"
+      "tensors:\n  x: {shape: [" + n + ", 8], dtype: bf16, init: random, seed: 1}\n"
       "nodes:\n"
-      "  - {name: x, op: LinearOffChipLoad, params: {tensor: x, tile: [1, 8], out_shape: [80]}}\n"
+      "  - {name: x, op: LinearOffChipLoad, params: {tensor: x, tile: [1, 8], out_shape: [" + n + "]}}\n"
       "  - {name: b, op: Bufferize, params: {rank: 1}, inputs: {in: x}}\n"
       "  - {name: s, op: Streamify, params: {repeat: [2]}, inputs: {in: b}}\n"
       "  - {name: k, op: Sink, inputs: {in: s}}\n";
@@ -141,6 +148,71 @@ TEST(CosimPmu, UnpairedNodesStayApproximateOversizedBufferIsAnError) {
   ASSERT_TRUE(r.approx.ok) << r.approx.error;
   ASSERT_FALSE(r.cosim.ok);
   EXPECT_NE(r.cosim.error.find("raised err_o"), std::string::npos) << r.cosim.error;
+}
+
+// The down-tiled SwiGLU (stepsim build swiglu --param tile_b=16 --param tile_f=TF, stepsim downtile
+// --tile 16; a blocked layout, --param block=16, changes only the off-chip addresses, not these
+// nodes): every Bufferize -> Streamify pair on the memory unit (the other nodes approximate), its
+// affine views and the Repeat's repeat [8] (tile_f 64) included.
+CosimReport run_swiglu(const std::string& tile_f, const std::string& impl) {
+  Graph g = downtile(layers::build_layer("swiglu", {{"tile_b", "16"}, {"tile_f", tile_f}}), 16);
+  for (NodeSpec& n : g.nodes)
+    if (n.op == "Bufferize" || n.op == "Streamify") n.impl = impl;
+  CosimOptions co;
+  co.impl = "approx";
+  return cosimulate(g, options(), co);
+}
+
+void expect_swiglu(const std::string& tile_f, const std::string& impl) {
+  const CosimReport r = run_swiglu(tile_f, impl);
+  ASSERT_TRUE(r.approx.ok) << r.approx.error;
+  ASSERT_TRUE(r.cosim.ok) << r.cosim.error;
+  std::ostringstream rep;
+  print_cosim_report(r, rep);
+  EXPECT_TRUE(r.identical) << rep.str();
+  EXPECT_EQ(r.bridged_nodes, 14u) << rep.str();  // 7 pairs: the Repeat and the 6 matmul operands
+  size_t affine = 0;
+  for (const CosimNodeRow& n : r.nodes)
+    if (n.op == "Streamify") {
+      EXPECT_EQ(n.impl, impl) << n.name;
+      EXPECT_GT(n.unit_clocks, 0u) << n.name;
+      affine += n.name.find("_view") != std::string::npos;
+    }
+  EXPECT_EQ(affine, 6u);
+  const double err = (double(r.cosim.cycles) - double(r.approx.cycles)) / double(r.approx.cycles);
+  std::cout << "swiglu tile_f " << tile_f << " on " << impl << ": " << r.approx.cycles << " cycles approximate, "
+            << r.cosim.cycles << " with the memory units (" << 100 * err << " %), " << r.unit_clocks << " unit clocks\n";
+  EXPECT_LT(std::abs(err), 0.15) << rep.str();
+}
+
+TEST(CosimPmu, DownTiledSwigluAffinePairsOnHlsMatchApprox) {
+  expect_swiglu("64", "hls");
+  expect_swiglu("256", "hls");  // its W2 buffer: 2 x 16 x 16 = 512 tiles
+}
+
+TEST(CosimPmu, DownTiledSwigluAffinePairsOnRtlMatchApprox) {
+  if (!have_rtl()) GTEST_SKIP() << "built without Verilator (STEPSIM_RTL=OFF)";
+  expect_swiglu("64", "rtl");
+  expect_swiglu("256", "rtl");
+}
+
+TEST(CosimPmu, AffineViewOverABufferizeRankAboveFourStaysApproximate) {
+  const std::string g =
+      "name: t\n"
+      "tensors:\n  x: {shape: [8, 8], dtype: bf16, init: random, seed: 1}\n"
+      "nodes:\n"
+      "  - {name: x, op: LinearOffChipLoad, params: {tensor: x, tile: [1, 8], out_shape: [1, 1, 1, 2, 4]}}\n"
+      "  - {name: b, op: Bufferize, params: {rank: 5}, inputs: {in: x}}\n"
+      "  - {name: s, op: Streamify, params: {out_shape: [4, 2], stride: [1, 4]}, inputs: {in: b}}\n"
+      "  - {name: k, op: Sink, inputs: {in: s}}\n";
+  CosimReport r = run(g, "hls");
+  ASSERT_TRUE(r.cosim.ok) << r.cosim.error;
+  EXPECT_TRUE(r.identical);
+  for (const CosimNodeRow& n : r.nodes)
+    if (n.name == "b" || n.name == "s") {
+      EXPECT_EQ(n.impl, "approx") << n.name;
+      EXPECT_NE(n.note.find("Bufferize rank <= 4"), std::string::npos) << n.name << ": " << n.note;
+    }
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include "Vpcu_accum.h"
 #include "Vpcu_ew.h"
 #include "Vpcu_reduce.h"
-#include "Vpmu_buffer.h"
+#include "Vpmu_buffer_cosim.h"
 #include "Vpcu_tile_accum.h"
 #include "Vpcu_tile_map.h"
 #include "Vrouter_broadcast.h"
@@ -38,7 +38,7 @@ struct RtlUnits {
   using PcuEw = Vpcu_ew;
   using PcuAccum = Vpcu_accum;
   using PcuReduce = Vpcu_reduce;
-  using Pmu = Vpmu_buffer;
+  using Pmu = Vpmu_buffer_cosim;  // the co-simulation configuration (rtl/CMakeLists.txt)
   using PcuTileMap = Vpcu_tile_map;
   using PcuTileAccum = Vpcu_tile_accum;
 #ifdef STEPSIM_HAVE_RTL_T16

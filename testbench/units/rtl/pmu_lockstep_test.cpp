@@ -34,6 +34,49 @@ TEST(UnitsLockstep, PmuBuffer) {
             << " output beats\n";
 }
 
+// Linear and affine cases (Streamify out_shape/stride, half of the cases) in alternating blocks.
+TEST(UnitsLockstep, PmuBufferAffine) {
+  const char* e = std::getenv("STEPSIM_UNIT_CASES");
+  const char* s = std::getenv("STEPSIM_UNIT_SEED");
+  const size_t n = e ? size_t(std::strtoull(e, nullptr, 10)) : 3000;
+  const uint64_t seed = (s ? std::strtoull(s, nullptr, 10) : 1) * 1000 + 15;
+  const std::vector<UnitCase> cases = pmu_all_cases(n, seed);
+  BenchRun r = run_bench<PmuBench<Vpmu_buffer>>(cases, seed);
+  ASSERT_TRUE(r.result.ok) << "PmuBuffer affine (seed " << seed << "): " << r.result.error;
+  ASSERT_EQ(r.result.cases_done, cases.size());
+  EXPECT_FALSE(PmuBench<Vpmu_buffer>::last->err_hls.read());
+  size_t beats = 0, affine = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const CaseOutputs out = case_outputs(r.out, i);
+    ASSERT_EQ(PmuBench<Vpmu_buffer>::check(cases[i], out), "") << "PmuBuffer affine (seed " << seed << ") case " << i;
+    beats += out[0].size();
+    affine += !PmuCfg::of(cases[i].cfg).shape.empty();
+  }
+  EXPECT_EQ(affine, n / 2);
+  std::cout << "PmuBuffer affine: " << cases.size() << " cases (" << affine << " affine), " << r.result.cycles
+            << " cycles in lock-step, " << beats << " output beats\n";
+}
+
+// The affine range error and the fold in lock-step: err_o on the same cycle in both forms.
+TEST(UnitsLockstep, PmuBufferAffineRangeError) {
+  PmuCfg c;
+  c.rank = 2;
+  c.shape = {2, 3};
+  c.stride = {3, 1};
+  std::vector<UnitCase> cases;
+  for (const char* d : {"0 1 2 S1 3 4 5 S2 D", "0 1 S1 2 3 S2 D", "0 1 2 S1 3 4 5 S2 D"}) {
+    UnitCase u;
+    u.cfg = c.pins();
+    std::mt19937_64 rng(1);
+    u.inputs = {loosen(rng, to_beats(parse_tokens(d)), 2), to_beats(parse_tokens("D"))};
+    cases.push_back(u);
+  }
+  BenchRun r = run_bench<PmuBench<Vpmu_buffer>>(cases, 6);
+  ASSERT_TRUE(r.result.ok) << r.result.error;
+  EXPECT_TRUE(PmuBench<Vpmu_buffer>::last->err_hls.read());
+  EXPECT_TRUE(PmuBench<Vpmu_buffer>::last->err_rtl.read());
+}
+
 // The capacity error in lock-step: err_o rises on the same cycle in both forms.
 TEST(UnitsLockstep, PmuBufferCapacityError) {
   PmuCfg c;
