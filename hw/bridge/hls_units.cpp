@@ -1,5 +1,6 @@
 // impl: hls — graph nodes on the HLS-synthesizable SystemC units of hw/units.
 #include "hw/bridge/unit_bridges.h"
+#include "hw/units/ag_offchip.h"
 #include "hw/units/pcu_accum.h"
 #include "hw/units/pcu_ew.h"
 #include "hw/units/pcu_reduce.h"
@@ -36,6 +37,7 @@ struct HlsUnits {
   using Pmu = units::PmuBuffer<kW, kPmuBanks, kPmuDepth, kPmuNbuf, kPmuR, kCW>;
   using PcuTileMap = units::PcuTileMap<kT, kTS>;
   using PcuTileAccum = units::PcuTileAccum<kT>;
+  using Ag = units::AgOffchip<kT, kAgMR, kAgIW, kAgAW, kAgMaxo>;
 };
 
 UnitImpl hls_unit_impl() {

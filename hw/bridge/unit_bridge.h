@@ -68,6 +68,11 @@ class UnitBridge : public Op {
   void run() override;
   // Called for every decoded element of op output `o` before it is sent (Reshape: zero padding).
   virtual void on_output_element(int /*o*/, Element& /*e*/) {}
+  // Ports that are not streams (the address generator's memory port): called every clocked
+  // cycle c after the stream pins are staged and before the edge; stages those pins (in a
+  // PinGroup added with add_group). Returns whether anything moved at this edge, and lowers
+  // `next_event` to the next time the ports can change while the unit is quiet.
+  virtual bool side_ports(uint64_t /*c*/, uint64_t& /*next_event*/) { return false; }
 
  private:
   struct In {
@@ -127,5 +132,6 @@ void register_rtl_units();  // defined by the RTL build (hw/bridge/rtl); see sim
 // same units with the same pins and parameters).
 std::string unit_unsupported(const OpConfig& cfg);
 std::string pmu_unsupported(const OpConfig& cfg);  // Bufferize, Streamify (pmu_bridge.cpp)
+std::string ag_unsupported(const OpConfig& cfg);   // LinearOffChipLoad/Store (ag_bridge.cpp)
 
 }  // namespace stepsim::bridge

@@ -1,6 +1,7 @@
 // impl: rtl — graph nodes on the Verilated SystemVerilog units of rtl/ (built only with
 // Verilator: STEPSIM_RTL). Same bridges as impl: hls; the units are drop-in replacements.
 #include "hw/bridge/unit_bridges.h"
+#include "Vag_offchip.h"
 #include "Vpcu_accum.h"
 #include "Vpcu_ew.h"
 #include "Vpcu_reduce.h"
@@ -37,6 +38,7 @@ struct RtlUnits {
   using Pmu = Vpmu_buffer;
   using PcuTileMap = Vpcu_tile_map;
   using PcuTileAccum = Vpcu_tile_accum;
+  using Ag = Vag_offchip;
 };
 
 void register_rtl_units() {
