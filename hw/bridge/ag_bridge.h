@@ -142,6 +142,7 @@ class AgBridge : public BridgeBase {
     add_group(&tin_, "in");
     add_group(&tout_, "out");
     add_group(&mem_, "");
+    if (!setup_.write && has_in(0)) fail("the address generator runs the static load (no ref input)");
     if (setup_.write) {
       add_input(0, &tin_.lanes[0], tiles_in());
       add_output(-1, &tout_.consumers[0], [](Payload) { return Element(); });
