@@ -1,5 +1,6 @@
 // impl: hls — graph nodes on the HLS-synthesizable SystemC units of hw/units.
 #include "hw/bridge/unit_bridges.h"
+#include "hw/units/ag_offchip.h"
 #include "hw/units/pcu_accum.h"
 #include "hw/units/pcu_ew.h"
 #include "hw/units/pcu_reduce.h"
@@ -38,6 +39,7 @@ struct HlsUnits {
   using PcuTileAccum = units::PcuTileAccum<kT>;
   using PcuTileMap16 = units::PcuTileMap<kT16, kTS>;
   using PcuTileAccum16 = units::PcuTileAccum<kT16>;
+  using Ag = units::AgOffchip<kT, kAgMR, kAgIW, kAgAW, kAgMaxo>;
 };
 
 UnitImpl hls_unit_impl() {

@@ -221,6 +221,7 @@ void UnitBridge::run() {
         if (in.cur.done) in.finished = true;
       }
     }
+    if (side_ports(c, next_event)) active = true;
     bool all_done = true;
     for (const Out& o : out_streams_) all_done = all_done && o.finished;
     for (const In& in : in_streams_) all_done = all_done && in.finished;
@@ -370,10 +371,11 @@ std::string unit_unsupported(const OpConfig& cfg) {
     return stop_param("rank", 1);
   }
   if (op == "Bufferize" || op == "Streamify") return pmu_unsupported(cfg);
+  if (op == "LinearOffChipLoad" || op == "LinearOffChipStore") return ag_unsupported(cfg);  // ag_bridge.cpp
   return "no cycle-accurate unit implements " + op +
          " (units: Flatten, Promote, Repeat, Expand, Reshape, Zip, Broadcast, Partition, Reassemble, EagerMerge, "
          "Map mul/add/matmul/matmul_t/silu/exp/sigmoid/row_sum/row_max, Accum add/max/matmul_acc/matmul_t_acc, "
-         "Bufferize -> Streamify)";
+         "Bufferize -> Streamify, LinearOffChipLoad/Store)";
 }
 
 }  // namespace stepsim::bridge

@@ -72,6 +72,11 @@ class UnitBridge : public Op {
   void run() override;
   // Called for every decoded element of op output `o` before it is sent (Reshape: zero padding).
   virtual void on_output_element(int /*o*/, Element& /*e*/) {}
+  // Ports that are not streams (the address generator's memory port): called every clocked
+  // cycle c after the stream pins are staged and before the edge; stages those pins (in a
+  // PinGroup added with add_group). Returns whether anything moved at this edge, and lowers
+  // `next_event` to the next time the ports can change while the unit is quiet.
+  virtual bool side_ports(uint64_t /*c*/, uint64_t& /*next_event*/) { return false; }
 
  private:
   struct In {
@@ -132,5 +137,6 @@ void register_rtl_units();  // defined by the RTL build (hw/bridge/rtl); see sim
 std::string unit_unsupported(const OpConfig& cfg);
 std::string pmu_unsupported(const OpConfig& cfg);  // Bufferize, Streamify (pmu_bridge.cpp)
 std::string pmu_pair_unsupported(const Params& bufferize, const Params& streamify);  // the pair (pmu_bridge.cpp)
+std::string ag_unsupported(const OpConfig& cfg);   // LinearOffChipLoad/Store (ag_bridge.cpp)
 
 }  // namespace stepsim::bridge

@@ -16,6 +16,7 @@
 #include "hw/bridge/unit_bridge.h"
 #include "hw/functions/bf16.h"
 #include "hw/stream/tile.h"
+#include "hw/units/ag_offchip.h"
 #include "hw/units/pcu_tile_map.h"
 
 namespace stepsim::bridge {
@@ -611,6 +612,8 @@ class PcuBridge : public BridgeBase {
 
 // The memory unit: a Bufferize -> Streamify pair on one PMU.
 #include "hw/bridge/pmu_bridge.h"
+// The address generator: LinearOffChipLoad / LinearOffChipStore with the HBM port.
+#include "hw/bridge/ag_bridge.h"
 
 namespace stepsim::bridge {
 
@@ -631,6 +634,7 @@ std::unique_ptr<Op> create_unit_bridge(const OpConfig& cfg, const std::string& i
   if (op == "Map" || op == "Accum") return std::make_unique<PcuBridge<U>>(cfg, impl);
   if (op == "Bufferize") return std::make_unique<PmuWritePort>(cfg, impl);
   if (op == "Streamify") return std::make_unique<PmuBridge<typename U::Pmu>>(cfg, impl);
+  if (op == "LinearOffChipLoad" || op == "LinearOffChipStore") return std::make_unique<AgBridge<typename U::Ag>>(cfg, impl);
   throw std::invalid_argument("node '" + cfg.name + "': no unit for " + op);
 }
 

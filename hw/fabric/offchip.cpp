@@ -158,6 +158,12 @@ uint64_t OffChipMemory::transfer(Context& ctx, Burst b, uint8_t* data) {
   return completion;
 }
 
+uint64_t OffChipMemory::request(Context& ctx, uint64_t addr, bool write, uint8_t* data, uint32_t len) {
+  tile_bytes_ += len;
+  ctx.wait_for_turn(clients_);
+  return hbm_request(*socket.operator->(), addr, write, ctx.now(), data, data ? len : 0, uint32_t(ctx.tie_rank()));
+}
+
 void OffChipMemory::write_values(const OffChipTensor& t, const TileData& values) {
   const uint64_t n = t.rows * t.cols;
   std::vector<uint8_t> bytes(t.bytes());

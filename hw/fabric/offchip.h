@@ -89,6 +89,12 @@ class OffChipMemory : public sc_core::sc_module {
   // then). Returns the completion cycle: the last response visible at the client.
   uint64_t transfer(Context& ctx, Burst burst, uint8_t* data);
 
+  // One request of the request mode, for an address generator unit that issues its own
+  // requests (hw/bridge/ag_bridge.h): `len` (<= request_bytes) bytes at addr move between HBM
+  // and `data` (may be null: timing only), issued at ctx.now() in its turn. Returns the
+  // completion cycle (the response visible at the client).
+  uint64_t request(Context& ctx, uint64_t addr, bool write, uint8_t* data, uint32_t len);
+
   // Functional data of a whole tensor, row-major (TileData::f for bf16/fp32, ::i for int32).
   void write_values(const OffChipTensor& t, const TileData& values);
   TileData read_values(const OffChipTensor& t);

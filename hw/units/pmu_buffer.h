@@ -47,19 +47,13 @@
 
 namespace stepsim::units {
 
-constexpr int pmu_clog2(int v) {
-  int r = 0;
-  while ((1 << r) < v) ++r;
-  return r;
-}
-
 template <int W = 32, int BANKS = 4, int DEPTH = 16, int NBUF = 4, int R = 2, int CW = 8, int NA = 4, int VW = 16>
 struct PmuBuffer : sc_core::sc_module {
   static constexpr int CAP = BANKS * DEPTH;   // words
-  static constexpr int AW = pmu_clog2(CAP);   // ring address
-  static constexpr int BW = pmu_clog2(BANKS); // bank select (low address bits)
+  static constexpr int AW = clog2(CAP);   // ring address
+  static constexpr int BW = clog2(BANKS); // bank select (low address bits)
   static constexpr int LW = AW + 1;           // lengths and counts 0..CAP
-  static constexpr int QW = pmu_clog2(NBUF);  // descriptor queue pointer
+  static constexpr int QW = clog2(NBUF);  // descriptor queue pointer
   static_assert((BANKS & (BANKS - 1)) == 0 && (DEPTH & (DEPTH - 1)) == 0, "BANKS and DEPTH are powers of two");
   static_assert(CAP >= 2, "at least two words");
   static_assert(NBUF >= 2 && (NBUF & (NBUF - 1)) == 0, "NBUF is a power of two, at least 2 (double buffering)");

@@ -37,6 +37,13 @@ using bits_t = typename BitsSel<W>::type;
 constexpr int kStopBits = 4;  // stop level S1..S15, 0 = none (architecture.md §3)
 using stop_t = bits_t<kStopBits>;
 
+// Bits needed to count 0..v-1 (ceil(log2(v)); 0 for v <= 1), for widths in templates.
+constexpr int clog2(int v) {
+  int r = 0;
+  while ((1 << r) < v) ++r;
+  return r;
+}
+
 // Bit i of a W-bit value (W = 1 is a bool).
 template <int W>
 inline bool bit_of(const bits_t<W>& v, int i) {

@@ -1,6 +1,7 @@
 // impl: rtl — graph nodes on the Verilated SystemVerilog units of rtl/ (built only with
 // Verilator: STEPSIM_RTL). Same bridges as impl: hls; the units are drop-in replacements.
 #include "hw/bridge/unit_bridges.h"
+#include "Vag_offchip.h"
 #include "Vpcu_accum.h"
 #include "Vpcu_ew.h"
 #include "Vpcu_reduce.h"
@@ -48,6 +49,7 @@ struct RtlUnits {
   using PcuTileMap16 = void;
   using PcuTileAccum16 = void;
 #endif
+  using Ag = Vag_offchip;
 };
 
 void register_rtl_units() {

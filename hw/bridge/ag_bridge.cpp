@@ -1,0 +1,84 @@
+#include <stdexcept>
+
+#include "hw/bridge/unit_bridges.h"
+
+namespace stepsim::bridge {
+
+AgSetup ag_setup(const OpConfig& cfg) {
+  AgSetup s;
+  const std::string& op = cfg.info->name;
+  s.write = op == "LinearOffChipStore";
+  const std::string node = "node '" + cfg.name + "' (" + op + "): ";
+  // A load with a ref input is kept off the unit by the elaboration (sim/simulation.cpp), which
+  // sees the graph's edges; the bridge checks it again when it runs.
+  if (!cfg.env || !cfg.env->memory) {
+    s.error = "no off-chip memory";
+    return s;
+  }
+  try {
+    s.tensor = &cfg.env->memory->tensor(cfg.params.get_string("tensor"));
+  } catch (const std::exception& e) {
+    s.error = e.what();
+    return s;
+  }
+  const OffChipTensor& t = *s.tensor;
+  const std::vector<int64_t> tile = cfg.params.get_ints("tile");
+  const std::string want = "the address generator moves [" + std::to_string(kT) + " x " + std::to_string(kT) + "] bf16 tiles";
+  if (tile.size() != 2 || tile[0] != kT || tile[1] != kT || t.dtype != DType::BF16) {
+    s.error = want + "; the node has tile [" + (tile.size() == 2 ? std::to_string(tile[0]) + ", " + std::to_string(tile[1]) : "?") +
+              "] of a " + dtype_name(t.dtype) + " tensor";
+    return s;
+  }
+  if (t.rows % kT || t.cols % kT) {
+    s.error = "the tile does not divide tensor '" + t.name + "'";
+    return s;
+  }
+  const uint64_t tiles_r = t.rows / kT;
+  s.tiles_c = t.cols / kT;
+  s.shape = cfg.params.get_ints("out_shape");
+  s.stride = cfg.params.get_ints("stride");
+  const int64_t off = cfg.params.get_int("offset");
+  if (off < 0) {
+    s.error = "offset must be >= 0";
+    return s;
+  }
+  s.offset = uint64_t(off);
+  if (s.shape.empty()) s.shape = {int64_t(tiles_r), int64_t(s.tiles_c)};
+  if (s.stride.empty()) {
+    s.stride.assign(s.shape.size(), 1);
+    for (int d = int(s.shape.size()) - 2; d >= 0; --d) s.stride[size_t(d)] = s.stride[size_t(d) + 1] * s.shape[size_t(d) + 1];
+  }
+  if (s.stride.size() != s.shape.size()) {
+    s.error = "stride and out_shape differ in length";
+    return s;
+  }
+  if (s.shape.size() > size_t(kAgMR)) {
+    s.error = "the view has " + std::to_string(s.shape.size()) + " dimensions; the address generator walks up to " +
+              std::to_string(kAgMR);
+    return s;
+  }
+  const uint64_t lim = uint64_t(1) << kAgIW;
+  if (s.tiles_c >= lim || s.offset / s.tiles_c >= lim) {
+    s.error = "tensor '" + t.name + "' is too large for the address generator's " + std::to_string(kAgIW) + "-bit tile indices";
+    return s;
+  }
+  for (size_t d = 0; d < s.shape.size(); ++d)
+    if (s.shape[d] < 1 || uint64_t(s.shape[d]) >= lim || s.stride[d] < 0 || uint64_t(s.stride[d]) / s.tiles_c >= lim) {
+      s.error = "out_shape / stride entry " + std::to_string(d) + " outside the address generator's " +
+                std::to_string(kAgIW) + "-bit range";
+      return s;
+    }
+  s.pitch = t.row_bytes();
+  s.a = uint64_t(kT) * t.row_bytes();
+  s.b = uint64_t(kT) * dtype_bytes(t.dtype);
+  s.base = t.base;
+  if (t.base + t.bytes() > (uint64_t(1) << kAgAW)) {
+    s.error = "tensor '" + t.name + "' ends beyond the address generator's " + std::to_string(kAgAW) + "-bit addresses";
+    return s;
+  }
+  return s;
+}
+
+std::string ag_unsupported(const OpConfig& cfg) { return ag_setup(cfg).error; }
+
+}  // namespace stepsim::bridge

@@ -1,0 +1,253 @@
+// LinearOffChipLoad / LinearOffChipStore on the address generator unit (hw/units/ag_offchip.h)
+// in co-simulation (docs/cosim.md, "The address generator: the memory port").
+//
+// The unit walks the node's tiled view itself and issues one 64-byte request per cycle on its
+// memory port. The bridge turns every request the unit issues at cycle c into one request of
+// the TLM-2.0 HBM model (OffChipMemory::request, the request mode's path): at model time c,
+// in the node's turn among the off-chip clients (Context::wait_for_turn, so the HBM model sees
+// every client's requests in model-time order), moving the request's bytes. The response is
+// offered on rsp_valid_i from its completion cycle on, in request order (a later request that
+// completes earlier waits for the ones before it), and taken when the unit's rsp_ready_o is
+// high. req_ready_i is always high: the HBM model queues requests in time.
+//
+// Configuration: the view as the approximate operator builds it (tile [kT, kT] bf16;
+// out_shape, stride, offset; empty out_shape = the whole tensor row-major); offset and strides
+// split into (q, r) by tiles_c; the row-major layout's burst: rows = kT, row_bytes = 2 kT,
+// pitch = the tensor's row bytes, A = kT * pitch, B = 2 kT (TiledView::burst).
+// Load: the static variant (no ref input); the tiles go to output 0. Store: the tiles of input 0;
+// the unit's final bare done (every write acknowledged) ends the node and is not sent anywhere
+// (the operator has no output). err_o (a tile beyond the view) fails the run.
+// Included by unit_bridges.h (after BridgeBase); include that header, not this one.
+#pragma once
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "hw/fabric/offchip.h"
+
+namespace stepsim::bridge {
+
+constexpr int kAgMR = 4, kAgIW = 16, kAgAW = 32, kAgMaxo = 64;  // the RTL defaults (T = kT)
+
+// Why a LinearOffChipLoad / Store node cannot run on the address generator ("" = it can).
+std::string ag_unsupported(const OpConfig& cfg);
+
+// The unit's configuration for a node (checked by ag_unsupported).
+struct AgSetup {
+  bool write = false;
+  std::vector<int64_t> shape, stride;  // outermost first
+  uint64_t offset = 0, tiles_c = 1, base = 0, a = 0, b = 0, pitch = 0;
+  OffChipTensor* tensor = nullptr;
+  std::string error;  // "" when the unit can run the node
+};
+AgSetup ag_setup(const OpConfig& cfg);
+
+// The memory port's pins.
+struct MemPortPins : PinGroup {
+  sc_core::sc_signal<bool> req_valid, req_ready, req_write, rsp_valid, rsp_ready, err;
+  sc_core::sc_signal<bits_t<kAgAW>> req_addr;
+  sc_core::sc_signal<bits_t<7>> req_len;
+  sc_core::sc_signal<bits_t<512>> req_wdata, rsp_data;
+  bool s_rsp_valid = false;
+  bits_t<512> s_rsp_data = 0;
+  void flush() override {
+    req_ready.write(true);
+    rsp_valid.write(s_rsp_valid);
+    if (s_rsp_valid) rsp_data.write(s_rsp_data);
+  }
+  void traces(const std::string& p, std::vector<PinTrace>& t) override {
+    t.push_back({p + "req_valid_o", 1, [this] { return Payload(req_valid.read()); }});
+    t.push_back({p + "req_ready_i", 1, [this] { return Payload(req_ready.read()); }});
+    t.push_back({p + "req_addr_o", kAgAW, [this] { return Payload(req_addr.read().to_uint64()); }});
+    t.push_back({p + "req_write_o", 1, [this] { return Payload(req_write.read()); }});
+    t.push_back({p + "req_len_o", 7, [this] { return Payload(req_len.read().to_uint()); }});
+    wide_traces<512>(p + "req_wdata_o", req_wdata, t);
+    t.push_back({p + "rsp_valid_i", 1, [this] { return Payload(rsp_valid.read()); }});
+    t.push_back({p + "rsp_ready_o", 1, [this] { return Payload(rsp_ready.read()); }});
+    wide_traces<512>(p + "rsp_data_i", rsp_data, t);
+    t.push_back({p + "err_o", 1, [this] { return Payload(err.read()); }});
+  }
+};
+
+template <class Dut>
+class AgBridge : public BridgeBase {
+ public:
+  static constexpr int kTW = 16 * kT * kT, kTB = 2 * kT * kT;
+  static constexpr int kGW = units::clog2(kTB + 1);
+
+  AgBridge(const OpConfig& cfg, const std::string& impl)
+      : BridgeBase(cfg, impl), setup_(ag_setup(cfg)), dut_(unit_name().c_str()) {
+    if (!setup_.error.empty()) throw std::invalid_argument(setup_.error);
+    memory_ = cfg.env->memory;
+    memory_->add_client(&ctx());
+    bind_clock(dut_);
+    dut_.cfg_write_i(write_);
+    dut_.cfg_rank_i(rank_);
+    dut_.cfg_shape_i(shape_);
+    dut_.cfg_stride_q_i(stride_q_);
+    dut_.cfg_stride_r_i(stride_r_);
+    dut_.cfg_offset_q_i(offset_q_);
+    dut_.cfg_offset_r_i(offset_r_);
+    dut_.cfg_tiles_c_i(tiles_c_);
+    dut_.cfg_base_i(base_);
+    dut_.cfg_a_i(a_);
+    dut_.cfg_b_i(b_);
+    dut_.cfg_rows_i(rows_);
+    dut_.cfg_row_bytes_i(row_bytes_);
+    dut_.cfg_pitch_i(pitch_);
+    STEPSIM_BRIDGE_IN(dut_, in, tin_);
+    STEPSIM_BRIDGE_OUT(dut_, out, tout_);
+    dut_.req_valid_o(mem_.req_valid);
+    dut_.req_ready_i(mem_.req_ready);
+    dut_.req_addr_o(mem_.req_addr);
+    dut_.req_write_o(mem_.req_write);
+    dut_.req_len_o(mem_.req_len);
+    dut_.req_wdata_o(mem_.req_wdata);
+    dut_.rsp_valid_i(mem_.rsp_valid);
+    dut_.rsp_ready_o(mem_.rsp_ready);
+    dut_.rsp_data_i(mem_.rsp_data);
+    dut_.err_o(mem_.err);
+    tin_.expand = [this](Payload h) { return tile_bits(h); };
+  }
+
+  uint64_t requests() const { return requests_; }
+
+ protected:
+  void run() override {
+    // The quasi-static configuration, written before the reset edges.
+    const AgSetup& s = setup_;
+    const uint64_t tc = s.tiles_c;
+    bits_t<kAgMR * kAgIW> sh = 0, sq = 0, sr = 0;
+    for (size_t d = 0; d < kAgMR; ++d) {
+      const bool used = d < s.shape.size();
+      units::set_slice<kAgIW, kAgMR * kAgIW>(sh, kAgIW * int(d), bits_t<kAgIW>(used ? uint64_t(s.shape[d]) : 1));
+      units::set_slice<kAgIW, kAgMR * kAgIW>(sq, kAgIW * int(d), bits_t<kAgIW>(used ? uint64_t(s.stride[d]) / tc : 0));
+      units::set_slice<kAgIW, kAgMR * kAgIW>(sr, kAgIW * int(d), bits_t<kAgIW>(used ? uint64_t(s.stride[d]) % tc : 0));
+    }
+    write_.write(s.write);
+    rank_.write(stop_t(s.shape.size()));
+    shape_.write(sh);
+    stride_q_.write(sq);
+    stride_r_.write(sr);
+    offset_q_.write(bits_t<kAgIW>(s.offset / tc));
+    offset_r_.write(bits_t<kAgIW>(s.offset % tc));
+    tiles_c_.write(bits_t<kAgIW>(tc));
+    base_.write(bits_t<kAgAW>(s.base));
+    a_.write(bits_t<kAgAW>(s.a));
+    b_.write(bits_t<kAgAW>(s.b));
+    rows_.write(bits_t<kGW>(kT));
+    row_bytes_.write(bits_t<kGW>(2 * kT));
+    pitch_.write(bits_t<kAgAW>(s.pitch));
+    add_group(&tin_, "in");
+    add_group(&tout_, "out");
+    add_group(&mem_, "");
+    if (!setup_.write && has_in(0)) fail("the address generator runs the static load (no ref input)");
+    if (setup_.write) {
+      add_input(0, &tin_.lanes[0], tiles_in());
+      add_output(-1, &tout_.consumers[0], [](Payload) { return Element(); });
+      setup_.tensor->written = true;
+    } else {
+      PinBeat done;
+      done.done = true;
+      add_input(-1, &tin_.lanes[0], [](const Element&) { return Payload(0); }, {done});
+      add_output(0, &tout_.consumers[0], [this](Payload) { return tile_out(tout_.data.read()); });
+    }
+    UnitBridge::run();
+  }
+
+  bool side_ports(uint64_t c, uint64_t& next_event) override {
+    if (mem_.err.read())
+      fail("more tiles arrived than the store's view of tensor '" + setup_.tensor->name + "' holds");
+    bool active = false;
+    mem_.s_rsp_valid = !rsp_.empty() && rsp_.front().at <= c;
+    if (mem_.s_rsp_valid) {
+      mem_.s_rsp_data = rsp_.front().data;
+      if (mem_.rsp_ready.read()) {
+        rsp_.pop_front();
+        active = true;
+      }
+    } else if (!rsp_.empty()) {
+      next_event = std::min(next_event, rsp_.front().at);
+    }
+    if (mem_.req_valid.read()) {  // taken at this edge (req_ready_i is always high)
+      const uint64_t addr = mem_.req_addr.read().to_uint64();
+      const bool write = mem_.req_write.read();
+      const uint32_t len = uint32_t(mem_.req_len.read().to_uint());
+      uint8_t bytes[64] = {};
+      const bool data = functional();
+      if (write && data) {
+        const bits_t<512> w = mem_.req_wdata.read();
+        for (uint32_t i = 0; i < len; ++i) bytes[i] = uint8_t(w.range(8 * int(i) + 7, 8 * int(i)).to_uint());
+      }
+      const uint64_t done = memory_->request(ctx(), addr, write, data ? bytes : nullptr, len);
+      Rsp r;
+      r.at = std::max(std::max(done, c + 1), last_at_);
+      last_at_ = r.at;
+      r.data = 0;
+      if (!write && data)
+        for (uint32_t i = 0; i < len; ++i) r.data.range(8 * int(i) + 7, 8 * int(i)) = bytes[i];
+      rsp_.push_back(r);
+      ++requests_;
+      active = true;
+    }
+    return active;
+  }
+
+ private:
+  // [kT x kT] bf16 tiles <-> the packed bytes of their elements (pack_elements).
+  Encoder tiles_in() {
+    return [this](const Element& e) {
+      if (!e.is_tile()) fail("the store takes tiles, got " + e.to_string());
+      const Tile& t = e.tile();
+      if (t.rows != uint32_t(kT) || t.cols != uint32_t(kT) || t.dtype != DType::BF16)
+        fail("tile shape mismatch: the store writes [" + std::to_string(kT) + " x " + std::to_string(kT) +
+             "] bf16 tiles, got " + t.to_string());
+      if (functional() && !t.has_data())
+        fail("functional mode: tile " + t.to_string() + " carries no values (literal T[RxC] tiles are shapes only)");
+      return handle(e);
+    };
+  }
+  bits_t<kTW> tile_bits(Payload h) const {
+    bits_t<kTW> v = 0;
+    const Tile& t = element(h).tile();
+    if (!t.has_data()) return v;
+    uint8_t bytes[kTB];
+    pack_elements(*t.data, uint64_t(kT * kT), DType::BF16, bytes);
+    for (int i = 0; i < kTB; ++i) v.range(8 * i + 7, 8 * i) = bytes[i];
+    return v;
+  }
+  Element tile_out(const bits_t<kTW>& v) const {
+    Tile t = shape_tile(uint32_t(kT), uint32_t(kT), DType::BF16);
+    t.in_memory_unit = true;  // staged in the load's memory unit, as the approximate load marks it
+    if (functional()) {
+      uint8_t bytes[kTB];
+      for (int i = 0; i < kTB; ++i) bytes[i] = uint8_t(v.range(8 * i + 7, 8 * i).to_uint());
+      auto d = std::make_shared<TileData>();
+      unpack_elements(bytes, uint64_t(kT * kT), DType::BF16, *d);
+      t.data = std::move(d);
+    }
+    return Element(std::move(t));
+  }
+
+  struct Rsp {
+    uint64_t at;
+    bits_t<512> data;
+  };
+  AgSetup setup_;
+  Dut dut_;
+  OffChipMemory* memory_ = nullptr;
+  sc_core::sc_signal<bool> write_;
+  sc_core::sc_signal<stop_t> rank_;
+  sc_core::sc_signal<bits_t<kAgMR * kAgIW>> shape_, stride_q_, stride_r_;
+  sc_core::sc_signal<bits_t<kAgIW>> offset_q_, offset_r_, tiles_c_;
+  sc_core::sc_signal<bits_t<kAgAW>> base_, a_, b_, pitch_;
+  sc_core::sc_signal<bits_t<kGW>> rows_, row_bytes_;
+  WideInPins<kTW> tin_;
+  WideOutPins<kTW> tout_;
+  MemPortPins mem_;
+  std::deque<Rsp> rsp_;
+  uint64_t last_at_ = 0, requests_ = 0;
+};
+
+}  // namespace stepsim::bridge

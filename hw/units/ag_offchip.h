@@ -1,0 +1,347 @@
+// Address generator (AG) with a memory port: LinearOffChipLoad (cfg_write_i = 0) and
+// LinearOffChipStore (cfg_write_i = 1) of hw/ops/offchip_ops.cpp on [T x T] bf16 tiles
+// (docs/units.md, "The address generator").
+//
+// The tiled view (TiledView in offchip_ops.cpp): tile k of the pass (k counts row-major over
+// out_shape, rank 1..MR, outermost dimension first) is stored tile
+//   l(k) = offset + sum_d idx_d(k) * stride_d        (in tiles)
+// and lives at byte address
+//   base + (l / tiles_c) * A + (l % tiles_c) * B
+// as a burst of `rows` rows of `row_bytes` bytes, `pitch` bytes apart (Burst in
+// hw/memory/hbm_timing.h). A and B carry the layout: row-major tensors have A = tile_rows *
+// tensor row bytes, B = tile_cols * element bytes; a blocked layout has other constants.
+// The configuration gives offset and every stride as a (quotient, remainder) pair by tiles_c
+// (stride = q * tiles_c + r, r < tiles_c): the division is done once when the fabric is
+// configured (the bridge does it), and the unit walks the view with adders only: each
+// level d keeps the position (l / tiles_c, l % tiles_c) of dimensions 0..d, and a step adds
+// (q, r) with one carry (r + r' >= tiles_c). The tile's address then takes two multipliers.
+//
+// Requests: those of Burst::request_addr, row-major: per row ceil(row_bytes / 64) requests of
+// 64 bytes at row start + 64 c; request c of a row uses min(64, row_bytes - 64 c) bytes
+// (req_len_o). One request per cycle (par_dispatch 1); at most MAXO requests outstanding.
+// The tile is the packed little-endian bytes of its elements in row-major order (lane (r, c)
+// in bits [16(rT+c) +: 16], as the tile compute units), and the bursts carry these bytes in
+// order: rows * row_bytes must be 2 T^2.
+//
+// Memory port: req (valid/ready; addr, write, len, 64-byte wdata with byte i in bits
+// [8i +: 8]; bytes at and above len are zero) and rsp (valid/ready; 64-byte rdata, byte i =
+// memory byte addr + i, used below len). The memory answers every request, writes included
+// (a write's response is its acknowledgement, its data is ignored), in request order.
+//
+// Load: after reset, the unit issues the view's requests and emits every tile on `out` when
+// its last response is consumed, with the stop level of TiledView::stop_after (the number of
+// view dimensions that end with it) and done on the last tile. `in` is unused; its beats are
+// dropped.
+// Store: the unit writes each tile of `in` (their stops are ignored, as the approximate store
+// does) to the next tile of the view; it takes the beat with its last request. The approximate
+// LinearOffChipStore has no output: the unit signals the end of the store with one bare done
+// beat on `out`, once the input's done has arrived and every write is acknowledged (the
+// approximate store ends at its last acknowledgement too). A tile beyond the view's last tile
+// sets the sticky err_o (the approximate store fails the run) and is dropped.
+// One pass per reset (the configuration is quasi-static).
+//
+// Registered outputs everywhere: the request register, the input buffers of in and rsp
+// (two-entry skid buffers, ready registered), the output register.
+// RTL twin: rtl/ag_offchip.sv.
+#pragma once
+
+#include "hw/units/protocol.h"
+
+namespace stepsim::units {
+
+template <int T = 4, int MR = 4, int IW = 16, int AW = 32, int MAXO = 64>
+struct AgOffchip : sc_core::sc_module {
+  static constexpr int W = 16 * T * T;        // tile payload
+  static constexpr int TB = 2 * T * T;        // tile bytes
+  static constexpr int GW = clog2(TB + 1); // rows, row bytes, byte offsets 0..TB
+  static constexpr int DW = 512;              // request data: 64 bytes
+  static constexpr int LW = 7;                // request length 1..64
+  static constexpr int OW = clog2(MAXO + 1);
+  static_assert(MR >= 1 && MR <= 15, "view rank 1..MR");
+  static_assert(GW <= 32 && IW <= 32 && AW <= 48, "widths");
+
+  sc_core::sc_in<bool> clk_i{"clk_i"};
+  sc_core::sc_in<bool> rst_ni{"rst_ni"};
+  // Quasi-static configuration (change only in reset).
+  sc_core::sc_in<bool> cfg_write_i{"cfg_write_i"};                  // 0 load, 1 store
+  sc_core::sc_in<stop_t> cfg_rank_i{"cfg_rank_i"};                  // view rank 1..MR
+  sc_core::sc_in<bits_t<MR * IW>> cfg_shape_i{"cfg_shape_i"};       // out_shape d (outermost first) in [IW*d +: IW], >= 1
+  sc_core::sc_in<bits_t<MR * IW>> cfg_stride_q_i{"cfg_stride_q_i"}; // stride d / tiles_c
+  sc_core::sc_in<bits_t<MR * IW>> cfg_stride_r_i{"cfg_stride_r_i"}; // stride d % tiles_c
+  sc_core::sc_in<bits_t<IW>> cfg_offset_q_i{"cfg_offset_q_i"};      // offset / tiles_c
+  sc_core::sc_in<bits_t<IW>> cfg_offset_r_i{"cfg_offset_r_i"};      // offset % tiles_c
+  sc_core::sc_in<bits_t<IW>> cfg_tiles_c_i{"cfg_tiles_c_i"};        // tiles per stored row of tiles, >= 1
+  sc_core::sc_in<bits_t<AW>> cfg_base_i{"cfg_base_i"};              // bytes
+  sc_core::sc_in<bits_t<AW>> cfg_a_i{"cfg_a_i"};                    // bytes per l / tiles_c
+  sc_core::sc_in<bits_t<AW>> cfg_b_i{"cfg_b_i"};                    // bytes per l % tiles_c
+  sc_core::sc_in<bits_t<GW>> cfg_rows_i{"cfg_rows_i"};              // burst rows, >= 1
+  sc_core::sc_in<bits_t<GW>> cfg_row_bytes_i{"cfg_row_bytes_i"};    // bytes per row, rows * row_bytes = TB
+  sc_core::sc_in<bits_t<AW>> cfg_pitch_i{"cfg_pitch_i"};            // bytes between row starts
+  STEPSIM_STREAM_IN(in, W);       // store: the tiles
+  STEPSIM_STREAM_OUT(out, 1, W);  // load: the tiles; store: one bare done at the end
+  // Memory port.
+  sc_core::sc_out<bool> req_valid_o{"req_valid_o"};
+  sc_core::sc_in<bool> req_ready_i{"req_ready_i"};
+  sc_core::sc_out<bits_t<AW>> req_addr_o{"req_addr_o"};
+  sc_core::sc_out<bool> req_write_o{"req_write_o"};
+  sc_core::sc_out<bits_t<LW>> req_len_o{"req_len_o"};
+  sc_core::sc_out<bits_t<DW>> req_wdata_o{"req_wdata_o"};
+  sc_core::sc_in<bool> rsp_valid_i{"rsp_valid_i"};
+  sc_core::sc_out<bool> rsp_ready_o{"rsp_ready_o"};
+  sc_core::sc_in<bits_t<DW>> rsp_data_i{"rsp_data_i"};
+  sc_core::sc_out<bool> err_o{"err_o"};  // sticky: a store got more tiles than its view
+
+  SC_HAS_PROCESS(AgOffchip);
+  explicit AgOffchip(sc_core::sc_module_name name) : sc_core::sc_module(name) {
+    SC_CTHREAD(run, clk_i.pos());
+    async_reset_signal_is(rst_ni, false);
+  }
+
+  // Bytes used by request c of a row: min(64, row_bytes - 64 c).
+  static bits_t<LW> used_bytes(const bits_t<GW>& row_bytes, const bits_t<GW>& chunk) {
+    const int left = int(row_bytes.to_uint()) - 64 * int(chunk.to_uint());
+    return left >= 64 ? bits_t<LW>(64) : bits_t<LW>(left);
+  }
+
+  void run() {
+    // Request side: the position of the tile being requested (store: the next tile). The
+    // arrays reset to 0 (bits_t default).
+    bits_t<IW> g_idx[MR], g_q[MR], g_r[MR];
+    bits_t<GW> g_row = 0, g_chunk = 0, g_ofs = 0;
+    bits_t<AW> g_rowaddr = 0;
+    bool g_active = true;  // tiles of the view left
+    bool g_init = true;    // first cycle after reset: the positions start at the offset
+    // Response side: the tile being assembled.
+    bits_t<IW> a_idx[MR];
+    bits_t<GW> a_row = 0, a_chunk = 0, a_ofs = 0;
+    bits_t<W> a_acc = 0;
+    bits_t<OW> ocnt = 0;  // requests issued and not answered
+    bool st_in_done = false, st_sent = false, err = false;
+    // The request register.
+    bool rq_valid = false, rq_write = false;
+    bits_t<AW> rq_addr = 0;
+    bits_t<LW> rq_len = 0;
+    bits_t<DW> rq_wdata = 0;
+    InBuf<W> ib;
+    InBuf<DW> rb;
+    OutReg<1, W> oq;
+    ib.reset();
+    rb.reset();
+    oq.reset();
+    in_ready_o.write(false);
+    rsp_ready_o.write(false);
+    req_valid_o.write(false);
+    req_addr_o.write(0);
+    req_write_o.write(false);
+    req_len_o.write(0);
+    req_wdata_o.write(0);
+    err_o.write(false);
+    STEPSIM_WRITE_OUT(out, oq);
+    while (true) {
+      wait();
+      UBeat<W> inb;
+      STEPSIM_READ_IN(in, inb);
+      ib.sample(in_valid_i.read(), inb);
+      UBeat<DW> rsb;
+      rsb.data = rsp_data_i.read();
+      rsb.elem = true;
+      rb.sample(rsp_valid_i.read(), rsb);
+      const bool oready = out_ready_i.read();
+      const bool ofree = oq.can_load(oready);
+      const bool rq_free = !rq_valid || req_ready_i.read();
+      const bool wr = cfg_write_i.read();
+      const int rank = int(cfg_rank_i.read());
+      const bits_t<MR * IW> shape = cfg_shape_i.read();
+      const bits_t<MR * IW> sq = cfg_stride_q_i.read();
+      const bits_t<MR * IW> sr = cfg_stride_r_i.read();
+      const bits_t<IW> tiles_c = cfg_tiles_c_i.read();
+      const bits_t<GW> rows = cfg_rows_i.read();
+      const bits_t<GW> row_bytes = cfg_row_bytes_i.read();
+      bits_t<IW> n[MR];
+      for (int d = 0; d < MR; ++d) n[d] = slice<IW, MR * IW>(shape, IW * d);
+      bits_t<IW> cq[MR], cr[MR];  // the positions (the offset in the first cycle after reset)
+      for (int d = 0; d < MR; ++d) {
+        cq[d] = g_init ? cfg_offset_q_i.read() : g_q[d];
+        cr[d] = g_init ? cfg_offset_r_i.read() : g_r[d];
+      }
+
+      // ---- request side
+      const bits_t<AW> tile_base = cfg_base_i.read() + cq[MR - 1] * cfg_a_i.read() + cr[MR - 1] * cfg_b_i.read();
+      const bool first_req = g_row == 0 && g_chunk == 0;
+      const bits_t<AW> row_start = first_req ? tile_base : g_rowaddr;
+      const bits_t<AW> addr = row_start + (bits_t<AW>(g_chunk) << 6);
+      const bits_t<LW> len = used_bytes(row_bytes, g_chunk);
+      const bool last_chunk = (int(g_chunk.to_uint()) + 1) * 64 >= int(row_bytes.to_uint());
+      const bool last_row = g_row == rows - 1;
+      const bool last_req = last_chunk && last_row;
+      const UBeat<W> h = ib.head();
+      const bool hv = ib.head_valid();
+      const bool room = rq_free && ocnt != bits_t<OW>(MAXO);
+      bool issue = false, consume_in = false;
+      if (!wr) {
+        issue = g_active && room;
+        consume_in = hv;  // load: `in` is unused
+      } else if (hv) {
+        if (!h.elem) {
+          consume_in = true;  // a bare stop or done: nothing to write
+        } else if (!g_active) {
+          consume_in = true;  // beyond the view: dropped, flagged
+          err = true;
+        } else if (room) {
+          issue = true;
+          consume_in = last_req;
+        }
+      }
+      bits_t<DW> wdata = 0;
+      if (wr)
+        for (int k = 0; k < 64; ++k) {
+          const int t = int(g_ofs.to_uint()) + k;
+          if (k < int(len.to_uint()) && t < TB) wdata.range(8 * k + 7, 8 * k) = h.data.range(8 * t + 7, 8 * t);
+        }
+      // The next position: the innermost dimension that does not wrap steps by its stride.
+      bool carry = true;
+      int step_d = -1;
+      for (int d = MR - 1; d >= 0; --d) {
+        if (d < rank && carry) {
+          if (g_idx[d] == n[d] - 1) {
+            // wraps
+          } else {
+            step_d = d;
+            carry = false;
+          }
+        }
+      }
+
+      // ---- response side
+      const UBeat<DW> rh = rb.head();
+      const bool rv = rb.head_valid();
+      const bits_t<LW> a_len = used_bytes(row_bytes, a_chunk);
+      const bool a_last_chunk = (int(a_chunk.to_uint()) + 1) * 64 >= int(row_bytes.to_uint());
+      const bool a_last = a_last_chunk && a_row == rows - 1;
+      bits_t<W> merged = a_acc;
+      for (int t = 0; t < TB; ++t) {
+        const int src = t - int(a_ofs.to_uint());
+        if (src >= 0 && src < int(a_len.to_uint())) merged.range(8 * t + 7, 8 * t) = rh.data.range(8 * src + 7, 8 * src);
+      }
+      stop_t ended = 0;
+      bool run_on = true;
+      for (int d = MR - 1; d >= 0; --d) {
+        if (d < rank) {
+          run_on = run_on && a_idx[d] == n[d] - 1;
+          if (run_on) ended = ended + 1;
+        }
+      }
+      bool consume_r = false, emit = false;
+      UBeat<W> o;
+      if (wr) {
+        consume_r = rv;  // write acknowledgements
+        if (st_in_done && ocnt == 0 && !st_sent && ofree) {
+          emit = true;
+          o.done = true;
+          st_sent = true;
+        }
+      } else if (rv && (!a_last || ofree)) {
+        consume_r = true;
+        if (a_last) {
+          emit = true;
+          o.elem = true;
+          o.data = merged;
+          o.stop = ended;
+          o.done = int(ended.to_uint()) == rank;
+        }
+      }
+
+      // ---- registers
+      g_init = false;
+      for (int d = 0; d < MR; ++d) {
+        g_q[d] = cq[d];
+        g_r[d] = cr[d];
+      }
+      if (rq_valid && req_ready_i.read()) rq_valid = false;
+      if (issue) {
+        rq_valid = true;
+        rq_addr = addr;
+        rq_write = wr;
+        rq_len = len;
+        rq_wdata = wdata;
+        if (last_chunk) {
+          g_chunk = 0;
+          g_row = g_row + 1;
+          g_rowaddr = row_start + cfg_pitch_i.read();
+        } else {
+          g_chunk = g_chunk + 1;
+          g_rowaddr = row_start;
+        }
+        g_ofs = g_ofs + bits_t<GW>(len);
+        if (last_req) {
+          g_row = 0;
+          g_ofs = 0;
+          if (step_d < 0) {
+            g_active = false;
+          } else {
+            // (q, r) + (sq, sr) with one carry; the inner levels restart from the new position.
+            const bits_t<IW> q_s = slice<IW, MR * IW>(sq, IW * step_d);
+            const bits_t<IW> r_s = slice<IW, MR * IW>(sr, IW * step_d);
+            const bits_t<IW + 1> rr = bits_t<IW + 1>(cr[step_d]) + bits_t<IW + 1>(r_s);
+            const bool wrap = rr >= bits_t<IW + 1>(tiles_c);
+            const bits_t<IW> nr = wrap ? bits_t<IW>(rr - tiles_c) : bits_t<IW>(rr);
+            const bits_t<IW> nq = cq[step_d] + q_s + (wrap ? 1 : 0);
+            for (int d = 0; d < MR; ++d) {
+              if (d == step_d) g_idx[d] = g_idx[d] + 1;
+              if (d > step_d) g_idx[d] = 0;
+              if (d >= step_d) {
+                g_q[d] = nq;
+                g_r[d] = nr;
+              }
+            }
+          }
+        }
+      }
+      if (consume_in && h.done) st_in_done = true;
+      if (consume_r && !wr) {
+        if (a_last) {
+          a_row = 0;
+          a_chunk = 0;
+          a_ofs = 0;
+          a_acc = 0;
+          bool c = true;
+          for (int d = MR - 1; d >= 0; --d) {
+            if (d < rank && c) {
+              if (a_idx[d] == n[d] - 1) {
+                a_idx[d] = 0;
+              } else {
+                a_idx[d] = a_idx[d] + 1;
+                c = false;
+              }
+            }
+          }
+        } else {
+          a_acc = merged;
+          a_ofs = a_ofs + bits_t<GW>(a_len);
+          if (a_last_chunk) {
+            a_chunk = 0;
+            a_row = a_row + 1;
+          } else {
+            a_chunk = a_chunk + 1;
+          }
+        }
+      }
+      ocnt = ocnt + (issue ? 1 : 0) - (consume_r ? 1 : 0);
+
+      ib.update(consume_in);
+      rb.update(consume_r);
+      oq.update(oready, emit, o, true);
+      in_ready_o.write(ib.ready());
+      rsp_ready_o.write(rb.ready());
+      req_valid_o.write(rq_valid);
+      req_addr_o.write(rq_addr);
+      req_write_o.write(rq_write);
+      req_len_o.write(rq_len);
+      req_wdata_o.write(rq_wdata);
+      err_o.write(err);
+      STEPSIM_WRITE_OUT(out, oq);
+    }
+  }
+};
+
+}  // namespace stepsim::units

@@ -1,0 +1,405 @@
+// Bench, testbench memory and random cases of the address generator (hw/units/ag_offchip.h):
+// LinearOffChipLoad / LinearOffChipStore with a memory port. The reference is the tiled view
+// of hw/ops/offchip_ops.cpp (TiledView: lin, stop_after, burst) written out here once more
+// for the bytes, and the approximate operators themselves in ag_test.cpp.
+//
+// Every case gets its own 64 KiB region of the testbench memory (case i at i * 65536), so the
+// memory needs no reset: a byte never written reads as mem_byte(addr), and a store's bytes are
+// looked up in its region after the run. The memory answers in request order after a random
+// latency (1..40 cycles, the range changes now and then) and stalls requests at random.
+#pragma once
+
+#include <deque>
+#include <unordered_map>
+
+#include "hw/units/ag_offchip.h"
+#include "testbench/units/tile_benches.h"
+
+namespace stepsim::unit_test {
+
+constexpr int kAgMR = 4, kAgIW = 16, kAgAW = 32, kAgMaxo = 64;
+constexpr uint64_t kAgRegion = 65536;
+template <int T>
+using AgUnit = units::AgOffchip<T, kAgMR, kAgIW, kAgAW, kAgMaxo>;
+
+// Contents of a memory byte never written.
+inline uint8_t mem_byte(uint64_t a) {
+  uint64_t x = a * 0x9E3779B97F4A7C15ull;
+  x ^= x >> 29;
+  x *= 0xBF58476D1CE4E5B9ull;
+  return uint8_t(x >> 40);
+}
+
+// One case: the view (as TiledView), the burst geometry and the layout constants.
+struct AgCfg {
+  bool write = false;
+  std::vector<int> shape, stride;  // outermost first, in tiles
+  int offset = 0, tiles_r = 1, tiles_c = 1;
+  int base = 0, a = 0, b = 0, rows = 1, row_bytes = 1, pitch = 0;
+
+  int rank() const { return int(shape.size()); }
+  int count() const {
+    int c = 1;
+    for (int n : shape) c *= n;
+    return c;
+  }
+  int lin(int k) const {
+    int l = offset;
+    for (int d = rank() - 1; d >= 0; --d) {
+      l += (k % shape[size_t(d)]) * stride[size_t(d)];
+      k /= shape[size_t(d)];
+    }
+    return l;
+  }
+  int stop_after(int k) const {
+    int e = 0;
+    for (int d = rank() - 1; d >= 0; --d) {
+      if (k % shape[size_t(d)] != shape[size_t(d)] - 1) break;
+      ++e;
+      k /= shape[size_t(d)];
+    }
+    return e;
+  }
+  uint64_t tile_addr(int l) const { return uint64_t(base) + uint64_t(l / tiles_c) * a + uint64_t(l % tiles_c) * b; }
+  // Memory address of byte i of stored tile l (the burst's rows, packed).
+  uint64_t byte_addr(int l, int i) const { return tile_addr(l) + uint64_t(i / row_bytes) * pitch + i % row_bytes; }
+
+  // The cfg pins, one int per field: write, rank, shape[MR], stride_q[MR], stride_r[MR],
+  // offset_q, offset_r, tiles_c, base, a, b, rows, row_bytes, pitch.
+  std::vector<int> pins() const {
+    std::vector<int> p{write ? 1 : 0, rank()};
+    for (int d = 0; d < kAgMR; ++d) p.push_back(d < rank() ? shape[size_t(d)] : 1);
+    for (int d = 0; d < kAgMR; ++d) p.push_back(d < rank() ? stride[size_t(d)] / tiles_c : 0);
+    for (int d = 0; d < kAgMR; ++d) p.push_back(d < rank() ? stride[size_t(d)] % tiles_c : 0);
+    for (int v : {offset / tiles_c, offset % tiles_c, tiles_c, base, a, b, rows, row_bytes, pitch}) p.push_back(v);
+    return p;
+  }
+};
+
+// The cfg of each case, by case index (pins() loses tiles_r; the checks need the whole view).
+inline std::vector<AgCfg>& ag_cfgs() {
+  static std::vector<AgCfg> v;
+  return v;
+}
+
+// A quasi-static cfg pin of MR packed IW-bit fields, one UnitCase::cfg entry per field.
+template <int N, int IW>
+struct CfgFields {
+  sc_core::sc_signal<bits_t<N * IW>> sig;
+  bits_t<N * IW> shadow = 0;
+  explicit CfgFields(UnitEnv& env) {
+    for (int d = 0; d < N; ++d)
+      env.cfgs.push_back([this, d](int v) {
+        units::set_slice<IW, N * IW>(shadow, IW * d, bits_t<IW>(uint64_t(v)));
+        sig.write(shadow);
+      });
+  }
+};
+
+// The memory port's pins: the unit's outputs twice (HLS, RTL), its inputs once.
+struct MemPins {
+  static constexpr int DW = 512;
+  sc_core::sc_signal<bool> req_valid_hls, req_valid_rtl, req_write_hls, req_write_rtl, req_ready;
+  sc_core::sc_signal<bits_t<kAgAW>> req_addr_hls, req_addr_rtl;
+  sc_core::sc_signal<bits_t<7>> req_len_hls, req_len_rtl;
+  sc_core::sc_signal<bits_t<DW>> req_wdata_hls, req_wdata_rtl, rsp_data;
+  sc_core::sc_signal<bool> rsp_valid, rsp_ready_hls, rsp_ready_rtl;
+};
+
+// The testbench memory: takes the HLS unit's requests (the RTL's must be identical), answers
+// in order after a random latency, with random request stalls.
+struct TbMemory : sc_core::sc_module {
+  sc_core::sc_in<bool> clk{"clk"};
+  MemPins& p;
+  std::unordered_map<uint64_t, uint8_t> written;
+  std::mt19937_64 rng;
+  uint64_t requests = 0, writes = 0;
+  bool no_stall = false;  // full rate: ready always, latency fixed
+  int fixed_latency = 1;
+  struct Rsp {
+    uint64_t at;
+    bits_t<512> data;
+  };
+  std::deque<Rsp> q;
+  // Monitor: err_o at the edge where each case's done beat is taken on `out`.
+  const sc_core::sc_signal<bool>*mon_err = nullptr, *mon_valid = nullptr, *mon_ready = nullptr, *mon_done = nullptr;
+  std::vector<bool> err_at_done;
+
+  SC_HAS_PROCESS(TbMemory);
+  TbMemory(sc_core::sc_module_name n, MemPins& pins, uint64_t seed) : sc_core::sc_module(n), p(pins), rng(seed) {
+    SC_CTHREAD(run, clk.pos());
+  }
+  uint8_t read(uint64_t a) const {
+    auto it = written.find(a);
+    return it == written.end() ? mem_byte(a) : it->second;
+  }
+  void run() {
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    const double ready_levels[] = {1.0, 1.0, 0.7, 0.3};
+    const int lat_levels[] = {1, 3, 10, 40};
+    double p_ready = 1.0;
+    int max_lat = 1;
+    uint64_t last_at = 0;
+    p.req_ready.write(false);
+    p.rsp_valid.write(false);
+    for (uint64_t now = 1;; ++now) {
+      wait();
+      if (mon_err && mon_valid->read() && mon_ready->read() && mon_done->read()) err_at_done.push_back(mon_err->read());
+      if (p.rsp_valid.read() && p.rsp_ready_hls.read()) q.pop_front();
+      if (p.req_valid_hls.read() && p.req_ready.read()) {
+        const uint64_t addr = p.req_addr_hls.read().to_uint64();
+        const int len = int(p.req_len_hls.read().to_uint());
+        Rsp r;
+        r.data = 0;
+        if (p.req_write_hls.read()) {
+          const bits_t<512> w = p.req_wdata_hls.read();
+          for (int i = 0; i < len; ++i) written[addr + uint64_t(i)] = uint8_t(w.range(8 * i + 7, 8 * i).to_uint());
+          ++writes;
+        } else {
+          for (int i = 0; i < len; ++i) r.data.range(8 * i + 7, 8 * i) = read(addr + uint64_t(i));
+        }
+        ++requests;
+        const int lat = no_stall ? fixed_latency : 1 + int(rng() % uint64_t(max_lat));
+        r.at = std::max(last_at, now + uint64_t(lat) - 1);
+        last_at = r.at;
+        q.push_back(r);
+      }
+      if (!no_stall && now % 37 == 0) {
+        p_ready = ready_levels[rng() % 4];
+        max_lat = lat_levels[rng() % 4];
+      }
+      const bool rv = !q.empty() && q.front().at <= now && (no_stall || u(rng) < 0.9);
+      p.rsp_valid.write(rv);
+      p.rsp_data.write(rv ? q.front().data : bits_t<512>(0));
+      p.req_ready.write(no_stall || u(rng) < p_ready);
+    }
+  }
+};
+
+template <int T, class Rtl>
+struct AgBench : Bench<AgBench<T, Rtl>, Rtl> {
+  static constexpr int W = 16 * T * T;
+  static constexpr int GW = units::clog2(2 * T * T + 1);
+  CfgPin<bool> write{*this};
+  CfgPin<stop_t> rank{*this};
+  CfgFields<kAgMR, kAgIW> shape{*this}, stride_q{*this}, stride_r{*this};
+  CfgPin<bits_t<kAgIW>> offset_q{*this}, offset_r{*this}, tiles_c{*this};
+  CfgPin<bits_t<kAgAW>> base{*this}, a{*this}, b{*this};
+  CfgPin<bits_t<GW>> rows{*this}, row_bytes{*this};
+  CfgPin<bits_t<kAgAW>> pitch{*this};
+  InPort<W> in{*this, "in", encode_square<T>};
+  OutPort<1, W> out{*this, "out", decode_square<T>};
+  MemPins mem;
+  TbMemory memory{"memory", mem, 99};
+  sc_core::sc_signal<bool> err_hls{"err_hls"}, err_rtl{"err_rtl"};
+  AgUnit<T> hls{"hls"};
+  static inline AgBench* last = nullptr;
+  AgBench() {
+    last = this;
+    memory.clk(this->clk);
+    memory.mon_err = &err_hls;
+    memory.mon_valid = &out.pins.valid_hls;
+    memory.mon_ready = &out.pins.ready;
+    memory.mon_done = &out.pins.done_hls;
+    this->setup.push_back([this](const std::vector<UnitCase>&, uint64_t seed) { memory.rng.seed(seed + 77); });
+    this->rtl_checks.push_back([this] {
+      auto& c = this->ctrl;
+      c.checks.push_back([this] { return diff("err_o", err_hls, err_rtl); });
+      c.checks.push_back([this] {
+        std::string e = diff("req_valid_o", mem.req_valid_hls, mem.req_valid_rtl);
+        if (e.empty()) e = diff("req_addr_o", mem.req_addr_hls, mem.req_addr_rtl);
+        if (e.empty()) e = diff("req_write_o", mem.req_write_hls, mem.req_write_rtl);
+        if (e.empty()) e = diff("req_len_o", mem.req_len_hls, mem.req_len_rtl);
+        if (e.empty()) e = diff("req_wdata_o", mem.req_wdata_hls, mem.req_wdata_rtl);
+        if (e.empty()) e = diff("rsp_ready_o", mem.rsp_ready_hls, mem.rsp_ready_rtl);
+        return e;
+      });
+    });
+  }
+  template <class D>
+  void bind(D& d, bool r) {
+    this->bind_clock(d);
+    d.cfg_write_i(write.sig);
+    d.cfg_rank_i(rank.sig);
+    d.cfg_shape_i(shape.sig);
+    d.cfg_stride_q_i(stride_q.sig);
+    d.cfg_stride_r_i(stride_r.sig);
+    d.cfg_offset_q_i(offset_q.sig);
+    d.cfg_offset_r_i(offset_r.sig);
+    d.cfg_tiles_c_i(tiles_c.sig);
+    d.cfg_base_i(base.sig);
+    d.cfg_a_i(a.sig);
+    d.cfg_b_i(b.sig);
+    d.cfg_rows_i(rows.sig);
+    d.cfg_row_bytes_i(row_bytes.sig);
+    d.cfg_pitch_i(pitch.sig);
+    STEPSIM_BIND_IN(d, in, in.pins, r);
+    STEPSIM_BIND_OUT(d, out, out.pins, r);
+    d.req_valid_o(r ? mem.req_valid_rtl : mem.req_valid_hls);
+    d.req_ready_i(mem.req_ready);
+    d.req_addr_o(r ? mem.req_addr_rtl : mem.req_addr_hls);
+    d.req_write_o(r ? mem.req_write_rtl : mem.req_write_hls);
+    d.req_len_o(r ? mem.req_len_rtl : mem.req_len_hls);
+    d.req_wdata_o(r ? mem.req_wdata_rtl : mem.req_wdata_hls);
+    d.rsp_valid_i(mem.rsp_valid);
+    d.rsp_ready_o(r ? mem.rsp_ready_rtl : mem.rsp_ready_hls);
+    d.rsp_data_i(mem.rsp_data);
+    d.err_o(r ? err_rtl : err_hls);
+  }
+};
+
+// A random tile of bf16 bit patterns (any class).
+inline Element random_bits_square(std::mt19937_64& r, int t) {
+  std::vector<uint16_t> v;
+  for (int i = 0; i < t * t; ++i) v.push_back(uint16_t(r()));
+  return Element(bf16_square(t, v));
+}
+
+// Random views within the unit's limits: a stored tensor of 1..6 x 1..6 tiles; rank 1..4 with
+// dimensions of 1..3 tiles, strides 0..3 (0 re-reads a tile) that stay inside the tensor, any
+// offset that fits; the burst geometry of a row-major layout, a blocked layout (tiles
+// contiguous) or a random one (rows x row_bytes = the tile bytes, pitch >= row_bytes, gaps
+// between tiles); loads and stores. A store's input has 0..count tiles (one in 12 cases
+// count + 1: err_o) with random stops, its done on the last tile or as a bare done.
+inline std::vector<UnitCase> ag_cases(size_t n, uint64_t seed, int t, size_t first_region = 0) {
+  std::mt19937_64 r(seed);
+  std::vector<UnitCase> cases;
+  const int tb = 2 * t * t;
+  std::vector<AgCfg>& cfgs = ag_cfgs();
+  cfgs.clear();
+  for (size_t i = 0; i < n; ++i) {
+    AgCfg c;
+    c.write = r() % 2;
+    c.tiles_r = rnd(r, 1, 6);
+    c.tiles_c = rnd(r, 1, 6);
+    const int stored = c.tiles_r * c.tiles_c;
+    for (;;) {
+      const int rank = rnd(r, 1, kAgMR);
+      c.shape.clear();
+      c.stride.clear();
+      int reach = 0;
+      for (int d = 0; d < rank; ++d) {
+        c.shape.push_back(rnd(r, 1, 3));
+        c.stride.push_back(r() % 4 == 0 ? 0 : rnd(r, 0, 3));
+        reach += (c.shape.back() - 1) * c.stride.back();
+      }
+      if (r() % 5 == 0) {  // row-major over the whole tensor, as the default view
+        c.shape = {c.tiles_r, c.tiles_c};
+        c.stride = {c.tiles_c, 1};
+        reach = stored - 1;
+      }
+      if (reach < stored) {
+        c.offset = rnd(r, 0, stored - 1 - reach);
+        break;
+      }
+    }
+    const int layout = rnd(r, 0, 2);
+    if (layout == 0) {  // row-major tensor of [tiles_r * t, tiles_c * t] bf16
+      c.rows = t;
+      c.row_bytes = 2 * t;
+      c.pitch = c.tiles_c * 2 * t;
+      c.a = t * c.pitch;
+      c.b = 2 * t;
+    } else if (layout == 1) {  // blocked: every tile contiguous
+      c.rows = 1;
+      c.row_bytes = tb;
+      c.pitch = tb;
+      c.b = tb;
+      c.a = c.tiles_c * tb;
+    } else {
+      std::vector<int> divs;
+      for (int k = 1; k <= tb; ++k)
+        if (tb % k == 0) divs.push_back(k);
+      c.rows = divs[r() % divs.size()];
+      c.row_bytes = tb / c.rows;
+      c.pitch = c.row_bytes + rnd(r, 0, 40);
+      c.b = c.rows * c.pitch + rnd(r, 0, 16);
+      c.a = c.tiles_c * c.b + rnd(r, 0, 64);
+    }
+    c.base = int((first_region + i) * kAgRegion) + rnd(r, 0, 200);
+    UnitCase u;
+    u.cfg = c.pins();
+    u.reset_before = true;
+    std::vector<Beat> in;
+    if (c.write) {
+      int k = rnd(r, 0, c.count());
+      if (r() % 12 == 0) k = c.count() + 1;
+      for (int j = 0; j < k; ++j) {
+        if (r() % 8 == 0) in.push_back(Beat::bare_stop(uint8_t(rnd(r, 1, 2))));
+        in.push_back(Beat::data(random_bits_square(r, t), uint8_t(r() % 3 == 0 ? rnd(r, 1, 2) : 0)));
+      }
+      if (!in.empty() && r() % 2) {
+        in.back().done = true;
+      } else {
+        in.push_back(Beat::done_beat());
+      }
+    } else {
+      in.push_back(Beat::done_beat());
+    }
+    u.inputs = {in};
+    cases.push_back(std::move(u));
+    cfgs.push_back(c);
+  }
+  return cases;
+}
+
+// The tile the reference reads at stored tile l: bytes mem(byte_addr(l, i)).
+template <int T>
+inline std::vector<uint16_t> ref_tile(const AgCfg& c, int l, const TbMemory& m) {
+  std::vector<uint16_t> v;
+  for (int e = 0; e < T * T; ++e)
+    v.push_back(uint16_t(m.read(c.byte_addr(l, 2 * e)) | (m.read(c.byte_addr(l, 2 * e + 1)) << 8)));
+  return v;
+}
+
+// Load: the tiles of the view with stop_after and done on the last. Store: a bare done, and
+// every byte of the region as the reference's writes leave it (err when a tile is too many).
+template <int T>
+inline std::string check_ag(const AgCfg& c, const UnitCase& u, const std::vector<Beat>& got, const TbMemory& m,
+                            bool err) {
+  if (!c.write) {
+    if (err) return "load: err_o set";
+    if (got.size() != size_t(c.count())) return "load: " + std::to_string(got.size()) + " beats, want " + std::to_string(c.count());
+    for (int k = 0; k < c.count(); ++k) {
+      const Beat& b = got[size_t(k)];
+      const int want_stop = c.stop_after(k);
+      if (!b.has_elem || b.stop != want_stop || b.done != (k + 1 == c.count()))
+        return "load: beat " + std::to_string(k) + " is " + format_beats({b}) + ", want stop " + std::to_string(want_stop);
+      const std::vector<uint16_t> w = ref_tile<T>(c, c.lin(k), m);
+      for (int e = 0; e < T * T; ++e)
+        if (bf16_lane(b.elem.tile(), size_t(e)) != w[size_t(e)])
+          return "load: tile " + std::to_string(k) + " (stored tile " + std::to_string(c.lin(k)) + ") lane " +
+                 std::to_string(e) + " differs";
+    }
+    return "";
+  }
+  if (got.size() != 1 || got[0].has_elem || !got[0].done || got[0].stop) return "store: output " + format_beats(got) + ", want D";
+  std::map<uint64_t, uint8_t> want;
+  int k = 0;
+  bool too_many = false;
+  for (const Beat& b : u.inputs[0]) {
+    if (!b.has_elem) continue;
+    if (k >= c.count()) {
+      too_many = true;
+      continue;
+    }
+    const int l = c.lin(k++);
+    for (int e = 0; e < T * T; ++e) {
+      const uint16_t v = bf16_lane(b.elem.tile(), size_t(e));
+      want[c.byte_addr(l, 2 * e)] = uint8_t(v);
+      want[c.byte_addr(l, 2 * e + 1)] = uint8_t(v >> 8);
+    }
+  }
+  if (too_many != err) return std::string("store: err_o ") + (err ? "set" : "clear") + ", want " + (too_many ? "set" : "clear");
+  // Every written byte of the region must be one the reference writes, with its value.
+  const uint64_t lo = uint64_t(c.base) / kAgRegion * kAgRegion;
+  for (const auto& [a, v] : m.written)
+    if (a >= lo && a < lo + kAgRegion && !want.count(a)) return "store: stray write at " + std::to_string(a);
+  for (const auto& [a, v] : want) {
+    auto it = m.written.find(a);
+    if (it == m.written.end() || it->second != v) return "store: byte " + std::to_string(a) + " wrong";
+  }
+  return "";
+}
+
+}  // namespace stepsim::unit_test

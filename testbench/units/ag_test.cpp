@@ -1,0 +1,95 @@
+// The address generator (hw/units/ag_offchip.h), HLS form: LinearOffChipLoad / Store on random
+// views, layouts and tensors, with random back-pressure on the tile ports and a testbench
+// memory with random latency and request stalls; every tile, stop and written byte against the
+// tiled view of hw/ops/offchip_ops.cpp (ag_bench.h). Its latency and throughput.
+// The lock-step comparison with the RTL is in testbench/units/rtl/ag_lockstep_test.cpp.
+#include <gtest/gtest.h>
+
+#include "testbench/units/ag_run.h"
+
+namespace stepsim::unit_test {
+namespace {
+
+TEST(UnitsVsReference, AgOffchipLinearT4) {
+  const std::vector<UnitCase> cases = ag_cases(600, 41, 4);
+  AgRun r = run_ag<4, NoRtl>(cases, 41);
+  ASSERT_TRUE(r.run.result.ok) << r.run.result.error;
+  ASSERT_EQ(r.run.result.cases_done, cases.size());
+  EXPECT_EQ(r.error, "");
+  EXPECT_GT(r.loads, 200u);
+  EXPECT_GT(r.stores, 200u);
+  EXPECT_GT(r.errs, 5u);
+}
+
+// [8 x 8] tiles: 128 bytes, so a row of the blocked layout takes two requests (64 + 64) and
+// the random geometries have rows of 65..128 bytes (a full and a partial request).
+TEST(UnitsVsReference, AgOffchipLinearT8) {
+  const std::vector<UnitCase> cases = ag_cases(200, 43, 8);
+  AgRun r = run_ag<8, NoRtl>(cases, 43);
+  ASSERT_TRUE(r.run.result.ok) << r.run.result.error;
+  EXPECT_EQ(r.error, "");
+}
+
+// One view of n tiles at full rate, fixed memory latency: the edges of the first request, of
+// the first and last tile.
+struct AgTiming {
+  uint64_t first_tile = 0, span = 0, cycles = 0, requests = 0;
+};
+AgTiming ag_full_rate(const AgCfg& c, int latency, const std::vector<Beat>& in) {
+  ag_cfgs() = {c};
+  UnitCase u;
+  u.cfg = c.pins();
+  u.inputs = {in};
+  AgRun r = run_ag<4, NoRtl>({u}, 1, true, latency);
+  EXPECT_TRUE(r.run.result.ok) << r.run.result.error;
+  EXPECT_EQ(r.error, "");
+  AgTiming t;
+  const auto& at = r.run.out_at[0][0];
+  t.first_tile = at.front();
+  t.span = at.back() - at.front() + 1;
+  t.cycles = r.run.result.cycles;
+  t.requests = r.requests;
+  return t;
+}
+
+TEST(UnitsTiming, AgOffchipOneRequestPerCycle) {
+  AgCfg c;  // a row-major [8 x 4] tiled tensor read whole: 32 tiles of 4 requests
+  c.tiles_r = 8;
+  c.tiles_c = 4;
+  c.shape = {8, 4};
+  c.stride = {4, 1};
+  c.rows = 4;
+  c.row_bytes = 8;
+  c.pitch = 32;
+  c.a = 128;
+  c.b = 8;
+  const AgTiming one = ag_full_rate(c, 1, {Beat::done_beat()});
+  EXPECT_EQ(one.requests, 128u);
+  EXPECT_EQ(one.span, 4u * 31 + 1);  // a tile every 4 cycles: one request per cycle
+  const AgTiming slow = ag_full_rate(c, 20, {Beat::done_beat()});
+  EXPECT_EQ(slow.span, one.span);  // the latency is hidden (up to 64 requests in flight)
+  EXPECT_EQ(slow.first_tile, one.first_tile + 19);
+  // Blocked layout: one 32-byte request per tile, a tile per cycle.
+  c.rows = 1;
+  c.row_bytes = 32;
+  c.pitch = 32;
+  c.a = 128;
+  c.b = 32;
+  const AgTiming blk = ag_full_rate(c, 1, {Beat::done_beat()});
+  EXPECT_EQ(blk.span, 32u);
+  std::cout << "AG load, row-major [4x4] tiles: first tile at edge " << one.first_tile << " (latency 1), "
+            << slow.first_tile << " (latency 20); 32 tiles in " << one.span << " cycles; blocked: " << blk.span
+            << " cycles\n";
+  // Store: 32 tiles written at one request per cycle.
+  c.write = true;
+  std::vector<Beat> in;
+  std::mt19937_64 rng(5);
+  for (int k = 0; k < 32; ++k) in.push_back(Beat::data(random_bits_square(rng, 4), 0));
+  in.back().done = true;
+  const AgTiming st = ag_full_rate(c, 1, in);
+  EXPECT_EQ(st.requests, 32u);
+  std::cout << "AG store, blocked: 32 tiles, done at edge " << st.first_tile << "\n";
+}
+
+}  // namespace
+}  // namespace stepsim::unit_test
