@@ -17,21 +17,10 @@
 #include "sim/cosim.h"
 #include "sim/loader.h"
 #include "sim/simulation.h"
+#include "testbench/cosim/cosim_util.h"
 
 namespace stepsim {
 namespace {
-
-bool have_rtl() {
-#ifdef STEPSIM_HAVE_RTL
-  static bool once = [] {
-    bridge::register_rtl_units();
-    return true;
-  }();
-  return once;
-#else
-  return false;
-#endif
-}
 
 // The unit issues the next tile's requests while the previous tile's responses are on their way
 // (up to 64 requests in flight): the approximate loads and stores are timed the same way

@@ -14,6 +14,7 @@
 #include "sim/cosim.h"
 #include "sim/loader.h"
 #include "sim/simulation.h"
+#include "testbench/cosim/cosim_util.h"
 
 namespace stepsim {
 namespace {
@@ -21,18 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kGraph = std::string(STEPSIM_SOURCE_DIR) + "/graphs/examples/cosim_units.yaml";
-
-bool have_rtl() {
-#ifdef STEPSIM_HAVE_RTL
-  static bool once = [] {
-    bridge::register_rtl_units();
-    return true;
-  }();
-  return once;
-#else
-  return false;
-#endif
-}
 
 SimOptions options(bool functional = true) {
   SimOptions o;

@@ -18,21 +18,10 @@
 #include "sim/downtile.h"
 #include "sim/loader.h"
 #include "sim/simulation.h"
+#include "testbench/cosim/cosim_util.h"
 
 namespace stepsim {
 namespace {
-
-bool have_rtl() {
-#ifdef STEPSIM_HAVE_RTL
-  static bool once = [] {
-    bridge::register_rtl_units();
-    return true;
-  }();
-  return once;
-#else
-  return false;
-#endif
-}
 
 SimOptions options() {
   SimOptions o;
