@@ -68,10 +68,22 @@ AgSetup ag_setup(const OpConfig& cfg) {
                 std::to_string(kAgIW) + "-bit range";
       return s;
     }
-  s.pitch = t.row_bytes();
-  s.a = uint64_t(kT) * t.row_bytes();
-  s.b = uint64_t(kT) * dtype_bytes(t.dtype);
-  s.base = t.base;
+  // The unit addresses tile l at base + (l / tiles_c) A + (l % tiles_c) B and packs the bytes in
+  // the order they arrive: a blocked tensor fits when the tile is whole blocks (linear in l) whose
+  // block rows are whole tile rows (arrival order = row-major).
+  if (t.blocked() && !(t.spans_blocks(kT, kT) && t.block_cols == uint64_t(kT))) {
+    s.error = "tensor '" + t.name + "' is stored in [" + std::to_string(t.block_rows) + " x " +
+              std::to_string(t.block_cols) + "] blocks; the address generator takes row-major tensors or blocks " +
+              std::to_string(kT) + " wide that tile its [" + std::to_string(kT) + " x " + std::to_string(kT) + "] tiles";
+    return s;
+  }
+  const Burst first = t.tile_burst(0, kT, kT);
+  s.base = first.base;
+  s.a = t.tile_burst(s.tiles_c, kT, kT).base - first.base;
+  s.b = t.tile_burst(1, kT, kT).base - first.base;
+  s.rows = first.rows;
+  s.row_bytes = first.row_bytes;
+  s.pitch = first.row_pitch;
   if (t.base + t.bytes() > (uint64_t(1) << kAgAW)) {
     s.error = "tensor '" + t.name + "' ends beyond the address generator's " + std::to_string(kAgAW) + "-bit addresses";
     return s;

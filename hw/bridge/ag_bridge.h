@@ -12,8 +12,9 @@
 //
 // Configuration: the view as the approximate operator builds it (tile [kT, kT] bf16;
 // out_shape, stride, offset; empty out_shape = the whole tensor row-major); offset and strides
-// split into (q, r) by tiles_c; the row-major layout's burst: rows = kT, row_bytes = 2 kT,
-// pitch = the tensor's row bytes, A = kT * pitch, B = 2 kT (TiledView::burst).
+// split into (q, r) by tiles_c; the burst geometry (rows, row_bytes, pitch) and the tile steps
+// A, B from the tensor's layout (OffChipTensor::tile_burst, as the approximate operator uses it;
+// row-major: rows = kT, row_bytes = 2 kT, pitch = the tensor's row bytes, A = kT * pitch, B = 2 kT).
 // Load: the static variant (no ref input); the tiles go to output 0. Store: the tiles of input 0;
 // the unit's final bare done (every write acknowledged) ends the node and is not sent anywhere
 // (the operator has no output). err_o (a tile beyond the view) fails the run.
@@ -38,6 +39,7 @@ struct AgSetup {
   bool write = false;
   std::vector<int64_t> shape, stride;  // outermost first
   uint64_t offset = 0, tiles_c = 1, base = 0, a = 0, b = 0, pitch = 0;
+  uint64_t rows = 0, row_bytes = 0;  // the tile's burst (OffChipTensor::tile_burst)
   OffChipTensor* tensor = nullptr;
   std::string error;  // "" when the unit can run the node
 };
@@ -136,8 +138,8 @@ class AgBridge : public BridgeBase {
     base_.write(bits_t<kAgAW>(s.base));
     a_.write(bits_t<kAgAW>(s.a));
     b_.write(bits_t<kAgAW>(s.b));
-    rows_.write(bits_t<kGW>(kT));
-    row_bytes_.write(bits_t<kGW>(2 * kT));
+    rows_.write(bits_t<kGW>(s.rows));
+    row_bytes_.write(bits_t<kGW>(s.row_bytes));
     pitch_.write(bits_t<kAgAW>(s.pitch));
     add_group(&tin_, "in");
     add_group(&tout_, "out");

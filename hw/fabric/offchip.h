@@ -58,6 +58,27 @@ struct OffChipTensor {
     const uint64_t block = (r / block_rows) * (cols / block_cols) + c / block_cols;
     return block * block_rows * block_cols + (r % block_rows) * block_cols + c % block_cols;
   }
+  // A [tile_rows x tile_cols] tile of a blocked tensor is either whole blocks (moved block row by
+  // block row, see reorder_blocked) or lies inside one block (moved row by row at the block's pitch).
+  bool spans_blocks(uint64_t tile_rows, uint64_t tile_cols) const {
+    return blocked() && tile_rows % block_rows == 0 && tile_cols % block_cols == 0;
+  }
+  // The request block of tile `l` (row-major over the tiles) of [tile_rows x tile_cols] tiles.
+  Burst tile_burst(uint64_t l, uint32_t tile_rows, uint32_t tile_cols) const {
+    const uint64_t eb = dtype_bytes(dtype), tiles_c = cols / tile_cols;
+    Burst b;
+    b.base = base + element_offset((l / tiles_c) * tile_rows, (l % tiles_c) * tile_cols) * eb;
+    if (spans_blocks(tile_rows, tile_cols)) {
+      b.rows = uint32_t(tile_rows / block_rows);
+      b.row_bytes = block_rows * tile_cols * eb;
+      b.row_pitch = block_rows * row_bytes();
+    } else {
+      b.rows = tile_rows;
+      b.row_bytes = tile_cols * eb;
+      b.row_pitch = blocked() ? block_cols * eb : row_bytes();
+    }
+    return b;
+  }
 };
 
 struct OffChipTensorDecl {

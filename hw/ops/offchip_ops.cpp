@@ -46,26 +46,10 @@ struct TiledView {
     }
     return ended;
   }
-  // A tile of a blocked tensor is either whole blocks (moved block row by block row, see
-  // reorder_blocked) or lies inside one block (moved row by row at the block's pitch).
-  bool spans_blocks() const {
-    return tensor->blocked() && tile_rows % tensor->block_rows == 0 && tile_cols % tensor->block_cols == 0;
-  }
+  bool spans_blocks() const { return tensor->spans_blocks(tile_rows, tile_cols); }
   // The request block of stored tile `l` (row-major over tiles).
   Burst burst(uint64_t l, bool write, uint32_t par_dispatch) const {
-    const OffChipTensor& t = *tensor;
-    const uint64_t eb = dtype_bytes(t.dtype);
-    Burst b;
-    b.base = t.base + t.element_offset((l / tiles_c) * tile_rows, (l % tiles_c) * tile_cols) * eb;
-    if (spans_blocks()) {
-      b.rows = uint32_t(tile_rows / t.block_rows);
-      b.row_bytes = t.block_rows * tile_cols * eb;
-      b.row_pitch = t.block_rows * t.row_bytes();
-    } else {
-      b.rows = tile_rows;
-      b.row_bytes = tile_cols * eb;
-      b.row_pitch = t.blocked() ? t.block_cols * eb : t.row_bytes();
-    }
+    Burst b = tensor->tile_burst(l, tile_rows, tile_cols);
     b.write = write;
     b.par_dispatch = par_dispatch;
     return b;

@@ -159,5 +159,41 @@ nodes:
       << e;
 }
 
+// Blocked tensors: [2 x 4] blocks tile a [4 x 4] tile in two block rows of whole tile rows, so
+// the unit takes them (the tile steps and burst from OffChipTensor::tile_burst) and stores what
+// the approximate run stores; [16 x 16] blocks put a [4 x 4] tile inside one block, which the
+// unit's linear tile addressing cannot follow: that load stays approximate and says why.
+TEST(CosimAg, BlockedTensorsOnTheUnitOrNamedWhyNot) {
+  const Graph g = parse_graph(R"(name: ag_blocked
+tensors:
+  x: {shape: [16, 16], dtype: bf16, init: random, seed: 31, block: [2, 4]}
+  y: {shape: [16, 16], dtype: bf16, init: output, block: [2, 4]}
+  w: {shape: [16, 16], dtype: bf16, init: random, seed: 32, block: [16, 16]}
+nodes:
+  - {name: ld, op: LinearOffChipLoad, params: {tensor: x, tile: [4, 4], out_shape: [4, 4], stride: [1, 4]}}
+  - {name: st, op: LinearOffChipStore, params: {tensor: y, tile: [4, 4]}, inputs: {in: ld}}
+  - {name: lw, op: LinearOffChipLoad, params: {tensor: w, tile: [4, 4]}}
+  - {name: sw, op: Sink, inputs: {in: lw}}
+)",
+                              "ag_blocked", ".", {});
+  CosimOptions co;
+  co.impl = "hls";
+  const CosimReport r = cosimulate(g, options(), co);
+  ASSERT_TRUE(r.cosim.ok) << r.cosim.error;
+  std::ostringstream rep;
+  print_cosim_report(r, rep);
+  EXPECT_TRUE(r.identical) << rep.str();
+  EXPECT_TRUE(r.equivalent) << rep.str();
+  ASSERT_EQ(r.tensors.size(), 1u);
+  EXPECT_EQ(r.tensors[0].differing, 0u);
+  for (const CosimNodeRow& n : r.nodes) {
+    if (n.name == "ld" || n.name == "st") EXPECT_EQ(n.impl, "hls") << n.name;
+    if (n.name == "lw") {
+      EXPECT_EQ(n.impl, "approx");
+      EXPECT_NE(n.note.find("stored in [16 x 16] blocks"), std::string::npos) << n.note;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace stepsim
