@@ -136,7 +136,9 @@ const std::map<std::string, std::string>& origins() {
       {"ag_max_outstanding",
        "0 in step-artifact (the reference has one tile in flight); 64 in hdl-validation: the outstanding "
        "requests of the fabric's address-generator unit (rtl/ag_offchip.sv, MAXO)"},
-      {"loads_sum_inputs", "reference behaviour: BinaryMap charges ld(a) + ld(b) (RS §3 BinaryMap)"},
+      {"loads_sum_inputs",
+       "true in step-artifact, the reference's behaviour: BinaryMap charges ld(a) + ld(b) (RS §3 BinaryMap); false "
+       "in hdl-validation: the fabric's tile compute units take both operand tiles in the same cycle"},
       {"hbm.channels", "HBMConfig channel_num: 32 in the experiments, 8 in HDL validation (RS §2.4)"},
       {"hbm.request_bytes", "HBMConfig addr_offset = 64 B (RS §2.4)"},
       {"hbm.init_interval", "HBMConfig per_channel_init_interval = 2 (RS §2.4)"},
