@@ -91,6 +91,7 @@ Report make_report(const Graph& g, const SimOptions& opt, const SimResult& r) {
     json jc;
     jc["name"] = c.name;
     jc["depth"] = c.params.depth;
+    jc["inflight"] = c.params.inflight;
     jc["beats"] = c.stats.beats;
     jc["elements"] = c.stats.elements;
     jc["bytes"] = c.stats.bytes;

@@ -122,7 +122,8 @@ std::string state_text(const Context& c) {
     case Context::State::kBlockedRecv: return "waits for data on '" + c.blocked_on()->name() + "' (empty)";
     case Context::State::kBlockedSend:
       return "waits for space on '" + c.blocked_on()->name() + "' (full, " +
-             std::to_string(c.blocked_on()->occupancy()) + "/" + std::to_string(c.blocked_on()->params().depth) + ")";
+             std::to_string(c.blocked_on()->occupancy()) + "/" +
+             std::to_string(c.blocked_on()->params().depth + c.blocked_on()->params().inflight) + ")";
     case Context::State::kArbWait: return "waits for an arrival-order decision (inputs empty)";
     case Context::State::kRunnable: return "is runnable";
     case Context::State::kFinished: return "finished";
