@@ -130,8 +130,12 @@ const std::map<std::string, std::string>& origins() {
       {"par_dispatch",
        "1 in the MoE and attention runs, 4 in HDL validation (PN §3.3 artifact parameters, RS §9)"},
       {"offchip_one_tile_in_flight",
-       "reference behaviour: a load waits for all responses of a tile before issuing the next (RS §3 "
-       "OffChipLoad, ARCH §5)"},
+       "true in step-artifact, the reference's behaviour: a load waits for all responses of a tile before issuing "
+       "the next (RS §3 OffChipLoad, ARCH §5); false in hdl-validation: the fabric's address-generator unit "
+       "(rtl/ag_offchip.sv) issues the next tile's requests the cycle after the last one"},
+      {"ag_max_outstanding",
+       "0 in step-artifact (the reference has one tile in flight); 64 in hdl-validation: the outstanding "
+       "requests of the fabric's address-generator unit (rtl/ag_offchip.sv, MAXO)"},
       {"loads_sum_inputs", "reference behaviour: BinaryMap charges ld(a) + ld(b) (RS §3 BinaryMap)"},
       {"hbm.channels", "HBMConfig channel_num: 32 in the experiments, 8 in HDL validation (RS §2.4)"},
       {"hbm.request_bytes", "HBMConfig addr_offset = 64 B (RS §2.4)"},

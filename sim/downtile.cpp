@@ -170,6 +170,10 @@ class Downtiler {
 
   // A = in0 [M x K], B = in1 [K x N] (transposed: [N x K]); the inner `rank` logical dims are
   // reduced too (Accum). Output blocks (i, j) = sum over the reduced dims and k of A(i,k) B(k,j).
+  // rank 1 (one reduced logical dim C) uses an accumulator bank: each logical tile's blocks are
+  // buffered alone and walked (i, j, k), and the Accum (bank_rank 2) keeps the partial sum of
+  // every output block across C, so the blocks of one C step need not wait for the next. Other
+  // ranks buffer the reduced dims too and walk (i, j, reduced.., k).
   void matmul(Graph& out, const NodeSpec& n, int64_t rank, bool transposed, bool out_f32) {
     const auto [mb, kb] = tile_of(n, "in0");
     const auto [b0, b1] = tile_of(n, "in1");
@@ -177,8 +181,10 @@ class Downtiler {
     if ((transposed ? b1 : b0) != kb) fail(n, "inner dimensions of the matmul operands differ");
     const shape::StreamType& a = input_type(n, "in0");
     if (int64_t(a.dims.size()) <= rank) fail(n, "rank " + std::to_string(rank) + " exceeds the input's dimensions");
-    std::vector<int64_t> red;  // the reduced logical dims, outermost first
-    for (size_t d = a.dims.size() - size_t(rank); d < a.dims.size(); ++d) red.push_back(as_int(n, a.dims[d].size, "reduced dimension"));
+    const bool bank = rank == 1;
+    const int64_t view_rank = bank ? 0 : rank;  // reduced logical dims inside the buffers
+    std::vector<int64_t> red;  // the buffered reduced logical dims, outermost first
+    for (size_t d = a.dims.size() - size_t(view_rank); d < a.dims.size(); ++d) red.push_back(as_int(n, a.dims[d].size, "reduced dimension"));
     // Buffer element strides of the reduced dims (row-major over [red.., rows, cols] of blocks).
     auto red_strides = [&](int64_t block_elems) {
       std::vector<int64_t> s(red.size());
@@ -199,7 +205,7 @@ class Downtiler {
     sb = transposed ? std::vector<int64_t>{0, kb} : std::vector<int64_t>{0, 1};
     for (int64_t s : red_strides(kb * nb)) sb.push_back(s);
     sb.push_back(transposed ? 1 : nb);
-    const std::string buffered_rank = std::to_string(rank + 2);
+    const std::string buffered_rank = std::to_string(view_rank + 2);
     auto view = [&](const std::string& port, const std::string& tag, const std::vector<int64_t>& stride) {
       NodeSpec buf = node_spec(n.name + "_" + tag + "_buf", "Bufferize", {{"rank", buffered_rank}}, {{"in", n.inputs.at(port)}});
       NodeSpec play = node_spec(n.name + "_" + tag + "_view", "Streamify",
@@ -210,12 +216,17 @@ class Downtiler {
       return play.name + ".out";
     };
     const std::string av = view("in0", "a", sa), bv = view("in1", "b", sb);
-    // One Accum over (reduced.., k) of block products: its fp32 accumulator takes the products in
-    // the logical k order, so the sums are those of the logical matmul, bit for bit.
+    // One Accum over (reduced.., k) of block products: its fp32 accumulator (per output block)
+    // takes the products in the logical k order, so the sums are those of the logical matmul,
+    // bit for bit.
     NodeSpec acc = n;
     acc.op = "Accum";
     acc.params = {{"fn", std::string(transposed ? "matmul_t_acc" : "matmul_acc") + (out_f32 ? "_f32" : "")},
-                  {"rank", std::to_string(rank + 1)}};
+                  {"rank", std::to_string(view_rank + 1)}};
+    if (bank) {  // [.., C, i, j, k]: k and C reduced around the (i, j) bank
+      acc.params["rank"] = "2";
+      acc.params["bank_rank"] = "2";
+    }
     acc.inputs = {{"in0", av}, {"in1", bv}};
     add(out, acc);
   }

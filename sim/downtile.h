@@ -8,8 +8,11 @@
 //   Repeat count n           Bufferize(rank 2) -> Streamify(repeat [n]): the block group is replayed;
 //   Map matmul(_t)(_f32)     both operands Bufferize(rank 2) -> Streamify through an affine view
 //                            that walks (i, j, k), Accum matmul(_t)_acc(_f32) over k on blocks;
-//   Accum matmul(_t)_acc, rank r   the same with the r reduced logical dims buffered too
-//                            (Bufferize rank r+2) and walked inside (i, j), the Accum over them and k;
+//   Accum matmul(_t)_acc, rank 1   the same views per logical tile, and an Accum with an
+//                            accumulator bank (bank_rank 2) over (C, k): one partial sum per output
+//                            block, kept across the reduced logical dim C;
+//   Accum matmul(_t)_acc, rank r > 1   the r reduced logical dims buffered too (Bufferize rank
+//                            r+2) and walked inside (i, j), the Accum over them and k;
 //   Map of an element-wise or unary function (silu, mul, add, ...)  unchanged;
 //   Sink, Source (of non-tiles)  unchanged.
 //

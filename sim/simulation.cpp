@@ -357,6 +357,7 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
     cp.depth = node_by_name[e.from]->depth.value_or(options.hw.fifo_depth);
     cp.send_latency = options.hw.send_latency;
     cp.response_latency = options.hw.response_latency;
+    cp.inflight = prod.output_inflight(size_t(oi));
     if (cp.depth < 1) throw std::invalid_argument("node '" + e.from + "': depth must be >= 1");
     channels.push_back(std::make_unique<Channel>(e.from + "." + e.from_port + "->" + e.to + "." + e.to_port, cp,
                                                  &prod.ctx(), &cons.ctx()));

@@ -368,6 +368,7 @@ std::string unit_unsupported(const OpConfig& cfg) {
              " (units: add, max on [1 x 8], [4 x 4] or [16 x 16] bf16 tiles; matmul_acc, matmul_t_acc on [4 x 4] or [16 x 16] "
              "bf16 tiles)";
     }
+    if (p.get_int("bank_rank") != 0) return "no unit keeps an accumulator bank (bank_rank) yet";
     return stop_param("rank", 1);
   }
   if (op == "Bufferize" || op == "Streamify") return pmu_unsupported(cfg);

@@ -37,6 +37,13 @@ struct ChannelParams {
   uint32_t depth = 2;             // capacity in beats (>= 1)
   uint32_t send_latency = 1;      // cycles from send to visibility
   uint32_t response_latency = 1;  // cycles from dequeue to slot reuse
+  // Beats the producer may send ahead of the FIFO (an address generator's tiles in flight,
+  // Op::output_inflight): a beat sent with an extra delay waits for its data in the producer,
+  // not in a FIFO slot, so the FIFO's `depth` slots bound only the beats that have arrived.
+  // Beat k becomes visible at max(send + send_latency + extra_delay, the release of beat
+  // k - depth's slot + send_latency): what a FIFO of `depth` fed by a staging buffer of
+  // `inflight` entries gives. The producer blocks when depth + inflight beats are held.
+  uint32_t inflight = 0;
 };
 
 struct ChannelStats {
@@ -121,7 +128,8 @@ class Channel {
 
   // Producer side. Blocks while full; advances the producer's clock past the slot's release
   // time. `extra_delay` adds cycles to this beat's visibility without advancing the producer
-  // (an output stage latency). Returns the beat's visible time.
+  // (an output stage latency). Returns the beat's visible time (a staged channel, see
+  // ChannelParams::inflight, may raise it when an earlier beat leaves).
   uint64_t send(const Beat& beat, uint64_t extra_delay = 0) { return send(Beat(beat), extra_delay); }
   __attribute__((always_inline)) uint64_t send(Beat&& beat, uint64_t extra_delay = 0) {
     Context* p = producer_;
@@ -130,7 +138,8 @@ class Channel {
     uint64_t now = p->now();
     if (s.freed > now) now = stall(s.freed);
     s.sent = now;
-    const uint64_t ready = now + send_latency_ + extra_delay;
+    uint64_t ready = now + send_latency_ + extra_delay;
+    if (staged_) ready = staged_ready(ready);
     s.ready = ready;
     Tile* t = beat.has_elem ? std::get_if<Tile>(&beat.elem.v) : nullptr;
     if (t && t->rows == run_rows_ && t->cols == run_cols_ && t->dtype == run_dtype_)
@@ -204,6 +213,7 @@ class Channel {
     uint64_t now = c->now();
     if (s.ready > now) now = starve(s.ready);
     s.freed = now + response_latency_;
+    if (size_ > fifo_depth_) release_staged(s.freed);
     if (stats_.peak_occupancy < depth_) note_occupancy(s.sent);
     if (++head_pos_ == depth_) head_pos_ = 0;
     --size_;
@@ -225,6 +235,19 @@ class Channel {
   }
   void note_element(const Element& e);
   void log_beat(uint64_t now, const Beat& beat);
+  // Staged channels (ChannelParams::inflight): beat k waits for the slot beat k - fifo_depth_
+  // releases. At send, when that beat is already gone (fewer than fifo_depth_ held), its slot
+  // still holds its release time (the ring has more slots than fifo_depth_); otherwise its
+  // dequeue raises beat k's visible time (release_staged).
+  uint64_t staged_ready(uint64_t ready) const {
+    if (size_ >= fifo_depth_) return ready;
+    const uint32_t pos = tail_pos_ >= fifo_depth_ ? tail_pos_ - fifo_depth_ : tail_pos_ + depth_ - fifo_depth_;
+    return std::max(ready, ring_[pos].freed + send_latency_);
+  }
+  void release_staged(uint64_t freed) {  // the head (beat j) leaves at `freed`: beat j + fifo_depth_ may enter
+    const uint32_t pos = head_pos_ + fifo_depth_ < depth_ ? head_pos_ + fifo_depth_ : head_pos_ + fifo_depth_ - depth_;
+    ring_[pos].ready = std::max(ring_[pos].ready, freed + send_latency_);
+  }
   Beat take_other(Beat& b);  // moves a beat that is not a tile out of its slot, destroys the slot's
   void flush_run() const;
 
@@ -254,7 +277,9 @@ class Channel {
   uint32_t head_pos_ = 0;  // slot of the next beat to dequeue
   uint32_t tail_pos_ = 0;  // slot of the next beat to enqueue
   uint32_t size_ = 0;      // beats held
-  uint32_t depth_;
+  uint32_t depth_;         // slots of the ring: the FIFO's depth plus the staged beats
+  uint32_t fifo_depth_;    // ChannelParams::depth (= depth_ unless staged)
+  bool staged_;            // ChannelParams::inflight > 0
   uint32_t send_latency_, response_latency_;
   bool done_sent_ = false;
   uint64_t beats_ = 0;

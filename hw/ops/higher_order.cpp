@@ -187,10 +187,17 @@ class Accum : public HigherOrder {
   Accum(const OpConfig& c, bool scan) : HigherOrder(c), fn_(accum_function(c.params.get_string("fn"))), scan_(scan) {
     rank_ = int(c.params.get_int("rank"));
     if (rank_ < 1 || rank_ > kMaxStopLevel) fail("rank must be in 1.." + std::to_string(kMaxStopLevel));
+    bank_rank_ = scan ? 0 : int(c.params.get_int("bank_rank"));
+    if (bank_rank_ < 0 || bank_rank_ + 2 > kMaxStopLevel)
+      fail("bank_rank must be in 0.." + std::to_string(kMaxStopLevel - 2));
+    if (bank_rank_ && rank_ != 2)
+      fail("bank_rank needs rank 2 (the inner K dimension and the outer chunk dimension are reduced), got rank " +
+           std::to_string(rank_));
   }
 
  protected:
   void run() override {
+    if (bank_rank_) return run_bank();
     Tile acc = fn_.init();
     for (;;) {
       const std::vector<Beat>& bs = peek_all();
@@ -240,9 +247,93 @@ class Accum : public HigherOrder {
   }
 
  private:
+  // bank_rank q: the input is [.., C, B1..Bq, K]; K and C are reduced, B1..Bq index a bank of
+  // accumulators (a compute unit's partial tiles kept in its memory unit). Each K run folds into
+  // its entry, continuing in every chunk c from where chunk c - 1 left it, so entry b equals a
+  // rank-2 Accum over the reordered stream [.., B1..Bq, C, K], bit for bit. The last chunk's
+  // close emits every entry in bank order (stops of the bank dimensions; the last entry takes the
+  // closing stop - 2 and the done). The bank's size and stops come from the first chunk; later
+  // chunks must repeat them.
+  void run_bank() {
+    const int q = bank_rank_;
+    std::vector<Tile> bank;      // the entries of this outer group
+    std::vector<uint8_t> stops;  // the output stop of each entry (from the first chunk)
+    bool first_chunk = true;
+    size_t m = 0;        // current entry
+    uint64_t held = 0;   // bytes of the bank
+    Tile acc = fn_.init();
+    auto structure = [&](const Beat& b) {
+      fail("bank_rank " + std::to_string(q) + ": S" + std::to_string(b.stop) + " closes entry " + std::to_string(m) +
+           " of a bank of " + std::to_string(bank.size()) +
+           " entries; every chunk must have the first chunk's bank structure");
+    };
+    for (;;) {
+      const std::vector<Beat>& bs = peek_all();
+      const Beat& b = bs[0];
+      if (!b.has_elem) {
+        if (b.stop) fail("bank_rank: bare S" + std::to_string(b.stop) + " (an empty K run or bank dimension) is not supported");
+        if (!bank.empty() || !is_empty_acc(acc)) fail("stream ended inside a banked reduction (no closing S" + std::to_string(q + 2) + ")");
+        charge(0);
+        emit(0, Beat::done_beat());
+        pop_all();
+        break;
+      }
+      const std::vector<Tile>& a = args(bs);
+      const uint64_t in_bytes = note_args(a);
+      const uint64_t f = with_inputs(bs, [&] { return fn_.flops(acc, a); });
+      count_flops(f);
+      acc = with_inputs(bs, [&] { return functional() ? fn_.update(std::move(acc), a) : fn_.acc_shape(acc, a); });
+      note_onchip(in_bytes + held + acc.bytes());
+      charge(std::max(load_cycles(a), compute_cycles(f)));
+      const int s = b.stop;
+      const bool done = b.done;
+      if (s > 0) {
+        // Entry m's K run ends: into the bank (first chunk: a new entry).
+        if (first_chunk) {
+          held += acc.bytes();
+          bank.push_back(std::move(acc));
+          stops.push_back(uint8_t(std::min(s, q + 1) - 1));
+        } else {
+          if (s <= q ? m + 1 >= bank.size() : m + 1 != bank.size()) structure(b);
+          bank[m] = std::move(acc);
+        }
+        if (s > q) {  // the chunk ends
+          first_chunk = false;
+          m = 0;
+        } else {
+          ++m;
+        }
+        if (s < q + 2) acc = first_chunk ? fn_.init() : std::move(bank[m]);  // the next entry's state
+      }
+      if (s >= q + 2) {  // the last chunk ends: the bank leaves
+        for (size_t e = 0; e < bank.size(); ++e) {
+          const bool last = e + 1 == bank.size();
+          const uint64_t ff = fn_.finalize_flops(bank[e]);
+          count_flops(ff);
+          Tile out = functional() ? fn_.finalize(bank[e]) : fn_.out_shape(bank[e]);
+          charge(std::max(compute_cycles(ff), store_cycles(out)));
+          Beat o = Beat::data(Element(placed(std::move(out))), last ? uint8_t(s - 2) : stops[e]);
+          o.done = last && done;
+          emit(0, std::move(o));
+        }
+        bank.clear();
+        stops.clear();
+        held = 0;
+        first_chunk = true;
+        m = 0;
+        acc = fn_.init();
+      } else if (done) {
+        fail("stream ended inside a banked reduction (no closing S" + std::to_string(q + 2) + ")");
+      }
+      pop_all();
+      if (done) break;
+    }
+  }
+
   const AccumFunction& fn_;
   bool scan_;
   int rank_;
+  int bank_rank_ = 0;
 };
 
 // FlatMap<rank b>: each element expands into a rank-b stream; filter_padding drops elements
@@ -325,7 +416,11 @@ void register_higher_order_ops(OpRegistry& r) {
                roofline + " The store term applies on the emitting element.",
                {{"in*", "streams of equal shape"}}, {{"out", "rank a-b stream"}},
                {{"fn", T::kString, "", "accum function: " + fn_list(accum_function_names()), true},
-                {"rank", T::kInt, "1", "reduction rank b"}},
+                {"rank", T::kInt, "1", "reduction rank b"},
+                {"bank_rank", T::kInt, "0",
+                 "q > 0 (needs rank 2): the input is [.., C, B1..Bq, K]; K and C are reduced into a bank of "
+                 "accumulators indexed by B1..Bq, emitted in bank order after the last C (output [.., B1..Bq]); "
+                 "bit-identical to rank 2 over [.., B1..Bq, C, K]"}},
                true, [](const OpConfig& c) { return std::make_unique<Accum>(c, false); }});
   r.add(OpInfo{"Scan", "higher-order", "Like Accum, but emits the accumulator state after every element.", roofline,
                {{"in*", "streams of equal shape"}}, {{"out", "same shape"}},

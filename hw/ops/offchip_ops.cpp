@@ -2,6 +2,7 @@
 // They are the address generators of the fabric: every tile becomes a strided block of
 // 64-byte requests sent through the TLM-2.0 socket of OffChipMemory (hw/fabric/offchip.h).
 #include <algorithm>
+#include <deque>
 #include <memory>
 
 #include "hw/fabric/offchip.h"
@@ -119,6 +120,16 @@ class OffChipOp : public Op {
     const int64_t pd = cfg.params.get_int("par_dispatch");
     if (pd < 0) throw std::invalid_argument(node + "par_dispatch must be >= 0");
     par_dispatch_ = pd ? uint32_t(pd) : hw().par_dispatch;
+    // Every tile of a view has the same burst geometry.
+    requests_per_tile_ = std::max<uint64_t>(1, view_.burst(view_.offset, false, 1).requests(hw().hbm.request_bytes));
+    if (!hw().offchip_one_tile_in_flight) max_outstanding_ = hw().ag_max_outstanding;
+  }
+
+  // A load's tiles in flight wait in its address generator, up to the requests it keeps
+  // outstanding (ag_max_outstanding), instead of holding slots of its output channel.
+  uint32_t output_inflight(size_t) const override {
+    if (!max_outstanding_ || !loads_) return 0;
+    return uint32_t(std::min<uint64_t>(max_outstanding_ / requests_per_tile_, 1u << 16));
   }
 
  protected:
@@ -171,16 +182,49 @@ class OffChipOp : public Op {
 
   // One tile through the memory. With one tile in flight (reference) the op is busy until
   // the last response and its clock ends there; otherwise the address generator is free the
-  // cycle after its last request and the data's arrival is carried as a delay.
+  // cycle after its last request and the data's arrival is carried as a delay. With
+  // ag_max_outstanding L, the address generator keeps at most L requests unanswered: the tile's
+  // rows go out in chunks of about L / 2 requests, and a chunk waits until the oldest chunks
+  // have answered (a window; the unit counts request by request, the model chunk by chunk).
   uint64_t transfer(const Burst& b, uint8_t* data) {
     const uint64_t t0 = ctx().now();
-    const uint64_t completion = memory_->transfer(ctx(), b, data);
+    uint64_t completion = 0;
+    if (!max_outstanding_) {
+      completion = memory_->transfer(ctx(), b, data);
+    } else {
+      const uint32_t rb = hw().hbm.request_bytes;
+      const uint64_t per_row = std::max<uint64_t>(1, b.requests_per_row(rb));
+      const uint32_t chunk_rows = uint32_t(std::max<uint64_t>(1, (max_outstanding_ / 2) / per_row));
+      for (uint32_t r0 = 0; r0 < b.rows; r0 += chunk_rows) {
+        Burst c = b;
+        c.base = b.base + r0 * b.pitch();
+        c.rows = std::min(chunk_rows, b.rows - r0);
+        c.row_pitch = b.pitch();
+        const uint64_t n = c.rows * per_row;
+        wait_for_window(n);
+        const uint64_t done = memory_->transfer(ctx(), c, data ? data + uint64_t(r0) * b.row_bytes : nullptr);
+        window_.push_back({done, n});
+        outstanding_ += n;
+        completion = std::max(completion, done);
+        if (r0 + chunk_rows < b.rows) ctx().advance_to(ctx().now() + 1);  // the next chunk's first request
+      }
+    }
     last_completion_ = std::max(last_completion_, completion);
     if (hw().offchip_one_tile_in_flight)
       charge_span(t0, completion);
     else
       charge_span(t0, ctx().now() + 1);
     return std::max(completion, ctx().now());
+  }
+
+  // Before n more requests: drop the chunks that have answered, and wait for the oldest ones
+  // while more than ag_max_outstanding would be unanswered (all of them if n alone exceeds it).
+  void wait_for_window(uint64_t n) {
+    while (!window_.empty() && (window_.front().first <= ctx().now() || outstanding_ + n > max_outstanding_)) {
+      if (window_.front().first > ctx().now()) ctx().advance_to(window_.front().first);
+      outstanding_ -= window_.front().second;
+      window_.pop_front();
+    }
   }
 
   // Stores wait for their last acknowledgement before they finish.
@@ -204,11 +248,16 @@ class OffChipOp : public Op {
   TiledView view_;
   uint32_t par_dispatch_ = 1;
   uint64_t last_completion_ = 0;
+  bool loads_ = false;              // set by the loads: output 0 carries tiles in flight
+  uint64_t requests_per_tile_ = 1;  // of the view's burst geometry
+  uint64_t max_outstanding_ = 0;    // ag_max_outstanding, 0 when unlimited or one tile in flight
+  std::deque<std::pair<uint64_t, uint64_t>> window_;  // (completion, requests) of the chunks in flight
+  uint64_t outstanding_ = 0;                          // their requests
 };
 
 class LinearOffChipLoad : public OffChipOp {
  public:
-  explicit LinearOffChipLoad(const OpConfig& c) : OffChipOp(c, true) {}
+  explicit LinearOffChipLoad(const OpConfig& c) : OffChipOp(c, true) { loads_ = true; }
 
  protected:
   void run() override {
@@ -272,7 +321,7 @@ class LinearOffChipStore : public OffChipOp {
 
 class RandomOffChipLoad : public OffChipOp {
  public:
-  explicit RandomOffChipLoad(const OpConfig& c) : OffChipOp(c, false) {}
+  explicit RandomOffChipLoad(const OpConfig& c) : OffChipOp(c, false) { loads_ = true; }
 
  protected:
   void run() override {
@@ -356,8 +405,9 @@ void register_offchip_ops(OpRegistry& r) {
   r.add(OpInfo{"LinearOffChipLoad", "off-chip memory",
                "Reads a stored tensor as a stream of tiles through an affine tiled view; with a ref stream, one whole "
                "pass per ref element (ref stops raised above the view's dimensions; ref contents ignored).",
-               tile_timing + "the tile is emitted when its last response is back (one tile in flight, "
-                             "offchip_one_tile_in_flight).",
+               tile_timing + "the tile is emitted when its last response is back (one tile in flight with "
+                             "offchip_one_tile_in_flight; otherwise up to ag_max_outstanding requests' tiles in flight, "
+                             "docs/timing-model.md).",
                {{"ref", "reference stream: one pass of the view per element (optional)", true}},
                {{"out", "tiles [ref dims.., out_shape..] (static variant: [out_shape..])"}},
                {tensor, tile, out_shape, stride, offset, par},
@@ -366,7 +416,9 @@ void register_offchip_ops(OpRegistry& r) {
   r.add(OpInfo{"LinearOffChipStore", "off-chip memory",
                "Writes the incoming tiles, in order, to the positions of an affine tiled view of a stored tensor "
                "(stop tokens are not stored).",
-               tile_timing + "the input is dequeued when every write is acknowledged.",
+               tile_timing + "the input is dequeued when every write is acknowledged (with "
+                             "offchip_one_tile_in_flight; otherwise when its requests are issued, at most "
+                             "ag_max_outstanding unacknowledged).",
                {{"in", "tiles of exactly the tile shape and the tensor's dtype"}},
                {},
                {tensor, tile, out_shape, stride, offset, par},

@@ -137,6 +137,9 @@ class Op : public sc_core::sc_module {
   const std::string& node_name() const { return cfg_.name; }
   void bind_input(size_t i, Channel* c);
   void bind_output(size_t i, Channel* c);
+  // Beats output o may hold in flight ahead of its channel's FIFO (ChannelParams::inflight): the
+  // elaboration asks before it creates the channel. 0 for every operator but the loads.
+  virtual uint32_t output_inflight(size_t /*o*/) const { return 0; }
   uint64_t flops_executed() const { return flops_; }
   uint64_t firings() const { return firings_; }
   // On-chip accounting (see OnChipStats above); collects the outputs' TileStats from the channels.

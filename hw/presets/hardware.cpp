@@ -105,6 +105,12 @@ const std::vector<Field>& field_table() {
          h.offchip_one_tile_in_flight = to_bool("offchip_one_tile_in_flight", v);
        },
        [](const HardwareParams& h) { return std::string(h.offchip_one_tile_in_flight ? "true" : "false"); }},
+      uint_field("ag_max_outstanding", "requests",
+                 "requests one off-chip load/store keeps in flight when offchip_one_tile_in_flight is false: a "
+                 "store waits for its oldest writes beyond it, and a load's tiles in flight wait in its address "
+                 "generator (floor(ag_max_outstanding / requests per tile) of them) instead of in its output "
+                 "channel; 0 = no limit for stores, and a load's output channel holds its tiles in flight",
+                 &HardwareParams::ag_max_outstanding),
       {{"loads_sum_inputs", "bool", "n-ary Map adds its memory-unit loads instead of taking the max"},
        [](HardwareParams& h, const std::string& v) { h.loads_sum_inputs = to_bool("loads_sum_inputs", v); },
        [](const HardwareParams& h) { return std::string(h.loads_sum_inputs ? "true" : "false"); }},

@@ -460,6 +460,19 @@ std::map<std::string, ShapeRule> make_rules() {
     auto ins = c.numbered("in");
     const StreamType& s = same_shapes(c, ins);
     const size_t b = size_t(c.get_int("rank"));
+    const size_t q = scan ? 0 : size_t(c.get_int("bank_rank"));
+    if (q) {  // [.., C, B1..Bq, K] -> [.., B1..Bq]: K and C reduced into a bank (hw/ops/higher_order.cpp)
+      need_rank(c, "in0", s, q + 3, "bank_rank " + std::to_string(q) + " reduces K and C around the bank dimensions");
+      const std::vector<Dim> kdim = inner(s, 1), bank_and_k = inner(s, q + 1), with_c = inner(s, q + 2);
+      const std::vector<Dim> bank(bank_and_k.begin(), bank_and_k.end() - 1);
+      const std::vector<Dim> red{with_c.front(), kdim.front()};
+      ex count = card_of(red);
+      if (any_ragged(red)) count = c.fresh("out", "count");
+      const std::vector<ElemType> args = elems(ins);
+      FnResult f = accum_fn(c, c.get_string("fn"), args, count);
+      const StreamType o{cat(outer(s, q + 2), bank), f.out};
+      return RuleResult{{{"out", o}}, s.card() * f.flops + o.card() * f.finalize_flops};
+    }
     need_rank(c, "in0", s, b + 1, "the reduction rank is " + std::to_string(b));
     std::vector<Dim> red = inner(s, b);
     ex count = card_of(red);

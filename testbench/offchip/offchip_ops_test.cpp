@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 
 #include "hw/presets/hardware.h"
 #include "sim/loader.h"
@@ -181,6 +182,94 @@ nodes:
   // 4 tiles x 128 requests back to back at 1 per cycle: the last of 512 is issued at cycle 511
   // and returns 18 cycles later (no channel conflicts at 1 request per cycle); +1 to the sink.
   EXPECT_EQ(r.recorded_times.at("sink")[3], 511u + 18 + 1);
+}
+
+// ag_max_outstanding L: a pipelined load keeps at most L requests unanswered, and its tiles in
+// flight wait in its address generator, not in its output channel (ChannelParams::inflight).
+// 64 tiles of one 64-byte request each, issued at most one per cycle with no channel conflicts
+// (32 channels, II 2), each answered R cycles after its issue. Per tile k, with the channel's
+// depth D = 2 and K = L / 1 staged tiles: the issue s_k follows the previous send and waits for
+// tile k - L's answer; the send waits for the slot tile k - (D + K) released; the tile is
+// visible at send + R (sent the cycle after its issue with an extra delay of R - 1, one hop),
+// and not before the slot tile k - D released + 1 hop; the sink takes it then and releases its
+// slot a cycle later. L = 0 is the old rule: no window, and the tiles in flight hold the
+// channel's slots.
+TEST(LinearOffChipLoad, InFlightTilesWaitInTheAddressGenerator) {
+  const uint64_t R = isolated_tile_cycles(1, 64, 1);
+  EXPECT_EQ(R, 18u);
+  std::map<uint64_t, uint64_t> last;
+  for (uint64_t limit : {0u, 8u, 64u}) {
+    HardwareParams hw = artifact();
+    hw.set("offchip_one_tile_in_flight", "false");
+    hw.set("ag_max_outstanding", std::to_string(limit));
+    SimResult r = run_yaml(R"(
+tensors:
+  w: {shape: [1, 2048]}
+nodes:
+  - {name: load, op: LinearOffChipLoad, params: {tensor: w, tile: [1, 32]}}
+  - {name: sink, op: Sink, inputs: {in: load}}
+)",
+                           hw);
+    ASSERT_TRUE(r.ok) << r.error;
+    const uint64_t D = 2, K = limit, n = 64;
+    std::vector<uint64_t> issue(n), v(n), freed(n);
+    uint64_t clock = 0;
+    for (uint64_t k = 0; k < n; ++k) {
+      issue[k] = clock;
+      if (limit && k >= limit) issue[k] = std::max(issue[k], issue[k - limit] + R);
+      uint64_t send = issue[k] + 1;
+      if (k >= D + K) send = std::max(send, freed[k - D - K]);
+      v[k] = send + R;
+      if (K && k >= D) v[k] = std::max(v[k], freed[k - D] + 1);
+      freed[k] = v[k] + 1;
+      clock = send;
+    }
+    const std::vector<uint64_t>& got = r.recorded_times.at("sink");
+    ASSERT_EQ(got.size(), n);
+    for (uint64_t k = 0; k < n; ++k) EXPECT_EQ(got[k], v[k]) << "limit " << limit << ", tile " << k;
+    last[limit] = got[n - 1];
+  }
+  EXPECT_EQ(last[64], (64 - 1) + R + 1);  // never throttled: 64 requests cover the round trip
+  EXPECT_GT(last[8], last[64]);           // 8 do not
+  EXPECT_GT(last[0], last[8]);            // the channel's 2 slots even less
+}
+
+// A pipelined store keeps at most ag_max_outstanding L requests unacknowledged, in chunks of
+// L / 2 requests. Four [64 x 64] tiles (64 rows of 2 requests) from a literal source, 1 request
+// per cycle, each answered R1 = 18 cycles after its issue. With L = 16: chunks of 8 requests;
+// chunk i starts 8 cycles after chunk i - 1 and not before chunk i - 2 is answered (its last
+// request, 7 cycles after its start, + R1). With L = 0 (no limit) or a window larger than the
+// round trip the tiles go out back to back.
+TEST(LinearOffChipStore, OutstandingWritesAreLimited) {
+  const uint64_t R1 = isolated_tile_cycles(1, 64, 1);
+  for (uint64_t limit : {0u, 16u, 1024u}) {
+    HardwareParams hw = artifact();
+    hw.set("offchip_one_tile_in_flight", "false");
+    hw.set("ag_max_outstanding", std::to_string(limit));
+    SimResult r = run_yaml(R"(
+tensors:
+  y: {shape: [64, 256], init: output}
+streams:
+  tiles: 'T[64x64] T[64x64] T[64x64] T[64x64] S1 D'
+nodes:
+  - {name: src, op: Source, params: {stream: tiles}}
+  - {name: store, op: LinearOffChipStore, params: {tensor: y, tile: [64, 64]}, inputs: {in: src}}
+)",
+                           hw);
+    ASSERT_TRUE(r.ok) << r.error;
+    if (limit == 16) {
+      std::vector<uint64_t> start(64), done(64);
+      for (size_t i = 0; i < 64; ++i) {
+        start[i] = i == 0 ? 1 : start[i - 1] + 8;  // the first tile arrives at cycle 1
+        if (i >= 2) start[i] = std::max(start[i], done[i - 2]);
+        done[i] = start[i] + 7 + R1;
+      }
+      EXPECT_EQ(r.cycles, done[63]);
+      EXPECT_GT(r.cycles, 1 + 4 * 128 - 1 + R1);
+    } else {
+      EXPECT_EQ(r.cycles, 1 + 4 * 128 - 1 + R1) << "limit " << limit;
+    }
+  }
 }
 
 // Calibration through the operators: a 16 MiB streaming read reaches the configured peak
