@@ -8,29 +8,52 @@
 // per output for matmul_acc), T^2 lanes (pcu_tile_accum_lane, a Verilator hierarchical block,
 // one per output). SystemC twin: hw/units/pcu_tile_accum.h.
 // Latency 1 cycle from the closing beat, 1 input beat per cycle.
+// Accumulator bank (cfg_bank_i = q >= 1, rank 2; docs/units.md, PcuTileAccum): the input is
+// [O.., C, B1..Bq, K]; stops 1..q end entry m's K-run (bank[m] = acc, the next entry's start is
+// read), q + 1 ends a chunk, >= q + 2 the last chunk, after which the NB-entry bank's M entries
+// leave one per cycle. bank_q is the paired memory unit: one read and one write per cycle, no
+// reset. err_o (sticky): bank overflow, a chunk unlike the first, a bare stop, a stream ending
+// inside a group, q > 0 with rank != 2.
 `include "stream_macros.svh"
 module pcu_tile_accum #(
   parameter int T = 4,
+  parameter int NB = 16,  // bank entries
   parameter int W = 16 * T * T
 ) (
   input  logic       clk_i,
   input  logic       rst_ni,
   input  logic [1:0] cfg_op_i,    // 0 add, 1 max, 2 matmul_acc, 3 matmul_t_acc; quasi-static
   input  logic [3:0] cfg_rank_i,  // >= 1
+  input  logic [3:0] cfg_bank_i,  // q: bank dimensions (0 = no bank); quasi-static
   // a
   `STREAM_IN_PORTS(a, W),
   // b
   `STREAM_IN_PORTS(b, W),
   // out
-  `STREAM_OUT_PORTS(out, 1, W)
+  `STREAM_OUT_PORTS(out, 1, W),
+  output logic       err_o  // sticky until reset
 );
   localparam int N = T * T;
+  localparam int MW = $clog2(NB);
   localparam logic [1:0] OpMatmul = 2'd2;
+  localparam logic [MW-1:0] LastIdx = MW'(NB - 1);
 
-  logic              consume, consume_b, emit, ofree, closes, two, hv;
+  logic              consume, consume_b, emit, ofree, closes, two, hv, ha_v;
   logic [W-1:0]      o_data;
-  logic [32*N-1:0]   next, acc_d, acc_q;
-  logic              acc_v_d, acc_v_q;
+  logic [32*N-1:0]   next, acc_d, acc_q, lane_acc;
+  logic              acc_v_d, acc_v_q, lane_acc_v;
+  logic              o_elem, o_done;
+  logic [3:0]        o_stop;
+
+  // Bank mode state: entry m, M entries (after chunk 0), emission of entry e.
+  logic              bank, chunk0_d, chunk0_q, emit_d, emit_q, cdone_d, cdone_q, err_d, err_q;
+  logic [MW-1:0]     m_d, m_q, e_d, e_q, mn, rd_idx;
+  logic [MW:0]       nent_d, nent_q;
+  logic [3:0]        cstop_d, cstop_q;
+  logic              we, last, full, next_chunk;
+  logic [32*N-1:0]   bank_q [NB];
+  logic [3:0]        bstop_q [NB];
+  logic [32*N-1:0]   bank_rd;
 
   `STREAM_IN_BUF(a, ha, W, consume);
   `STREAM_IN_BUF(b, hb, W, consume_b);
@@ -40,8 +63,16 @@ module pcu_tile_accum #(
   assign unused_b = ^{hb_elem, hb_stop, hb_done};
 
   assign two       = cfg_op_i[1];
-  assign hv        = ha_valid & (~two | hb_valid);
+  assign ha_v      = ha_valid & (~two | hb_valid);
+  assign hv        = ha_v & ~emit_q;
   assign consume_b = consume & two;
+  assign bank      = cfg_bank_i != 4'd0;
+  assign err_o     = err_q;
+
+  // While emitting, the lanes round bank entry e (no element: n_o = acc_i, r_o its result).
+  assign bank_rd    = bank_q[rd_idx];
+  assign lane_acc   = emit_q ? bank_rd : acc_q;
+  assign lane_acc_v = emit_q | acc_v_q;
 
   // B as the lanes read it: for matmul_acc its transpose (column j of B is row j), else B.
   logic [W-1:0] hb_t, bsel;
@@ -60,22 +91,103 @@ module pcu_tile_accum #(
         .a_i(ha_data[16*T*i +: 16*T]),
         .b_i(bsel[16*T*j +: 16*T]),
         .x_i(ha_data[16*L +: 16]),
-        .acc_i(acc_q[32*L +: 32]),
-        .acc_v_i(acc_v_q),
-        .elem_i(ha_elem),
+        .acc_i(lane_acc[32*L +: 32]),
+        .acc_v_i(lane_acc_v),
+        .elem_i(ha_elem & ~emit_q),
         .n_o(next[32*L +: 32]),
         .r_o(o_data[16*L +: 16])
       );
     end
   end
 
+  // The last entry of a later chunk (its structure must repeat chunk 0's); the bank full.
+  assign last = !chunk0_q && {1'b0, m_q} == nent_q - 1'b1;
+  assign full = chunk0_q ? m_q == LastIdx : last;
+  assign mn   = full ? m_q : m_q + 1'b1;
+  // The one bank read of a cycle: the entry being emitted, or the next entry's start.
+  assign next_chunk = {1'b0, ha_stop} == {1'b0, cfg_bank_i} + 5'd1;
+  assign rd_idx     = emit_q ? e_q : next_chunk ? '0 : mn;
+
   always_comb begin
-    closes  = ha_stop >= cfg_rank_i;
-    consume = 1'b0;
-    emit    = 1'b0;
-    acc_d   = acc_q;
-    acc_v_d = acc_v_q;
-    if (hv) begin
+    closes   = ha_stop >= cfg_rank_i;
+    consume  = 1'b0;
+    emit     = 1'b0;
+    acc_d    = acc_q;
+    acc_v_d  = acc_v_q;
+    o_elem   = closes;
+    o_stop   = closes ? ha_stop - cfg_rank_i : 4'd0;
+    o_done   = ha_done;
+    m_d      = m_q;
+    e_d      = e_q;
+    nent_d   = nent_q;
+    chunk0_d = chunk0_q;
+    emit_d   = emit_q;
+    cstop_d  = cstop_q;
+    cdone_d  = cdone_q;
+    err_d    = err_q | (bank & cfg_rank_i != 4'd2);
+    we       = 1'b0;
+    if (emit_q) begin
+      // Entry e leaves; the last one with the closing beat's stop and done.
+      o_elem = 1'b1;
+      o_stop = ({1'b0, e_q} == nent_q - 1'b1) ? cstop_q - 4'd2 : bstop_q[e_q];
+      o_done = ({1'b0, e_q} == nent_q - 1'b1) & cdone_q;
+      if (ofree) begin
+        emit = 1'b1;
+        if ({1'b0, e_q} == nent_q - 1'b1) begin
+          emit_d   = 1'b0;
+          m_d      = '0;
+          chunk0_d = 1'b1;
+          acc_v_d  = 1'b0;
+        end else begin
+          e_d = e_q + 1'b1;
+        end
+      end
+    end else if (hv && bank) begin
+      if (ha_done && !(ha_elem && {1'b0, ha_stop} >= {1'b0, cfg_bank_i} + 5'd2)) begin
+        // A bare done, or a stream ending inside a group: a bare done; the group is lost.
+        o_elem = 1'b0;
+        o_stop = 4'd0;
+        if (ofree) begin
+          emit     = 1'b1;
+          consume  = 1'b1;
+          err_d    = err_d | ha_elem | (ha_stop != 4'd0) | (m_q != '0) | !chunk0_q | acc_v_q;
+          m_d      = '0;
+          chunk0_d = 1'b1;
+          acc_v_d  = 1'b0;
+        end
+      end else if (!ha_elem) begin
+        consume = 1'b1;  // a bare stop has no place in the bank: dropped
+        err_d   = 1'b1;
+      end else if (ha_stop == 4'd0) begin
+        consume = 1'b1;
+        acc_d   = next;
+        acc_v_d = 1'b1;
+      end else begin
+        // The K-run of entry m ends: one bank write; the next entry's start is one bank read.
+        consume = 1'b1;
+        we      = 1'b1;
+        if (ha_stop <= cfg_bank_i) begin
+          err_d   = err_d | full;
+          acc_d   = (mn == m_q) ? next : bank_rd;
+          acc_v_d = !chunk0_q;
+          m_d     = mn;
+        end else begin
+          if (chunk0_q) nent_d = {1'b0, m_q} + 1'b1;
+          else if (!last) err_d = 1'b1;
+          if (next_chunk) begin
+            acc_d    = (m_q == '0) ? next : bank_rd;
+            acc_v_d  = 1'b1;
+            chunk0_d = 1'b0;
+            m_d      = '0;
+          end else begin  // the last chunk: emit the bank
+            emit_d  = 1'b1;
+            e_d     = '0;
+            cstop_d = ha_stop;
+            cdone_d = ha_done;
+          end
+        end
+      end
+    end else if (hv) begin
       if (closes || ha_done) begin
         if (ofree) begin
           emit    = 1'b1;
@@ -92,14 +204,37 @@ module pcu_tile_accum #(
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      acc_q   <= '0;
-      acc_v_q <= 1'b0;
+      acc_q    <= '0;
+      acc_v_q  <= 1'b0;
+      m_q      <= '0;
+      e_q      <= '0;
+      nent_q   <= '0;
+      chunk0_q <= 1'b1;
+      emit_q   <= 1'b0;
+      cstop_q  <= '0;
+      cdone_q  <= 1'b0;
+      err_q    <= 1'b0;
     end else begin
-      acc_q   <= acc_d;
-      acc_v_q <= acc_v_d;
+      acc_q    <= acc_d;
+      acc_v_q  <= acc_v_d;
+      m_q      <= m_d;
+      e_q      <= e_d;
+      nent_q   <= nent_d;
+      chunk0_q <= chunk0_d;
+      emit_q   <= emit_d;
+      cstop_q  <= cstop_d;
+      cdone_q  <= cdone_d;
+      err_q    <= err_d;
     end
   end
 
-  `STREAM_OUT_REG(out, 1, W, emit, 1'b1, o_data, closes, closes ? ha_stop - cfg_rank_i : 4'd0, ha_done,
-                  ofree);
+  // The bank: written at the end of an entry's K-run (chunk 0 also keeps the entry's stop).
+  always_ff @(posedge clk_i) begin
+    if (we) begin
+      bank_q[m_q] <= next;
+      if (chunk0_q && ha_stop <= cfg_bank_i) bstop_q[m_q] <= ha_stop - 4'd1;
+    end
+  end
+
+  `STREAM_OUT_REG(out, 1, W, emit, 1'b1, o_data, o_elem, o_stop, o_done, ofree);
 endmodule

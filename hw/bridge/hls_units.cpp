@@ -36,9 +36,9 @@ struct HlsUnits {
   using PcuReduce = units::PcuReduce<kL>;
   using Pmu = units::PmuBuffer<kW, kPmuBanks, kPmuDepth, kPmuNbuf, kPmuR, kCW, kPmuNA, kPmuVW>;
   using PcuTileMap = units::PcuTileMap<kT, kTS>;
-  using PcuTileAccum = units::PcuTileAccum<kT>;
+  using PcuTileAccum = units::PcuTileAccum<kT, kTileAccumBank>;
   using PcuTileMap16 = units::PcuTileMap<kT16, kTS>;
-  using PcuTileAccum16 = units::PcuTileAccum<kT16>;
+  using PcuTileAccum16 = units::PcuTileAccum<kT16, kTileAccumBank16>;
   using Ag = units::AgOffchip<kT, kAgMR, kAgIW, kAgAW, kAgMaxo>;
 };
 

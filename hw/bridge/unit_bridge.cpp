@@ -368,7 +368,9 @@ std::string unit_unsupported(const OpConfig& cfg) {
              " (units: add, max on [1 x 8], [4 x 4] or [16 x 16] bf16 tiles; matmul_acc, matmul_t_acc on [4 x 4] or [16 x 16] "
              "bf16 tiles)";
     }
-    if (p.get_int("bank_rank") != 0) return "no unit keeps an accumulator bank (bank_rank) yet";
+    // The tile Accum unit keeps the bank (pcu_tile_accum, cfg_bank_i); the closing stop q + 2 must fit 4 bits.
+    if (p.get_int("bank_rank") < 0 || p.get_int("bank_rank") > 13)
+      return "the tile Accum unit's accumulator bank takes bank_rank 0..13";
     return stop_param("rank", 1);
   }
   if (op == "Bufferize" || op == "Streamify") return pmu_unsupported(cfg);

@@ -29,6 +29,10 @@ constexpr int kL = 8;  // compute lanes of the vector units ([1 x kL] tiles)
 constexpr int kT = 4;  // tile side of the tile units ([kT x kT] tiles)
 constexpr int kTS = 2;  // pipeline stages of the tile Map unit
 constexpr int kT16 = 16;  // the second tile side ([16 x 16] tiles, the SwiGLU validation), NS = kTS
+// Accumulator bank entries of the tile Accum units (RTL: pcu_tile_accum's default NB, and
+// pcu_tile_accum_t16's: tiles (64, 256, *) give 4 x 16 output blocks of 16 x 16).
+constexpr int kTileAccumBank = 16;
+constexpr int kTileAccumBank16 = 64;
 
 // Common: clock/reset binding, element codecs.
 class BridgeBase : public UnitBridge {
@@ -410,6 +414,7 @@ struct TileSide {
   WideInPins<kW> a, b;
   WideOutPins<kW> out;
   sc_core::sc_signal<bool> clk;
+  sc_core::sc_signal<bool> err;  // the Accum's err_o (its accumulator bank)
   bool elaborated() const { return map || accum; }
 };
 
@@ -463,7 +468,9 @@ class PcuBridge : public BridgeBase {
     else if (side == kT) attach_tile(t4_);
     else attach_vector();
     UnitBridge::run();
+    check_err();
   }
+  void on_output_element(int, Element&) override { check_err(); }
 
  private:
   template <class D>
@@ -479,9 +486,11 @@ class PcuBridge : public BridgeBase {
         bind_unit_clock(*s.accum, s.clk);
         s.accum->cfg_op_i(top2_);
         s.accum->cfg_rank_i(rank_);
+        s.accum->cfg_bank_i(bank_);
         STEPSIM_BRIDGE_IN(*s.accum, a, s.a);
         STEPSIM_BRIDGE_IN(*s.accum, b, s.b);
         STEPSIM_BRIDGE_OUT(*s.accum, out, s.out);
+        s.accum->err_o(s.err);
       } else {
         s.map = std::make_unique<typename S::MapUnit>(name.c_str());
         bind_unit_clock(*s.map, s.clk);
@@ -511,8 +520,13 @@ class PcuBridge : public BridgeBase {
     if (side == 0 && !has_vector()) side = kT;  // its encoder reports the tile
     return side;
   }
+  // Accum's bank_rank (0 when the node has none: before the operator had the parameter too).
+  int bank_rank() const { return accum_ && cfg_.params.has("bank_rank") ? int(cfg_.params.get_int("bank_rank")) : 0; }
   void attach_vector() {
     if (vaccum_) {
+      if (bank_rank() != 0)
+        fail("impl: " + impl() + ": Accum bank_rank " + std::to_string(bank_rank()) +
+             " needs the tile unit's accumulator bank ([4 x 4] or [16 x 16] bf16 tiles); the vector unit has none");
       op_.write(fn_ == "max");
       rank_.write(stop_t(cfg_.params.get_int("rank")));
       add_group(&va_, "in");
@@ -543,6 +557,13 @@ class PcuBridge : public BridgeBase {
     if (accum_) {
       top2_.write(bits_t<2>(fn_ == "add" ? 0 : fn_ == "max" ? 1 : fn_ == "matmul_acc" ? 2 : 3));
       rank_.write(stop_t(cfg_.params.get_int("rank")));
+      const int q = bank_rank();
+      if (q < 0 || q > 13)
+        fail("impl: " + impl() + ": Accum bank_rank " + std::to_string(q) +
+             " is outside the tile unit's 0..13 (the closing stop q + 2 must fit its 4-bit stop levels)");
+      bank_.write(stop_t(q));
+      bank_size_ = S::kSide == kT ? kTileAccumBank : kTileAccumBank16;
+      err_used_ = &s.err;
     } else {
       top3_.write(bits_t<3>(fn_ == "matmul"     ? units::kTileMatmul
                             : fn_ == "matmul_t" ? units::kTileMatmulT
@@ -561,6 +582,13 @@ class PcuBridge : public BridgeBase {
   }
   // [T x T] bf16 tiles: the bridge carries a handle; the pins get lane (r, c) in bits
   // [16(r T + c) +: 16]. In timing mode the lanes are 0 and the outputs are shape-only tiles.
+  void check_err() {
+    if (err_used_ && err_used_->read())
+      fail("the tile Accum unit raised err_o (accumulator bank, bank_rank " + std::to_string(bank_rank()) +
+           ", rank " + std::to_string(cfg_.params.get_int("rank")) + "): more than " + std::to_string(bank_size_) +
+           " bank entries, a chunk whose bank structure differs from the first, a bare stop in bank mode, a "
+           "stream ending inside a group, or a rank other than 2");
+  }
   Encoder squares(int side) {
     return [this, side](const Element& e) {
       const std::string want = "[" + std::to_string(side) + " x " + std::to_string(side) + "] bf16 tiles";
@@ -596,6 +624,9 @@ class PcuBridge : public BridgeBase {
   bool accum_;
   sc_core::sc_signal<bool> op_;
   sc_core::sc_signal<stop_t> rank_;
+  sc_core::sc_signal<stop_t> bank_;  // the tile Accum's cfg_bank_i (bank_rank)
+  const sc_core::sc_signal<bool>* err_used_ = nullptr;  // the chosen tile Accum's err_o
+  int bank_size_ = 0;
   sc_core::sc_signal<bits_t<2>> top2_;
   sc_core::sc_signal<bits_t<3>> top3_;
   InPins<1, 16 * kL> va_, vb_;

@@ -303,7 +303,7 @@ std::string check_pcu_tile_accum(const UnitCase& c, const std::vector<Beat>& got
 template <int T = kT>
 std::vector<UnitCase> pcu_tile_accum_cases(size_t n, uint64_t seed) {
   return make_cases(
-      n, seed, [](std::mt19937_64& r) { return std::vector<int>{int(r() % 2), rnd(r, 1, 2)}; },
+      n, seed, [](std::mt19937_64& r) { return std::vector<int>{int(r() % 2), rnd(r, 1, 2), 0}; },
       [](std::mt19937_64& r, const std::vector<int>& c) {
         const int a = rnd(r, c[1], 3);
         return std::vector<std::vector<Token>>{square_pair<T>(r, a, a == 1 ? 8 : 0)[0]};
@@ -314,51 +314,217 @@ std::vector<UnitCase> pcu_tile_accum_cases(size_t n, uint64_t seed) {
 template <int T = kT>
 std::vector<UnitCase> pcu_tile_matmul_acc_cases(size_t n, uint64_t seed) {
   return make_cases(
-      n, seed, [](std::mt19937_64& r) { return std::vector<int>{2 + int(r() % 2), rnd(r, 1, 2)}; },
+      n, seed, [](std::mt19937_64& r) { return std::vector<int>{2 + int(r() % 2), rnd(r, 1, 2), 0}; },
       [](std::mt19937_64& r, const std::vector<int>& c) {
         const int a = rnd(r, c[1], 3);
         return square_pair<T>(r, a, a == 1 ? 8 : 0);
       });
 }
 
-// One unit, two benches: with b driven (matmul_acc) or idle (add, max).
-template <class Rtl, bool kTwo, int T = kT>
-struct PcuTileAccumBenchT : Bench<PcuTileAccumBenchT<Rtl, kTwo, T>, Rtl> {
+// ------------------------------------------------------------------ PcuTileAccum: the bank
+// Accum rank 2 with an accumulator bank (cfg {op, 2, q}): outer groups of shape [C, B1..Bq, K]
+// (docs/units.md). A group is its entries' K-runs, chunk by chunk: runs[c][e] = the K tiles
+// (pairs for matmul_acc) of entry e in chunk c.
+struct BankGroup {
+  std::vector<int> dims;                                  // B1..Bq
+  std::vector<std::vector<std::vector<size_t>>> runs;     // [chunk][entry] -> indices into tiles
+};
+
+// How many of B1..Bq are at their last index after entry e (row-major, Bq innermost).
+inline int bank_dims_ending(const std::vector<int>& dims, int e) {
+  int n = 0;
+  for (int d = int(dims.size()) - 1; d >= 0; --d) {
+    if (e % dims[size_t(d)] != dims[size_t(d)] - 1) break;
+    ++n;
+    e /= dims[size_t(d)];
+  }
+  return n;
+}
+
+// The case's streams in bank order [O, C, B1..Bq, K] and, for the reference, the same tiles in
+// the reordered order [O, B1..Bq, C, K]; `split_done`: the done as a bare beat of its own.
+struct BankStreams {
+  std::vector<std::vector<Beat>> bank, reordered;
+};
+inline BankStreams bank_streams(const std::vector<BankGroup>& groups, const std::vector<std::vector<Element>>& tiles,
+                                int q, bool outer, bool split_done) {
+  BankStreams r;
+  r.bank.resize(tiles.size());
+  r.reordered.resize(tiles.size());
+  auto put = [&](std::vector<std::vector<Beat>>& out, size_t t, int stop) {
+    for (size_t i = 0; i < tiles.size(); ++i) out[i].push_back(Beat::data(tiles[i][t], uint8_t(stop)));
+  };
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const BankGroup& G = groups[g];
+    const int outer_end = outer && g + 1 == groups.size() ? 1 : 0;
+    const size_t nc = G.runs.size(), ne = G.runs[0].size();
+    for (size_t c = 0; c < nc; ++c)
+      for (size_t e = 0; e < ne; ++e) {
+        const std::vector<size_t>& k = G.runs[c][e];
+        const int b = bank_dims_ending(G.dims, int(e));
+        const int end = b < q ? 1 + b : c + 1 < nc ? q + 1 : q + 2 + outer_end;
+        for (size_t i = 0; i < k.size(); ++i) put(r.bank, k[i], i + 1 == k.size() ? end : 0);
+      }
+    for (size_t e = 0; e < ne; ++e)
+      for (size_t c = 0; c < nc; ++c) {
+        const std::vector<size_t>& k = G.runs[c][e];
+        const int end = c + 1 < nc ? 1 : 2 + bank_dims_ending(G.dims, int(e)) + (e + 1 == ne ? outer_end : 0);
+        for (size_t i = 0; i < k.size(); ++i) put(r.reordered, k[i], i + 1 == k.size() ? end : 0);
+      }
+  }
+  for (auto* v : {&r.bank, &r.reordered})
+    for (std::vector<Beat>& s : *v) {
+      if (split_done)
+        s.push_back(Beat::done_beat());
+      else
+        s.back().done = true;
+    }
+  return r;
+}
+
+// Random bank cases: cfg {op, 2, q}, q in 1..2; 1..3 outer groups (an outer dimension or none),
+// each with 1..4 chunks, B sizes so that M <= nb entries, K-runs of 1..4 tiles (each run its own
+// length). UnitCase::inputs holds the bank-order streams, then the reordered ones (not fed).
+template <int T = kT>
+std::vector<UnitCase> pcu_tile_bank_cases(size_t n, uint64_t seed, bool two, int nb) {
+  std::mt19937_64 rng(seed);
+  std::vector<UnitCase> cases;
+  std::vector<int> cfg;
+  auto new_cfg = [&] { cfg = {two ? 2 + int(rng() % 2) : int(rng() % 2), 2, rnd(rng, 1, 2)}; };
+  new_cfg();
+  for (size_t i = 0; i < n; ++i) {
+    if (rng() % 16 == 0) new_cfg();
+    const int q = cfg[2];
+    const bool outer = rng() % 2 == 0;
+    const int ng = outer ? rnd(rng, 1, 3) : 1;
+    const int mmax = std::min(nb, rng() % 8 == 0 ? nb : 6);
+    std::vector<BankGroup> groups;
+    std::vector<std::vector<Element>> tiles(two ? 2 : 1);
+    for (int g = 0; g < ng; ++g) {
+      BankGroup G;
+      int m = 1;
+      for (int d = 0; d < q; ++d) {
+        const int hi = d + 1 == q ? mmax / m : mmax / m / 2;  // leave room for the inner dimension
+        G.dims.push_back(rnd(rng, 1, std::max(1, hi)));
+        m *= G.dims.back();
+      }
+      const int nc = rnd(rng, 1, 4);
+      G.runs.assign(size_t(nc), std::vector<std::vector<size_t>>(size_t(m)));
+      for (int c = 0; c < nc; ++c)
+        for (int e = 0; e < m; ++e) {
+          const int k = rnd(rng, 1, 4);
+          for (int j = 0; j < k; ++j) {
+            G.runs[size_t(c)][size_t(e)].push_back(tiles[0].size());
+            for (auto& t : tiles) t.push_back(random_square_mixed<T>(rng));
+          }
+        }
+      groups.push_back(std::move(G));
+    }
+    const BankStreams st = bank_streams(groups, tiles, q, outer, rng() % 3 == 0);
+    UnitCase u;
+    u.cfg = cfg;
+    u.reset_before = rng() % 64 == 0;
+    u.inputs = st.bank;
+    for (const auto& v : st.reordered) u.inputs.push_back(v);
+    cases.push_back(std::move(u));
+  }
+  return cases;
+}
+
+// Bank cases with faults (for the lock-step comparison of err_o; no reference): every other
+// case has one beat before its last changed (both streams alike) to another stop level, or to a
+// bare stop. Each case starts after a reset (err_o is sticky).
+template <int T = kT>
+std::vector<UnitCase> pcu_tile_bank_fault_cases(size_t n, uint64_t seed, bool two, int nb) {
+  std::vector<UnitCase> cases = pcu_tile_bank_cases<T>(n, seed, two, nb);
+  std::mt19937_64 rng(seed + 1);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    UnitCase& c = cases[i];
+    c.reset_before = true;
+    c.inputs.resize(two ? 2 : 1);
+    if (i % 2 || c.inputs[0].size() < 2) continue;
+    const size_t k = size_t(rng() % (c.inputs[0].size() - 1));
+    const bool bare = rng() % 4 == 0;
+    const uint8_t stop = uint8_t(rnd(rng, bare ? 1 : 0, c.cfg[2] + 3));
+    for (std::vector<Beat>& v : c.inputs) {
+      v[k].stop = stop;
+      if (bare) v[k].has_elem = false;
+    }
+  }
+  return cases;
+}
+
+// The bank's result must equal a rank-2 Accum (hw/functions, check_pcu_tile_accum) over the
+// reordered stream [O, B1..Bq, C, K], bit for bit.
+template <int T = kT>
+std::string check_pcu_tile_bank(const UnitCase& c, const std::vector<Beat>& got) {
+  UnitCase r;
+  r.cfg = {c.cfg[0], 2};
+  const size_t k = c.inputs.size() / 2;
+  for (size_t i = 0; i < k; ++i) r.inputs.push_back(c.inputs[k + i]);
+  return check_pcu_tile_accum<T>(r, got);
+}
+
+// One unit, four benches: with b driven (matmul_acc) or idle (add, max), bank off or on.
+template <class Rtl, bool kTwo, int T = kT, int NB = 16, bool kBank = false>
+struct PcuTileAccumBenchT : Bench<PcuTileAccumBenchT<Rtl, kTwo, T, NB, kBank>, Rtl> {
   static constexpr int TW = 16 * T * T;
   CfgPin<bits_t<2>> op{*this};
   CfgPin<stop_t> rank{*this};
+  CfgPin<stop_t> bank{*this};
   InPort<TW> a{*this, "a", encode_square<T>};
   std::unique_ptr<InPort<TW>> b;
   InPins<TW> idle_b;  // never valid
   OutPort<1, TW> out{*this, "out", decode_square<T>};
-  units::PcuTileAccum<T> hls{"hls"};
+  sc_core::sc_signal<bool> err_hls{"err_hls"}, err_rtl{"err_rtl"};
+  units::PcuTileAccum<T, NB> hls{"hls"};
+  // The last bench constructed (the error tests read its err_o after the run).
+  static inline PcuTileAccumBenchT* last = nullptr;
   PcuTileAccumBenchT() {
+    last = this;
     if (kTwo) b = std::make_unique<InPort<TW>>(*this, "b", encode_square<T>);
+    this->rtl_checks.push_back([this] {
+      this->ctrl.checks.push_back([this] { return diff("err_o", err_hls, err_rtl); });
+    });
   }
   template <class D>
   void bind(D& d, bool r) {
     this->bind_clock(d);
     d.cfg_op_i(op.sig);
     d.cfg_rank_i(rank.sig);
+    d.cfg_bank_i(bank.sig);
     STEPSIM_BIND_IN(d, a, a.pins, r);
     if (kTwo)
       STEPSIM_BIND_IN(d, b, b->pins, r);
     else
       STEPSIM_BIND_IN(d, b, idle_b, r);
     STEPSIM_BIND_OUT(d, out, out.pins, r);
+    d.err_o(r ? err_rtl : err_hls);
   }
   static std::vector<UnitCase> cases(size_t n, uint64_t seed) {
+    if (kBank) return pcu_tile_bank_cases<T>(n, seed, kTwo, NB);
     return kTwo ? pcu_tile_matmul_acc_cases<T>(n, seed) : pcu_tile_accum_cases<T>(n, seed);
   }
-  static std::string check(const UnitCase& c, const CaseOutputs& got) { return check_pcu_tile_accum<T>(c, got[0]); }
+  static std::string check(const UnitCase& c, const CaseOutputs& got) {
+    return kBank ? check_pcu_tile_bank<T>(c, got[0]) : check_pcu_tile_accum<T>(c, got[0]);
+  }
 };
 template <class Rtl>
 using PcuTileAccumBench = PcuTileAccumBenchT<Rtl, false>;
 template <class Rtl>
 using PcuTileMatmulAccBench = PcuTileAccumBenchT<Rtl, true>;
 template <class Rtl>
-using PcuTileAccum16Bench = PcuTileAccumBenchT<Rtl, false, 16>;
+using PcuTileAccum16Bench = PcuTileAccumBenchT<Rtl, false, 16, 64>;
 template <class Rtl>
-using PcuTileMatmulAcc16Bench = PcuTileAccumBenchT<Rtl, true, 16>;
+using PcuTileMatmulAcc16Bench = PcuTileAccumBenchT<Rtl, true, 16, 64>;
+// The accumulator bank (q = 1..2): add/max (b idle) and matmul_acc/matmul_t_acc.
+template <class Rtl>
+using PcuTileBankBench = PcuTileAccumBenchT<Rtl, false, kT, 16, true>;
+template <class Rtl>
+using PcuTileBankMatmulBench = PcuTileAccumBenchT<Rtl, true, kT, 16, true>;
+template <class Rtl>
+using PcuTileBank16Bench = PcuTileAccumBenchT<Rtl, false, 16, 64, true>;
+template <class Rtl>
+using PcuTileBankMatmul16Bench = PcuTileAccumBenchT<Rtl, true, 16, 64, true>;
 
 }  // namespace stepsim::unit_test

@@ -40,6 +40,11 @@ TEST(UnitsVsFunctions, PcuTileMapMatchesMatmulMulAddBitForBit) { check_hls<PcuTi
 TEST(UnitsVsFunctions, PcuTileMapMatchesSiluExpSigmoidBitForBit) { check_hls<PcuTileUnaryBench>(27); }
 TEST(UnitsVsFunctions, PcuTileAccumMatchesAccumAddAndMaxBitForBit) { check_hls<PcuTileAccumBench>(25); }
 TEST(UnitsVsFunctions, PcuTileAccumMatchesMatmulAccBitForBit) { check_hls<PcuTileMatmulAccBench>(26); }
+// The accumulator bank: each result equals a rank-2 Accum over the reordered stream, bit for bit.
+TEST(UnitsVsFunctions, PcuTileBankEqualsRank2AccumOverTheReorderedStream) {
+  check_hls<PcuTileBankBench>(28);
+  check_hls<PcuTileBankMatmulBench>(29);
+}
 
 // ---- documented latency and throughput (docs/units.md), full-rate source and sink ----
 struct Timing {
@@ -218,7 +223,7 @@ TEST(UnitsTiming, TileMapPipelineTakesOneTilePerCycle) {
 
 TEST(UnitsTiming, TileAccumTakesOneBeatPerCycle) {
   // 50 groups of 4 tiles (rank 1): a result every 4 cycles, 1 cycle after the closing beat.
-  UnitCase c = one_case({2, 1}, {});
+  UnitCase c = one_case({2, 1, 0}, {});
   c.inputs.push_back(square_tiles(5, 200, 4));
   c.inputs.push_back(square_tiles(6, 200, 4));
   c.inputs[0].back().done = c.inputs[1].back().done = true;
@@ -226,12 +231,88 @@ TEST(UnitsTiming, TileAccumTakesOneBeatPerCycle) {
   EXPECT_EQ(t.latency, 4u);
   EXPECT_EQ(t.beats, 50u);
   EXPECT_EQ(t.span, 197u);
-  c.cfg = {0, 1};
+  c.cfg = {0, 1, 0};
   c.inputs.pop_back();
   t = full_rate<PcuTileAccumBench>(c);
   EXPECT_EQ(t.latency, 4u);
   EXPECT_EQ(t.beats, 50u);
   EXPECT_EQ(t.span, 197u);
+}
+
+// The bank (q = 1): 4 entries x 3 chunks x K = 4 tiles, twice. The input moves one beat per
+// cycle while accumulating; after the closing beat the 4 entries leave one per cycle (the first
+// 2 cycles after the closing beat) while the input waits.
+TEST(UnitsTiming, TileAccumBankTakesOneBeatPerCycleAndEmitsOneEntryPerCycle) {
+  UnitCase c = one_case({2, 2, 1}, {});
+  for (uint64_t k = 0; k < 2; ++k) {
+    std::vector<Beat> v = square_tiles(7 + k, 96, 4);
+    for (size_t i = 3; i < v.size(); i += 4) {
+      const size_t e = (i / 4) % 4, ch = (i / 16) % 3;
+      v[i].stop = uint8_t(e < 3 ? 1 : ch < 2 ? 2 : 3);
+    }
+    v.back().done = true;
+    c.inputs.push_back(v);
+  }
+  Timing t = full_rate<PcuTileBankMatmulBench>(c);
+  EXPECT_EQ(t.latency, 49u);  // 48 beats, then 1 more cycle
+  EXPECT_EQ(t.beats, 8u);
+  EXPECT_EQ(t.span, 56u);     // 4 entries, the next group (48 beats), its 4 entries: N + M cycles a group
+}
+
+// Bank errors raise the sticky err_o; the stream still ends (the done leaves).
+bool bank_err(const UnitCase& c, bool* ended = nullptr) {
+  BenchRun r = run_bench<PcuTileBankBench<NoRtl>>({c}, 3);
+  if (ended) *ended = r.result.ok && r.result.cases_done == 1;
+  return PcuTileBankBench<NoRtl>::last->err_hls.read();
+}
+UnitCase bank_case(std::vector<int> cfg, const std::vector<int>& stops, bool done_beat = false) {
+  UnitCase c = one_case(std::move(cfg), {});
+  std::mt19937_64 rng{1};
+  std::vector<Beat> v;
+  for (int s : stops) {
+    if (s < 0) {
+      v.push_back(Beat::bare_stop(uint8_t(-s)));
+    } else {
+      v.push_back(Beat::data(random_square(rng, 0), uint8_t(s)));
+    }
+  }
+  if (done_beat)
+    v.push_back(Beat::done_beat());
+  else
+    v.back().done = true;
+  c.inputs.push_back(v);
+  return c;
+}
+
+TEST(UnitsCapacity, TileAccumBankErrors) {
+  bool ended = false;
+  // A good case: 3 entries, 2 chunks (q = 1): no error.
+  EXPECT_FALSE(bank_err(bank_case({0, 2, 1}, {0, 1, 1, 2, 1, 1, 0, 3}), &ended));
+  EXPECT_TRUE(ended);
+  EXPECT_FALSE(bank_err(bank_case({0, 2, 1}, {1, 1, 3}, true)));
+  // 17 entries in the 16-entry bank.
+  std::vector<int> s(16, 1);
+  s.push_back(3);
+  EXPECT_TRUE(bank_err(bank_case({0, 2, 1}, s), &ended));
+  EXPECT_TRUE(ended);
+  s.erase(s.begin());  // 16 entries fit
+  EXPECT_FALSE(bank_err(bank_case({0, 2, 1}, s)));
+  // A later chunk with fewer entries (a close at q + 1 early), or more (no close at M - 1).
+  EXPECT_TRUE(bank_err(bank_case({0, 2, 1}, {1, 1, 2, 1, 2, 1, 1, 3}), &ended));
+  EXPECT_TRUE(ended);
+  EXPECT_TRUE(bank_err(bank_case({0, 2, 1}, {1, 2, 1, 1, 2, 1, 3})));
+  EXPECT_TRUE(bank_err(bank_case({0, 2, 1}, {1, 1, 2, 1, 3})));  // the last chunk ends early
+  // q = 2 (B = 2 x 2): entry stops 1, 2 (B2 ends too), 1, then 3 (the chunk ends).
+  EXPECT_FALSE(bank_err(bank_case({0, 2, 2}, {1, 2, 1, 3, 1, 2, 1, 4})));
+  EXPECT_TRUE(bank_err(bank_case({0, 2, 2}, {1, 2, 1, 3, 1, 3, 1, 4})));
+  // A bare stop in bank mode; a stream that ends inside a group; rank 3 with a bank.
+  EXPECT_TRUE(bank_err(bank_case({0, 2, 1}, {0, -1, 1, 3}), &ended));
+  EXPECT_TRUE(ended);
+  EXPECT_TRUE(bank_err(bank_case({0, 2, 1}, {0, 1, 1}), &ended));
+  EXPECT_TRUE(ended);
+  EXPECT_TRUE(bank_err(bank_case({0, 3, 1}, {1, 1, 3})));
+  // Bank off: the same unit raises nothing.
+  EXPECT_FALSE(bank_err(bank_case({0, 2, 0}, {0, -1, 1, 3})));
 }
 
 }  // namespace

@@ -28,8 +28,8 @@ size_t num_cases() {
 }
 
 template <class B>
-void run(const std::string& unit, uint64_t seed) {
-  const std::vector<UnitCase> cases = B::cases(num_cases(), seed);
+void run(const std::string& unit, uint64_t seed, size_t n = 0) {
+  const std::vector<UnitCase> cases = B::cases(n ? n : num_cases(), seed);
   const auto t0 = std::chrono::steady_clock::now();
   const std::clock_t c0 = std::clock();
   BenchRun r = run_bench<B>(cases, seed);
@@ -53,6 +53,11 @@ TEST(UnitsLockstepT16, PcuTileUnary) { run<PcuTileUnary16Bench<Vpcu_tile_map_t16
 TEST(UnitsLockstepT16, PcuTileAccum) { run<PcuTileAccum16Bench<Vpcu_tile_accum_t16>>("PcuTileAccum T=16", 1615); }
 TEST(UnitsLockstepT16, PcuTileMatmulAcc) {
   run<PcuTileMatmulAcc16Bench<Vpcu_tile_accum_t16>>("PcuTileMatmulAcc T=16", 1616);
+}
+// The accumulator bank (NB = 64): fewer cases, they are longer (up to 64 entries).
+TEST(UnitsLockstepT16, PcuTileBank) { run<PcuTileBank16Bench<Vpcu_tile_accum_t16>>("PcuTileBank T=16", 1618, num_cases() / 3); }
+TEST(UnitsLockstepT16, PcuTileBankMatmulAcc) {
+  run<PcuTileBankMatmul16Bench<Vpcu_tile_accum_t16>>("PcuTileBankMatmulAcc T=16", 1619, num_cases() / 3);
 }
 TEST(UnitsLockstepT16, HlsOnlyPcuTileMap) { run<PcuTileMap16Bench<NoRtl>>("HLS only PcuTileMap T=16", 1614); }
 TEST(UnitsLockstepT16, HlsOnlyPcuTileMatmulAcc) {

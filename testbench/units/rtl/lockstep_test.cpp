@@ -74,6 +74,30 @@ TEST(UnitsLockstep, PcuTileMap) { lockstep<PcuTileMapBench, Vpcu_tile_map>("PcuT
 TEST(UnitsLockstep, PcuTileUnary) { lockstep<PcuTileUnaryBench, Vpcu_tile_map>("PcuTileUnary", 17); }
 TEST(UnitsLockstep, PcuTileAccum) { lockstep<PcuTileAccumBench, Vpcu_tile_accum>("PcuTileAccum", 15); }
 TEST(UnitsLockstep, PcuTileMatmulAcc) { lockstep<PcuTileMatmulAccBench, Vpcu_tile_accum>("PcuTileMatmulAcc", 16); }
+// The accumulator bank (q = 1..2, NB = 16): each result also equals a rank-2 Accum over the
+// reordered stream (check_pcu_tile_bank).
+TEST(UnitsLockstep, PcuTileBank) { lockstep<PcuTileBankBench, Vpcu_tile_accum>("PcuTileBank", 18); }
+TEST(UnitsLockstep, PcuTileBankMatmulAcc) {
+  lockstep<PcuTileBankMatmulBench, Vpcu_tile_accum>("PcuTileBankMatmulAcc", 19);
+}
+// Bank streams with faults (a stop changed, or a bare stop): err_o and every pin in lock-step.
+TEST(UnitsLockstep, PcuTileBankFaults) {
+  for (bool two : {false, true}) {
+    const uint64_t seed = seed_base() * 1000 + 20 + two;
+    const std::vector<UnitCase> cases = pcu_tile_bank_fault_cases<kT>(num_cases() / 4, seed, two, 16);
+    if (two) {
+      BenchRun r = run_bench<PcuTileBankMatmulBench<Vpcu_tile_accum>>(cases, seed);
+      ASSERT_TRUE(r.result.ok) << "seed " << seed << ": " << r.result.error;
+      ASSERT_EQ(r.result.cases_done, cases.size());
+      std::cout << "PcuTileBankFaults matmul_acc: " << cases.size() << " cases, " << r.result.cycles << " cycles\n";
+    } else {
+      BenchRun r = run_bench<PcuTileBankBench<Vpcu_tile_accum>>(cases, seed);
+      ASSERT_TRUE(r.result.ok) << "seed " << seed << ": " << r.result.error;
+      ASSERT_EQ(r.result.cases_done, cases.size());
+      std::cout << "PcuTileBankFaults add/max: " << cases.size() << " cases, " << r.result.cycles << " cycles\n";
+    }
+  }
+}
 
 }  // namespace
 }  // namespace stepsim::unit_test
