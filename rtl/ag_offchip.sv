@@ -3,9 +3,11 @@
 // view (out_shape rank 1..MR, outermost first) is stored tile l = offset + sum idx_d stride_d
 // at base + (l / tiles_c) A + (l % tiles_c) B, a burst of cfg_rows_i rows of cfg_row_bytes_i
 // bytes cfg_pitch_i apart; offset and strides come as (quotient, remainder) by tiles_c, so
-// the view is walked with adders and one carry per step. One 64-byte request per cycle
-// (row-major, request c of a row uses min(64, row_bytes - 64c) bytes), at most MAXO
-// outstanding; responses in request order (writes are acknowledged too).
+// the view is walked with adders and one carry per step. Requests are row-major (request c of
+// a row uses min(64, row_bytes - 64c) bytes), issued P per cycle as bundles: request j of a
+// tile in bundle j / P, a bundle never crosses a tile; at most MAXO outstanding. The memory
+// answers bundle by bundle in request order (writes are acknowledged too), lane k of a
+// response bundle answering lane k of its request bundle.
 // Load: tiles on out with the view's stop levels and done on the last. Store: tiles from in
 // (stops ignored) written to the view; one bare done on out once the input ended and every
 // write is acknowledged; err_o (sticky) on a tile beyond the view.
@@ -17,6 +19,7 @@ module ag_offchip #(
   parameter int IW   = 16,
   parameter int AW   = 32,
   parameter int MAXO = 64,
+  parameter int P    = 1,                   // request lanes (par_dispatch)
   parameter int W    = 16 * T * T,          // derived: the tile payload
   parameter int GW   = $clog2(2 * T * T + 1),  // derived: rows, row bytes, byte offsets
   parameter int DW   = 512,                 // fixed: 64-byte requests
@@ -44,19 +47,20 @@ module ag_offchip #(
   // out: the loaded tiles (store: one bare done)
   `STREAM_OUT_PORTS(out, 1, W),
   // memory port
-  output logic           req_valid_o,
-  input  logic           req_ready_i,
-  output logic [AW-1:0]  req_addr_o,
-  output logic           req_write_o,
-  output logic [LW-1:0]  req_len_o,
-  output logic [DW-1:0]  req_wdata_o,
-  input  logic           rsp_valid_i,
-  output logic           rsp_ready_o,
-  input  logic [DW-1:0]  rsp_data_i,
+  // memory port: P lanes, lane k in [AW*k +: AW] etc.; a handshake moves a whole bundle
+  output logic [P-1:0]    req_valid_o,  // lanes 0..n-1 of the bundle
+  input  logic            req_ready_i,
+  output logic [P*AW-1:0] req_addr_o,
+  output logic            req_write_o,
+  output logic [P*LW-1:0] req_len_o,
+  output logic [P*DW-1:0] req_wdata_o,
+  input  logic            rsp_valid_i,  // the response bundle of the oldest request bundle
+  output logic            rsp_ready_o,
+  input  logic [P*DW-1:0] rsp_data_i,
   output logic           err_o
 );
   localparam int OW = $clog2(MAXO + 1);
-  localparam int TB = 2 * T * T;
+  localparam int CW = OW + 1;  // request counts in a sum
 
   // The response buffer carries data only.
   logic rsp_elem_i, rsp_done_i;
@@ -71,7 +75,7 @@ module ag_offchip #(
   logic [3:0]   o_stop;
 
   `STREAM_IN_BUF(in, h, W, consume_in);
-  `STREAM_IN_BUF(rsp, r, DW, consume_r);
+  `STREAM_IN_BUF(rsp, r, P*DW, consume_r);
   logic unused_r;
   assign unused_r = r_elem ^ r_done ^ (^r_stop) ^ (^h_stop);  // store: tile stops are not stored
 
@@ -91,10 +95,11 @@ module ag_offchip #(
   logic [W-1:0]  a_acc_d, a_acc_q;
   logic [OW-1:0] ocnt_d, ocnt_q;
   logic          st_in_done_d, st_in_done_q, st_sent_d, st_sent_q, err_d, err_q;
-  logic          rq_valid_d, rq_valid_q, rq_write_d, rq_write_q;
-  logic [AW-1:0] rq_addr_d, rq_addr_q;
-  logic [LW-1:0] rq_len_d, rq_len_q;
-  logic [DW-1:0] rq_wdata_d, rq_wdata_q;
+  logic [P-1:0]    rq_valid_d, rq_valid_q;
+  logic            rq_write_d, rq_write_q;
+  logic [P*AW-1:0] rq_addr_d, rq_addr_q;
+  logic [P*LW-1:0] rq_len_d, rq_len_q;
+  logic [P*DW-1:0] rq_wdata_d, rq_wdata_q;
 
   // Bytes used by request c of a row: min(64, row_bytes - 64c).
   function automatic logic [LW-1:0] used_bytes(logic [GW-1:0] row_bytes, logic [GW-1:0] chunk);
@@ -102,20 +107,34 @@ module ag_offchip #(
     left = (GW+7)'(row_bytes) - ((GW+7)'(chunk) << 6);
     used_bytes = (left >= (GW+7)'(64)) ? LW'(64) : LW'(left);
   endfunction
+  function automatic logic last_chunk_of(logic [GW-1:0] row_bytes, logic [GW-1:0] chunk);
+    last_chunk_of = (((GW+7)'(chunk) + (GW+7)'(1)) << 6) >= (GW+7)'(row_bytes);
+  endfunction
+  // The low len bytes of a 64-byte lane, the rest zero.
+  function automatic logic [DW-1:0] low_bytes(logic [DW-1:0] v, logic [LW-1:0] len);
+    low_bytes = v & ({DW{1'b1}} >> (10'(DW) - {3'b000, len} * 10'd8));
+  endfunction
 
   // ---- combinational
   logic [IW-1:0] n  [MR];
   logic [IW-1:0] cq [MR];
   logic [IW-1:0] cr [MR];
-  logic [AW-1:0] tile_base, row_start, addr;
-  logic [LW-1:0] len, a_len;
-  logic          first_req, last_chunk, last_row, last_req, room, issue, carry, c2, run_on;
-  logic          a_last_chunk, a_last, has_step;
+  logic [AW-1:0] tile_base, w_start;
+  logic [LW-1:0] len, r_len;
+  logic [GW-1:0] w_row, w_chunk, w_ofs, r_row, r_chunk, r_ofs;
+  logic          first_req, lc, r_lc, last_req, room, issue, carry, c2, run_on;
+  logic          a_last, has_step;
   logic [3:0]    step_d;
   logic [3:0]    ended;
-  logic [DW-1:0] wdata;
+  logic [P-1:0]    lanes;
+  logic [P*AW-1:0] b_addr;
+  logic [P*LW-1:0] b_len;
+  logic [P*DW-1:0] b_wdata;
+  logic [CW-1:0]   nb, rn;
   logic [W+DW-1:0] wsh, rsh;
   logic [W-1:0]  merged;
+  logic          unused_sh;
+  assign unused_sh = ^{wsh[W+DW-1:DW], rsh[W+DW-1:W]};  // the shifts' spill
   logic [IW-1:0] q_s, r_s, sel_q, sel_r, nr, nq;
   logic [IW:0]   rr;
   logic          wrap;
@@ -127,16 +146,45 @@ module ag_offchip #(
       cr[d] = g_init_q ? cfg_offset_r_i : g_r_q[d];
     end
 
-    // ---- request side
+    // ---- request side: the next bundle, up to P requests of the current tile
     tile_base  = cfg_base_i + AW'(cq[MR-1]) * cfg_a_i + AW'(cr[MR-1]) * cfg_b_i;
     first_req  = (g_row_q == '0) && (g_chunk_q == '0);
-    row_start  = first_req ? tile_base : g_rowaddr_q;
-    addr       = row_start + (AW'(g_chunk_q) << 6);
-    len        = used_bytes(cfg_row_bytes_i, g_chunk_q);
-    last_chunk = (((GW+7)'(g_chunk_q) + (GW+7)'(1)) << 6) >= (GW+7)'(cfg_row_bytes_i);
-    last_row   = g_row_q == cfg_rows_i - GW'(1);
-    last_req   = last_chunk & last_row;
-    room       = (!rq_valid_q || req_ready_i) && (ocnt_q != OW'(MAXO));
+    w_row      = g_row_q;
+    w_chunk    = g_chunk_q;
+    w_ofs      = g_ofs_q;
+    w_start    = first_req ? tile_base : g_rowaddr_q;
+    lanes      = '0;
+    b_addr     = '0;
+    b_len      = '0;
+    b_wdata    = '0;
+    last_req   = 1'b0;
+    nb         = '0;
+    for (int k = 0; k < P; k++) begin
+      if (!last_req) begin
+        len                = used_bytes(cfg_row_bytes_i, w_chunk);
+        lanes[k]           = 1'b1;
+        b_addr[AW*k +: AW] = w_start + (AW'(w_chunk) << 6);
+        b_len[LW*k +: LW]  = len;
+        // Write data: the tile's bytes from the byte offset on (one barrel shift per lane),
+        // bytes at and above the length zero.
+        wsh = (W+DW)'(h_data) >> {w_ofs, 3'b000};
+        if (cfg_write_i) begin
+          b_wdata[DW*k +: DW] = low_bytes(wsh[DW-1:0], len);
+        end
+        lc       = last_chunk_of(cfg_row_bytes_i, w_chunk);
+        last_req = lc && (w_row == cfg_rows_i - GW'(1));
+        w_ofs    = w_ofs + GW'(len);
+        if (lc) begin
+          w_chunk = '0;
+          w_row   = w_row + GW'(1);
+          w_start = w_start + cfg_pitch_i;
+        end else begin
+          w_chunk = w_chunk + GW'(1);
+        end
+        nb = nb + CW'(1);
+      end
+    end
+    room       = (!rq_valid_q[0] || req_ready_i) && (CW'(ocnt_q) + nb <= CW'(MAXO));
     issue      = 1'b0;
     consume_in = 1'b0;
     err_d      = err_q;
@@ -152,17 +200,6 @@ module ag_offchip #(
       end else if (room) begin
         issue      = 1'b1;
         consume_in = last_req;
-      end
-    end
-    // Write data: the tile's bytes from the byte offset on (one barrel shift), bytes at and
-    // above the length zero.
-    wsh   = (W+DW)'(h_data) >> {g_ofs_q, 3'b000};
-    wdata = '0;
-    if (cfg_write_i) begin
-      for (int k = 0; k < 64; k++) begin
-        if ((LW'(k) < len) && (k < TB)) begin
-          wdata[8*k +: 8] = wsh[8*k +: 8];
-        end
       end
     end
     // The next position: the innermost dimension that does not wrap steps by its stride.
@@ -191,16 +228,31 @@ module ag_offchip #(
     nr   = wrap ? IW'(rr - (IW+1)'(cfg_tiles_c_i)) : IW'(rr);
     nq   = sel_q + q_s + IW'(wrap);
 
-    // ---- response side
-    a_len        = used_bytes(cfg_row_bytes_i, a_chunk_q);
-    a_last_chunk = (((GW+7)'(a_chunk_q) + (GW+7)'(1)) << 6) >= (GW+7)'(cfg_row_bytes_i);
-    a_last       = a_last_chunk && (a_row_q == cfg_rows_i - GW'(1));
-    // The response's used bytes land at the byte offset (one barrel shift).
-    rsh          = (W+DW)'(r_data) << {a_ofs_q, 3'b000};
-    merged       = a_acc_q;
-    for (int t = 0; t < TB; t++) begin
-      if (((GW+1)'(t) >= (GW+1)'(a_ofs_q)) && ((GW+1)'(t) < (GW+1)'(a_ofs_q) + (GW+1)'(a_len))) begin
-        merged[8*t +: 8] = rsh[8*t +: 8];
+    // ---- response side: the bundle answering the oldest request bundle, the same lanes
+    r_row   = a_row_q;
+    r_chunk = a_chunk_q;
+    r_ofs   = a_ofs_q;
+    merged  = a_acc_q;
+    a_last  = 1'b0;
+    rn      = '0;
+    for (int k = 0; k < P; k++) begin
+      if (!a_last) begin
+        r_len = used_bytes(cfg_row_bytes_i, r_chunk);
+        // The response's used bytes land at the byte offset (one barrel shift per lane).
+        rsh = (W+DW)'(low_bytes(r_data[DW*k +: DW], r_len)) << {r_ofs, 3'b000};
+        if (!cfg_write_i) begin
+          merged = merged | rsh[W-1:0];
+        end
+        r_lc   = last_chunk_of(cfg_row_bytes_i, r_chunk);
+        a_last = r_lc && (r_row == cfg_rows_i - GW'(1));
+        r_ofs  = r_ofs + GW'(r_len);
+        if (r_lc) begin
+          r_chunk = '0;
+          r_row   = r_row + GW'(1);
+        end else begin
+          r_chunk = r_chunk + GW'(1);
+        end
+        rn = rn + CW'(1);
       end
     end
     ended  = 4'd0;
@@ -249,29 +301,25 @@ module ag_offchip #(
     g_ofs_d     = g_ofs_q;
     g_rowaddr_d = g_rowaddr_q;
     g_active_d  = g_active_q;
-    rq_valid_d  = rq_valid_q & !req_ready_i;
+    rq_valid_d  = req_ready_i ? '0 : rq_valid_q;
     rq_addr_d   = rq_addr_q;
     rq_write_d  = rq_write_q;
     rq_len_d    = rq_len_q;
     rq_wdata_d  = rq_wdata_q;
     if (issue) begin
-      rq_valid_d = 1'b1;
-      rq_addr_d  = addr;
-      rq_write_d = cfg_write_i;
-      rq_len_d   = len;
-      rq_wdata_d = wdata;
-      if (last_chunk) begin
-        g_chunk_d   = '0;
-        g_row_d     = g_row_q + GW'(1);
-        g_rowaddr_d = row_start + cfg_pitch_i;
-      end else begin
-        g_chunk_d   = g_chunk_q + GW'(1);
-        g_rowaddr_d = row_start;
-      end
-      g_ofs_d = g_ofs_q + GW'(len);
+      rq_valid_d  = lanes;
+      rq_addr_d   = b_addr;
+      rq_write_d  = cfg_write_i;
+      rq_len_d    = b_len;
+      rq_wdata_d  = b_wdata;
+      g_row_d     = w_row;
+      g_chunk_d   = w_chunk;
+      g_ofs_d     = w_ofs;
+      g_rowaddr_d = w_start;
       if (last_req) begin
-        g_row_d = '0;
-        g_ofs_d = '0;
+        g_row_d   = '0;
+        g_chunk_d = '0;
+        g_ofs_d   = '0;
         if (!has_step) begin
           g_active_d = 1'b0;
         end else begin
@@ -302,7 +350,7 @@ module ag_offchip #(
     a_ofs_d   = a_ofs_q;
     a_acc_d   = a_acc_q;
     c2        = 1'b1;
-    if (consume_r && !cfg_write_i) begin
+    if (consume_r) begin
       if (a_last) begin
         a_row_d   = '0;
         a_chunk_d = '0;
@@ -319,17 +367,13 @@ module ag_offchip #(
           end
         end
       end else begin
-        a_acc_d = merged;
-        a_ofs_d = a_ofs_q + GW'(a_len);
-        if (a_last_chunk) begin
-          a_chunk_d = '0;
-          a_row_d   = a_row_q + GW'(1);
-        end else begin
-          a_chunk_d = a_chunk_q + GW'(1);
-        end
+        a_acc_d   = merged;
+        a_ofs_d   = r_ofs;
+        a_chunk_d = r_chunk;
+        a_row_d   = r_row;
       end
     end
-    ocnt_d = ocnt_q + OW'(issue) - OW'(consume_r);
+    ocnt_d = OW'(CW'(ocnt_q) + (issue ? nb : '0) - (consume_r ? rn : '0));
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -354,7 +398,7 @@ module ag_offchip #(
       st_in_done_q <= 1'b0;
       st_sent_q    <= 1'b0;
       err_q        <= 1'b0;
-      rq_valid_q   <= 1'b0;
+      rq_valid_q   <= '0;
       rq_write_q   <= 1'b0;
       rq_addr_q    <= '0;
       rq_len_q     <= '0;

@@ -9,7 +9,7 @@ rtl_common=("$rtl_dir/stream_in_buf.sv" "$rtl_dir/stream_in_bufs.sv" "$rtl_dir/s
 rtl_tops() { grep -v '^\s*\(#\|$\)' "$rtl_dir/units.list" | awk '{print $1}'; }
 rtl_files() {
   local f files=("${rtl_common[@]}")
-  for dep in $(awk -v t="$1" '$1 == t {for (i = 2; i <= NF; i++) if ($i != "lib" && $i != "noquick" && $i != "noshare" && $i != "hier" && $i !~ /:/) print $i}' "$rtl_dir/units.list"); do
+  for dep in $(awk -v t="$1" '$1 == t {for (i = 2; i <= NF; i++) if ($i != "lib" && $i != "noquick" && $i != "noshare" && $i != "hier" && $i != "t16" && $i !~ /:/) print $i}' "$rtl_dir/units.list"); do
     files+=("$rtl_dir/$dep.sv")
   done
   case " ${rtl_common[*]} " in *" $rtl_dir/$1.sv "*) ;; *) files+=("$rtl_dir/$1.sv") ;; esac

@@ -1,20 +1,24 @@
 // LinearOffChipLoad / LinearOffChipStore on the address generator unit (hw/units/ag_offchip.h)
 // in co-simulation (docs/cosim.md, "The address generator: the memory port").
 //
-// The unit walks the node's tiled view itself and issues one 64-byte request per cycle on its
-// memory port. The bridge turns every request the unit issues at cycle c into one request of
-// the TLM-2.0 HBM model (OffChipMemory::request, the request mode's path): at model time c,
-// in the node's turn among the off-chip clients (Context::wait_for_turn, so the HBM model sees
-// every client's requests in model-time order), moving the request's bytes. The response is
-// offered on rsp_valid_i from its completion cycle on, in request order (a later request that
-// completes earlier waits for the ones before it), and taken when the unit's rsp_ready_o is
-// high. req_ready_i is always high: the HBM model queues requests in time.
+// The unit walks the node's tiled view itself and issues a bundle of up to P 64-byte requests
+// per cycle on its P request lanes. Two instances: tile [4, 4] -> T = 4, P = 1; tile [16, 16]
+// -> T = 16, P = 4 (the node's par_dispatch, else the preset's, must be 4). The bridge turns
+// every request lane taken at cycle c into one request of the TLM-2.0 HBM model
+// (OffChipMemory::request, the request mode's path), in lane order (= request order): at model
+// time c, in the node's turn among the off-chip clients (Context::wait_for_turn, so the HBM
+// model sees every client's requests in model-time order), moving the request's bytes. The
+// bundle's response is offered on rsp_valid_i from the completion of its slowest request on, in
+// request order (a later bundle that completes earlier waits for the ones before it), and taken
+// when the unit's rsp_ready_o is high. req_ready_i is always high: the HBM model queues
+// requests in time.
 //
-// Configuration: the view as the approximate operator builds it (tile [kT, kT] bf16;
+// Configuration: the view as the approximate operator builds it (tile [T, T] bf16;
 // out_shape, stride, offset; empty out_shape = the whole tensor row-major); offset and strides
 // split into (q, r) by tiles_c; the burst geometry (rows, row_bytes, pitch) and the tile steps
 // A, B from the tensor's layout (OffChipTensor::tile_burst, as the approximate operator uses it;
-// row-major: rows = kT, row_bytes = 2 kT, pitch = the tensor's row bytes, A = kT * pitch, B = 2 kT).
+// row-major: rows = T, row_bytes = 2 T, pitch = the tensor's row bytes, A = T * pitch, B = 2 T;
+// [T x T] blocks: rows = 1, row_bytes = 2 T^2).
 // Load: the static variant (no ref input); the tiles go to output 0. Store: the tiles of input 0;
 // the unit's final bare done (every write acknowledged) ends the node and is not sent anywhere
 // (the operator has no output). err_o (a tile beyond the view) fails the run.
@@ -30,12 +34,14 @@
 namespace stepsim::bridge {
 
 constexpr int kAgMR = 4, kAgIW = 16, kAgAW = 32, kAgMaxo = 64;  // the RTL defaults (T = kT)
+constexpr int kAgP16 = 4;  // request lanes of the T = 16 instance (rtl/ag_offchip_t16.sv)
 
 // Why a LinearOffChipLoad / Store node cannot run on the address generator ("" = it can).
 std::string ag_unsupported(const OpConfig& cfg);
 
 // The unit's configuration for a node (checked by ag_unsupported).
 struct AgSetup {
+  int t = kT, p = 1;  // the instance: tile side, request lanes
   bool write = false;
   std::vector<int64_t> shape, stride;  // outermost first
   uint64_t offset = 0, tiles_c = 1, base = 0, a = 0, b = 0, pitch = 0;
@@ -45,42 +51,56 @@ struct AgSetup {
 };
 AgSetup ag_setup(const OpConfig& cfg);
 
-// The memory port's pins.
+// A pin's trace: one Payload up to 64 bits, 128-bit chunks above.
+template <int N>
+void ag_trace(const std::string& name, const sc_core::sc_signal<bits_t<N>>& sig, std::vector<PinTrace>& t) {
+  if constexpr (N == 1)
+    t.push_back({name, 1, [&sig] { return Payload(sig.read()); }});
+  else if constexpr (N <= 64)
+    t.push_back({name, N, [&sig] { return Payload(sig.read().to_uint64()); }});
+  else
+    wide_traces<N>(name, sig, t);
+}
+
+// The memory port's pins (P lanes).
+template <int P>
 struct MemPortPins : PinGroup {
-  sc_core::sc_signal<bool> req_valid, req_ready, req_write, rsp_valid, rsp_ready, err;
-  sc_core::sc_signal<bits_t<kAgAW>> req_addr;
-  sc_core::sc_signal<bits_t<7>> req_len;
-  sc_core::sc_signal<bits_t<512>> req_wdata, rsp_data;
+  sc_core::sc_signal<bool> req_ready, req_write, rsp_valid, rsp_ready, err;
+  sc_core::sc_signal<bits_t<P>> req_valid;
+  sc_core::sc_signal<bits_t<P * kAgAW>> req_addr;
+  sc_core::sc_signal<bits_t<P * 7>> req_len;
+  sc_core::sc_signal<bits_t<P * 512>> req_wdata, rsp_data;
   bool s_rsp_valid = false;
-  bits_t<512> s_rsp_data = 0;
+  bits_t<P * 512> s_rsp_data = 0;
   void flush() override {
     req_ready.write(true);
     rsp_valid.write(s_rsp_valid);
     if (s_rsp_valid) rsp_data.write(s_rsp_data);
   }
   void traces(const std::string& p, std::vector<PinTrace>& t) override {
-    t.push_back({p + "req_valid_o", 1, [this] { return Payload(req_valid.read()); }});
+    ag_trace<P>(p + "req_valid_o", req_valid, t);
     t.push_back({p + "req_ready_i", 1, [this] { return Payload(req_ready.read()); }});
-    t.push_back({p + "req_addr_o", kAgAW, [this] { return Payload(req_addr.read().to_uint64()); }});
+    ag_trace<P * kAgAW>(p + "req_addr_o", req_addr, t);
     t.push_back({p + "req_write_o", 1, [this] { return Payload(req_write.read()); }});
-    t.push_back({p + "req_len_o", 7, [this] { return Payload(req_len.read().to_uint()); }});
-    wide_traces<512>(p + "req_wdata_o", req_wdata, t);
+    ag_trace<P * 7>(p + "req_len_o", req_len, t);
+    wide_traces<P * 512>(p + "req_wdata_o", req_wdata, t);
     t.push_back({p + "rsp_valid_i", 1, [this] { return Payload(rsp_valid.read()); }});
     t.push_back({p + "rsp_ready_o", 1, [this] { return Payload(rsp_ready.read()); }});
-    wide_traces<512>(p + "rsp_data_i", rsp_data, t);
+    wide_traces<P * 512>(p + "rsp_data_i", rsp_data, t);
     t.push_back({p + "err_o", 1, [this] { return Payload(err.read()); }});
   }
 };
 
-template <class Dut>
+template <class Dut, int T = kT, int P = 1>
 class AgBridge : public BridgeBase {
  public:
-  static constexpr int kTW = 16 * kT * kT, kTB = 2 * kT * kT;
+  static constexpr int kTW = 16 * T * T, kTB = 2 * T * T;
   static constexpr int kGW = units::clog2(kTB + 1);
 
   AgBridge(const OpConfig& cfg, const std::string& impl)
       : BridgeBase(cfg, impl), setup_(ag_setup(cfg)), dut_(unit_name().c_str()) {
     if (!setup_.error.empty()) throw std::invalid_argument(setup_.error);
+    if (setup_.t != T || setup_.p != P) throw std::logic_error("AgBridge: the wrong instance for node '" + cfg.name + "'");
     memory_ = cfg.env->memory;
     memory_->add_client(&ctx());
     bind_clock(dut_);
@@ -172,38 +192,44 @@ class AgBridge : public BridgeBase {
     } else if (!rsp_.empty()) {
       next_event = std::min(next_event, rsp_.front().at);
     }
-    if (mem_.req_valid.read()) {  // taken at this edge (req_ready_i is always high)
-      const uint64_t addr = mem_.req_addr.read().to_uint64();
+    const bits_t<P> lanes = mem_.req_valid.read();
+    if (units::bit_of<P>(lanes, 0)) {  // a bundle taken at this edge (req_ready_i is always high)
       const bool write = mem_.req_write.read();
-      const uint32_t len = uint32_t(mem_.req_len.read().to_uint());
-      uint8_t bytes[64] = {};
       const bool data = functional();
-      if (write && data) {
-        const bits_t<512> w = mem_.req_wdata.read();
-        for (uint32_t i = 0; i < len; ++i) bytes[i] = uint8_t(w.range(8 * int(i) + 7, 8 * int(i)).to_uint());
-      }
-      const uint64_t done = memory_->request(ctx(), addr, write, data ? bytes : nullptr, len);
+      const bits_t<P * kAgAW> addrs = mem_.req_addr.read();
+      const bits_t<P * 7> lens = mem_.req_len.read();
+      const bits_t<P * 512> w = mem_.req_wdata.read();
       Rsp r;
-      r.at = std::max(std::max(done, c + 1), last_at_);
-      last_at_ = r.at;
+      r.at = std::max(c + 1, last_at_);
       r.data = 0;
-      if (!write && data)
-        for (uint32_t i = 0; i < len; ++i) r.data.range(8 * int(i) + 7, 8 * int(i)) = bytes[i];
+      for (int k = 0; k < P && units::bit_of<P>(lanes, k); ++k) {  // lane order = request order
+        const uint64_t addr = units::slice<kAgAW, P * kAgAW>(addrs, kAgAW * k).to_uint64();
+        const uint32_t len = uint32_t(units::slice<7, P * 7>(lens, 7 * k).to_uint());
+        uint8_t bytes[64] = {};
+        if (write && data)
+          for (uint32_t i = 0; i < len; ++i)
+            bytes[i] = uint8_t(w.range(512 * k + 8 * int(i) + 7, 512 * k + 8 * int(i)).to_uint());
+        const uint64_t done = memory_->request(ctx(), addr, write, data ? bytes : nullptr, len);
+        r.at = std::max(r.at, done);
+        if (!write && data)
+          for (uint32_t i = 0; i < len; ++i) r.data.range(512 * k + 8 * int(i) + 7, 512 * k + 8 * int(i)) = bytes[i];
+        ++requests_;
+      }
+      last_at_ = r.at;
       rsp_.push_back(r);
-      ++requests_;
       active = true;
     }
     return active;
   }
 
  private:
-  // [kT x kT] bf16 tiles <-> the packed bytes of their elements (pack_elements).
+  // [T x T] bf16 tiles <-> the packed bytes of their elements (pack_elements).
   Encoder tiles_in() {
     return [this](const Element& e) {
       if (!e.is_tile()) fail("the store takes tiles, got " + e.to_string());
       const Tile& t = e.tile();
-      if (t.rows != uint32_t(kT) || t.cols != uint32_t(kT) || t.dtype != DType::BF16)
-        fail("tile shape mismatch: the store writes [" + std::to_string(kT) + " x " + std::to_string(kT) +
+      if (t.rows != uint32_t(T) || t.cols != uint32_t(T) || t.dtype != DType::BF16)
+        fail("tile shape mismatch: the store writes [" + std::to_string(T) + " x " + std::to_string(T) +
              "] bf16 tiles, got " + t.to_string());
       if (functional() && !t.has_data())
         fail("functional mode: tile " + t.to_string() + " carries no values (literal T[RxC] tiles are shapes only)");
@@ -215,18 +241,18 @@ class AgBridge : public BridgeBase {
     const Tile& t = element(h).tile();
     if (!t.has_data()) return v;
     uint8_t bytes[kTB];
-    pack_elements(*t.data, uint64_t(kT * kT), DType::BF16, bytes);
+    pack_elements(*t.data, uint64_t(T * T), DType::BF16, bytes);
     for (int i = 0; i < kTB; ++i) v.range(8 * i + 7, 8 * i) = bytes[i];
     return v;
   }
   Element tile_out(const bits_t<kTW>& v) const {
-    Tile t = shape_tile(uint32_t(kT), uint32_t(kT), DType::BF16);
+    Tile t = shape_tile(uint32_t(T), uint32_t(T), DType::BF16);
     t.in_memory_unit = true;  // staged in the load's memory unit, as the approximate load marks it
     if (functional()) {
       uint8_t bytes[kTB];
       for (int i = 0; i < kTB; ++i) bytes[i] = uint8_t(v.range(8 * i + 7, 8 * i).to_uint());
       auto d = std::make_shared<TileData>();
-      unpack_elements(bytes, uint64_t(kT * kT), DType::BF16, *d);
+      unpack_elements(bytes, uint64_t(T * T), DType::BF16, *d);
       t.data = std::move(d);
     }
     return Element(std::move(t));
@@ -234,7 +260,7 @@ class AgBridge : public BridgeBase {
 
   struct Rsp {
     uint64_t at;
-    bits_t<512> data;
+    bits_t<P * 512> data;
   };
   AgSetup setup_;
   Dut dut_;
@@ -247,7 +273,7 @@ class AgBridge : public BridgeBase {
   sc_core::sc_signal<bits_t<kGW>> rows_, row_bytes_;
   WideInPins<kTW> tin_;
   WideOutPins<kTW> tout_;
-  MemPortPins mem_;
+  MemPortPins<P> mem_;
   std::deque<Rsp> rsp_;
   uint64_t last_at_ = 0, requests_ = 0;
 };

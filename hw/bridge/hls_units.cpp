@@ -40,6 +40,7 @@ struct HlsUnits {
   using PcuTileMap16 = units::PcuTileMap<kT16, kTS>;
   using PcuTileAccum16 = units::PcuTileAccum<kT16, kTileAccumBank16>;
   using Ag = units::AgOffchip<kT, kAgMR, kAgIW, kAgAW, kAgMaxo>;
+  using Ag16 = units::AgOffchip<kT16, kAgMR, kAgIW, kAgAW, kAgMaxo, kAgP16>;
 };
 
 UnitImpl hls_unit_impl() {

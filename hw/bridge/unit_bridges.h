@@ -665,7 +665,14 @@ std::unique_ptr<Op> create_unit_bridge(const OpConfig& cfg, const std::string& i
   if (op == "Map" || op == "Accum") return std::make_unique<PcuBridge<U>>(cfg, impl);
   if (op == "Bufferize") return std::make_unique<PmuWritePort>(cfg, impl);
   if (op == "Streamify") return std::make_unique<PmuBridge<typename U::Pmu>>(cfg, impl);
-  if (op == "LinearOffChipLoad" || op == "LinearOffChipStore") return std::make_unique<AgBridge<typename U::Ag>>(cfg, impl);
+  if (op == "LinearOffChipLoad" || op == "LinearOffChipStore") {
+    // The instance from the node's tile (ag_setup): [4 x 4] one lane, [16 x 16] kAgP16 lanes.
+    if (ag_setup(cfg).t != kT16) return std::make_unique<AgBridge<typename U::Ag>>(cfg, impl);
+    if constexpr (std::is_void_v<typename U::Ag16>)
+      throw std::invalid_argument("node '" + cfg.name + "': this build has no Verilated [16 x 16] address generator (STEPSIM_RTL_T16=OFF)");
+    else
+      return std::make_unique<AgBridge<typename U::Ag16, kT16, kAgP16>>(cfg, impl);
+  }
   throw std::invalid_argument("node '" + cfg.name + "': no unit for " + op);
 }
 

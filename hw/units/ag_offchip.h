@@ -49,7 +49,7 @@
 
 namespace stepsim::units {
 
-template <int T = 4, int MR = 4, int IW = 16, int AW = 32, int MAXO = 64>
+template <int T = 4, int MR = 4, int IW = 16, int AW = 32, int MAXO = 64, int P = 1>
 struct AgOffchip : sc_core::sc_module {
   static constexpr int W = 16 * T * T;        // tile payload
   static constexpr int TB = 2 * T * T;        // tile bytes
@@ -59,6 +59,7 @@ struct AgOffchip : sc_core::sc_module {
   static constexpr int OW = clog2(MAXO + 1);
   static_assert(MR >= 1 && MR <= 15, "view rank 1..MR");
   static_assert(GW <= 32 && IW <= 32 && AW <= 48, "widths");
+  static_assert(P >= 1 && P <= 8 && P <= MAXO, "request lanes 1..8, at most MAXO");
 
   sc_core::sc_in<bool> clk_i{"clk_i"};
   sc_core::sc_in<bool> rst_ni{"rst_ni"};
@@ -79,16 +80,16 @@ struct AgOffchip : sc_core::sc_module {
   sc_core::sc_in<bits_t<AW>> cfg_pitch_i{"cfg_pitch_i"};            // bytes between row starts
   STEPSIM_STREAM_IN(in, W);       // store: the tiles
   STEPSIM_STREAM_OUT(out, 1, W);  // load: the tiles; store: one bare done at the end
-  // Memory port.
-  sc_core::sc_out<bool> req_valid_o{"req_valid_o"};
-  sc_core::sc_in<bool> req_ready_i{"req_ready_i"};
-  sc_core::sc_out<bits_t<AW>> req_addr_o{"req_addr_o"};
+  // Memory port: P request lanes, lane k in [AW*k +: AW] etc.; one bundle per handshake.
+  sc_core::sc_out<bits_t<P>> req_valid_o{"req_valid_o"};  // lanes 0..n-1 of the bundle
+  sc_core::sc_in<bool> req_ready_i{"req_ready_i"};        // takes the whole bundle
+  sc_core::sc_out<bits_t<P * AW>> req_addr_o{"req_addr_o"};
   sc_core::sc_out<bool> req_write_o{"req_write_o"};
-  sc_core::sc_out<bits_t<LW>> req_len_o{"req_len_o"};
-  sc_core::sc_out<bits_t<DW>> req_wdata_o{"req_wdata_o"};
-  sc_core::sc_in<bool> rsp_valid_i{"rsp_valid_i"};
+  sc_core::sc_out<bits_t<P * LW>> req_len_o{"req_len_o"};
+  sc_core::sc_out<bits_t<P * DW>> req_wdata_o{"req_wdata_o"};
+  sc_core::sc_in<bool> rsp_valid_i{"rsp_valid_i"};  // the response bundle of the oldest request bundle
   sc_core::sc_out<bool> rsp_ready_o{"rsp_ready_o"};
-  sc_core::sc_in<bits_t<DW>> rsp_data_i{"rsp_data_i"};
+  sc_core::sc_in<bits_t<P * DW>> rsp_data_i{"rsp_data_i"};  // lane k answers request lane k
   sc_core::sc_out<bool> err_o{"err_o"};  // sticky: a store got more tiles than its view
 
   SC_HAS_PROCESS(AgOffchip);
@@ -102,6 +103,15 @@ struct AgOffchip : sc_core::sc_module {
     const int left = int(row_bytes.to_uint()) - 64 * int(chunk.to_uint());
     return left >= 64 ? bits_t<LW>(64) : bits_t<LW>(left);
   }
+  static bool last_chunk_of(const bits_t<GW>& row_bytes, const bits_t<GW>& chunk) {
+    return (int(chunk.to_uint()) + 1) * 64 >= int(row_bytes.to_uint());
+  }
+  // The low `len` bytes of a 64-byte lane (the rest zero).
+  static bits_t<DW> low_bytes(const bits_t<DW>& v, const bits_t<LW>& len) {
+    bits_t<DW> m = all_ones<DW>();
+    m = m >> (DW - 8 * int(len.to_uint()));
+    return v & m;
+  }
 
   void run() {
     // Request side: the position of the tile being requested (store: the next tile). The
@@ -111,26 +121,27 @@ struct AgOffchip : sc_core::sc_module {
     bits_t<AW> g_rowaddr = 0;
     bool g_active = true;  // tiles of the view left
     bool g_init = true;    // first cycle after reset: the positions start at the offset
-    // Response side: the tile being assembled.
+    // Response side: the tile being assembled (stores walk it too, to count acknowledgements).
     bits_t<IW> a_idx[MR];
     bits_t<GW> a_row = 0, a_chunk = 0, a_ofs = 0;
     bits_t<W> a_acc = 0;
     bits_t<OW> ocnt = 0;  // requests issued and not answered
     bool st_in_done = false, st_sent = false, err = false;
-    // The request register.
-    bool rq_valid = false, rq_write = false;
-    bits_t<AW> rq_addr = 0;
-    bits_t<LW> rq_len = 0;
-    bits_t<DW> rq_wdata = 0;
+    // The request register: one bundle.
+    bits_t<P> rq_valid = 0;
+    bool rq_write = false;
+    bits_t<P * AW> rq_addr = 0;
+    bits_t<P * LW> rq_len = 0;
+    bits_t<P * DW> rq_wdata = 0;
     InBuf<W> ib;
-    InBuf<DW> rb;
+    InBuf<P * DW> rb;
     OutReg<1, W> oq;
     ib.reset();
     rb.reset();
     oq.reset();
     in_ready_o.write(false);
     rsp_ready_o.write(false);
-    req_valid_o.write(false);
+    req_valid_o.write(0);
     req_addr_o.write(0);
     req_write_o.write(false);
     req_len_o.write(0);
@@ -142,13 +153,14 @@ struct AgOffchip : sc_core::sc_module {
       UBeat<W> inb;
       STEPSIM_READ_IN(in, inb);
       ib.sample(in_valid_i.read(), inb);
-      UBeat<DW> rsb;
+      UBeat<P * DW> rsb;
       rsb.data = rsp_data_i.read();
       rsb.elem = true;
       rb.sample(rsp_valid_i.read(), rsb);
       const bool oready = out_ready_i.read();
       const bool ofree = oq.can_load(oready);
-      const bool rq_free = !rq_valid || req_ready_i.read();
+      const bool rq_busy = bit_of<P>(rq_valid, 0);
+      const bool rq_free = !rq_busy || req_ready_i.read();
       const bool wr = cfg_write_i.read();
       const int rank = int(cfg_rank_i.read());
       const bits_t<MR * IW> shape = cfg_shape_i.read();
@@ -157,6 +169,7 @@ struct AgOffchip : sc_core::sc_module {
       const bits_t<IW> tiles_c = cfg_tiles_c_i.read();
       const bits_t<GW> rows = cfg_rows_i.read();
       const bits_t<GW> row_bytes = cfg_row_bytes_i.read();
+      const bits_t<AW> pitch = cfg_pitch_i.read();
       bits_t<IW> n[MR];
       for (int d = 0; d < MR; ++d) n[d] = slice<IW, MR * IW>(shape, IW * d);
       bits_t<IW> cq[MR], cr[MR];  // the positions (the offset in the first cycle after reset)
@@ -165,18 +178,47 @@ struct AgOffchip : sc_core::sc_module {
         cr[d] = g_init ? cfg_offset_r_i.read() : g_r[d];
       }
 
-      // ---- request side
+      // ---- request side: the next bundle, up to P requests of the current tile.
       const bits_t<AW> tile_base = cfg_base_i.read() + cq[MR - 1] * cfg_a_i.read() + cr[MR - 1] * cfg_b_i.read();
       const bool first_req = g_row == 0 && g_chunk == 0;
-      const bits_t<AW> row_start = first_req ? tile_base : g_rowaddr;
-      const bits_t<AW> addr = row_start + (bits_t<AW>(g_chunk) << 6);
-      const bits_t<LW> len = used_bytes(row_bytes, g_chunk);
-      const bool last_chunk = (int(g_chunk.to_uint()) + 1) * 64 >= int(row_bytes.to_uint());
-      const bool last_row = g_row == rows - 1;
-      const bool last_req = last_chunk && last_row;
       const UBeat<W> h = ib.head();
+      bits_t<GW> w_row = g_row, w_chunk = g_chunk, w_ofs = g_ofs;
+      bits_t<AW> w_start = first_req ? tile_base : g_rowaddr;
+      bits_t<P> lanes = 0;
+      bits_t<P * AW> b_addr = 0;
+      bits_t<P * LW> b_len = 0;
+      bits_t<P * DW> b_wdata = 0;
+      bool last_req = false;  // the bundle ends the tile
+      bits_t<OW + 1> nb = 0;  // requests in the bundle
+      for (int k = 0; k < P; ++k) {
+        if (!last_req) {
+          const bits_t<LW> len = used_bytes(row_bytes, w_chunk);
+          set_bit<P>(lanes, k, true);
+          set_slice<AW, P * AW>(b_addr, AW * k, bits_t<AW>(w_start + (bits_t<AW>(w_chunk) << 6)));
+          set_slice<LW, P * LW>(b_len, LW * k, len);
+          if (wr) {
+            // The tile's bytes from the byte offset on (one barrel shift), bytes at and above
+            // the length zero.
+            bits_t<W + DW> ws = h.data;
+            ws = ws >> (8 * int(w_ofs.to_uint()));
+            const bits_t<DW> lane = ws.range(DW - 1, 0);
+            b_wdata.range(DW * k + DW - 1, DW * k) = low_bytes(lane, len);
+          }
+          const bool lc = last_chunk_of(row_bytes, w_chunk);
+          last_req = lc && w_row == rows - 1;
+          w_ofs = w_ofs + bits_t<GW>(len);
+          if (lc) {
+            w_chunk = 0;
+            w_row = w_row + 1;
+            w_start = w_start + pitch;
+          } else {
+            w_chunk = w_chunk + 1;
+          }
+          nb = nb + 1;
+        }
+      }
       const bool hv = ib.head_valid();
-      const bool room = rq_free && ocnt != bits_t<OW>(MAXO);
+      const bool room = rq_free && bits_t<OW + 1>(ocnt) + nb <= bits_t<OW + 1>(MAXO);
       bool issue = false, consume_in = false;
       if (!wr) {
         issue = g_active && room;
@@ -192,12 +234,6 @@ struct AgOffchip : sc_core::sc_module {
           consume_in = last_req;
         }
       }
-      bits_t<DW> wdata = 0;
-      if (wr)
-        for (int k = 0; k < 64; ++k) {
-          const int t = int(g_ofs.to_uint()) + k;
-          if (k < int(len.to_uint()) && t < TB) wdata.range(8 * k + 7, 8 * k) = h.data.range(8 * t + 7, 8 * t);
-        }
       // The next position: the innermost dimension that does not wrap steps by its stride.
       bool carry = true;
       int step_d = -1;
@@ -212,16 +248,35 @@ struct AgOffchip : sc_core::sc_module {
         }
       }
 
-      // ---- response side
-      const UBeat<DW> rh = rb.head();
+      // ---- response side: the bundle answering the oldest request bundle, the same lanes.
+      const UBeat<P * DW> rh = rb.head();
       const bool rv = rb.head_valid();
-      const bits_t<LW> a_len = used_bytes(row_bytes, a_chunk);
-      const bool a_last_chunk = (int(a_chunk.to_uint()) + 1) * 64 >= int(row_bytes.to_uint());
-      const bool a_last = a_last_chunk && a_row == rows - 1;
+      bits_t<GW> r_row = a_row, r_chunk = a_chunk, r_ofs = a_ofs;
       bits_t<W> merged = a_acc;
-      for (int t = 0; t < TB; ++t) {
-        const int src = t - int(a_ofs.to_uint());
-        if (src >= 0 && src < int(a_len.to_uint())) merged.range(8 * t + 7, 8 * t) = rh.data.range(8 * src + 7, 8 * src);
+      bool a_last = false;
+      bits_t<OW + 1> rn = 0;  // responses in the bundle
+      for (int k = 0; k < P; ++k) {
+        if (!a_last) {
+          const bits_t<LW> len = used_bytes(row_bytes, r_chunk);
+          if (!wr) {
+            // The response's used bytes land at the byte offset (one barrel shift).
+            const bits_t<DW> lane = rh.data.range(DW * k + DW - 1, DW * k);
+            bits_t<W + DW> rs = low_bytes(lane, len);
+            rs = rs << (8 * int(r_ofs.to_uint()));
+            const bits_t<W> placed = rs.range(W - 1, 0);
+            merged = merged | placed;
+          }
+          const bool lc = last_chunk_of(row_bytes, r_chunk);
+          a_last = lc && r_row == rows - 1;
+          r_ofs = r_ofs + bits_t<GW>(len);
+          if (lc) {
+            r_chunk = 0;
+            r_row = r_row + 1;
+          } else {
+            r_chunk = r_chunk + 1;
+          }
+          rn = rn + 1;
+        }
       }
       stop_t ended = 0;
       bool run_on = true;
@@ -257,24 +312,20 @@ struct AgOffchip : sc_core::sc_module {
         g_q[d] = cq[d];
         g_r[d] = cr[d];
       }
-      if (rq_valid && req_ready_i.read()) rq_valid = false;
+      if (rq_busy && req_ready_i.read()) rq_valid = 0;
       if (issue) {
-        rq_valid = true;
-        rq_addr = addr;
+        rq_valid = lanes;
+        rq_addr = b_addr;
         rq_write = wr;
-        rq_len = len;
-        rq_wdata = wdata;
-        if (last_chunk) {
-          g_chunk = 0;
-          g_row = g_row + 1;
-          g_rowaddr = row_start + cfg_pitch_i.read();
-        } else {
-          g_chunk = g_chunk + 1;
-          g_rowaddr = row_start;
-        }
-        g_ofs = g_ofs + bits_t<GW>(len);
+        rq_len = b_len;
+        rq_wdata = b_wdata;
+        g_row = w_row;
+        g_chunk = w_chunk;
+        g_ofs = w_ofs;
+        g_rowaddr = w_start;
         if (last_req) {
           g_row = 0;
+          g_chunk = 0;
           g_ofs = 0;
           if (step_d < 0) {
             g_active = false;
@@ -298,7 +349,7 @@ struct AgOffchip : sc_core::sc_module {
         }
       }
       if (consume_in && h.done) st_in_done = true;
-      if (consume_r && !wr) {
+      if (consume_r) {
         if (a_last) {
           a_row = 0;
           a_chunk = 0;
@@ -317,16 +368,12 @@ struct AgOffchip : sc_core::sc_module {
           }
         } else {
           a_acc = merged;
-          a_ofs = a_ofs + bits_t<GW>(a_len);
-          if (a_last_chunk) {
-            a_chunk = 0;
-            a_row = a_row + 1;
-          } else {
-            a_chunk = a_chunk + 1;
-          }
+          a_ofs = r_ofs;
+          a_chunk = r_chunk;
+          a_row = r_row;
         }
       }
-      ocnt = ocnt + (issue ? 1 : 0) - (consume_r ? 1 : 0);
+      ocnt = bits_t<OW>(bits_t<OW + 1>(ocnt) + (issue ? nb : bits_t<OW + 1>(0)) - (consume_r ? rn : bits_t<OW + 1>(0)));
 
       ib.update(consume_in);
       rb.update(consume_r);

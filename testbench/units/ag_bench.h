@@ -3,15 +3,20 @@
 // of hw/ops/offchip_ops.cpp (TiledView: lin, stop_after, burst) written out here once more
 // for the bytes, and the approximate operators themselves in ag_test.cpp.
 //
-// Every case gets its own 64 KiB region of the testbench memory (case i at i * 65536), so the
-// memory needs no reset: a byte never written reads as mem_byte(addr), and a store's bytes are
-// looked up in its region after the run. The memory answers in request order after a random
-// latency (1..40 cycles, the range changes now and then) and stalls requests at random.
+// Every case gets its own region of the testbench memory (case i at i * ag_region(T): 64 KiB,
+// 256 KiB at T = 16), so the memory needs no reset: a byte never written reads as
+// mem_byte(addr), and a store's bytes are looked up in its region after the run. The memory
+// takes a bundle of up to P requests (the unit's P request lanes) per handshake and answers it
+// as one response bundle, in request order, once its slowest request is done (a random latency
+// of 1..40 cycles per request, the range changes now and then); it stalls requests at random.
+// It records every bundle, so the tests check the requests' order and bundling too.
 #pragma once
 
 #include <deque>
+#include <map>
 #include <unordered_map>
 
+#include "hw/memory/hbm_timing.h"
 #include "hw/units/ag_offchip.h"
 #include "testbench/units/tile_benches.h"
 
@@ -19,8 +24,10 @@ namespace stepsim::unit_test {
 
 constexpr int kAgMR = 4, kAgIW = 16, kAgAW = 32, kAgMaxo = 64;
 constexpr uint64_t kAgRegion = 65536;
-template <int T>
-using AgUnit = units::AgOffchip<T, kAgMR, kAgIW, kAgAW, kAgMaxo>;
+// A case's memory region (its tensor fits: ag_cases bounds the T = 16 geometries).
+constexpr uint64_t ag_region(int t) { return t >= 16 ? 4 * kAgRegion : kAgRegion; }
+template <int T, int P = 1>
+using AgUnit = units::AgOffchip<T, kAgMR, kAgIW, kAgAW, kAgMaxo, P>;
 
 // Contents of a memory byte never written.
 inline uint8_t mem_byte(uint64_t a) {
@@ -96,21 +103,32 @@ struct CfgFields {
   }
 };
 
-// The memory port's pins: the unit's outputs twice (HLS, RTL), its inputs once.
+// The memory port's pins (P lanes): the unit's outputs twice (HLS, RTL), its inputs once.
+template <int P>
 struct MemPins {
   static constexpr int DW = 512;
-  sc_core::sc_signal<bool> req_valid_hls, req_valid_rtl, req_write_hls, req_write_rtl, req_ready;
-  sc_core::sc_signal<bits_t<kAgAW>> req_addr_hls, req_addr_rtl;
-  sc_core::sc_signal<bits_t<7>> req_len_hls, req_len_rtl;
-  sc_core::sc_signal<bits_t<DW>> req_wdata_hls, req_wdata_rtl, rsp_data;
+  sc_core::sc_signal<bits_t<P>> req_valid_hls, req_valid_rtl;
+  sc_core::sc_signal<bool> req_write_hls, req_write_rtl, req_ready;
+  sc_core::sc_signal<bits_t<P * kAgAW>> req_addr_hls, req_addr_rtl;
+  sc_core::sc_signal<bits_t<P * 7>> req_len_hls, req_len_rtl;
+  sc_core::sc_signal<bits_t<P * DW>> req_wdata_hls, req_wdata_rtl, rsp_data;
   sc_core::sc_signal<bool> rsp_valid, rsp_ready_hls, rsp_ready_rtl;
+};
+
+// One request as the memory saw it.
+struct AgReq {
+  uint64_t addr;
+  int len;
+  bool operator==(const AgReq& o) const { return addr == o.addr && len == o.len; }
 };
 
 // The testbench memory: takes the HLS unit's requests (the RTL's must be identical), answers
 // in order after a random latency, with random request stalls.
+template <int P>
 struct TbMemory : sc_core::sc_module {
   sc_core::sc_in<bool> clk{"clk"};
-  MemPins& p;
+  MemPins<P>& p;
+  std::vector<std::vector<AgReq>> bundles;  // every bundle taken, in order
   std::unordered_map<uint64_t, uint8_t> written;
   std::mt19937_64 rng;
   uint64_t requests = 0, writes = 0;
@@ -118,7 +136,7 @@ struct TbMemory : sc_core::sc_module {
   int fixed_latency = 1;
   struct Rsp {
     uint64_t at;
-    bits_t<512> data;
+    bits_t<P * 512> data;
   };
   std::deque<Rsp> q;
   // Monitor: err_o at the edge where each case's done beat is taken on `out`.
@@ -126,7 +144,7 @@ struct TbMemory : sc_core::sc_module {
   std::vector<bool> err_at_done;
 
   SC_HAS_PROCESS(TbMemory);
-  TbMemory(sc_core::sc_module_name n, MemPins& pins, uint64_t seed) : sc_core::sc_module(n), p(pins), rng(seed) {
+  TbMemory(sc_core::sc_module_name n, MemPins<P>& pins, uint64_t seed) : sc_core::sc_module(n), p(pins), rng(seed) {
     SC_CTHREAD(run, clk.pos());
   }
   uint8_t read(uint64_t a) const {
@@ -146,23 +164,31 @@ struct TbMemory : sc_core::sc_module {
       wait();
       if (mon_err && mon_valid->read() && mon_ready->read() && mon_done->read()) err_at_done.push_back(mon_err->read());
       if (p.rsp_valid.read() && p.rsp_ready_hls.read()) q.pop_front();
-      if (p.req_valid_hls.read() && p.req_ready.read()) {
-        const uint64_t addr = p.req_addr_hls.read().to_uint64();
-        const int len = int(p.req_len_hls.read().to_uint());
+      const bits_t<P> lanes = p.req_valid_hls.read();
+      if (units::bit_of<P>(lanes, 0) && p.req_ready.read()) {
         Rsp r;
         r.data = 0;
-        if (p.req_write_hls.read()) {
-          const bits_t<512> w = p.req_wdata_hls.read();
-          for (int i = 0; i < len; ++i) written[addr + uint64_t(i)] = uint8_t(w.range(8 * i + 7, 8 * i).to_uint());
-          ++writes;
-        } else {
-          for (int i = 0; i < len; ++i) r.data.range(8 * i + 7, 8 * i) = read(addr + uint64_t(i));
+        r.at = last_at;
+        std::vector<AgReq> bundle;
+        const bits_t<P * 512> w = p.req_wdata_hls.read();
+        for (int k = 0; k < P && units::bit_of<P>(lanes, k); ++k) {
+          const uint64_t addr = units::slice<kAgAW, P * kAgAW>(p.req_addr_hls.read(), kAgAW * k).to_uint64();
+          const int len = int(units::slice<7, P * 7>(p.req_len_hls.read(), 7 * k).to_uint());
+          if (p.req_write_hls.read()) {
+            for (int i = 0; i < len; ++i)
+              written[addr + uint64_t(i)] = uint8_t(w.range(512 * k + 8 * i + 7, 512 * k + 8 * i).to_uint());
+            ++writes;
+          } else {
+            for (int i = 0; i < len; ++i) r.data.range(512 * k + 8 * i + 7, 512 * k + 8 * i) = read(addr + uint64_t(i));
+          }
+          ++requests;
+          bundle.push_back({addr, len});
+          const int lat = no_stall ? fixed_latency : 1 + int(rng() % uint64_t(max_lat));
+          r.at = std::max(r.at, now + uint64_t(lat) - 1);
         }
-        ++requests;
-        const int lat = no_stall ? fixed_latency : 1 + int(rng() % uint64_t(max_lat));
-        r.at = std::max(last_at, now + uint64_t(lat) - 1);
         last_at = r.at;
         q.push_back(r);
+        bundles.push_back(std::move(bundle));
       }
       if (!no_stall && now % 37 == 0) {
         p_ready = ready_levels[rng() % 4];
@@ -170,14 +196,14 @@ struct TbMemory : sc_core::sc_module {
       }
       const bool rv = !q.empty() && q.front().at <= now && (no_stall || u(rng) < 0.9);
       p.rsp_valid.write(rv);
-      p.rsp_data.write(rv ? q.front().data : bits_t<512>(0));
+      p.rsp_data.write(rv ? q.front().data : bits_t<P * 512>(0));
       p.req_ready.write(no_stall || u(rng) < p_ready);
     }
   }
 };
 
-template <int T, class Rtl>
-struct AgBench : Bench<AgBench<T, Rtl>, Rtl> {
+template <int T, class Rtl, int P = 1>
+struct AgBench : Bench<AgBench<T, Rtl, P>, Rtl> {
   static constexpr int W = 16 * T * T;
   static constexpr int GW = units::clog2(2 * T * T + 1);
   CfgPin<bool> write{*this};
@@ -189,10 +215,10 @@ struct AgBench : Bench<AgBench<T, Rtl>, Rtl> {
   CfgPin<bits_t<kAgAW>> pitch{*this};
   InPort<W> in{*this, "in", encode_square<T>};
   OutPort<1, W> out{*this, "out", decode_square<T>};
-  MemPins mem;
-  TbMemory memory{"memory", mem, 99};
+  MemPins<P> mem;
+  TbMemory<P> memory{"memory", mem, 99};
   sc_core::sc_signal<bool> err_hls{"err_hls"}, err_rtl{"err_rtl"};
-  AgUnit<T> hls{"hls"};
+  AgUnit<T, P> hls{"hls"};
   static inline AgBench* last = nullptr;
   AgBench() {
     last = this;
@@ -261,6 +287,8 @@ inline Element random_bits_square(std::mt19937_64& r, int t) {
 // contiguous) or a random one (rows x row_bytes = the tile bytes, pitch >= row_bytes, gaps
 // between tiles); loads and stores. A store's input has 0..count tiles (one in 12 cases
 // count + 1: err_o) with random stops, its done on the last tile or as a bare done.
+// At T = 16 the random geometries keep rows of >= 16 bytes (at most 32 rows), so a case stays
+// inside its region.
 inline std::vector<UnitCase> ag_cases(size_t n, uint64_t seed, int t, size_t first_region = 0) {
   std::mt19937_64 r(seed);
   std::vector<UnitCase> cases;
@@ -309,14 +337,14 @@ inline std::vector<UnitCase> ag_cases(size_t n, uint64_t seed, int t, size_t fir
     } else {
       std::vector<int> divs;
       for (int k = 1; k <= tb; ++k)
-        if (tb % k == 0) divs.push_back(k);
+        if (tb % k == 0 && (t < 16 || k <= 32)) divs.push_back(k);
       c.rows = divs[r() % divs.size()];
       c.row_bytes = tb / c.rows;
       c.pitch = c.row_bytes + rnd(r, 0, 40);
       c.b = c.rows * c.pitch + rnd(r, 0, 16);
       c.a = c.tiles_c * c.b + rnd(r, 0, 64);
     }
-    c.base = int((first_region + i) * kAgRegion) + rnd(r, 0, 200);
+    c.base = int((first_region + i) * ag_region(t)) + rnd(r, 0, 200);
     UnitCase u;
     u.cfg = c.pins();
     u.reset_before = true;
@@ -344,8 +372,8 @@ inline std::vector<UnitCase> ag_cases(size_t n, uint64_t seed, int t, size_t fir
 }
 
 // The tile the reference reads at stored tile l: bytes mem(byte_addr(l, i)).
-template <int T>
-inline std::vector<uint16_t> ref_tile(const AgCfg& c, int l, const TbMemory& m) {
+template <int T, int P>
+inline std::vector<uint16_t> ref_tile(const AgCfg& c, int l, const TbMemory<P>& m) {
   std::vector<uint16_t> v;
   for (int e = 0; e < T * T; ++e)
     v.push_back(uint16_t(m.read(c.byte_addr(l, 2 * e)) | (m.read(c.byte_addr(l, 2 * e + 1)) << 8)));
@@ -354,8 +382,8 @@ inline std::vector<uint16_t> ref_tile(const AgCfg& c, int l, const TbMemory& m) 
 
 // Load: the tiles of the view with stop_after and done on the last. Store: a bare done, and
 // every byte of the region as the reference's writes leave it (err when a tile is too many).
-template <int T>
-inline std::string check_ag(const AgCfg& c, const UnitCase& u, const std::vector<Beat>& got, const TbMemory& m,
+template <int T, int P>
+inline std::string check_ag(const AgCfg& c, const UnitCase& u, const std::vector<Beat>& got, const TbMemory<P>& m,
                             bool err) {
   if (!c.write) {
     if (err) return "load: err_o set";
@@ -365,7 +393,7 @@ inline std::string check_ag(const AgCfg& c, const UnitCase& u, const std::vector
       const int want_stop = c.stop_after(k);
       if (!b.has_elem || b.stop != want_stop || b.done != (k + 1 == c.count()))
         return "load: beat " + std::to_string(k) + " is " + format_beats({b}) + ", want stop " + std::to_string(want_stop);
-      const std::vector<uint16_t> w = ref_tile<T>(c, c.lin(k), m);
+      const std::vector<uint16_t> w = ref_tile<T, P>(c, c.lin(k), m);
       for (int e = 0; e < T * T; ++e)
         if (bf16_lane(b.elem.tile(), size_t(e)) != w[size_t(e)])
           return "load: tile " + std::to_string(k) + " (stored tile " + std::to_string(c.lin(k)) + ") lane " +
@@ -392,14 +420,45 @@ inline std::string check_ag(const AgCfg& c, const UnitCase& u, const std::vector
   }
   if (too_many != err) return std::string("store: err_o ") + (err ? "set" : "clear") + ", want " + (too_many ? "set" : "clear");
   // Every written byte of the region must be one the reference writes, with its value.
-  const uint64_t lo = uint64_t(c.base) / kAgRegion * kAgRegion;
+  const uint64_t reg = ag_region(T), lo = uint64_t(c.base) / reg * reg;
   for (const auto& [a, v] : m.written)
-    if (a >= lo && a < lo + kAgRegion && !want.count(a)) return "store: stray write at " + std::to_string(a);
+    if (a >= lo && a < lo + reg && !want.count(a)) return "store: stray write at " + std::to_string(a);
   for (const auto& [a, v] : want) {
     auto it = m.written.find(a);
     if (it == m.written.end() || it->second != v) return "store: byte " + std::to_string(a) + " wrong";
   }
   return "";
+}
+
+// The request bundles of a case as the approximate operator issues them: the stored tiles in
+// view order (a store: as many as it wrote), each tile's requests those of
+// Burst::request_addr (row-major, ceil(row_bytes / 64) per row), request j of a tile in bundle
+// j / P, a bundle never crossing a tile.
+inline std::vector<std::vector<AgReq>> ag_expected_bundles(const AgCfg& c, const UnitCase& u, int p) {
+  int tiles = c.count();
+  if (c.write) {
+    int k = 0;
+    for (const Beat& b : u.inputs[0]) k += b.has_elem;
+    tiles = std::min(tiles, k);
+  }
+  std::vector<std::vector<AgReq>> out;
+  for (int k = 0; k < tiles; ++k) {
+    const uint64_t l = uint64_t(c.lin(k));
+    Burst b;
+    b.base = c.tile_addr(int(l));
+    b.rows = uint32_t(c.rows);
+    b.row_bytes = uint64_t(c.row_bytes);
+    b.row_pitch = uint64_t(c.pitch);
+    std::vector<AgReq> reqs;
+    for (uint64_t r = 0; r < b.rows; ++r)
+      for (uint64_t q = 0; q < b.requests_per_row(64); ++q)
+        reqs.push_back({b.request_addr(r, q, 64), int(std::min<uint64_t>(64, b.row_bytes - 64 * q))});
+    for (size_t j = 0; j < reqs.size(); ++j) {
+      if (j % size_t(p) == 0) out.emplace_back();
+      out.back().push_back(reqs[j]);
+    }
+  }
+  return out;
 }
 
 }  // namespace stepsim::unit_test

@@ -12,11 +12,16 @@ struct AgRun {
   std::string error;  // first case that differs from the reference
   size_t loads = 0, stores = 0, tiles = 0, errs = 0;
   uint64_t requests = 0;
+  size_t bundles = 0;  // checked bundles
 };
 
-template <int T, class Rtl>
-AgRun run_ag(const std::vector<UnitCase>& cases, uint64_t seed, bool full_rate = false, int latency = 1) {
-  using B = AgBench<T, Rtl>;
+// With check_bundles, every case's request bundles must be those of ag_expected_bundles (the
+// bundles are told apart by their memory region, so the geometries must stay inside theirs:
+// T = 16 cases of ag_cases do).
+template <int T, class Rtl, int P = 1>
+AgRun run_ag(const std::vector<UnitCase>& cases, uint64_t seed, bool full_rate = false, int latency = 1,
+             bool check_bundles = false) {
+  using B = AgBench<T, Rtl, P>;
   const std::vector<AgCfg> cfgs = ag_cfgs();
   fresh_kernel();
   B* b = new B();  // left behind with the kernel, as run_bench does
@@ -43,7 +48,7 @@ AgRun run_ag(const std::vector<UnitCase>& cases, uint64_t seed, bool full_rate =
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::vector<Beat>& got = r.run.out[0].at(i);
     const bool err = i < b->memory.err_at_done.size() && b->memory.err_at_done[i];
-    const std::string e = check_ag<T>(cfgs[i], cases[i], got, b->memory, err);
+    const std::string e = check_ag<T, P>(cfgs[i], cases[i], got, b->memory, err);
     if (!e.empty()) {
       r.error = "case " + std::to_string(i) + ": " + e;
       return r;
@@ -51,6 +56,22 @@ AgRun run_ag(const std::vector<UnitCase>& cases, uint64_t seed, bool full_rate =
     (cfgs[i].write ? r.stores : r.loads)++;
     r.errs += err;
     r.tiles += cfgs[i].write ? size_t(cfgs[i].count()) : got.size();
+  }
+  if (check_bundles) {
+    std::map<uint64_t, std::vector<std::vector<AgReq>>> by_region;
+    for (const std::vector<AgReq>& bd : b->memory.bundles) by_region[bd.front().addr / ag_region(T)].push_back(bd);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const std::vector<std::vector<AgReq>> want = ag_expected_bundles(cfgs[i], cases[i], P);
+      const auto& got = by_region[uint64_t(cfgs[i].base) / ag_region(T)];
+      if (got != want) {
+        size_t j = 0;
+        while (j < got.size() && j < want.size() && got[j] == want[j]) ++j;
+        r.error = "case " + std::to_string(i) + ": request bundle " + std::to_string(j) + " of " +
+                  std::to_string(want.size()) + " differs (" + std::to_string(got.size()) + " bundles issued)";
+        return r;
+      }
+      r.bundles += got.size();
+    }
   }
   return r;
 }

@@ -30,17 +30,47 @@ TEST(UnitsVsReference, AgOffchipLinearT8) {
   EXPECT_EQ(r.error, "");
 }
 
+// [16 x 16] tiles with 4 request lanes (par_dispatch 4, the hdl-validation point): 512-byte
+// tiles, row-major (16 rows of 32 bytes: 16 requests, 4 bundles), blocked (8 requests of 64
+// bytes, 2 bundles) and random geometries (rows of 16..512 bytes). Every case's request bundles
+// against the approximate operator's (ag_expected_bundles): a wrong lane order or bundling
+// fails here even when the bytes come out right.
+TEST(UnitsVsReference, AgOffchipLinearT16P4) {
+  const std::vector<UnitCase> cases = ag_cases(300, 47, 16);
+  AgRun r = run_ag<16, NoRtl, 4>(cases, 47, false, 1, true);
+  ASSERT_TRUE(r.run.result.ok) << r.run.result.error;
+  ASSERT_EQ(r.run.result.cases_done, cases.size());
+  EXPECT_EQ(r.error, "");
+  EXPECT_GT(r.loads, 100u);
+  EXPECT_GT(r.stores, 100u);
+  EXPECT_GT(r.errs, 3u);
+  EXPECT_GT(r.bundles, 1000u);
+  std::cout << "AgOffchip T = 16, P = 4: " << cases.size() << " cases (" << r.loads << " loads, " << r.stores
+            << " stores, " << r.errs << " with err_o), " << r.tiles << " tiles, " << r.requests << " requests in "
+            << r.bundles << " bundles, " << r.run.result.cycles << " cycles\n";
+}
+
+// The T = 4 cases through the 4-lane unit: tiles of one request (blocked, 32 bytes) make
+// bundles of one request each, since a bundle never crosses a tile.
+TEST(UnitsVsReference, AgOffchipLinearT4P4) {
+  const std::vector<UnitCase> cases = ag_cases(200, 53, 4);
+  AgRun r = run_ag<4, NoRtl, 4>(cases, 53);
+  ASSERT_TRUE(r.run.result.ok) << r.run.result.error;
+  EXPECT_EQ(r.error, "");
+}
+
 // One view of n tiles at full rate, fixed memory latency: the edges of the first request, of
 // the first and last tile.
 struct AgTiming {
   uint64_t first_tile = 0, span = 0, cycles = 0, requests = 0;
 };
+template <int T = 4, int P = 1>
 AgTiming ag_full_rate(const AgCfg& c, int latency, const std::vector<Beat>& in) {
   ag_cfgs() = {c};
   UnitCase u;
   u.cfg = c.pins();
   u.inputs = {in};
-  AgRun r = run_ag<4, NoRtl>({u}, 1, true, latency);
+  AgRun r = run_ag<T, NoRtl, P>({u}, 1, true, latency, T >= 16);
   EXPECT_TRUE(r.run.result.ok) << r.run.result.error;
   EXPECT_EQ(r.error, "");
   AgTiming t;
@@ -89,6 +119,51 @@ TEST(UnitsTiming, AgOffchipOneRequestPerCycle) {
   const AgTiming st = ag_full_rate(c, 1, in);
   EXPECT_EQ(st.requests, 32u);
   std::cout << "AG store, blocked: 32 tiles, done at edge " << st.first_tile << "\n";
+}
+
+// T = 16, P = 4 at full rate: 256 bytes per cycle. A [4 x 4]-tile view of a [64 x 64] bf16
+// tensor: blocked (a tile = 8 requests of 64 bytes = 2 bundles: a tile every 2 cycles) and
+// row-major (16 requests of 32 bytes = 4 bundles: a tile every 4 cycles, 128 bytes per cycle).
+TEST(UnitsTiming, AgOffchipT16FourLanes) {
+  AgCfg c;
+  c.tiles_r = 4;
+  c.tiles_c = 4;
+  c.shape = {4, 4};
+  c.stride = {4, 1};
+  c.rows = 1;
+  c.row_bytes = 512;
+  c.pitch = 512;
+  c.b = 512;
+  c.a = 4 * 512;
+  const AgTiming blk = ag_full_rate<16, 4>(c, 1, {Beat::done_beat()});
+  EXPECT_EQ(blk.requests, 16u * 8);
+  EXPECT_EQ(blk.span, 2u * 15 + 1);
+  // 64 requests in flight cover 16 cycles at 4 per cycle: a latency of 10 is hidden, one of 20
+  // is not (MAXO bounds the throughput to 64 requests per round trip).
+  const AgTiming mid = ag_full_rate<16, 4>(c, 10, {Beat::done_beat()});
+  EXPECT_EQ(mid.span, blk.span);
+  EXPECT_EQ(mid.first_tile, blk.first_tile + 9);
+  const AgTiming slow = ag_full_rate<16, 4>(c, 20, {Beat::done_beat()});
+  EXPECT_GT(slow.span, blk.span);
+  c.rows = 16;
+  c.row_bytes = 32;
+  c.pitch = 4 * 32;
+  c.b = 32;
+  c.a = 16 * c.pitch;
+  const AgTiming rm = ag_full_rate<16, 4>(c, 1, {Beat::done_beat()});
+  EXPECT_EQ(rm.requests, 16u * 16);
+  EXPECT_EQ(rm.span, 4u * 15 + 1);
+  std::cout << "AG load, T = 16, P = 4: blocked 16 tiles in " << blk.span << " cycles (first at edge " << blk.first_tile
+            << "; latency 10: " << mid.span << " cycles, first at edge " << mid.first_tile << "; latency 20: " << slow.span
+            << " cycles), row-major in " << rm.span << " cycles\n";
+  c.write = true;
+  std::vector<Beat> in;
+  std::mt19937_64 rng(5);
+  for (int k = 0; k < 16; ++k) in.push_back(Beat::data(random_bits_square(rng, 16), 0));
+  in.back().done = true;
+  const AgTiming st = ag_full_rate<16, 4>(c, 1, in);
+  EXPECT_EQ(st.requests, 16u * 16);
+  std::cout << "AG store, T = 16, P = 4, row-major: 16 tiles, done at edge " << st.first_tile << "\n";
 }
 
 }  // namespace

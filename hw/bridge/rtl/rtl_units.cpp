@@ -21,6 +21,7 @@
 #ifdef STEPSIM_HAVE_RTL_T16
 #include "Vpcu_tile_accum_t16.h"
 #include "Vpcu_tile_map_t16.h"
+#include "Vag_offchip_t16.h"
 #endif
 
 namespace stepsim::bridge {
@@ -45,9 +46,11 @@ struct RtlUnits {
 #ifdef STEPSIM_HAVE_RTL_T16
   using PcuTileMap16 = Vpcu_tile_map_t16;
   using PcuTileAccum16 = Vpcu_tile_accum_t16;
+  using Ag16 = Vag_offchip_t16;
 #else  // built without the T = 16 library (STEPSIM_RTL_T16=OFF): [16 x 16] tiles stay unsupported
   using PcuTileMap16 = void;
   using PcuTileAccum16 = void;
+  using Ag16 = void;
 #endif
   using Ag = Vag_offchip;
 };

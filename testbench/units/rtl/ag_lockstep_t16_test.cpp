@@ -1,0 +1,33 @@
+// The address generator at T = 16 with 4 request lanes (hw/units/ag_offchip.h, P = 4) and its
+// Verilated RTL twin (rtl/ag_offchip_t16.sv) in lock-step, as ag_lockstep_test.cpp: every
+// output pin (the tile port, the 4 request lanes, rsp_ready_o, err_o) identical at every cycle,
+// every case against the reference and every request bundle against the approximate
+// operator's (ag_expected_bundles). STEPSIM_UNIT_CASES / STEPSIM_UNIT_SEED as in lockstep_test.cpp.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "Vag_offchip_t16.h"
+#include "testbench/units/ag_run.h"
+
+namespace stepsim::unit_test {
+namespace {
+
+TEST(UnitsLockstep, AgOffchipT16P4) {
+  const char* e = std::getenv("STEPSIM_UNIT_CASES");
+  const char* s = std::getenv("STEPSIM_UNIT_SEED");
+  const size_t n = e ? size_t(std::strtoull(e, nullptr, 10)) : 1000;
+  const uint64_t seed = (s ? std::strtoull(s, nullptr, 10) : 1) * 1000 + 16;
+  const std::vector<UnitCase> cases = ag_cases(n, seed, 16);
+  AgRun r = run_ag<16, Vag_offchip_t16, 4>(cases, seed, false, 1, true);
+  ASSERT_TRUE(r.run.result.ok) << "AgOffchip T = 16 (seed " << seed << "): " << r.run.result.error;
+  ASSERT_EQ(r.run.result.cases_done, cases.size());
+  EXPECT_EQ(r.error, "") << "seed " << seed;
+  std::cout << "AgOffchip T = 16, P = 4: " << cases.size() << " cases (" << r.loads << " loads, " << r.stores
+            << " stores, " << r.errs << " with err_o), " << r.tiles << " tiles, " << r.requests
+            << " memory requests in " << r.bundles << " bundles, " << r.run.result.cycles << " cycles in lock-step\n";
+}
+
+}  // namespace
+}  // namespace stepsim::unit_test
