@@ -103,13 +103,12 @@ struct PcuTileAccum : sc_core::sc_module {
   void run() {
     InBuf<W> iba, ibb;
     OutReg<1, W> oq;
-    f32_t acc[N];        // the fp32 accumulator, row-major (reset: 0)
+    f32_t acc[N];        // the fp32 accumulator, row-major (read only once acc_v says it holds a value)
     bool acc_v = false;  // the group has seen an element
     // Bank mode: entry m of the current chunk, M entries (known after chunk 0), emission.
     int m = 0, nent = 0, e = 0;
     bool chunk0 = true, emitting = false, close_done = false, err = false;
     stop_t close_stop = 0;
-    for (int l = 0; l < N; ++l) acc[l] = 0;
     iba.reset();
     ibb.reset();
     oq.reset();
