@@ -94,7 +94,8 @@ def point(exe, tb, tf, impl, tmp):
     m = re.search(r"Total cycles: approx (\d+), co-simulation (\d+)", md)
     row["blocks_approx_cycles"], row["units_cycles"] = int(m.group(1)), int(m.group(2))
     row["payload_identical"] = "identical on every channel" in md
-    nodes = re.findall(r"^\| (\S+) \| (\w+) \| (\w+)( \(no unit\))? \|", md, re.M)
+    nodes = [n for n in re.findall(r"^\| (\S+) \| (\w+) \| (\w+)( \(no unit\))? \|", md, re.M)
+             if n[0] not in ("node", "channel")]  # not the tables' header rows
     row["nodes_on_units"] = sum(1 for n in nodes if n[2] != "approx")
     row["nodes_approx"] = " ".join("%s(%s)" % (n[0], n[1]) for n in nodes if n[2] == "approx")
     units = json.load(open(d + "/units.json"))
