@@ -190,11 +190,12 @@ void UnitBridge::run() {
         next_event = std::min(next_event, free_at);
       }
     }
+    // A full channel: wait until its consumer has freed a slot or certainly frees none by c;
+    // in the latter case the unit runs on with this output held (its inputs keep moving).
     for (size_t k : blocked) {
       Out& o = out_streams_[k];
       Channel& ch = out(size_t(o.op_output));
-      while (ch.full()) ctx().block_send(&ch);
-      const uint64_t free_at = ch.next_slot_free_time();
+      const uint64_t free_at = ctx().await_release(&ch, c);
       o.pin->set_ready(free_at <= c);
       if (free_at <= c) {
         take_output(o);

@@ -219,7 +219,8 @@ class Channel {
     --size_;
     c->scheduler()->note_progress();
     Context* p = producer_;
-    if (p->state() == Context::State::kBlockedSend && p->blocked_on() == this) p->wake();
+    const Context::State ps = p->state();
+    if ((ps == Context::State::kBlockedSend && p->blocked_on() == this) || ps == Context::State::kArbWait) p->wake();
     return s.beat();
   }
 

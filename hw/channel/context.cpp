@@ -117,6 +117,21 @@ uint64_t Context::await_arrival(Channel* c, uint64_t t) {
   }
 }
 
+uint64_t Context::await_release(Channel* c, uint64_t t) {
+  for (;;) {
+    if (!c->full()) return c->next_slot_free_time();
+    scheduler_->begin_walk();
+    const uint64_t lb = sat_add(scheduler_->context_lower_bound(c->consumer()), c->params().response_latency);
+    if (lb > t) {
+      // The caller's clock moves on with the slot still held: progress although no channel
+      // moved (callers ask for a later t each time), so the next quiescence is no deadlock.
+      scheduler_->note_progress();
+      return lb;
+    }
+    arb_wait();  // woken by the consumer's dequeue (Channel) or at quiescence
+  }
+}
+
 void Context::wait_for_turn(const std::vector<Context*>& peers) {
   for (;;) {
     bool walked = false;

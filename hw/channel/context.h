@@ -76,6 +76,11 @@ class Context {
   // next arrival: the head's visible time when a beat is there, kNever after its done beat was
   // consumed, otherwise a bound > t. Used by the co-simulation bridges (hw/bridge).
   uint64_t await_arrival(Channel* c, uint64_t t);
+  // The producer's side of the same: blocks until channel `c` (which this context produces) has
+  // a free slot, or it is certain that its consumer frees none at or before model time `t`.
+  // Returns the next slot's release time when one is free, otherwise a bound > t on it. A
+  // clocked unit (hw/bridge) keeps running with its output held instead of stopping.
+  uint64_t await_release(Channel* c, uint64_t t);
 
   // Blocks until no other context in `peers` can act before (now, tie_rank) — the conservative
   // grant used to serialise off-chip memory requests in model-time order.
