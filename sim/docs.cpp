@@ -136,6 +136,10 @@ const std::map<std::string, std::string>& origins() {
       {"ag_max_outstanding",
        "0 in step-artifact (the reference has one tile in flight); 64 in hdl-validation: the outstanding "
        "requests of the fabric's address-generator unit (rtl/ag_offchip.sv, MAXO)"},
+      {"load_buffer_tiles",
+       "0 in step-artifact, the reference's behaviour: a load's output is a FIFO of fifo_depth; 8 in hdl-validation: "
+       "the fabric streams a load's tiles into a memory unit that buffers them for the consumer (the Bufferize -> "
+       "Streamify pair of the units, hw/units/pmu_buffer.h, has 8 buffer descriptors, NBUF)"},
       {"loads_sum_inputs",
        "true in step-artifact, the reference's behaviour: BinaryMap charges ld(a) + ld(b) (RS §3 BinaryMap); false "
        "in hdl-validation: the fabric's tile compute units take both operand tiles in the same cycle"},

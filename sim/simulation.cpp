@@ -355,7 +355,8 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
       throw std::invalid_argument("node '" + e.to + "' input '" + e.to_port + "' is connected twice");
     bound_out[e.from].insert(oi);
     ChannelParams cp;
-    cp.depth = node_by_name[e.from]->depth.value_or(options.hw.fifo_depth);
+    const std::optional<uint32_t>& node_depth = node_by_name[e.from]->depth;
+    cp.depth = node_depth ? *node_depth : prod.output_depth(size_t(oi), options.hw.fifo_depth);
     cp.send_latency = options.hw.send_latency;
     cp.response_latency = options.hw.response_latency;
     cp.inflight = prod.output_inflight(size_t(oi));

@@ -132,6 +132,14 @@ class OffChipOp : public Op {
     return uint32_t(std::min<uint64_t>(max_outstanding_ / requests_per_tile_, 1u << 16));
   }
 
+  // A load's tiles wait for its consumer in the load's memory unit: load_buffer_tiles of them,
+  // as many as fit.
+  uint32_t output_depth(size_t, uint32_t fifo_depth) const override {
+    if (!loads_ || !hw().load_buffer_tiles) return fifo_depth;
+    const uint64_t fit = std::max<uint64_t>(1, hw().pmu_capacity / std::max<uint64_t>(1, shape().bytes()));
+    return std::max<uint32_t>(fifo_depth, uint32_t(std::min<uint64_t>(hw().load_buffer_tiles, fit)));
+  }
+
  protected:
   Tile shape() const { return shape_tile(view_.tile_rows, view_.tile_cols, view_.tensor->dtype); }
 

@@ -140,6 +140,9 @@ class Op : public sc_core::sc_module {
   // Beats output o may hold in flight ahead of its channel's FIFO (ChannelParams::inflight): the
   // elaboration asks before it creates the channel. 0 for every operator but the loads.
   virtual uint32_t output_inflight(size_t /*o*/) const { return 0; }
+  // Depth of output o's channel when the node sets none (`fifo_depth` = the preset's): the
+  // loads make it their memory unit's buffer (load_buffer_tiles).
+  virtual uint32_t output_depth(size_t /*o*/, uint32_t fifo_depth) const { return fifo_depth; }
   uint64_t flops_executed() const { return flops_; }
   uint64_t firings() const { return firings_; }
   // On-chip accounting (see OnChipStats above); collects the outputs' TileStats from the channels.

@@ -111,6 +111,11 @@ const std::vector<Field>& field_table() {
                  "generator (floor(ag_max_outstanding / requests per tile) of them) instead of in its output "
                  "channel; 0 = no limit for stores, and a load's output channel holds its tiles in flight",
                  &HardwareParams::ag_max_outstanding),
+      uint_field("load_buffer_tiles", "tiles",
+                 "tiles an off-chip load's memory unit holds for its consumer: the load's output channel is "
+                 "that deep (at least fifo_depth, at most pmu_capacity / tile bytes, unless the node sets "
+                 "`depth`); 0 = the output channel is a FIFO of fifo_depth like any other",
+                 &HardwareParams::load_buffer_tiles),
       {{"loads_sum_inputs", "bool", "n-ary Map adds its memory-unit loads instead of taking the max"},
        [](HardwareParams& h, const std::string& v) { h.loads_sum_inputs = to_bool("loads_sum_inputs", v); },
        [](const HardwareParams& h) { return std::string(h.loads_sum_inputs ? "true" : "false"); }},

@@ -31,6 +31,7 @@ struct HardwareParams {
   bool loads_sum_inputs = true;            // quirk: n-ary Map sums its memory-unit loads
   bool offchip_one_tile_in_flight = true;  // quirk: off-chip loads/stores do not overlap tiles
   uint32_t ag_max_outstanding = 0;         // requests one load/store keeps in flight (0: see hardware.cpp)
+  uint32_t load_buffer_tiles = 0;          // tiles a load's memory unit holds for its consumer (0: a FIFO)
   HbmParams hbm;                          // the off-chip memory model (hw/memory)
   std::string hbm_mode = "fast";           // fast (one transaction per tile) | request (per request)
   std::string onchip_requirement_model = "paper";  // formulas of the on-chip requirement (hw/fabric)

@@ -391,6 +391,43 @@ nodes:
 }
 
 // offset moves the view's first tile: a load of rows 2..3 stored at rows 1..2 of y.
+// load_buffer_tiles B: a load's output channel is its memory unit's buffer, B tiles deep (at
+// least fifo_depth, at most pmu_capacity / tile bytes); a node's own depth wins; other
+// operators' channels keep fifo_depth.
+TEST(LinearOffChipLoad, MemoryUnitBufferSetsTheOutputDepth) {
+  auto depths = [](const std::string& buffer, const std::string& capacity) {
+    HardwareParams hw = artifact();  // fifo_depth 2
+    hw.set("load_buffer_tiles", buffer);
+    hw.set("pmu_capacity", capacity);
+    SimResult r = run_yaml(R"(
+tensors:
+  w: {shape: [1, 2048]}
+nodes:
+  - {name: load, op: LinearOffChipLoad, params: {tensor: w, tile: [1, 32]}}
+  - {name: own, op: LinearOffChipLoad, params: {tensor: w, tile: [1, 32]}, depth: 3}
+  - {name: sum, op: Map, params: {fn: add}, inputs: {in0: load, in1: own}}
+  - {name: sink, op: Sink, inputs: {in: sum}}
+)",
+                           hw);
+    EXPECT_TRUE(r.ok) << r.error;
+    std::map<std::string, uint32_t> d;
+    for (const ChannelResult& c : r.channels) d[c.name.substr(0, c.name.find('.'))] = c.params.depth;
+    return d;
+  };
+  const uint64_t tile_bytes = 32 * 2;  // [1 x 32] bf16
+  std::map<std::string, uint32_t> d = depths("0", "524288");
+  EXPECT_EQ(d["load"], 2u);  // off: fifo_depth
+  EXPECT_EQ(d["own"], 3u);
+  d = depths("6", "524288");
+  EXPECT_EQ(d["load"], 6u);  // 6 tiles fit easily
+  EXPECT_EQ(d["own"], 3u);   // the node's depth
+  EXPECT_EQ(d["sum"], 2u);   // not a load
+  d = depths("6", std::to_string(4 * tile_bytes));
+  EXPECT_EQ(d["load"], 4u);  // capacity: 4 tiles
+  d = depths("6", std::to_string(tile_bytes));
+  EXPECT_EQ(d["load"], 2u);  // never below fifo_depth
+}
+
 TEST(LinearOffChipLoad, OffsetStartsTheViewAtATile) {
   const std::string dir = fresh_dir("offset");
   write_index_tensor(dir, 4, 4);  // tile k of [1,4] holds 4k .. 4k+3
