@@ -159,6 +159,9 @@ module ag_offchip #(
     b_wdata    = '0;
     last_req   = 1'b0;
     nb         = '0;
+    len        = '0;  // defaults: assigned only for the bundle's lanes (no latches)
+    lc         = 1'b0;
+    wsh        = '0;
     for (int k = 0; k < P; k++) begin
       if (!last_req) begin
         len                = used_bytes(cfg_row_bytes_i, w_chunk);
@@ -235,6 +238,9 @@ module ag_offchip #(
     merged  = a_acc_q;
     a_last  = 1'b0;
     rn      = '0;
+    r_len   = '0;  // defaults: assigned only for the bundle's lanes (no latches)
+    r_lc    = 1'b0;
+    rsh     = '0;
     for (int k = 0; k < P; k++) begin
       if (!a_last) begin
         r_len = used_bytes(cfg_row_bytes_i, r_chunk);
