@@ -520,8 +520,8 @@ class PcuBridge : public BridgeBase {
     if (side == 0 && !has_vector()) side = kT;  // its encoder reports the tile
     return side;
   }
-  // Accum's bank_rank (0 when the node has none: before the operator had the parameter too).
-  int bank_rank() const { return accum_ && cfg_.params.has("bank_rank") ? int(cfg_.params.get_int("bank_rank")) : 0; }
+  // Accum's bank_rank (0 for Map).
+  int bank_rank() const { return accum_ ? int(cfg_.params.get_int("bank_rank")) : 0; }
   void attach_vector() {
     if (vaccum_) {
       if (bank_rank() != 0)
@@ -557,11 +557,7 @@ class PcuBridge : public BridgeBase {
     if (accum_) {
       top2_.write(bits_t<2>(fn_ == "add" ? 0 : fn_ == "max" ? 1 : fn_ == "matmul_acc" ? 2 : 3));
       rank_.write(stop_t(cfg_.params.get_int("rank")));
-      const int q = bank_rank();
-      if (q < 0 || q > 13)
-        fail("impl: " + impl() + ": Accum bank_rank " + std::to_string(q) +
-             " is outside the tile unit's 0..13 (the closing stop q + 2 must fit its 4-bit stop levels)");
-      bank_.write(stop_t(q));
+      bank_.write(stop_t(bank_rank()));  // 0..13: unit_unsupported() checked it
       bank_size_ = S::kSide == kT ? kTileAccumBank : kTileAccumBank16;
       err_used_ = &s.err;
     } else {
