@@ -421,7 +421,8 @@ struct TileSide {
 // One bridge for every compute node (Map, Accum). It elaborates the units the node's function
 // can run on: the vector units (pcu_ew, pcu_reduce, pcu_accum) for [1 x kL] tiles and the tile
 // units (pcu_tile_map, pcu_tile_accum) for [kT x kT] tiles and, where the build has them, for
-// [kT16 x kT16] tiles. The first beat of input 0 decides, before the first cycle: a square tile
+// [kT16 x kT16] tiles. The first beat to arrive (in model time, on any input: the operands have
+// one tile shape) decides, before the first cycle: a square tile
 // of a side with units selects those, anything else the vector unit (whose encoder then reports
 // a tile of another shape), or the [kT x kT] units when the function has no vector unit. Each
 // unit has its own clock and only the chosen one is clocked: the others stay idle, never
@@ -509,11 +510,14 @@ class PcuBridge : public BridgeBase {
     const bool t4 = t4_.elaborated(), t16 = t16_.elaborated();
     if (!t4 && !t16) return 0;
     if (!has_vector() && !t16) return kT;
-    Channel& ch = in(0);
-    ctx().await_arrival(&ch, kNever - 1);  // the first beat (blocks until it is sent)
+    // The first beat on any input (the operands of every function have one tile shape). The
+    // unit cannot act before it arrives, which is what select_earliest tells the other contexts
+    // while it waits; once chosen, the unit is clocked from the bridge's clock as configured.
+    const std::vector<Channel*>& ins = ctx().inputs();
+    const int first = ctx().select_earliest(ins);
     int side = 0;
-    if (!ch.empty() && ch.head().has_elem && ch.head().elem.is_tile()) {
-      const Tile& t = ch.head().elem.tile();
+    if (first >= 0 && ins[size_t(first)]->head().has_elem && ins[size_t(first)]->head().elem.is_tile()) {
+      const Tile& t = ins[size_t(first)]->head().elem.tile();
       if (t.rows == t.cols && t.rows == uint32_t(kT) && t4) side = kT;
       if (t.rows == t.cols && t.rows == uint32_t(kT16) && t16) side = kT16;
     }

@@ -104,16 +104,21 @@ int Context::select_earliest(const std::vector<Channel*>& candidates) {
 }
 
 uint64_t Context::await_arrival(Channel* c, uint64_t t) {
-  std::vector<Channel*> one{c};
   for (;;) {
     if (!c->empty()) return c->head_ready_time();
     if (c->done_sent()) return kNever;
     scheduler_->begin_walk();
     const uint64_t lb = scheduler_->arrival_lower_bound(c);
-    if (lb > t) return lb;
-    arb_candidates_ = &one;
+    if (lb > t) {
+      // The caller's clock moves on without a beat moving (as in await_release): progress, so
+      // the next quiescence is no deadlock.
+      scheduler_->note_progress();
+      return lb;
+    }
+    // No arrival candidates while it waits (unlike select_earliest): the caller may still act
+    // at its own clock once it knows nothing arrives by t (a unit's other pins, its memory
+    // requests), so its lower bound is its clock, not c's next arrival.
     arb_wait();
-    arb_candidates_ = nullptr;
   }
 }
 

@@ -74,7 +74,8 @@ class Context {
   // Blocks until channel `c` (which this context consumes) holds a beat, or it is certain that
   // no beat becomes visible on it at or before model time `t`. Returns the lower bound on its
   // next arrival: the head's visible time when a beat is there, kNever after its done beat was
-  // consumed, otherwise a bound > t. Used by the co-simulation bridges (hw/bridge).
+  // consumed, otherwise a bound > t. Used by the co-simulation bridges (hw/bridge): while it
+  // waits, the context's own lower bound is its clock (it may act at now() on other ports).
   uint64_t await_arrival(Channel* c, uint64_t t);
   // The producer's side of the same: blocks until channel `c` (which this context produces) has
   // a free slot, or it is certain that its consumer frees none at or before model time `t`.
