@@ -202,19 +202,29 @@ class OffChipOp : public Op {
     } else {
       const uint32_t rb = hw().hbm.request_bytes;
       const uint64_t per_row = std::max<uint64_t>(1, b.requests_per_row(rb));
-      const uint32_t chunk_rows = uint32_t(std::max<uint64_t>(1, (max_outstanding_ / 2) / per_row));
+      const uint64_t half = std::max<uint64_t>(1, max_outstanding_ / 2);
+      // A chunk is whole rows, or, when one row alone has more than half the window's requests
+      // (a contiguous tile, e.g. [64 x 256] of a blocked tensor), a piece of one row: without
+      // the split such a tile would go out unthrottled, ahead of the other loads' windows.
+      const uint32_t chunk_rows = uint32_t(std::max<uint64_t>(1, half / per_row));
+      const uint64_t piece = per_row > half ? half * rb : b.row_bytes;
       for (uint32_t r0 = 0; r0 < b.rows; r0 += chunk_rows) {
-        Burst c = b;
-        c.base = b.base + r0 * b.pitch();
-        c.rows = std::min(chunk_rows, b.rows - r0);
-        c.row_pitch = b.pitch();
-        const uint64_t n = c.rows * per_row;
-        wait_for_window(n);
-        const uint64_t done = memory_->transfer(ctx(), c, data ? data + uint64_t(r0) * b.row_bytes : nullptr);
-        window_.push_back({done, n});
-        outstanding_ += n;
-        completion = std::max(completion, done);
-        if (r0 + chunk_rows < b.rows) ctx().advance_to(ctx().now() + 1);  // the next chunk's first request
+        for (uint64_t off = 0; off < b.row_bytes; off += piece) {
+          Burst c = b;
+          c.base = b.base + r0 * b.pitch() + off;
+          c.rows = std::min(chunk_rows, b.rows - r0);
+          c.row_bytes = std::min(piece, b.row_bytes - off);
+          c.row_pitch = b.pitch();
+          const uint64_t n = c.rows * c.requests_per_row(rb);
+          wait_for_window(n);
+          const uint64_t done =
+              memory_->transfer(ctx(), c, data ? data + uint64_t(r0) * b.row_bytes + off : nullptr);
+          window_.push_back({done, n});
+          outstanding_ += n;
+          completion = std::max(completion, done);
+          if (r0 + chunk_rows < b.rows || off + piece < b.row_bytes)
+            ctx().advance_to(ctx().now() + 1);  // the next chunk's first request
+        }
       }
     }
     last_completion_ = std::max(last_completion_, completion);

@@ -234,6 +234,30 @@ nodes:
   EXPECT_GT(last[0], last[8]);            // the channel's 2 slots even less
 }
 
+// The window counts requests, however the tile's bytes fall into rows: one contiguous 16 KiB
+// tile (a single row of 256 requests, as a [64 x 256] tile of a blocked tensor is) goes out in
+// chunks of L / 2 requests like the same bytes cut into 16 rows of 16 requests. (Before, a row
+// longer than the chunk went out whole, ahead of the window.)
+TEST(LinearOffChipLoad, WindowCountsRequestsNotRows) {
+  auto arrival = [](const std::string& shape, const std::string& tile, uint64_t limit) {
+    HardwareParams hw = artifact();
+    hw.set("offchip_one_tile_in_flight", "false");
+    hw.set("ag_max_outstanding", std::to_string(limit));
+    SimResult r = run_yaml("tensors:\n  w: {shape: " + shape + "}\nnodes:\n"
+                           "  - {name: load, op: LinearOffChipLoad, params: {tensor: w, tile: " + tile + "}}\n"
+                           "  - {name: sink, op: Sink, inputs: {in: load}}\n",
+                           hw);
+    EXPECT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.offchip_read_bytes, 16384u);
+    return r.recorded_times.at("sink").at(0);
+  };
+  for (uint64_t limit : {8u, 64u}) {
+    const uint64_t one_row = arrival("[1, 8192]", "[1, 8192]", limit);
+    EXPECT_EQ(one_row, arrival("[16, 512]", "[16, 512]", limit)) << "limit " << limit;
+    if (limit == 8) EXPECT_GT(one_row, arrival("[1, 8192]", "[1, 8192]", 0));  // throttled
+  }
+}
+
 // A pipelined store keeps at most ag_max_outstanding L requests unacknowledged, in chunks of
 // L / 2 requests. Four [64 x 64] tiles (64 rows of 2 requests) from a literal source, 1 request
 // per cycle, each answered R1 = 18 cycles after its issue. With L = 16: chunks of 8 requests;
