@@ -515,9 +515,10 @@ class PcuBridge : public BridgeBase {
     // while it waits; once chosen, the unit is clocked from the bridge's clock as configured.
     const std::vector<Channel*>& ins = ctx().inputs();
     const int first = ctx().select_earliest(ins);
+    const Beat* head = first >= 0 ? &ins[size_t(first)]->head() : nullptr;
     int side = 0;
-    if (first >= 0 && ins[size_t(first)]->head().has_elem && ins[size_t(first)]->head().elem.is_tile()) {
-      const Tile& t = ins[size_t(first)]->head().elem.tile();
+    if (head && head->has_elem && head->elem.is_tile()) {
+      const Tile& t = head->elem.tile();
       if (t.rows == t.cols && t.rows == uint32_t(kT) && t4) side = kT;
       if (t.rows == t.cols && t.rows == uint32_t(kT16) && t16) side = kT16;
     }

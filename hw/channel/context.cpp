@@ -141,7 +141,7 @@ void Context::wait_for_turn(const std::vector<Context*>& peers) {
   for (;;) {
     bool walked = false;
     bool mine = true;
-    Context* ahead = nullptr;  // the peer that goes first, if it is itself waiting for a turn
+    Context* ahead = nullptr;  // the peer that goes first, if it waits at its clock (a turn, a bridge's await)
     for (Context* p : peers) {
       if (p == this || p->state_ == State::kFinished) continue;
       // Every lower bound of a context is at least its clock (context_lower_bound): a peer
@@ -173,9 +173,10 @@ void Context::wait_for_turn(const std::vector<Context*>& peers) {
     // quiescence (which clears the list), and a second entry would only wake it twice.
     std::vector<Context*>& tw = scheduler_->turn_waiters_;
     if (std::find(tw.begin(), tw.end(), this) == tw.end()) tw.push_back(this);
-    // A peer that goes first and is itself waiting for a turn re-checks now instead of at
-    // the next quiescence (which this context's blocking would otherwise cause): a turn
-    // check is the whole guard, so an early re-check cannot grant anything it would not.
+    // A peer that goes first and waits at its own clock (for a turn, or a bridge in
+    // await_arrival / await_release) re-checks now instead of at the next quiescence (which
+    // this context's blocking would otherwise cause): its check is its whole guard, so an
+    // early re-check cannot grant anything it would not.
     if (ahead) ahead->wake();
     arb_wait();
   }
