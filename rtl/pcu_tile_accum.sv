@@ -3,7 +3,8 @@
 // (1, exact), `matmul_acc` (2: s = acc, or p_0 for the group's first update, then s = s + p_k
 // for k in order, p_k = a[i][k] * b[k][j]) and `matmul_t_acc` (3: p_k = a[i][k] * b[j][k]).
 // add and max use input a only (b is not consumed). A beat with stop >= rank closes the
-// group: the result leaves with stop - rank; an empty group leaves a zero payload.
+// group: the result leaves with stop - rank; an empty group leaves a zero payload. The tile
+// header (row count, after the T^2 lanes) of the result is that of the group's last element.
 // One datapath stage (the accumulator recurrence: T multipliers and a chain of T fp32 adders
 // per output for matmul_acc), T^2 lanes (pcu_tile_accum_lane, a Verilator hierarchical block,
 // one per output). SystemC twin: hw/units/pcu_tile_accum.h.
@@ -18,7 +19,7 @@
 module pcu_tile_accum #(
   parameter int T = 4,
   parameter int NB = 16,  // bank entries
-  parameter int W = 16 * T * T
+  parameter int W = 16 * T * T + $clog2(T + 1)  // lanes, then the tile header
 ) (
   input  logic       clk_i,
   input  logic       rst_ni,
@@ -34,6 +35,7 @@ module pcu_tile_accum #(
   output logic       err_o  // sticky until reset
 );
   localparam int N = T * T;
+  localparam int D = 16 * N;  // lane bits; [W-1:D] is the tile header
   localparam int MW = $clog2(NB);
   localparam logic [1:0] OpMatmul = 2'd2;
   localparam logic [MW-1:0] LastIdx = MW'(NB - 1);
@@ -43,6 +45,7 @@ module pcu_tile_accum #(
   logic [32*N-1:0]   next, acc_d, acc_q, lane_acc;
   logic              acc_v_d, acc_v_q, lane_acc_v;
   logic              o_elem, o_done;
+  logic [W-D-1:0]    rows_d, rows_q;  // the header of the last element taken
   logic [3:0]        o_stop;
 
   // Bank mode state: entry m, M entries (after chunk 0), emission of entry e.
@@ -60,7 +63,7 @@ module pcu_tile_accum #(
 
   // b's structure equals a's; only its data is used.
   logic unused_b;
-  assign unused_b = ^{hb_elem, hb_stop, hb_done};
+  assign unused_b = ^{hb_elem, hb_stop, hb_done, hb_data[W-1:D]};
 
   assign two       = cfg_op_i[1];
   assign ha_v      = ha_valid & (~two | hb_valid);
@@ -75,13 +78,13 @@ module pcu_tile_accum #(
   assign lane_acc_v = emit_q | acc_v_q;
 
   // B as the lanes read it: for matmul_acc its transpose (column j of B is row j), else B.
-  logic [W-1:0] hb_t, bsel;
+  logic [D-1:0] hb_t, bsel;
   for (genvar i = 0; i < T; i++) begin : g_tr_row
     for (genvar j = 0; j < T; j++) begin : g_tr_col
       assign hb_t[16*(i*T+j) +: 16] = hb_data[16*(j*T+i) +: 16];
     end
   end
-  assign bsel = (cfg_op_i == OpMatmul) ? hb_t : hb_data;
+  assign bsel = (cfg_op_i == OpMatmul) ? hb_t : hb_data[D-1:0];
 
   for (genvar i = 0; i < T; i++) begin : g_row
     for (genvar j = 0; j < T; j++) begin : g_col
@@ -202,10 +205,15 @@ module pcu_tile_accum #(
     end
   end
 
+  // The result's header: the closing element's, else the last element's; none for an empty group.
+  assign rows_d = (consume & ha_elem) ? ha_data[W-1:D] : rows_q;
+  assign o_data[W-1:D] = emit_q ? rows_q : ha_elem ? ha_data[W-1:D] : acc_v_q ? rows_q : '0;
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       acc_q    <= '0;
       acc_v_q  <= 1'b0;
+      rows_q   <= '0;
       m_q      <= '0;
       e_q      <= '0;
       nent_q   <= '0;
@@ -217,6 +225,7 @@ module pcu_tile_accum #(
     end else begin
       acc_q    <= acc_d;
       acc_v_q  <= acc_v_d;
+      rows_q   <= rows_d;
       m_q      <= m_d;
       e_q      <= e_d;
       nent_q   <= nent_d;

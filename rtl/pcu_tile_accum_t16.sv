@@ -6,7 +6,7 @@
 module pcu_tile_accum_t16 #(
   parameter int T = 16,
   parameter int NB = 64,
-  parameter int W = 16 * T * T
+  parameter int W = 16 * T * T + $clog2(T + 1)
 ) (
   input  logic       clk_i,
   input  logic       rst_ni,

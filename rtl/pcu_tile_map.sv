@@ -1,7 +1,8 @@
 // Compute unit on 2-D tiles, Map: `matmul` (cfg_op_i = 0), `matmul_t` (1), `mul` (2), `add`
 // (3), `silu` (4), `exp` (5) or `sigmoid` (6) on [T x T] bf16 tiles, bit for bit as
 // hw/functions (docs/units.md). The unary functions (4..7) do not consume input b. Lane (r, c) of a
-// tile is in bits [16(rT+c) +: 16]. matmul: out[i][j] = p_0 + ... + p_{T-1} left to right in
+// tile is in bits [16(rT+c) +: 16], then the tile header (its row count, RW bits; a dynamic
+// [r x T] tile is computed on all T rows and the result takes a's header). matmul: out[i][j] = p_0 + ... + p_{T-1} left to right in
 // fp32, p_k = a[i][k] * b[k][j] (matmul_t: b[j][k]); mul/add element-wise; rounded to bf16.
 // Pipeline of NS stages (T % NS == 0): stage s adds the products k in [s*T/NS, (s+1)*T/NS)
 // to the partial sums (output-stationary; the operand tiles travel with the sums); the
@@ -15,7 +16,7 @@ module pcu_tile_map #(
   parameter int T = 4,
   parameter int NS = 2,
   parameter bit XF = 1'b1,  // the silu/exp/sigmoid lanes; 0 only for the quick synthesis check
-  parameter int W = 16 * T * T
+  parameter int W = 16 * T * T + $clog2(T + 1)  // lanes, then the tile header
 ) (
   input  logic       clk_i,
   input  logic       rst_ni,
@@ -28,6 +29,7 @@ module pcu_tile_map #(
   `STREAM_OUT_PORTS(out, 1, W)
 );
   localparam int N = T * T;
+  localparam int D = 16 * N;                    // lane bits; [W-1:D] is the tile header
   localparam int KS = T / NS;                   // products per output and stage
   localparam int NR = (NS > 1) ? NS - 1 : 1;    // registers between the stages
   localparam logic [2:0] OpMatmul = 3'd0;
@@ -58,6 +60,7 @@ module pcu_tile_map #(
       assign hb_t[16*(i*T+j) +: 16] = hb_data[16*(j*T+i) +: 16];
     end
   end
+  assign hb_t[W-1:D] = hb_data[W-1:D];
 
   // The input and the result of every stage (combinational).
   logic [NS-1:0]         src_v, src_elem, src_done;
@@ -89,6 +92,10 @@ module pcu_tile_map #(
       assign src_a[W*st +: W] = a_q[W*(st-1) +: W];
       assign src_b[W*st +: W] = b_q[W*(st-1) +: W];
     end
+
+    // b's header is not used (the result takes a's).
+    logic unused_bh;
+    assign unused_bh = ^src_b[W*st+D +: W-D];
 
     for (genvar i = 0; i < T; i++) begin : g_row
       for (genvar j = 0; j < T; j++) begin : g_col
@@ -139,6 +146,8 @@ module pcu_tile_map #(
       end
     end
   end
+
+  assign o_data[W-1:D] = src_a[W*(NS-1)+D +: W-D];
 
   `STREAM_OUT_REG(out, 1, W, adv & src_v[NS-1], 1'b1, o_data, src_elem[NS-1], src_stop[4*(NS-1) +: 4],
                   src_done[NS-1], ofree);

@@ -4,7 +4,7 @@
 `include "stream_macros.svh"
 module pcu_tile_map_t16 #(
   parameter int T = 16,
-  parameter int W = 16 * T * T
+  parameter int W = 16 * T * T + $clog2(T + 1)
 ) (
   input  logic       clk_i,
   input  logic       rst_ni,

@@ -30,6 +30,8 @@ struct HlsUnits {
   using Broadcast = units::RouterBroadcast<kN, kW>;
   using Partition = units::RouterPartition<kN, kW>;
   using Reassemble = units::RouterReassemble<kN, kW>;
+  using Partition8 = units::RouterPartition<kN8, kW>;
+  using Reassemble8 = units::RouterReassemble<kN8, kW>;
   using EagerMerge = units::RouterEagerMerge<kN, kW>;
   using PcuEw = units::PcuEw<kL>;
   using PcuAccum = units::PcuAccum<kL>;

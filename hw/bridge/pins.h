@@ -90,11 +90,28 @@ struct PinGroup {
   virtual void traces(const std::string& p, std::vector<PinTrace>& t) = 0;  // its pins, named <p>_<pin>
 };
 
+template <int W>
+Payload chunk_of(const bits_t<W>& v, int c) {
+  const int lo = 128 * c, hi = std::min(W - 1, lo + 127);
+  Payload p = 0;
+  for (int b = lo; b <= hi; b += 64) {
+    const int top = std::min(hi, b + 63);
+    p |= Payload(v.range(top, b).to_uint64()) << (b - lo);
+  }
+  return p;
+}
+template <int W>
+void wide_traces(const std::string& name, const sc_core::sc_signal<bits_t<W>>& sig, std::vector<PinTrace>& t) {
+  for (int c = 0; 128 * c < W; ++c)
+    t.push_back({name + "_" + std::to_string(c), std::min(128, W - 128 * c), [&sig, c] { return chunk_of<W>(sig.read(), c); }});
+}
+
 // An input port group of N streams of W payload bits (N = 1: a plain stream port; the types
 // then are exactly those of STEPSIM_STREAM_IN, otherwise those of STEPSIM_STREAMS_IN).
+// Groups wider than 128 bits (8 routed handles) are assembled lane by lane (W <= 64 then).
 template <int N, int W>
 struct InPins : PinGroup {
-  static_assert(N * W <= 128, "bridged input groups are at most 128 payload bits");
+  static_assert(N * W <= 128 || W <= 64, "bridged input groups: at most 128 payload bits, or lanes of at most 64");
   sc_core::sc_signal<bits_t<N>> valid, ready, elem, done;
   sc_core::sc_signal<bits_t<N * W>> data;
   sc_core::sc_signal<bits_t<4 * N>> stop;
@@ -121,24 +138,34 @@ struct InPins : PinGroup {
   void flush() override {
     bits_t<N> v = 0, e = 0, d = 0;
     Payload x = 0;
-    uint64_t s = 0;
+    [[maybe_unused]] bits_t<N * W> wide = 0;
+    bits_t<4 * N> s = 0;
     for (int i = 0; i < N; ++i) {
       units::set_bit<N>(v, i, s_valid[i]);
       units::set_bit<N>(e, i, s_beat[i].elem);
       units::set_bit<N>(d, i, s_beat[i].done);
-      x |= (s_beat[i].data & mask_bits(W)) << (W * i);
-      s |= uint64_t(s_beat[i].stop & 0xF) << (4 * i);
+      if constexpr (N * W <= 128)
+        x |= (s_beat[i].data & mask_bits(W)) << (W * i);
+      else
+        wide.range(W * i + W - 1, W * i) = uint64_t(s_beat[i].data & mask_bits(W));
+      s.range(4 * i + 3, 4 * i) = s_beat[i].stop & 0xF;
     }
     valid.write(v);
     elem.write(e);
     done.write(d);
-    data.write(from_payload<N * W>(x));
-    stop.write(bits_t<4 * N>(s));
+    if constexpr (N * W <= 128)
+      data.write(from_payload<N * W>(x));
+    else
+      data.write(wide);
+    stop.write(s);
   }
   void traces(const std::string& p, std::vector<PinTrace>& t) override {
     t.push_back({p + "_valid_i", N, [this] { return to_payload<N>(valid.read()); }});
     t.push_back({p + "_ready_o", N, [this] { return to_payload<N>(ready.read()); }});
-    t.push_back({p + "_data_i", N * W, [this] { return to_payload<N * W>(data.read()); }});
+    if constexpr (N * W <= 128)
+      t.push_back({p + "_data_i", N * W, [this] { return to_payload<N * W>(data.read()); }});
+    else
+      wide_traces<N * W>(p + "_data_i", data, t);
     t.push_back({p + "_elem_i", N, [this] { return to_payload<N>(elem.read()); }});
     t.push_back({p + "_stop_i", 4 * N, [this] { return to_payload<4 * N>(stop.read()); }});
     t.push_back({p + "_done_i", N, [this] { return to_payload<N>(done.read()); }});
@@ -192,22 +219,6 @@ struct OutPins : PinGroup {
 };
 
 // Bits [128c + 127 : 128c] of a wide value, as a Payload (for waveforms).
-template <int W>
-Payload chunk_of(const bits_t<W>& v, int c) {
-  const int lo = 128 * c, hi = std::min(W - 1, lo + 127);
-  Payload p = 0;
-  for (int b = lo; b <= hi; b += 64) {
-    const int top = std::min(hi, b + 63);
-    p |= Payload(v.range(top, b).to_uint64()) << (b - lo);
-  }
-  return p;
-}
-template <int W>
-void wide_traces(const std::string& name, const sc_core::sc_signal<bits_t<W>>& sig, std::vector<PinTrace>& t) {
-  for (int c = 0; 128 * c < W; ++c)
-    t.push_back({name + "_" + std::to_string(c), std::min(128, W - 128 * c), [&sig, c] { return chunk_of<W>(sig.read(), c); }});
-}
-
 // One input stream port with a payload wider than 128 bits. The bridge drives an element handle
 // (PinBeat::data); `expand` gives the payload bits of a handle when the pins are written.
 template <int W>

@@ -281,7 +281,8 @@ const UnitImpl* find_unit_impl(const std::string& name) {
 // ---- which nodes have a unit
 
 namespace {
-constexpr int kMaxN = 4;  // consumers / inputs of the router units (RTL default N)
+constexpr int kMaxN = 4;   // consumers / inputs of the router units (RTL default N)
+constexpr int kMaxN8 = 8;  // Partition and Reassemble also at N = 8 (unit_bridges.h)
 }
 
 std::string unit_unsupported(const OpConfig& cfg) {
@@ -324,22 +325,23 @@ std::string unit_unsupported(const OpConfig& cfg) {
     return "";
   }
   if (op == "Partition") {
-    if (cfg.num_outputs > size_t(kMaxN))
-      return "the Partition unit has " + std::to_string(kMaxN) + " outputs, the node has " +
+    if (cfg.num_outputs > size_t(kMaxN8))
+      return "the Partition unit has up to " + std::to_string(kMaxN8) + " outputs, the node has " +
              std::to_string(cfg.num_outputs);
     return stop_param("rank", 0);
   }
   if (op == "Reassemble" || op == "EagerMerge") {
     const size_t data_in = op == "Reassemble" ? cfg.num_inputs - 1 : cfg.num_inputs;
-    if (data_in > size_t(kMaxN))
-      return "the " + op + " unit has " + std::to_string(kMaxN) + " inputs, the node has " + std::to_string(data_in);
+    const int max_in = op == "Reassemble" ? kMaxN8 : kMaxN;
+    if (data_in > size_t(max_in))
+      return "the " + op + " unit has up to " + std::to_string(max_in) + " inputs, the node has " + std::to_string(data_in);
     return stop_param("rank", 0);
   }
   if (op == "Map") {
     const std::string fn = p.get_string("fn");
     if (fn == "mul" || fn == "add") {
       if (cfg.num_inputs != 2)
-        return "Map " + fn + " runs on pcu_ew ([1 x 8] tiles) or pcu_tile_map ([4 x 4] or [16 x 16] tiles) with 2 inputs";
+        return "Map " + fn + " runs on pcu_ew ([1 x 8] tiles) or pcu_tile_map ([r x 4] or [r x 16] tiles, r <= the side) with 2 inputs";
       return "";
     }
     if (fn == "matmul" || fn == "matmul_t") {
@@ -356,7 +358,7 @@ std::string unit_unsupported(const OpConfig& cfg) {
     }
     return "no unit computes Map fn=" + fn +
            " (units: mul, add, row_sum, row_max on [1 x 8] bf16 tiles; matmul, matmul_t, mul, add, silu, exp, sigmoid on "
-           "[4 x 4] or [16 x 16] bf16 tiles)";
+           "[r x 4] or [r x 16] bf16 tiles, r <= the side)";
   }
   if (op == "Accum") {
     const std::string fn = p.get_string("fn");

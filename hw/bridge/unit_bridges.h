@@ -23,6 +23,7 @@ namespace stepsim::bridge {
 
 constexpr int kW = 32;  // opaque payloads: an element handle
 constexpr int kN = 4;   // router consumers / inputs
+constexpr int kN8 = 8;  // the routers once more with 8 outputs / inputs (an 8-expert MoE)
 constexpr int kZipN = 2;
 constexpr int kCW = 8;
 constexpr int kL = 8;  // compute lanes of the vector units ([1 x kL] tiles)
@@ -307,7 +308,7 @@ class BroadcastBridge : public BridgeBase {
   Dut dut_;
 };
 
-template <class Dut>
+template <class Dut, int N = kN>
 class PartitionBridge : public BridgeBase {
  public:
   PartitionBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl), dut_(unit_name().c_str()) {
@@ -322,14 +323,14 @@ class PartitionBridge : public BridgeBase {
     add_group(&out_, "out");
     add_input(0, &in_.lanes[0], handles());
     add_input(1, &sel_.lanes[0], selectors(int(cfg.num_outputs)));
-    for (int k = 0; k < kN; ++k) add_output(k < int(cfg.num_outputs) ? k : -1, &out_.consumers[k], elements());
+    for (int k = 0; k < N; ++k) add_output(k < int(cfg.num_outputs) ? k : -1, &out_.consumers[k], elements());
   }
 
  private:
   sc_core::sc_signal<stop_t> rank_;
   InPins<1, kW> in_;
-  InPins<1, kN> sel_;
-  OutPins<kN, kW> out_;
+  InPins<1, N> sel_;
+  OutPins<N, kW> out_;
   Dut dut_;
 };
 
@@ -340,7 +341,7 @@ inline std::vector<PinBeat> empty_stream() {
   return {d};
 }
 
-template <class Dut>
+template <class Dut, int N = kN>
 class ReassembleBridge : public BridgeBase {
  public:
   ReassembleBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl), dut_(unit_name().c_str()) {
@@ -354,7 +355,7 @@ class ReassembleBridge : public BridgeBase {
     add_group(&sel_, "sel");
     add_group(&out_, "out");
     const int n = int(cfg.num_inputs) - 1;  // in0..in(n-1), then sel
-    for (int i = 0; i < kN; ++i)
+    for (int i = 0; i < N; ++i)
       if (i < n) add_input(i, &in_.lanes[i], handles());
       else add_input(-1, &in_.lanes[i], handles(), empty_stream());
     add_input(n, &sel_.lanes[0], selectors(n));
@@ -363,8 +364,8 @@ class ReassembleBridge : public BridgeBase {
 
  private:
   sc_core::sc_signal<stop_t> rank_;
-  InPins<kN, kW> in_;
-  InPins<1, kN> sel_;
+  InPins<N, kW> in_;
+  InPins<1, N> sel_;
   OutPins<1, kW> out_;
   Dut dut_;
 };
@@ -405,7 +406,7 @@ class EagerMergeBridge : public BridgeBase {
 template <class Map, class Accum, int T>
 struct TileSide {
   static constexpr int kSide = T;
-  static constexpr int kW = 16 * T * T;
+  static constexpr int kW = units::TileBits<T>::W;  // lanes and the tile header
   static constexpr bool kAvailable = !std::is_void_v<Map> && !std::is_void_v<Accum>;
   using MapUnit = std::conditional_t<kAvailable, Map, int>;
   using AccumUnit = std::conditional_t<kAvailable, Accum, int>;
@@ -518,9 +519,10 @@ class PcuBridge : public BridgeBase {
     const Beat* head = first >= 0 ? &ins[size_t(first)]->head() : nullptr;
     int side = 0;
     if (head && head->has_elem && head->elem.is_tile()) {
+      // [r x T] with r <= T: a whole tile or a dynamic one (docs/unit-protocol.md, the tile header).
       const Tile& t = head->elem.tile();
-      if (t.rows == t.cols && t.rows == uint32_t(kT) && t4) side = kT;
-      if (t.rows == t.cols && t.rows == uint32_t(kT16) && t16) side = kT16;
+      if (t.cols == uint32_t(kT) && t.rows <= t.cols && t4) side = kT;
+      if (t.cols == uint32_t(kT16) && t.rows <= t.cols && t16) side = kT16;
     }
     if (side == 0 && !has_vector()) side = kT;  // its encoder reports the tile
     return side;
@@ -581,8 +583,9 @@ class PcuBridge : public BridgeBase {
     if (two) add_input(1, &s.b.lanes[0], squares(S::kSide));
     add_output(0, &s.out.consumers[0], [this, &s](Payload) { return square_out<S::kSide>(s.out.data.read()); });
   }
-  // [T x T] bf16 tiles: the bridge carries a handle; the pins get lane (r, c) in bits
-  // [16(r T + c) +: 16]. In timing mode the lanes are 0 and the outputs are shape-only tiles.
+  // [r x T] bf16 tiles, r <= T: the bridge carries a handle; the pins get lane (i, j) in bits
+  // [16(i T + j) +: 16] and r in the tile header (units::TileBits). In timing mode the lanes are
+  // 0 and the outputs are shape-only tiles.
   void check_err() {
     if (err_used_ && err_used_->read())
       fail("the tile Accum unit raised err_o (accumulator bank, bank_rank " + std::to_string(bank_rank()) +
@@ -592,10 +595,10 @@ class PcuBridge : public BridgeBase {
   }
   Encoder squares(int side) {
     return [this, side](const Element& e) {
-      const std::string want = "[" + std::to_string(side) + " x " + std::to_string(side) + "] bf16 tiles";
+      const std::string want = "[r x " + std::to_string(side) + "] bf16 tiles (r <= " + std::to_string(side) + ")";
       if (!e.is_tile()) fail("the tile compute unit needs " + want + ", got " + e.to_string());
       const Tile& t = e.tile();
-      if (t.rows != uint32_t(side) || t.cols != uint32_t(side) || t.dtype != DType::BF16)
+      if (t.rows > uint32_t(side) || t.cols != uint32_t(side) || t.dtype != DType::BF16)
         fail("the tile compute unit needs " + want + ", got [" + std::to_string(t.rows) + " x " +
              std::to_string(t.cols) + "] " + dtype_name(t.dtype));
       if (t.has_data()) values_ = true;
@@ -603,19 +606,22 @@ class PcuBridge : public BridgeBase {
     };
   }
   template <int T>
-  bits_t<16 * T * T> square_bits(Payload h) const {
-    bits_t<16 * T * T> v = 0;
+  bits_t<units::TileBits<T>::W> square_bits(Payload h) const {
+    bits_t<units::TileBits<T>::W> v = 0;
     const Tile& t = element(h).tile();
     if (t.has_data())
-      for (int l = 0; l < T * T; ++l) v.range(16 * l + 15, 16 * l) = uint32_t(f32_bits(t.data->f[size_t(l)]) >> 16);
+      for (size_t l = 0; l < t.elems(); ++l) v.range(16 * int(l) + 15, 16 * int(l)) = uint32_t(f32_bits(t.data->f[l]) >> 16);
+    units::set_tile_rows<T>(v, units::tile_rows_t<T>(t.rows));
     return v;
   }
   template <int T>
-  Element square_out(const bits_t<16 * T * T>& v) const {
-    Tile t = shape_tile(uint32_t(T), uint32_t(T), DType::BF16);
+  Element square_out(const bits_t<units::TileBits<T>::W>& v) const {
+    const uint32_t rows = std::min(uint32_t(T), uint32_t(units::tile_rows<T>(v).to_uint()));
+    Tile t = shape_tile(rows, uint32_t(T), DType::BF16);
     if (values_) {
       auto d = std::make_shared<TileData>();
-      for (int l = 0; l < T * T; ++l) d->f.push_back(f32_from_bf16_bits(uint16_t(v.range(16 * l + 15, 16 * l).to_uint())));
+      for (uint32_t l = 0; l < rows * T; ++l)
+        d->f.push_back(f32_from_bf16_bits(uint16_t(v.range(16 * int(l) + 15, 16 * int(l)).to_uint())));
       t.data = d;
     }
     return Element(t);
@@ -660,8 +666,15 @@ std::unique_ptr<Op> create_unit_bridge(const OpConfig& cfg, const std::string& i
   if (op == "Reshape") return std::make_unique<ReshapeBridge<typename U::Reshape>>(cfg, impl);
   if (op == "Zip") return std::make_unique<ZipBridge<typename U::Zip>>(cfg, impl);
   if (op == "Broadcast") return std::make_unique<BroadcastBridge<typename U::Broadcast>>(cfg, impl);
-  if (op == "Partition") return std::make_unique<PartitionBridge<typename U::Partition>>(cfg, impl);
-  if (op == "Reassemble") return std::make_unique<ReassembleBridge<typename U::Reassemble>>(cfg, impl);
+  // Up to kN outputs / inputs on the default router, up to kN8 on the 8-way one.
+  if (op == "Partition") {
+    if (cfg.num_outputs > size_t(kN)) return std::make_unique<PartitionBridge<typename U::Partition8, kN8>>(cfg, impl);
+    return std::make_unique<PartitionBridge<typename U::Partition>>(cfg, impl);
+  }
+  if (op == "Reassemble") {
+    if (cfg.num_inputs - 1 > size_t(kN)) return std::make_unique<ReassembleBridge<typename U::Reassemble8, kN8>>(cfg, impl);
+    return std::make_unique<ReassembleBridge<typename U::Reassemble>>(cfg, impl);
+  }
   if (op == "EagerMerge") return std::make_unique<EagerMergeBridge<typename U::EagerMerge>>(cfg, impl);
   if (op == "Map" || op == "Accum") return std::make_unique<PcuBridge<U>>(cfg, impl);
   if (op == "Bufferize") return std::make_unique<PmuWritePort>(cfg, impl);

@@ -12,7 +12,10 @@
 // add and max use input a only; b is not consumed (its pins may stay idle).
 // A beat whose stop is >= rank closes the group (its element is included): the result leaves
 // with stop - rank and the beat's done. A bare done below the rank passes as a bare done. An
-// empty group leaves a zero payload (no tile header on the pins, as PcuAccum).
+// empty group leaves a zero payload (a tile of 0 rows; the approximate Accum emits a 0x0 tile).
+// Tile header (TileBits): the result has the row count of the group's last element (the
+// elements of a group have one shape: a dynamic [r x T] A tile gives an [r x T] result); the
+// unit computes all T rows.
 // One datapath stage: the accumulator recurrence. For matmul_acc it is T multipliers and a
 // chain of T fp32 adders per output, because the reference order adds every product to the
 // running accumulator (docs/units.md discusses this). Latency 1 cycle from the closing beat,
@@ -46,7 +49,7 @@ template <int T = 4, int NB = 16>
 struct PcuTileAccum : sc_core::sc_module {
   static_assert(T >= 1);
   static_assert(NB >= 2 && NB <= 256);
-  static constexpr int W = 16 * T * T;
+  static constexpr int W = TileBits<T>::W;
   static constexpr int N = T * T;
   sc_core::sc_in<bool> clk_i{"clk_i"};
   sc_core::sc_in<bool> rst_ni{"rst_ni"};
@@ -91,12 +94,14 @@ struct PcuTileAccum : sc_core::sc_module {
       }
   }
 
-  // The beat a unit emits for an accumulator (valid: it has seen an element).
-  static bits_t<W> result(int op, const f32_t* v, bool valid) {
+  // The beat a unit emits for an accumulator (valid: it has seen an element) of `rows` rows.
+  static bits_t<W> result(int op, const f32_t* v, bool valid, const tile_rows_t<T>& rows) {
     bits_t<W> d = 0;
-    if (valid)
+    if (valid) {
       for (int l = 0; l < N; ++l)
         d.range(16 * l + 15, 16 * l) = (op == kTileAccMax ? bf16_t(v[l].range(31, 16)) : bf16_round(v[l])).to_uint();
+      set_tile_rows<T>(d, rows);
+    }
     return d;
   }
 
@@ -105,6 +110,7 @@ struct PcuTileAccum : sc_core::sc_module {
     OutReg<1, W> oq;
     f32_t acc[N];        // the fp32 accumulator, row-major (read only once acc_v says it holds a value)
     bool acc_v = false;  // the group has seen an element
+    tile_rows_t<T> rows = 0;  // the header of the last element taken
     // Bank mode: entry m of the current chunk, M entries (known after chunk 0), emission.
     int m = 0, nent = 0, e = 0;
     bool chunk0 = true, emitting = false, close_done = false, err = false;
@@ -151,7 +157,7 @@ struct PcuTileAccum : sc_core::sc_module {
           const bool last = e == nent - 1;
           emit = true;
           o.elem = true;
-          o.data = result(op, bank_[e], true);
+          o.data = result(op, bank_[e], true, rows);
           o.stop = last ? stop_t(close_stop - 2) : bank_stop_[e];
           o.done = last && close_done;
           if (last) {
@@ -221,7 +227,7 @@ struct PcuTileAccum : sc_core::sc_module {
             o.elem = closes;
             o.stop = closes ? stop_t(h.stop - rank) : stop_t(0);
             o.done = h.done;
-            o.data = result(op, next, acc_v || h.elem);
+            o.data = result(op, next, acc_v || h.elem, h.elem ? tile_rows<T>(h.data) : rows);
             acc_v = false;
           }
         } else {
@@ -231,6 +237,7 @@ struct PcuTileAccum : sc_core::sc_module {
         }
       }
 
+      if (consume && h.elem) rows = tile_rows<T>(h.data);
       iba.update(consume);
       ibb.update(consume && two);
       oq.update(oready, emit, o, true);

@@ -1,7 +1,10 @@
 // Compute unit on 2-D tiles, Map (docs/units.md): the tile functions `matmul` (cfg_op_i = 0),
 // `matmul_t` (1), `mul` (2), `add` (3), `silu` (4), `exp` (5) and `sigmoid` (6) of hw/functions
 // on [T x T] bf16 tiles, bit for bit.
-// One beat carries one tile: lane (r, c) in bits [16(rT+c)+15 : 16(rT+c)] (row-major).
+// One beat carries one tile: lane (r, c) in bits [16(rT+c)+15 : 16(rT+c)] (row-major), then the
+// tile header, its row count (TileBits in protocol.h). A dynamic tile [r x T] (r < T) is computed
+// on all T rows; the result takes operand a's header (matmul [r x T] x [T x T] -> [r x T]; the
+// element-wise functions keep a's shape), and its lanes of rows >= r are don't-care.
 //
 //   matmul    out[i][j] = p_0 + p_1 + ... + p_{T-1}, p_k = a[i][k] * b[k][j]
 //   matmul_t  the same with p_k = a[i][k] * b[j][k] (b holds the weights [N x K])
@@ -40,16 +43,16 @@ constexpr int kTileSilu = 4;  // 4..7: unary
 constexpr int kTileExp = 5;
 constexpr int kTileSigmoid = 6;
 
-// The lanes of a [T x T] bf16 tile payload, row-major.
+// The lanes of a [T x T] bf16 tile payload (TileBits<T>: lanes, then the header), row-major.
 template <int T>
-inline void unpack_tile(const bits_t<16 * T * T>& x, bf16_t* lanes) {
+inline void unpack_tile(const bits_t<TileBits<T>::W>& x, bf16_t* lanes) {
   for (int l = 0; l < T * T; ++l) lanes[l] = bf16_t(x.range(16 * l + 15, 16 * l).to_uint());
 }
 
 template <int T = 4, int NS = 2>
 struct PcuTileMap : sc_core::sc_module {
   static_assert(T >= 1 && NS >= 1 && T % NS == 0, "NS pipeline stages of T/NS products each");
-  static constexpr int W = 16 * T * T;
+  static constexpr int W = TileBits<T>::W;
   static constexpr int N = T * T;
   static constexpr int KS = T / NS;  // products per output and stage
   sc_core::sc_in<bool> clk_i{"clk_i"};
@@ -69,6 +72,7 @@ struct PcuTileMap : sc_core::sc_module {
   struct Stage {
     bool v = false, elem = false, done = false;
     stop_t stop = 0;
+    tile_rows_t<T> rows = 0;  // a's tile header
     f32_t s[N];   // partial sums (matmul) or results (element-wise), row-major
     bf16_t a[N];  // the operand tiles
     bf16_t b[N];
@@ -138,6 +142,7 @@ struct PcuTileMap : sc_core::sc_module {
             src.elem = h.elem;
             src.stop = h.stop;
             src.done = h.done;
+            src.rows = tile_rows<T>(h.data);
             if (in_v && h.elem) {
               unpack_tile<T>(h.data, src.a);
               if (!unary) unpack_tile<T>(ibb.head().data, src.b);
@@ -152,8 +157,10 @@ struct PcuTileMap : sc_core::sc_module {
             o.elem = dst.elem;
             o.stop = dst.stop;
             o.done = dst.done;
-            if (dst.elem)
+            if (dst.elem) {
               for (int l = 0; l < N; ++l) o.data.range(16 * l + 15, 16 * l) = bf16_round(dst.s[l]).to_uint();
+              set_tile_rows<T>(o.data, dst.rows);
+            }
           } else {
             r[st] = dst;
           }

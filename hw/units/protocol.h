@@ -203,6 +203,26 @@ struct OutReg {
   }
 };
 
+// A [r x T] bf16 tile on the pins (docs/unit-protocol.md, "How elements travel on the pins"):
+// T^2 lanes of 16 bits, lane (i, j) in bits [16(iT+j) +: 16], then the tile header, the row
+// count r = 0..T, in bits [16T^2 +: kRowsW]. Lanes of rows >= r are don't-care.
+template <int T>
+struct TileBits {
+  static constexpr int kLanes = 16 * T * T;    // lane bits
+  static constexpr int kRowsW = clog2(T + 1);  // header bits
+  static constexpr int W = kLanes + kRowsW;    // the payload
+};
+template <int T>
+using tile_rows_t = bits_t<TileBits<T>::kRowsW>;
+template <int T>
+inline tile_rows_t<T> tile_rows(const bits_t<TileBits<T>::W>& v) {
+  return tile_rows_t<T>(v.range(TileBits<T>::W - 1, TileBits<T>::kLanes).to_uint());
+}
+template <int T>
+inline void set_tile_rows(bits_t<TileBits<T>::W>& v, const tile_rows_t<T>& r) {
+  v.range(TileBits<T>::W - 1, TileBits<T>::kLanes) = r.to_uint();
+}
+
 #define STEPSIM_WRITE_OUT(p, reg)   \
   do {                              \
     p##_valid_o.write(reg.valid);   \

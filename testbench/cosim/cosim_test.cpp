@@ -166,7 +166,7 @@ TEST(Cosim, ClearErrorsForNodesWithoutAUnit) {
   EXPECT_NE(e.find("node 'f' (Accum): impl: hls: no unit computes Accum fn=retile_row"), std::string::npos) << e;
   // matmul runs on the [4 x 4] tile unit only.
   e = error_of(small("  - {name: f, op: Map, params: {fn: matmul_t}, inputs: {in0: x, in1: x}, impl: hls}\n"));
-  EXPECT_NE(e.find("node 'f' (Map): the tile compute unit needs [4 x 4] bf16 tiles, got [1 x 8] bf16"), std::string::npos)
+  EXPECT_NE(e.find("node 'f' (Map): the tile compute unit needs [r x 4] bf16 tiles (r <= 4), got [1 x 8] bf16"), std::string::npos)
       << e;
   e = error_of(small("  - {name: f, op: Repeat, params: {count: 300}, inputs: {in: x}, impl: hls}\n"));
   EXPECT_NE(e.find("node 'f' (Repeat): impl: hls: count = 300 does not fit"), std::string::npos) << e;

@@ -213,8 +213,8 @@ struct AgBench : Bench<AgBench<T, Rtl, P>, Rtl> {
   CfgPin<bits_t<kAgAW>> base{*this}, a{*this}, b{*this};
   CfgPin<bits_t<GW>> rows{*this}, row_bytes{*this};
   CfgPin<bits_t<kAgAW>> pitch{*this};
-  InPort<W> in{*this, "in", encode_square<T>};
-  OutPort<1, W> out{*this, "out", decode_square<T>};
+  InPort<W> in{*this, "in", encode_lanes<T>};
+  OutPort<1, W> out{*this, "out", decode_lanes<T>};
   MemPins<P> mem;
   TbMemory<P> memory{"memory", mem, 99};
   sc_core::sc_signal<bool> err_hls{"err_hls"}, err_rtl{"err_rtl"};

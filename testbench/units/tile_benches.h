@@ -1,5 +1,5 @@
-// Benches of the compute units on 2-D tiles (PcuTileMap, PcuTileAccum): [T x T] bf16 tiles
-// (T = kT = 4 by default, 16 for the T = 16 lock-step tests),
+// Benches of the compute units on 2-D tiles (PcuTileMap, PcuTileAccum): [T x T] bf16 tiles and
+// dynamic [r x T] ones (T = kT = 4 by default, 16 for the T = 16 lock-step tests),
 // random cases with every class of special value now and then, and the bit-exact comparison
 // with the tile functions of hw/functions (harness.h, benches.h).
 #pragma once
@@ -17,27 +17,48 @@ namespace stepsim::unit_test {
 
 constexpr int kT = 4;             // tile side of the test configuration (RTL default)
 constexpr int kTS = 2;            // pipeline stages of PcuTileMap (RTL default NS)
-constexpr int kTW = 16 * kT * kT;  // payload width
+constexpr int kTW = units::TileBits<kT>::W;  // payload width: lanes and the tile header
 
-// ------------------------------------------------------------------ [T x T] bf16 tiles
-// Lane (r, c) in bits [16(rT+c) +: 16]; values are bit-cast (NaN payloads travel unchanged).
-inline Tile bf16_square(int t, const std::vector<uint16_t>& v) {
+// ------------------------------------------------------------------ [r x T] bf16 tiles
+// Lane (i, j) in bits [16(iT+j) +: 16], the row count r in the tile header (units::TileBits);
+// values are bit-cast (NaN payloads travel unchanged).
+inline Tile bf16_rows(int rows, int t, const std::vector<uint16_t>& v) {
   auto d = std::make_shared<TileData>();
   for (uint16_t b : v) d->f.push_back(f32_from_bf16_bits(b));
-  Tile r = shape_tile(uint32_t(t), uint32_t(t), DType::BF16);
+  Tile r = shape_tile(uint32_t(rows), uint32_t(t), DType::BF16);
   r.data = d;
   return r;
 }
+inline Tile bf16_square(int t, const std::vector<uint16_t>& v) { return bf16_rows(t, t, v); }
 inline uint16_t bf16_lane(const Tile& t, size_t l) { return uint16_t(f32_bits(t.data->f.at(l)) >> 16); }
 
+// The lanes of the tile's rows (the others 0) and its row count in the header.
 template <int T>
-bits_t<16 * T * T> encode_square(const Element& e) {
+bits_t<units::TileBits<T>::W> encode_square(const Element& e) {
+  bits_t<units::TileBits<T>::W> v = 0;
+  const Tile& t = e.tile();
+  for (size_t l = 0; l < t.elems(); ++l) v.range(16 * int(l) + 15, 16 * int(l)) = bf16_lane(t, l);
+  units::set_tile_rows<T>(v, units::tile_rows_t<T>(t.rows));
+  return v;
+}
+// The header's rows (the lanes of the other rows are don't-care).
+template <int T>
+Element decode_square(const bits_t<units::TileBits<T>::W>& v) {
+  const int rows = std::min(T, int(units::tile_rows<T>(v).to_uint()));
+  std::vector<uint16_t> b;
+  for (int l = 0; l < rows * T; ++l) b.push_back(uint16_t(v.range(16 * l + 15, 16 * l).to_uint()));
+  return Element(bf16_rows(rows, T, b));
+}
+
+// [T x T] lanes without a tile header (the address generator's payload until it takes the header).
+template <int T>
+bits_t<16 * T * T> encode_lanes(const Element& e) {
   bits_t<16 * T * T> v = 0;
   for (int l = 0; l < T * T; ++l) v.range(16 * l + 15, 16 * l) = bf16_lane(e.tile(), size_t(l));
   return v;
 }
 template <int T>
-Element decode_square(const bits_t<16 * T * T>& v) {
+Element decode_lanes(const bits_t<16 * T * T>& v) {
   std::vector<uint16_t> b;
   for (int l = 0; l < T * T; ++l) b.push_back(uint16_t(v.range(16 * l + 15, 16 * l).to_uint()));
   return Element(bf16_square(T, b));
@@ -47,9 +68,9 @@ Element decode_square(const bits_t<16 * T * T>& v) {
 // rounding, cancellation, subnormal and overflowing products now and then), with every
 // special class (random_bf16) in about one lane in `special`.
 template <int T = kT>
-Element random_square(std::mt19937_64& r, int special) {
+Element random_square(std::mt19937_64& r, int special, int rows = T) {
   std::vector<uint16_t> v;
-  for (int l = 0; l < T * T; ++l) {
+  for (int l = 0; l < rows * T; ++l) {
     const uint16_t u = uint16_t(r());
     if (special > 0 && int(r() % uint64_t(special)) == 0)
       v.push_back(random_bf16(r));
@@ -59,29 +80,37 @@ Element random_square(std::mt19937_64& r, int special) {
       v.push_back(uint16_t((u & 0x807Fu) | uint16_t((116 + r() % 24) << 7)));
   }
   if (r() % 4 == 0) v[size_t(r() % v.size())] = v[0] ^ 0x8000u;
-  return Element(bf16_square(T, v));
+  return Element(bf16_rows(rows, T, v));
 }
 template <int T = kT>
-Element random_square_mixed(std::mt19937_64& r) {
-  return random_square<T>(r, r() % 4 ? 200 : 12);
+Element random_square_mixed(std::mt19937_64& r, int rows = T) {
+  return random_square<T>(r, r() % 4 ? 200 : 12, rows);
 }
 
 template <int T = kT>
-TensorTree resquare(const TensorTree& t, std::mt19937_64& r) {
+TensorTree resquare(const TensorTree& t, std::mt19937_64& r, int rows) {
   TensorTree o = t;
-  if (t.leaf) o.elem = random_square_mixed<T>(r);
-  for (TensorTree& c : o.children) c = resquare<T>(c, r);
+  if (t.leaf) o.elem = random_square_mixed<T>(r, rows);
+  for (TensorTree& c : o.children) c = resquare<T>(c, r, rows);
   return o;
 }
 
-// Two streams of one structure (Map's zipped inputs; Accum matmul_acc's A and B tiles).
+// A case's row count: mostly whole [T x T] tiles, one case in three a dynamic [r x T] tile.
 template <int T = kT>
-std::vector<std::vector<Token>> square_pair(std::mt19937_64& r, int rank, int max_len = 0) {
+int random_rows(std::mt19937_64& r) {
+  return r() % 3 == 0 ? rnd(r, 1, T) : T;
+}
+
+// Two streams of one structure (Map's zipped inputs; Accum matmul_acc's A and B tiles): A of
+// `rows` rows, B of `rows` rows too (element-wise) or [T x T] (b_square: the matmul weights).
+template <int T = kT>
+std::vector<std::vector<Token>> square_pair(std::mt19937_64& r, int rank, int max_len = 0, int rows = T,
+                                            bool b_square = true) {
   RandomStreamOptions o = stream_opts(r, rank);
   if (max_len > 0) o.max_len = rnd(r, 1, max_len);
-  o.element = random_square_mixed<T>;
+  o.element = [rows](std::mt19937_64& g) { return random_square_mixed<T>(g, rows); };
   std::vector<TensorTree> a = random_tensors(r, o), b;
-  for (const TensorTree& t : a) b.push_back(resquare<T>(t, r));
+  for (const TensorTree& t : a) b.push_back(resquare<T>(t, r, b_square ? T : rows));
   return {tensors_to_tokens(a, rank), tensors_to_tokens(b, rank)};
 }
 
@@ -134,19 +163,21 @@ template <int T = kT>
 std::vector<UnitCase> pcu_tile_map_cases(size_t n, uint64_t seed) {
   return make_cases(
       n, seed, [](std::mt19937_64& r) { return std::vector<int>{int(r() % 4)}; },
-      [](std::mt19937_64& r, const std::vector<int>&) { return square_pair<T>(r, rnd(r, 0, 2)); });
+      [](std::mt19937_64& r, const std::vector<int>& c) {
+        return square_pair<T>(r, rnd(r, 0, 2), 0, random_rows<T>(r), c[0] <= 1);  // matmul: B [T x T]
+      });
 }
 
 // The unary functions (cfg {4, 5 or 6}): one input stream; values mostly where exp, sigmoid and
 // silu are not saturated (|x| < 128), with every special class now and then.
 template <int T = kT>
-Element random_unary_square(std::mt19937_64& r) {
+Element random_unary_square(std::mt19937_64& r, int rows) {
   std::vector<uint16_t> v;
-  for (int l = 0; l < T * T; ++l) {
+  for (int l = 0; l < rows * T; ++l) {
     const uint16_t u = uint16_t(r());
     v.push_back(r() % 24 == 0 ? random_bf16(r) : uint16_t((u & 0x807Fu) | uint16_t((100 + r() % 34) << 7)));
   }
-  return Element(bf16_square(T, v));
+  return Element(bf16_rows(rows, T, v));
 }
 template <int T = kT>
 std::vector<UnitCase> pcu_tile_unary_cases(size_t n, uint64_t seed) {
@@ -154,7 +185,8 @@ std::vector<UnitCase> pcu_tile_unary_cases(size_t n, uint64_t seed) {
       n, seed, [](std::mt19937_64& r) { return std::vector<int>{4 + int(r() % 3)}; },
       [](std::mt19937_64& r, const std::vector<int>&) {
         RandomStreamOptions o = stream_opts(r, rnd(r, 0, 2));
-        o.element = random_unary_square<T>;
+        const int rows = random_rows<T>(r);
+        o.element = [rows](std::mt19937_64& g) { return random_unary_square<T>(g, rows); };
         return std::vector<std::vector<Token>>{random_stream(r, o)};
       });
 }
@@ -197,7 +229,7 @@ inline std::string check_pcu_tile_map(const UnitCase& c, const std::vector<Beat>
 // One unit, two benches: the binary functions (a and b driven) and the unary ones (b idle).
 template <class Rtl, bool kUnary, int T = kT, int NS = kTS>
 struct PcuTileMapBenchT : Bench<PcuTileMapBenchT<Rtl, kUnary, T, NS>, Rtl> {
-  static constexpr int TW = 16 * T * T;
+  static constexpr int TW = units::TileBits<T>::W;
   CfgPin<bits_t<3>> op{*this};
   InPort<TW> a{*this, "a", encode_square<T>};
   std::unique_ptr<InPort<TW>> b;
@@ -258,7 +290,7 @@ std::string check_pcu_tile_accum(const UnitCase& c, const std::vector<Beat>& got
     if (x.has_elem) {
       const bool first = is_empty_acc(acc);
       const Tile& ta = x.elem.tile();
-      for (uint32_t i = 0; i < uint32_t(T); ++i)
+      for (uint32_t i = 0; i < ta.rows; ++i)
         for (uint32_t j = 0; j < uint32_t(T); ++j) {
           const size_t l = i * T + j;
           NanShadow s;
@@ -274,7 +306,7 @@ std::string check_pcu_tile_accum(const UnitCase& c, const std::vector<Beat>& got
     }
     if (x.stop >= rank) {
       Tile t = fn.finalize(acc);
-      if (is_empty_acc(t)) t = bf16_square(T, std::vector<uint16_t>(n, 0));  // no tile header: a zero payload
+      if (is_empty_acc(t)) t = bf16_rows(0, T, {});  // a zero payload: a tile of 0 rows
       Beat o = Beat::data(Element(t), uint8_t(x.stop - rank));
       o.done = x.done;
       want.push_back(o);
@@ -306,7 +338,7 @@ std::vector<UnitCase> pcu_tile_accum_cases(size_t n, uint64_t seed) {
       n, seed, [](std::mt19937_64& r) { return std::vector<int>{int(r() % 2), rnd(r, 1, 2), 0}; },
       [](std::mt19937_64& r, const std::vector<int>& c) {
         const int a = rnd(r, c[1], 3);
-        return std::vector<std::vector<Token>>{square_pair<T>(r, a, a == 1 ? 8 : 0)[0]};
+        return std::vector<std::vector<Token>>{square_pair<T>(r, a, a == 1 ? 8 : 0, random_rows<T>(r))[0]};
       });
 }
 
@@ -317,7 +349,7 @@ std::vector<UnitCase> pcu_tile_matmul_acc_cases(size_t n, uint64_t seed) {
       n, seed, [](std::mt19937_64& r) { return std::vector<int>{2 + int(r() % 2), rnd(r, 1, 2), 0}; },
       [](std::mt19937_64& r, const std::vector<int>& c) {
         const int a = rnd(r, c[1], 3);
-        return square_pair<T>(r, a, a == 1 ? 8 : 0);
+        return square_pair<T>(r, a, a == 1 ? 8 : 0, random_rows<T>(r));  // A [r x T], B [T x T]
       });
 }
 
@@ -468,7 +500,7 @@ std::string check_pcu_tile_bank(const UnitCase& c, const std::vector<Beat>& got)
 // One unit, four benches: with b driven (matmul_acc) or idle (add, max), bank off or on.
 template <class Rtl, bool kTwo, int T = kT, int NB = 16, bool kBank = false>
 struct PcuTileAccumBenchT : Bench<PcuTileAccumBenchT<Rtl, kTwo, T, NB, kBank>, Rtl> {
-  static constexpr int TW = 16 * T * T;
+  static constexpr int TW = units::TileBits<T>::W;
   CfgPin<bits_t<2>> op{*this};
   CfgPin<stop_t> rank{*this};
   CfgPin<stop_t> bank{*this};

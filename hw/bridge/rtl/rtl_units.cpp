@@ -11,7 +11,9 @@
 #include "Vrouter_broadcast.h"
 #include "Vrouter_eager_merge.h"
 #include "Vrouter_partition.h"
+#include "Vrouter_partition8.h"
 #include "Vrouter_reassemble.h"
+#include "Vrouter_reassemble8.h"
 #include "Vshape_expand.h"
 #include "Vshape_flatten.h"
 #include "Vshape_promote.h"
@@ -36,6 +38,8 @@ struct RtlUnits {
   using Broadcast = Vrouter_broadcast;
   using Partition = Vrouter_partition;
   using Reassemble = Vrouter_reassemble;
+  using Partition8 = Vrouter_partition8;  // N = 8 (rtl/CMakeLists.txt)
+  using Reassemble8 = Vrouter_reassemble8;
   using EagerMerge = Vrouter_eager_merge;
   using PcuEw = Vpcu_ew;
   using PcuAccum = Vpcu_accum;
