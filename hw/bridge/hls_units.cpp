@@ -4,6 +4,7 @@
 #include "hw/units/pcu_accum.h"
 #include "hw/units/pcu_ew.h"
 #include "hw/units/pcu_reduce.h"
+#include "hw/units/pcu_retile.h"
 #include "hw/units/pmu_buffer.h"
 #include "hw/units/pcu_tile_accum.h"
 #include "hw/units/pcu_tile_map.h"
@@ -41,6 +42,8 @@ struct HlsUnits {
   using PcuTileAccum = units::PcuTileAccum<kT, kTileAccumBank>;
   using PcuTileMap16 = units::PcuTileMap<kT16, kTS>;
   using PcuTileAccum16 = units::PcuTileAccum<kT16, kTileAccumBank16>;
+  using Retile = units::PcuRetile<kT>;
+  using Retile16 = units::PcuRetile<kT16>;
   using Ag = units::AgOffchip<kT, kAgMR, kAgIW, kAgAW, kAgMaxo>;
   using Ag16 = units::AgOffchip<kT16, kAgMR, kAgIW, kAgAW, kAgMaxo, kAgP16>;
 };

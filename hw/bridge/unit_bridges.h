@@ -100,6 +100,43 @@ class BridgeBase : public UnitBridge {
       return Element(t);
     };
   }
+  // [r x T] bf16 tiles, r <= T: the bridge carries a handle; the pins get lane (i, j) in bits
+  // [16(i T + j) +: 16] and r in the tile header (units::TileBits). In timing mode the lanes are
+  // 0 and the outputs are shape-only tiles.
+  Encoder squares(int side) {
+    return [this, side](const Element& e) {
+      const std::string want = "[r x " + std::to_string(side) + "] bf16 tiles (r <= " + std::to_string(side) + ")";
+      if (!e.is_tile()) fail("the tile compute unit needs " + want + ", got " + e.to_string());
+      const Tile& t = e.tile();
+      if (t.rows > uint32_t(side) || t.cols != uint32_t(side) || t.dtype != DType::BF16)
+        fail("the tile compute unit needs " + want + ", got [" + std::to_string(t.rows) + " x " +
+             std::to_string(t.cols) + "] " + dtype_name(t.dtype));
+      if (t.has_data()) values_ = true;
+      return handle(e);
+    };
+  }
+  template <int T>
+  bits_t<units::TileBits<T>::W> square_bits(Payload h) const {
+    bits_t<units::TileBits<T>::W> v = 0;
+    const Tile& t = element(h).tile();
+    if (t.has_data())
+      for (size_t l = 0; l < t.elems(); ++l) v.range(16 * int(l) + 15, 16 * int(l)) = uint32_t(f32_bits(t.data->f[l]) >> 16);
+    units::set_tile_rows<T>(v, units::tile_rows_t<T>(t.rows));
+    return v;
+  }
+  template <int T>
+  Element square_out(const bits_t<units::TileBits<T>::W>& v) const {
+    const uint32_t rows = std::min(uint32_t(T), uint32_t(units::tile_rows<T>(v).to_uint()));
+    Tile t = shape_tile(rows, uint32_t(T), DType::BF16);
+    if (values_) {
+      auto d = std::make_shared<TileData>();
+      for (uint32_t l = 0; l < rows * T; ++l)
+        d->f.push_back(f32_from_bf16_bits(uint16_t(v.range(16 * int(l) + 15, 16 * int(l)).to_uint())));
+      t.data = d;
+    }
+    return Element(t);
+  }
+
   bool values_ = false;  // the inputs carried tile values (functional mode)
 };
 
@@ -583,9 +620,6 @@ class PcuBridge : public BridgeBase {
     if (two) add_input(1, &s.b.lanes[0], squares(S::kSide));
     add_output(0, &s.out.consumers[0], [this, &s](Payload) { return square_out<S::kSide>(s.out.data.read()); });
   }
-  // [r x T] bf16 tiles, r <= T: the bridge carries a handle; the pins get lane (i, j) in bits
-  // [16(i T + j) +: 16] and r in the tile header (units::TileBits). In timing mode the lanes are
-  // 0 and the outputs are shape-only tiles.
   void check_err() {
     if (err_used_ && err_used_->read())
       fail("the tile Accum unit raised err_o (accumulator bank, bank_rank " + std::to_string(bank_rank()) +
@@ -593,40 +627,6 @@ class PcuBridge : public BridgeBase {
            " bank entries, a chunk whose bank structure differs from the first, a bare stop in bank mode, a "
            "stream ending inside a group, or a rank other than 2");
   }
-  Encoder squares(int side) {
-    return [this, side](const Element& e) {
-      const std::string want = "[r x " + std::to_string(side) + "] bf16 tiles (r <= " + std::to_string(side) + ")";
-      if (!e.is_tile()) fail("the tile compute unit needs " + want + ", got " + e.to_string());
-      const Tile& t = e.tile();
-      if (t.rows > uint32_t(side) || t.cols != uint32_t(side) || t.dtype != DType::BF16)
-        fail("the tile compute unit needs " + want + ", got [" + std::to_string(t.rows) + " x " +
-             std::to_string(t.cols) + "] " + dtype_name(t.dtype));
-      if (t.has_data()) values_ = true;
-      return handle(e);
-    };
-  }
-  template <int T>
-  bits_t<units::TileBits<T>::W> square_bits(Payload h) const {
-    bits_t<units::TileBits<T>::W> v = 0;
-    const Tile& t = element(h).tile();
-    if (t.has_data())
-      for (size_t l = 0; l < t.elems(); ++l) v.range(16 * int(l) + 15, 16 * int(l)) = uint32_t(f32_bits(t.data->f[l]) >> 16);
-    units::set_tile_rows<T>(v, units::tile_rows_t<T>(t.rows));
-    return v;
-  }
-  template <int T>
-  Element square_out(const bits_t<units::TileBits<T>::W>& v) const {
-    const uint32_t rows = std::min(uint32_t(T), uint32_t(units::tile_rows<T>(v).to_uint()));
-    Tile t = shape_tile(rows, uint32_t(T), DType::BF16);
-    if (values_) {
-      auto d = std::make_shared<TileData>();
-      for (uint32_t l = 0; l < rows * T; ++l)
-        d->f.push_back(f32_from_bf16_bits(uint16_t(v.range(16 * int(l) + 15, 16 * int(l)).to_uint())));
-      t.data = d;
-    }
-    return Element(t);
-  }
-
   std::string fn_;
   bool accum_;
   sc_core::sc_signal<bool> op_;
@@ -644,6 +644,86 @@ class PcuBridge : public BridgeBase {
   std::unique_ptr<typename U::PcuAccum> vaccum_;
   TileSide<typename U::PcuTileMap, typename U::PcuTileAccum, kT> t4_;
   TileSide<typename U::PcuTileMap16, typename U::PcuTileAccum16, kT16> t16_;
+};
+
+// Accum retile_row and FlatMap retile_streamify_row on the retile unit (pcu_retile) over [r x T]
+// tiles: the [r x kT] unit and, where the build has it, the [r x kT16] one. As PcuBridge, the
+// first beat picks (a tile of kT16 columns the kT16 unit, anything else the kT one, whose encoder
+// then names a tile it cannot take); only the chosen unit is clocked.
+template <class R, class R16>
+class RetileBridge : public BridgeBase {
+ public:
+  RetileBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl) {
+    const bool flat = cfg.info->name == "FlatMap";
+    mode_.write(flat);
+    rank_.write(stop_t(flat ? 1 : cfg.params.get_int("rank")));
+    elaborate(s4_, unit_name() + "_tile");
+    elaborate(s16_, unit_name() + "_tile16");
+  }
+
+ protected:
+  void run() override {
+    bool wide = false;
+    if constexpr (Side<R16, kT16>::kAvailable) {
+      const std::vector<Channel*>& ins = ctx().inputs();
+      const int first = ctx().select_earliest(ins);
+      const Beat* head = first >= 0 ? &ins[size_t(first)]->head() : nullptr;
+      wide = head && head->has_elem && head->elem.is_tile() && head->elem.tile().cols == uint32_t(kT16);
+    }
+    if (wide)
+      attach(s16_);
+    else
+      attach(s4_);
+    UnitBridge::run();
+    check_err();
+  }
+  void on_output_element(int, Element&) override { check_err(); }
+
+ private:
+  template <class Unit, int T>
+  struct Side {
+    static constexpr int kSide = T;
+    static constexpr bool kAvailable = !std::is_void_v<Unit>;
+    std::unique_ptr<std::conditional_t<kAvailable, Unit, int>> unit;
+    WideInPins<units::TileBits<T>::W> in;
+    WideOutPins<units::TileBits<T>::W> out;
+    sc_core::sc_signal<bool> clk, err;
+  };
+  template <class S>
+  void elaborate(S& s, const std::string& name) {
+    if constexpr (S::kAvailable) {
+      s.unit = std::make_unique<std::remove_reference_t<decltype(*s.unit)>>(name.c_str());
+      s.unit->clk_i(s.clk);
+      s.unit->rst_ni(rst_n_);
+      s.unit->cfg_mode_i(mode_);
+      s.unit->cfg_rank_i(rank_);
+      STEPSIM_BRIDGE_IN(*s.unit, in, s.in);
+      STEPSIM_BRIDGE_OUT(*s.unit, out, s.out);
+      s.unit->err_o(s.err);
+      s.in.expand = [this](Payload h) { return square_bits<S::kSide>(h); };
+    }
+  }
+  template <class S>
+  void attach(S& s) {
+    clk_used_ = &s.clk;
+    err_used_ = &s.err;
+    add_group(&s.in, "in");
+    add_group(&s.out, "out");
+    add_input(0, &s.in.lanes[0], squares(S::kSide));
+    add_output(0, &s.out.consumers[0], [this, &s](Payload) { return square_out<S::kSide>(s.out.data.read()); });
+  }
+  void check_err() {
+    if (err_used_ && err_used_->read())
+      fail("the retile unit raised err_o: " +
+           std::string(mode_.read() ? "" : "more rows than the tile holds in one group, or ") +
+           "a stream ending inside a group");
+  }
+
+  sc_core::sc_signal<bool> mode_;  // 0 Accum retile_row, 1 FlatMap retile_streamify_row
+  sc_core::sc_signal<stop_t> rank_;
+  const sc_core::sc_signal<bool>* err_used_ = nullptr;
+  Side<R, kT> s4_;
+  Side<R16, kT16> s16_;
 };
 
 }  // namespace stepsim::bridge
@@ -676,6 +756,8 @@ std::unique_ptr<Op> create_unit_bridge(const OpConfig& cfg, const std::string& i
     return std::make_unique<ReassembleBridge<typename U::Reassemble>>(cfg, impl);
   }
   if (op == "EagerMerge") return std::make_unique<EagerMergeBridge<typename U::EagerMerge>>(cfg, impl);
+  if ((op == "Accum" && cfg.params.get_string("fn") == "retile_row") || op == "FlatMap")
+    return std::make_unique<RetileBridge<typename U::Retile, typename U::Retile16>>(cfg, impl);
   if (op == "Map" || op == "Accum") return std::make_unique<PcuBridge<U>>(cfg, impl);
   if (op == "Bufferize") return std::make_unique<PmuWritePort>(cfg, impl);
   if (op == "Streamify") return std::make_unique<PmuBridge<typename U::Pmu>>(cfg, impl);

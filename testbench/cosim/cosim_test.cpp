@@ -162,8 +162,8 @@ TEST(Cosim, ClearErrorsForNodesWithoutAUnit) {
   // An explicit impl on an operator or function no unit implements.
   std::string e = error_of(small("  - {name: f, op: Map, params: {fn: div}, inputs: {in0: x, in1: x}, impl: hls}\n"));
   EXPECT_NE(e.find("node 'f' (Map): impl: hls: no unit computes Map fn=div"), std::string::npos) << e;
-  e = error_of(small("  - {name: f, op: Accum, params: {fn: retile_row, rank: 1}, inputs: {in0: x}, impl: hls}\n"));
-  EXPECT_NE(e.find("node 'f' (Accum): impl: hls: no unit computes Accum fn=retile_row"), std::string::npos) << e;
+  e = error_of(small("  - {name: f, op: Accum, params: {fn: retile_col, rank: 1}, inputs: {in0: x}, impl: hls}\n"));
+  EXPECT_NE(e.find("node 'f' (Accum): impl: hls: no unit computes Accum fn=retile_col"), std::string::npos) << e;
   // matmul runs on the [4 x 4] tile unit only.
   e = error_of(small("  - {name: f, op: Map, params: {fn: matmul_t}, inputs: {in0: x, in1: x}, impl: hls}\n"));
   EXPECT_NE(e.find("node 'f' (Map): the tile compute unit needs [r x 4] bf16 tiles (r <= 4), got [1 x 8] bf16"), std::string::npos)

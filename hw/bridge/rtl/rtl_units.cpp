@@ -5,6 +5,7 @@
 #include "Vpcu_accum.h"
 #include "Vpcu_ew.h"
 #include "Vpcu_reduce.h"
+#include "Vpcu_retile.h"
 #include "Vpmu_buffer_cosim.h"
 #include "Vpcu_tile_accum.h"
 #include "Vpcu_tile_map.h"
@@ -24,6 +25,7 @@
 #include "Vpcu_tile_accum_t16.h"
 #include "Vpcu_tile_map_t16.h"
 #include "Vag_offchip_t16.h"
+#include "Vpcu_retile_t16.h"
 #endif
 
 namespace stepsim::bridge {
@@ -51,11 +53,14 @@ struct RtlUnits {
   using PcuTileMap16 = Vpcu_tile_map_t16;
   using PcuTileAccum16 = Vpcu_tile_accum_t16;
   using Ag16 = Vag_offchip_t16;
+  using Retile16 = Vpcu_retile_t16;
 #else  // built without the T = 16 library (STEPSIM_RTL_T16=OFF): [16 x 16] tiles stay unsupported
   using PcuTileMap16 = void;
   using PcuTileAccum16 = void;
   using Ag16 = void;
+  using Retile16 = void;
 #endif
+  using Retile = Vpcu_retile;
   using Ag = Vag_offchip;
 };
 
