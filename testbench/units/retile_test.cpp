@@ -42,6 +42,8 @@ TEST(UnitsVsApprox, PcuRetileMatchesRetileRowAndRetileStreamifyRow) {
   EXPECT_GT(bare_done, 300u);
   std::string stats;
   EXPECT_EQ((run_retile<PcuRetileBench<NoRtl>, T>(cases, 41, &stats)), "");
+  std::cout << "PcuRetile: mode 0 " << m0 << " cases, " << empty_groups << " empty groups, " << zero_rows
+            << " [0 x T] elements, " << bare_done << " split dones\n";
   std::cout << "PcuRetile: " << stats << ", " << seconds_since(t0) << " s wall, " << cpu_since(c0) << " s CPU\n";
 }
 
@@ -228,6 +230,7 @@ TEST(UnitsRetile, CheckerCatchesWrongOutputs) {
   }
   EXPECT_GT(tried, 100u);
   EXPECT_EQ(caught, tried);
+  std::cout << "wrong outputs caught: " << caught << " of " << tried << "\n";
 }
 
 // ---- latency and throughput, full-rate source and sink ----
