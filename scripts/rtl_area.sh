@@ -59,7 +59,7 @@ if [ ${#only[@]} -gt 0 ]; then
   rm -f "$tmp"
   {
     awk '/^\| module \|/ {exit} {print}' "$out" | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
-    echo "Partial update (\`scripts/rtl_area.sh $out $limit ${only[*]}\`, ${secs} s): the rows of ${only[*]}."
+    echo "Partial update (\`${AREA_REDUCED:+AREA_REDUCED=1 }scripts/rtl_area.sh $out $limit ${only[*]}\`, ${secs} s): the rows of ${only[*]}."
     echo
     echo "| module | parameters | cells | area (um^2) | note |"
     echo "|---|---|---:|---:|---|"
