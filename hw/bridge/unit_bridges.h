@@ -103,6 +103,16 @@ class BridgeBase : public UnitBridge {
   // [r x T] bf16 tiles, r <= T: the bridge carries a handle; the pins get lane (i, j) in bits
   // [16(i T + j) +: 16] and r in the tile header (units::TileBits). In timing mode the lanes are
   // 0 and the outputs are shape-only tiles.
+  // The tile of the first beat to arrive on any input (nullptr: it carries no tile), for a bridge
+  // that picks its unit by the tile shape before its first cycle. The unit cannot act before that
+  // beat, which is what select_earliest tells the other contexts while the bridge waits.
+  const Tile* first_tile() {
+    const std::vector<Channel*>& ins = ctx().inputs();
+    const int first = ctx().select_earliest(ins);
+    if (first < 0) return nullptr;
+    const Beat& head = ins[size_t(first)]->head();
+    return head.has_elem && head.elem.is_tile() ? &head.elem.tile() : nullptr;
+  }
   Encoder squares(int side) {
     return [this, side](const Element& e) {
       const std::string want = "[r x " + std::to_string(side) + "] bf16 tiles (r <= " + std::to_string(side) + ")";
@@ -548,16 +558,11 @@ class PcuBridge : public BridgeBase {
     const bool t4 = t4_.elaborated(), t16 = t16_.elaborated();
     if (!t4 && !t16) return 0;
     if (!has_vector() && !t16) return kT;
-    // The first beat on any input (the operands of every function have one tile shape). The
-    // unit cannot act before it arrives, which is what select_earliest tells the other contexts
-    // while it waits; once chosen, the unit is clocked from the bridge's clock as configured.
-    const std::vector<Channel*>& ins = ctx().inputs();
-    const int first = ctx().select_earliest(ins);
-    const Beat* head = first >= 0 ? &ins[size_t(first)]->head() : nullptr;
+    // The operands of every function have one tile shape: the first tile to arrive decides.
     int side = 0;
-    if (head && head->has_elem && head->elem.is_tile()) {
+    if (const Tile* first = first_tile()) {
       // [r x T] with r <= T: a whole tile or a dynamic one (docs/unit-protocol.md, the tile header).
-      const Tile& t = head->elem.tile();
+      const Tile& t = *first;
       if (t.cols == uint32_t(kT) && t.rows <= t.cols && t4) side = kT;
       if (t.cols == uint32_t(kT16) && t.rows <= t.cols && t16) side = kT16;
     }
@@ -665,10 +670,8 @@ class RetileBridge : public BridgeBase {
   void run() override {
     bool wide = false;
     if constexpr (Side<R16, kT16>::kAvailable) {
-      const std::vector<Channel*>& ins = ctx().inputs();
-      const int first = ctx().select_earliest(ins);
-      const Beat* head = first >= 0 ? &ins[size_t(first)]->head() : nullptr;
-      wide = head && head->has_elem && head->elem.is_tile() && head->elem.tile().cols == uint32_t(kT16);
+      const Tile* first = first_tile();
+      wide = first && first->cols == uint32_t(kT16);
     }
     if (wide)
       attach(s16_);
