@@ -95,6 +95,8 @@ template <class Dut, int T = kT, int P = 1>
 class AgBridge : public BridgeBase {
  public:
   static constexpr int kTW = 16 * T * T, kTB = 2 * T * T;
+  static constexpr int kRW = units::clog2(T + 1);  // the tile header (docs/unit-protocol.md)
+  static constexpr int kPW = kTW + kRW;            // the tile payload: lanes, header
   static constexpr int kGW = units::clog2(kTB + 1);
 
   AgBridge(const OpConfig& cfg, const std::string& impl)
@@ -118,7 +120,10 @@ class AgBridge : public BridgeBase {
     dut_.cfg_rows_i(rows_);
     dut_.cfg_row_bytes_i(row_bytes_);
     dut_.cfg_pitch_i(pitch_);
+    dut_.cfg_tile_rows_i(tile_rows_);  // [T x T] tiles
+    dut_.cfg_ref_i(ref_mode_);         // the static view
     STEPSIM_BRIDGE_IN(dut_, in, tin_);
+    STEPSIM_BRIDGE_IN(dut_, ref, tref_);  // unused: never driven (valid 0)
     STEPSIM_BRIDGE_OUT(dut_, out, tout_);
     dut_.req_valid_o(mem_.req_valid);
     dut_.req_ready_i(mem_.req_ready);
@@ -161,6 +166,8 @@ class AgBridge : public BridgeBase {
     rows_.write(bits_t<kGW>(s.rows));
     row_bytes_.write(bits_t<kGW>(s.row_bytes));
     pitch_.write(bits_t<kAgAW>(s.pitch));
+    tile_rows_.write(bits_t<kRW>(T));
+    ref_mode_.write(false);
     add_group(&tin_, "in");
     add_group(&tout_, "out");
     add_group(&mem_, "");
@@ -236,8 +243,9 @@ class AgBridge : public BridgeBase {
       return handle(e);
     };
   }
-  bits_t<kTW> tile_bits(Payload h) const {
-    bits_t<kTW> v = 0;
+  bits_t<kPW> tile_bits(Payload h) const {
+    bits_t<kPW> v = 0;
+    units::set_slice<kRW, kPW>(v, kTW, bits_t<kRW>(T));  // the header: T rows
     const Tile& t = element(h).tile();
     if (!t.has_data()) return v;
     uint8_t bytes[kTB];
@@ -245,7 +253,7 @@ class AgBridge : public BridgeBase {
     for (int i = 0; i < kTB; ++i) v.range(8 * i + 7, 8 * i) = bytes[i];
     return v;
   }
-  Element tile_out(const bits_t<kTW>& v) const {
+  Element tile_out(const bits_t<kPW>& v) const {
     Tile t = shape_tile(uint32_t(T), uint32_t(T), DType::BF16);
     t.in_memory_unit = true;  // staged in the load's memory unit, as the approximate load marks it
     if (functional()) {
@@ -271,8 +279,11 @@ class AgBridge : public BridgeBase {
   sc_core::sc_signal<bits_t<kAgIW>> offset_q_, offset_r_, tiles_c_;
   sc_core::sc_signal<bits_t<kAgAW>> base_, a_, b_, pitch_;
   sc_core::sc_signal<bits_t<kGW>> rows_, row_bytes_;
-  WideInPins<kTW> tin_;
-  WideOutPins<kTW> tout_;
+  sc_core::sc_signal<bits_t<kRW>> tile_rows_;
+  sc_core::sc_signal<bool> ref_mode_;
+  WideInPins<kPW> tin_;
+  WideOutPins<kPW> tout_;
+  InPins<1, 1> tref_;
   MemPortPins<P> mem_;
   std::deque<Rsp> rsp_;
   uint64_t last_at_ = 0, requests_ = 0;
