@@ -1,5 +1,7 @@
 // Address generator (AG) with a memory port: LinearOffChipLoad (cfg_write_i = 0) and
-// LinearOffChipStore (cfg_write_i = 1) on [T x T] bf16 tiles (docs/units.md). Tile k of the
+// LinearOffChipStore (cfg_write_i = 1) on [r x T] bf16 tiles, r = cfg_tile_rows_i (1..T); the
+// tile payload is the T^2 lanes and the tile header r in bits [16 T^2 +: RW] (docs/units.md,
+// docs/unit-protocol.md). Tile k of the
 // view (out_shape rank 1..MR, outermost first) is stored tile l = offset + sum idx_d stride_d
 // at base + (l / tiles_c) A + (l % tiles_c) B, a burst of cfg_rows_i rows of cfg_row_bytes_i
 // bytes cfg_pitch_i apart; offset and strides come as (quotient, remainder) by tiles_c, so
@@ -8,9 +10,13 @@
 // tile in bundle j / P, a bundle never crosses a tile; at most MAXO outstanding. The memory
 // answers bundle by bundle in request order (writes are acknowledged too), lane k of a
 // response bundle answering lane k of its request bundle.
-// Load: tiles on out with the view's stop levels and done on the last. Store: tiles from in
-// (stops ignored) written to the view; one bare done on out once the input ended and every
-// write is acknowledged; err_o (sticky) on a tile beyond the view.
+// Load: tiles on out (header r, lanes of rows >= r zero) with the view's stop levels and done
+// on the last; cfg_ref_i = 1: one pass of the view per ref element (consumed with the pass's
+// last request bundle), its stop raised above the view's rank on the pass's last tile, bare
+// ref beats as bare beats, in ref order through the pass queue (PQ entries). Store: tiles from
+// in (stops ignored) written to the view; one bare done on out once the input ended and every
+// write is acknowledged; err_o (sticky) on a tile beyond the view or with a header other
+// than r. A store ignores cfg_ref_i.
 // SystemC twin: hw/units/ag_offchip.h (same pins, same behaviour on every cycle).
 `include "stream_macros.svh"
 module ag_offchip #(
@@ -20,7 +26,8 @@ module ag_offchip #(
   parameter int AW   = 32,
   parameter int MAXO = 64,
   parameter int P    = 1,                   // request lanes (par_dispatch)
-  parameter int W    = 16 * T * T,          // derived: the tile payload
+  parameter int RW   = $clog2(T + 1),       // derived: the tile header (rows 0..T)
+  parameter int W    = 16 * T * T + RW,     // derived: the tile payload
   parameter int GW   = $clog2(2 * T * T + 1),  // derived: rows, row bytes, byte offsets
   parameter int DW   = 512,                 // fixed: 64-byte requests
   parameter int LW   = 7                    // fixed: request length 1..64
@@ -42,8 +49,12 @@ module ag_offchip #(
   input  logic [GW-1:0]  cfg_rows_i,
   input  logic [GW-1:0]  cfg_row_bytes_i,
   input  logic [AW-1:0]  cfg_pitch_i,
+  input  logic [RW-1:0]  cfg_tile_rows_i,  // tile rows r, 1..T
+  input  logic           cfg_ref_i,        // load: 1 = one pass of the view per ref element
   // in: the tiles to store
   `STREAM_IN_PORTS(in, W),
+  // ref: the ref stream of a load with cfg_ref_i (payload ignored)
+  `STREAM_IN_PORTS(ref, 1),
   // out: the loaded tiles (store: one bare done)
   `STREAM_OUT_PORTS(out, 1, W),
   // memory port
@@ -61,6 +72,9 @@ module ag_offchip #(
 );
   localparam int OW = $clog2(MAXO + 1);
   localparam int CW = OW + 1;  // request counts in a sum
+  localparam int TW = 16 * T * T;  // the tile's lanes
+  localparam int QW = (MAXO > 1) ? $clog2(MAXO) : 1;  // pass queue pointer
+  localparam int PQ = 1 << QW;                        // pass queue entries (>= MAXO)
 
   // The response buffer carries data only.
   logic rsp_elem_i, rsp_done_i;
@@ -69,15 +83,16 @@ module ag_offchip #(
   assign rsp_done_i = 1'b0;
   assign rsp_stop_i = 4'd0;
 
-  logic consume_in, consume_r, ofree, emit;
+  logic consume_in, consume_r, consume_ref, ofree, emit;
   logic [W-1:0] o_data;
   logic         o_elem, o_done;
   logic [3:0]   o_stop;
 
   `STREAM_IN_BUF(in, h, W, consume_in);
   `STREAM_IN_BUF(rsp, r, P*DW, consume_r);
+  `STREAM_IN_BUF(ref, f, 1, consume_ref);
   logic unused_r;
-  assign unused_r = r_elem ^ r_done ^ (^r_stop) ^ (^h_stop);  // store: tile stops are not stored
+  assign unused_r = r_elem ^ r_done ^ (^r_stop) ^ (^h_stop) ^ f_data;  // tile stops, ref payload unused
 
   // ---- state
   logic [IW-1:0] g_idx_d [MR];
@@ -91,8 +106,8 @@ module ag_offchip #(
   logic [GW-1:0] g_row_d, g_row_q, g_chunk_d, g_chunk_q, g_ofs_d, g_ofs_q;
   logic [GW-1:0] a_row_d, a_row_q, a_chunk_d, a_chunk_q, a_ofs_d, a_ofs_q;
   logic [AW-1:0] g_rowaddr_d, g_rowaddr_q;
-  logic          g_active_d, g_active_q, g_init_q;
-  logic [W-1:0]  a_acc_d, a_acc_q;
+  logic          g_active_d, g_active_q, g_init_d, g_init_q;
+  logic [TW-1:0] a_acc_d, a_acc_q;
   logic [OW-1:0] ocnt_d, ocnt_q;
   logic          st_in_done_d, st_in_done_q, st_sent_d, st_sent_q, err_d, err_q;
   logic [P-1:0]    rq_valid_d, rq_valid_q;
@@ -100,6 +115,13 @@ module ag_offchip #(
   logic [P*AW-1:0] rq_addr_d, rq_addr_q;
   logic [P*LW-1:0] rq_len_d, rq_len_q;
   logic [P*DW-1:0] rq_wdata_d, rq_wdata_q;
+  // the pass queue (ref mode): one entry per ref beat consumed; entries are read only while
+  // valid (not reset)
+  logic          pq_elem_q [PQ];
+  logic [3:0]    pq_stop_q [PQ];
+  logic          pq_done_q [PQ];
+  logic [QW-1:0] pq_wp_d, pq_wp_q, pq_rp_d, pq_rp_q;
+  logic [QW:0]   pq_n_d, pq_n_q;
 
   // Bytes used by request c of a row: min(64, row_bytes - 64c).
   function automatic logic [LW-1:0] used_bytes(logic [GW-1:0] row_bytes, logic [GW-1:0] chunk);
@@ -123,7 +145,9 @@ module ag_offchip #(
   logic [LW-1:0] len, r_len;
   logic [GW-1:0] w_row, w_chunk, w_ofs, r_row, r_chunk, r_ofs;
   logic          first_req, lc, r_lc, last_req, room, issue, carry, c2, run_on;
-  logic          a_last, has_step;
+  logic          a_last, has_step, pass_end, pq_room, refm, pqv, q_elem, q_done, pass_last;
+  logic          push, pop, any_bare;
+  logic [3:0]    q_stop, raised;
   logic [3:0]    step_d;
   logic [3:0]    ended;
   logic [P-1:0]    lanes;
@@ -131,15 +155,17 @@ module ag_offchip #(
   logic [P*LW-1:0] b_len;
   logic [P*DW-1:0] b_wdata;
   logic [CW-1:0]   nb, rn;
-  logic [W+DW-1:0] wsh, rsh;
-  logic [W-1:0]  merged;
+  logic [W+DW-1:0] wsh;
+  logic [TW+DW-1:0] rsh;
+  logic [TW-1:0] merged;
   logic          unused_sh;
-  assign unused_sh = ^{wsh[W+DW-1:DW], rsh[W+DW-1:W]};  // the shifts' spill
+  assign unused_sh = ^{wsh[W+DW-1:DW], rsh[TW+DW-1:TW]};  // the shifts' spill
   logic [IW-1:0] q_s, r_s, sel_q, sel_r, nr, nq;
   logic [IW:0]   rr;
   logic          wrap;
 
   always_comb begin
+    refm = cfg_ref_i & ~cfg_write_i;  // a store ignores cfg_ref_i
     for (int d = 0; d < MR; d++) begin
       n[d]  = cfg_shape_i[IW*d +: IW];
       cq[d] = g_init_q ? cfg_offset_q_i : g_q_q[d];
@@ -187,24 +213,6 @@ module ag_offchip #(
         nb = nb + CW'(1);
       end
     end
-    room       = (!rq_valid_q[0] || req_ready_i) && (CW'(ocnt_q) + nb <= CW'(MAXO));
-    issue      = 1'b0;
-    consume_in = 1'b0;
-    err_d      = err_q;
-    if (!cfg_write_i) begin
-      issue      = g_active_q & room;
-      consume_in = h_valid;  // load: in is unused
-    end else if (h_valid) begin
-      if (!h_elem) begin
-        consume_in = 1'b1;  // a bare stop or done: nothing to write
-      end else if (!g_active_q) begin
-        consume_in = 1'b1;  // beyond the view: dropped, flagged
-        err_d      = 1'b1;
-      end else if (room) begin
-        issue      = 1'b1;
-        consume_in = last_req;
-      end
-    end
     // The next position: the innermost dimension that does not wrap steps by its stride.
     carry    = 1'b1;
     has_step = 1'b0;
@@ -223,6 +231,43 @@ module ag_offchip #(
           r_s      = cfg_stride_r_i[IW*d +: IW];
           sel_q    = cq[d];
           sel_r    = cr[d];
+        end
+      end
+    end
+    pass_end    = last_req & ~has_step;  // the bundle ends the view's last tile
+    pq_room     = pq_n_q != (QW+1)'(PQ);
+    room        = (!rq_valid_q[0] || req_ready_i) && (CW'(ocnt_q) + nb <= CW'(MAXO));
+    issue       = 1'b0;
+    consume_in  = 1'b0;
+    consume_ref = 1'b0;
+    err_d       = err_q;
+    if (!cfg_write_i) begin
+      consume_in = h_valid;  // load: in is unused
+      if (!refm) begin
+        issue       = g_active_q & room;
+        consume_ref = f_valid;  // static view: ref is unused
+      end else if (f_valid && f_elem) begin
+        // A pass while its ref element is at the head; the element (and its queue entry) goes
+        // with the pass's last bundle.
+        issue       = room & (~pass_end | pq_room);
+        consume_ref = issue & pass_end;
+      end else if (f_valid) begin
+        consume_ref = pq_room;  // a bare stop or done: straight into the pass queue
+      end
+    end else begin
+      consume_ref = f_valid;  // a store ignores ref
+      if (h_valid) begin
+        if (!h_elem) begin
+          consume_in = 1'b1;  // a bare stop or done: nothing to write
+        end else if (!g_active_q) begin
+          consume_in = 1'b1;  // beyond the view: dropped, flagged
+          err_d      = 1'b1;
+        end else if (room) begin
+          issue      = 1'b1;
+          consume_in = last_req;
+          if (h_data[TW +: RW] != cfg_tile_rows_i) begin
+            err_d = 1'b1;  // a tile of another shape
+          end
         end
       end
     end
@@ -245,9 +290,9 @@ module ag_offchip #(
       if (!a_last) begin
         r_len = used_bytes(cfg_row_bytes_i, r_chunk);
         // The response's used bytes land at the byte offset (one barrel shift per lane).
-        rsh = (W+DW)'(low_bytes(r_data[DW*k +: DW], r_len)) << {r_ofs, 3'b000};
+        rsh = (TW+DW)'(low_bytes(r_data[DW*k +: DW], r_len)) << {r_ofs, 3'b000};
         if (!cfg_write_i) begin
-          merged = merged | rsh[W-1:0];
+          merged = merged | rsh[TW-1:0];
         end
         r_lc   = last_chunk_of(cfg_row_bytes_i, r_chunk);
         a_last = r_lc && (r_row == cfg_rows_i - GW'(1));
@@ -271,8 +316,18 @@ module ag_offchip #(
         end
       end
     end
+    // The pass queue's head (ref mode): the ref beat of the pass being assembled, or a bare
+    // beat that comes before the responses still to arrive.
+    pqv       = pq_n_q != '0;
+    q_elem    = pqv & pq_elem_q[pq_rp_q];
+    q_stop    = pqv ? pq_stop_q[pq_rp_q] : 4'd0;
+    q_done    = pqv & pq_done_q[pq_rp_q];
+    raised    = (q_stop != 4'd0) ? cfg_rank_i + q_stop : 4'd0;
+    pass_last = ended == cfg_rank_i;  // the tile ends the pass
+    any_bare  = (q_stop != 4'd0) | q_done;
     consume_r = 1'b0;
     emit      = 1'b0;
+    pop       = 1'b0;
     o_data    = '0;
     o_elem    = 1'b0;
     o_stop    = 4'd0;
@@ -285,14 +340,29 @@ module ag_offchip #(
         o_done    = 1'b1;
         st_sent_d = 1'b1;
       end
-    end else if (r_valid && (!a_last || ofree)) begin
+    end else if (refm && pqv && !q_elem) begin
+      // A bare ref beat: a bare stop raised above the view's dimensions, and/or a bare done.
+      if (!any_bare || ofree) begin
+        pop    = 1'b1;
+        emit   = any_bare;
+        o_stop = raised;
+        o_done = q_done;
+      end
+    end else if (r_valid && (!a_last || (ofree && (!refm || !pass_last || pqv)))) begin
       consume_r = 1'b1;
       if (a_last) begin
         emit   = 1'b1;
         o_elem = 1'b1;
-        o_data = merged;
+        o_data = {cfg_tile_rows_i, merged};
         o_stop = ended;
-        o_done = ended == cfg_rank_i;
+        o_done = !refm && pass_last;
+        if (refm && pass_last) begin  // the pass's last tile: the ref element's stop and done
+          pop = 1'b1;
+          if (q_stop != 4'd0) begin
+            o_stop = raised;
+          end
+          o_done = q_done;
+        end
       end
     end
 
@@ -307,6 +377,7 @@ module ag_offchip #(
     g_ofs_d     = g_ofs_q;
     g_rowaddr_d = g_rowaddr_q;
     g_active_d  = g_active_q;
+    g_init_d    = 1'b0;
     rq_valid_d  = req_ready_i ? '0 : rq_valid_q;
     rq_addr_d   = rq_addr_q;
     rq_write_d  = rq_write_q;
@@ -327,7 +398,15 @@ module ag_offchip #(
         g_chunk_d = '0;
         g_ofs_d   = '0;
         if (!has_step) begin
-          g_active_d = 1'b0;
+          if (refm) begin
+            // The pass ends: the next one starts at the view's first tile (the offset).
+            for (int d = 0; d < MR; d++) begin
+              g_idx_d[d] = '0;
+            end
+            g_init_d = 1'b1;
+          end else begin
+            g_active_d = 1'b0;
+          end
         end else begin
           // (q, r) + (sq, sr) with one carry; the inner levels restart from the new position.
           for (int d = 0; d < MR; d++) begin
@@ -380,6 +459,20 @@ module ag_offchip #(
       end
     end
     ocnt_d = OW'(CW'(ocnt_q) + (issue ? nb : '0) - (consume_r ? rn : '0));
+
+    // ---- the pass queue
+    push    = consume_ref & refm;
+    pq_wp_d = pq_wp_q + QW'(push);
+    pq_rp_d = pq_rp_q + QW'(pop);
+    pq_n_d  = pq_n_q + (QW+1)'(push) - (QW+1)'(pop);
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (push) begin
+      pq_elem_q[pq_wp_q] <= f_elem;
+      pq_stop_q[pq_wp_q] <= f_stop;
+      pq_done_q[pq_wp_q] <= f_done;
+    end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -409,6 +502,9 @@ module ag_offchip #(
       rq_addr_q    <= '0;
       rq_len_q     <= '0;
       rq_wdata_q   <= '0;
+      pq_wp_q      <= '0;
+      pq_rp_q      <= '0;
+      pq_n_q       <= '0;
     end else begin
       for (int d = 0; d < MR; d++) begin
         g_idx_q[d] <= g_idx_d[d];
@@ -421,7 +517,7 @@ module ag_offchip #(
       g_ofs_q      <= g_ofs_d;
       g_rowaddr_q  <= g_rowaddr_d;
       g_active_q   <= g_active_d;
-      g_init_q     <= 1'b0;
+      g_init_q     <= g_init_d;
       a_row_q      <= a_row_d;
       a_chunk_q    <= a_chunk_d;
       a_ofs_q      <= a_ofs_d;
@@ -435,6 +531,9 @@ module ag_offchip #(
       rq_addr_q    <= rq_addr_d;
       rq_len_q     <= rq_len_d;
       rq_wdata_q   <= rq_wdata_d;
+      pq_wp_q      <= pq_wp_d;
+      pq_rp_q      <= pq_rp_d;
+      pq_n_q       <= pq_n_d;
     end
   end
 

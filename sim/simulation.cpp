@@ -240,11 +240,6 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
     }
     const std::string rule = "the memory unit takes a Bufferize whose only consumer is a Streamify, both on the unit";
     for (const NodeSpec& n : plan.nodes) {
-      // The address generator runs the static load: a LinearOffChipLoad with a ref input stays off it.
-      if (n.op == "LinearOffChipLoad" && !in_edges[n.name].empty()) {
-        unpaired[n.name] = "the address generator runs the static load (no ref input)";
-        continue;
-      }
       const NodeSpec* partner = nullptr;
       if (n.op == "Bufferize") {
         const auto& o = out_edges[n.name];

@@ -9,8 +9,6 @@ AgSetup ag_setup(const OpConfig& cfg) {
   const std::string& op = cfg.info->name;
   s.write = op == "LinearOffChipStore";
   const std::string node = "node '" + cfg.name + "' (" + op + "): ";
-  // A load with a ref input is kept off the unit by the elaboration (sim/simulation.cpp), which
-  // sees the graph's edges; the bridge checks it again when it runs.
   if (!cfg.env || !cfg.env->memory) {
     s.error = "no off-chip memory";
     return s;
@@ -23,35 +21,36 @@ AgSetup ag_setup(const OpConfig& cfg) {
   }
   const OffChipTensor& t = *s.tensor;
   const std::vector<int64_t> tile = cfg.params.get_ints("tile");
-  // Two instances: [4 x 4] tiles with one request lane, [16 x 16] tiles with kAgP16 lanes.
-  const std::string want = "the address generator moves [" + std::to_string(kT) + " x " + std::to_string(kT) +
-                           "] bf16 tiles (one request lane) or [" + std::to_string(kT16) + " x " + std::to_string(kT16) +
-                           "] (" + std::to_string(kAgP16) + " lanes)";
-  const bool sq = tile.size() == 2 && tile[0] == tile[1];
-  if (!sq || (tile[0] != kT && tile[0] != kT16) || t.dtype != DType::BF16) {
+  // Two instances: tiles [r x 4] with one request lane, [r x 16] with kAgP16 lanes (r = 1..T:
+  // the tile header carries r).
+  const std::string want = "the address generator moves [r x " + std::to_string(kT) +
+                           "] bf16 tiles (one request lane) or [r x " + std::to_string(kT16) + "] (" +
+                           std::to_string(kAgP16) + " lanes), r = 1..the columns";
+  const bool fits = tile.size() == 2 && (tile[1] == kT || tile[1] == kT16) && tile[0] >= 1 && tile[0] <= tile[1];
+  if (!fits || t.dtype != DType::BF16) {
     s.error = want + "; the node has tile [" + (tile.size() == 2 ? std::to_string(tile[0]) + ", " + std::to_string(tile[1]) : "?") +
               "] of a " + dtype_name(t.dtype) + " tensor";
     return s;
   }
-  const int kt = int(tile[0]);
+  const int kt = int(tile[1]), kr = int(tile[0]);
   s.t = kt;
+  s.r = kr;
   s.p = 1;
   if (kt == kT16) {
     const int64_t pd = cfg.params.get_int("par_dispatch");
     const int64_t p = pd > 0 ? pd : int64_t(cfg.env->hw.par_dispatch);
     if (p != kAgP16) {
-      s.error = "the [" + std::to_string(kT16) + " x " + std::to_string(kT16) + "] address generator issues " +
-                std::to_string(kAgP16) + " requests per cycle; the node has par_dispatch " + std::to_string(p) +
-                (pd > 0 ? "" : " (the preset's)");
+      s.error = "the [r x " + std::to_string(kT16) + "] address generator issues " + std::to_string(kAgP16) +
+                " requests per cycle; the node has par_dispatch " + std::to_string(p) + (pd > 0 ? "" : " (the preset's)");
       return s;
     }
     s.p = kAgP16;
-  }  // [4 x 4]: one request per cycle whatever par_dispatch says, as before
-  if (t.rows % uint64_t(kt) || t.cols % uint64_t(kt)) {
+  }  // [r x 4]: one request per cycle whatever par_dispatch says, as before
+  if (t.rows % uint64_t(kr) || t.cols % uint64_t(kt)) {
     s.error = "the tile does not divide tensor '" + t.name + "'";
     return s;
   }
-  const uint64_t tiles_r = t.rows / uint64_t(kt);
+  const uint64_t tiles_r = t.rows / uint64_t(kr);
   s.tiles_c = t.cols / uint64_t(kt);
   s.shape = cfg.params.get_ints("out_shape");
   s.stride = cfg.params.get_ints("stride");
@@ -89,16 +88,16 @@ AgSetup ag_setup(const OpConfig& cfg) {
   // The unit addresses tile l at base + (l / tiles_c) A + (l % tiles_c) B and packs the bytes in
   // the order they arrive: a blocked tensor fits when the tile is whole blocks (linear in l) whose
   // block rows are whole tile rows (arrival order = row-major).
-  if (t.blocked() && !(t.spans_blocks(kt, kt) && t.block_cols == uint64_t(kt))) {
+  if (t.blocked() && !(t.spans_blocks(kr, kt) && t.block_cols == uint64_t(kt))) {
     s.error = "tensor '" + t.name + "' is stored in [" + std::to_string(t.block_rows) + " x " +
               std::to_string(t.block_cols) + "] blocks; the address generator takes row-major tensors or blocks " +
-              std::to_string(kt) + " wide that tile its [" + std::to_string(kt) + " x " + std::to_string(kt) + "] tiles";
+              std::to_string(kt) + " wide that tile its [" + std::to_string(kr) + " x " + std::to_string(kt) + "] tiles";
     return s;
   }
-  const Burst first = t.tile_burst(0, kt, kt);
+  const Burst first = t.tile_burst(0, kr, kt);
   s.base = first.base;
-  s.a = t.tile_burst(s.tiles_c, kt, kt).base - first.base;
-  s.b = t.tile_burst(1, kt, kt).base - first.base;
+  s.a = t.tile_burst(s.tiles_c, kr, kt).base - first.base;
+  s.b = t.tile_burst(1, kr, kt).base - first.base;
   s.rows = first.rows;
   s.row_bytes = first.row_bytes;
   s.pitch = first.row_pitch;

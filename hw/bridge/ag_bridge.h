@@ -2,8 +2,9 @@
 // in co-simulation (docs/cosim.md, "The address generator: the memory port").
 //
 // The unit walks the node's tiled view itself and issues a bundle of up to P 64-byte requests
-// per cycle on its P request lanes. Two instances: tile [4, 4] -> T = 4, P = 1; tile [16, 16]
-// -> T = 16, P = 4 (the node's par_dispatch, else the preset's, must be 4). The bridge turns
+// per cycle on its P request lanes. Two instances: tile [r, 4] -> T = 4, P = 1; tile [r, 16]
+// -> T = 16, P = 4 (the node's par_dispatch, else the preset's, must be 4); r = 1..T rows go
+// to cfg_tile_rows_i and travel in the tile header. The bridge turns
 // every request lane taken at cycle c into one request of the TLM-2.0 HBM model
 // (OffChipMemory::request, the request mode's path), in lane order (= request order): at model
 // time c, in the node's turn among the off-chip clients (Context::wait_for_turn, so the HBM
@@ -13,13 +14,15 @@
 // when the unit's rsp_ready_o is high. req_ready_i is always high: the HBM model queues
 // requests in time.
 //
-// Configuration: the view as the approximate operator builds it (tile [T, T] bf16;
+// Configuration: the view as the approximate operator builds it (tile [r, T] bf16;
 // out_shape, stride, offset; empty out_shape = the whole tensor row-major); offset and strides
 // split into (q, r) by tiles_c; the burst geometry (rows, row_bytes, pitch) and the tile steps
 // A, B from the tensor's layout (OffChipTensor::tile_burst, as the approximate operator uses it;
-// row-major: rows = T, row_bytes = 2 T, pitch = the tensor's row bytes, A = T * pitch, B = 2 T;
-// [T x T] blocks: rows = 1, row_bytes = 2 T^2).
-// Load: the static variant (no ref input); the tiles go to output 0. Store: the tiles of input 0;
+// row-major: rows = r, row_bytes = 2 T, pitch = the tensor's row bytes, A = r * pitch, B = 2 T;
+// [r x T] blocks: rows = 1, row_bytes = 2 r T).
+// Load: static (no ref input; cfg_ref_i = 0) or one pass per element of the ref input 0
+// (cfg_ref_i = 1, the elements' contents ignored); the tiles, and with a ref stream the raised
+// bare stops and the done, go to output 0. Store: the tiles of input 0;
 // the unit's final bare done (every write acknowledged) ends the node and is not sent anywhere
 // (the operator has no output). err_o (a tile beyond the view) fails the run.
 // Included by unit_bridges.h (after BridgeBase); include that header, not this one.
@@ -41,7 +44,8 @@ std::string ag_unsupported(const OpConfig& cfg);
 
 // The unit's configuration for a node (checked by ag_unsupported).
 struct AgSetup {
-  int t = kT, p = 1;  // the instance: tile side, request lanes
+  int t = kT, p = 1;  // the instance: tile columns, request lanes
+  int r = kT;         // the tile's rows (1..t)
   bool write = false;
   std::vector<int64_t> shape, stride;  // outermost first
   uint64_t offset = 0, tiles_c = 1, base = 0, a = 0, b = 0, pitch = 0;
@@ -94,7 +98,8 @@ struct MemPortPins : PinGroup {
 template <class Dut, int T = kT, int P = 1>
 class AgBridge : public BridgeBase {
  public:
-  static constexpr int kTW = 16 * T * T, kTB = 2 * T * T;
+  static constexpr int kTB = 2 * T * T;           // bytes of a full [T x T] tile
+  static constexpr int kPW = units::TileBits<T>::W;  // the tile payload: lanes, header (docs/unit-protocol.md)
   static constexpr int kGW = units::clog2(kTB + 1);
 
   AgBridge(const OpConfig& cfg, const std::string& impl)
@@ -118,7 +123,10 @@ class AgBridge : public BridgeBase {
     dut_.cfg_rows_i(rows_);
     dut_.cfg_row_bytes_i(row_bytes_);
     dut_.cfg_pitch_i(pitch_);
+    dut_.cfg_tile_rows_i(tile_rows_);
+    dut_.cfg_ref_i(ref_mode_);
     STEPSIM_BRIDGE_IN(dut_, in, tin_);
+    STEPSIM_BRIDGE_IN(dut_, ref, tref_);
     STEPSIM_BRIDGE_OUT(dut_, out, tout_);
     dut_.req_valid_o(mem_.req_valid);
     dut_.req_ready_i(mem_.req_ready);
@@ -161,10 +169,14 @@ class AgBridge : public BridgeBase {
     rows_.write(bits_t<kGW>(s.rows));
     row_bytes_.write(bits_t<kGW>(s.row_bytes));
     pitch_.write(bits_t<kAgAW>(s.pitch));
+    tile_rows_.write(units::tile_rows_t<T>(s.r));
+    const bool ref = !s.write && has_in(0);
+    ref_mode_.write(ref);
     add_group(&tin_, "in");
+    add_group(&tref_, "ref");
     add_group(&tout_, "out");
     add_group(&mem_, "");
-    if (!setup_.write && has_in(0)) fail("the address generator runs the static load (no ref input)");
+    if (ref) add_input(0, &tref_.lanes[0], [](const Element&) { return Payload(0); });  // contents ignored
     if (setup_.write) {
       add_input(0, &tin_.lanes[0], tiles_in());
       add_output(-1, &tout_.consumers[0], [](Payload) { return Element(); });
@@ -228,31 +240,38 @@ class AgBridge : public BridgeBase {
     return [this](const Element& e) {
       if (!e.is_tile()) fail("the store takes tiles, got " + e.to_string());
       const Tile& t = e.tile();
-      if (t.rows != uint32_t(T) || t.cols != uint32_t(T) || t.dtype != DType::BF16)
-        fail("tile shape mismatch: the store writes [" + std::to_string(T) + " x " + std::to_string(T) +
+      if (t.rows != uint32_t(setup_.r) || t.cols != uint32_t(T) || t.dtype != DType::BF16)
+        fail("tile shape mismatch: the store writes [" + std::to_string(setup_.r) + " x " + std::to_string(T) +
              "] bf16 tiles, got " + t.to_string());
       if (functional() && !t.has_data())
         fail("functional mode: tile " + t.to_string() + " carries no values (literal T[RxC] tiles are shapes only)");
       return handle(e);
     };
   }
-  bits_t<kTW> tile_bits(Payload h) const {
-    bits_t<kTW> v = 0;
+  // A store's [r x T] tile: its r rows of lanes and the header r.
+  bits_t<kPW> tile_bits(Payload h) const {
+    bits_t<kPW> v = 0;
     const Tile& t = element(h).tile();
+    units::set_tile_rows<T>(v, units::tile_rows_t<T>(t.rows));
     if (!t.has_data()) return v;
+    const int n = 2 * int(t.elems());
     uint8_t bytes[kTB];
-    pack_elements(*t.data, uint64_t(T * T), DType::BF16, bytes);
-    for (int i = 0; i < kTB; ++i) v.range(8 * i + 7, 8 * i) = bytes[i];
+    pack_elements(*t.data, t.elems(), DType::BF16, bytes);
+    for (int i = 0; i < n; ++i) v.range(8 * i + 7, 8 * i) = bytes[i];
     return v;
   }
-  Element tile_out(const bits_t<kTW>& v) const {
-    Tile t = shape_tile(uint32_t(T), uint32_t(T), DType::BF16);
+  // A loaded tile: [r x T] from the header's r rows (the unit drives the other lanes 0).
+  Element tile_out(const bits_t<kPW>& v) const {
+    const uint32_t r = uint32_t(units::tile_rows<T>(v).to_uint());
+    if (r != uint32_t(setup_.r)) fail("the address generator emitted a tile of " + std::to_string(r) + " rows, not " + std::to_string(setup_.r));
+    Tile t = shape_tile(r, uint32_t(T), DType::BF16);
     t.in_memory_unit = true;  // staged in the load's memory unit, as the approximate load marks it
     if (functional()) {
+      const int n = 2 * int(t.elems());
       uint8_t bytes[kTB];
-      for (int i = 0; i < kTB; ++i) bytes[i] = uint8_t(v.range(8 * i + 7, 8 * i).to_uint());
+      for (int i = 0; i < n; ++i) bytes[i] = uint8_t(v.range(8 * i + 7, 8 * i).to_uint());
       auto d = std::make_shared<TileData>();
-      unpack_elements(bytes, uint64_t(T * T), DType::BF16, *d);
+      unpack_elements(bytes, t.elems(), DType::BF16, *d);
       t.data = std::move(d);
     }
     return Element(std::move(t));
@@ -271,8 +290,11 @@ class AgBridge : public BridgeBase {
   sc_core::sc_signal<bits_t<kAgIW>> offset_q_, offset_r_, tiles_c_;
   sc_core::sc_signal<bits_t<kAgAW>> base_, a_, b_, pitch_;
   sc_core::sc_signal<bits_t<kGW>> rows_, row_bytes_;
-  WideInPins<kTW> tin_;
-  WideOutPins<kTW> tout_;
+  sc_core::sc_signal<units::tile_rows_t<T>> tile_rows_;
+  sc_core::sc_signal<bool> ref_mode_;
+  WideInPins<kPW> tin_;
+  WideOutPins<kPW> tout_;
+  InPins<1, 1> tref_;
   MemPortPins<P> mem_;
   std::deque<Rsp> rsp_;
   uint64_t last_at_ = 0, requests_ = 0;

@@ -1,6 +1,7 @@
 // Address generator (AG) with a memory port: LinearOffChipLoad (cfg_write_i = 0) and
-// LinearOffChipStore (cfg_write_i = 1) of hw/ops/offchip_ops.cpp on [T x T] bf16 tiles
-// (docs/units.md, "The address generator").
+// LinearOffChipStore (cfg_write_i = 1) of hw/ops/offchip_ops.cpp on [r x T] bf16 tiles,
+// r = cfg_tile_rows_i (1..T), with the static view or, for a load, one pass of the view per
+// element of a ref stream (docs/units.md, "The address generator").
 //
 // The tiled view (TiledView in offchip_ops.cpp): tile k of the pass (k counts row-major over
 // out_shape, rank 1..MR, outermost dimension first) is stored tile
@@ -18,29 +19,42 @@
 //
 // Requests: those of Burst::request_addr, row-major: per row ceil(row_bytes / 64) requests of
 // 64 bytes at row start + 64 c; request c of a row uses min(64, row_bytes - 64 c) bytes
-// (req_len_o). One request per cycle (par_dispatch 1); at most MAXO requests outstanding.
-// The tile is the packed little-endian bytes of its elements in row-major order (lane (r, c)
-// in bits [16(rT+c) +: 16], as the tile compute units), and the bursts carry these bytes in
-// order: rows * row_bytes must be 2 T^2.
+// (req_len_o). One bundle of up to P requests per cycle; at most MAXO requests outstanding.
+// The tile is the packed little-endian bytes of its elements in row-major order (lane (i, j)
+// in bits [16(iT+j) +: 16], as the tile compute units), and the bursts carry these bytes in
+// order: rows * row_bytes must be 2 T r (the tile's bytes, r = cfg_tile_rows_i).
+// The tile payload (docs/unit-protocol.md, "square tile") is W = 16 T^2 + RW bits: the T^2
+// lanes, then the tile header (the row count) in bits [16 T^2 +: RW], RW = clog2(T + 1).
 //
 // Memory port: req (valid/ready; addr, write, len, 64-byte wdata with byte i in bits
 // [8i +: 8]; bytes at and above len are zero) and rsp (valid/ready; 64-byte rdata, byte i =
 // memory byte addr + i, used below len). The memory answers every request, writes included
 // (a write's response is its acknowledgement, its data is ignored), in request order.
 //
-// Load: after reset, the unit issues the view's requests and emits every tile on `out` when
-// its last response is consumed, with the stop level of TiledView::stop_after (the number of
-// view dimensions that end with it) and done on the last tile. `in` is unused; its beats are
-// dropped.
+// Load, static view (cfg_ref_i = 0): after reset, the unit issues the view's requests and
+// emits every tile on `out` when its last response is consumed, with the stop level of
+// TiledView::stop_after (the number of view dimensions that end with it) and done on the last
+// tile; header = r, lanes of rows >= r zero. One pass per reset. `in` and `ref` are unused;
+// their beats are dropped.
+// Load with a ref stream (cfg_ref_i = 1): one pass of the view per ref element (its payload is
+// ignored), as LinearOffChipLoad::run: the pass's requests go out while the element is at the
+// head of the ref buffer, and the element is consumed with the pass's last request bundle. The
+// last tile of a pass carries stop rank + s when the element carries stop s > 0 (else rank),
+// and the element's done. A ref beat without element becomes a bare beat with stop rank + s
+// (0 when s = 0) and its done. The ref beats travel to the response side in the pass queue
+// (PQ entries of elem, stop, done, PQ = MAXO rounded up to a power of two: every queued pass
+// has a request in flight, so only bare beats can fill it), so the tiles, bare stops and done
+// leave in ref order. The unit loops over ref streams without reset.
 // Store: the unit writes each tile of `in` (their stops are ignored, as the approximate store
 // does) to the next tile of the view; it takes the beat with its last request. The approximate
 // LinearOffChipStore has no output: the unit signals the end of the store with one bare done
 // beat on `out`, once the input's done has arrived and every write is acknowledged (the
 // approximate store ends at its last acknowledgement too). A tile beyond the view's last tile
-// sets the sticky err_o (the approximate store fails the run) and is dropped.
-// One pass per reset (the configuration is quasi-static).
+// sets the sticky err_o (the approximate store fails the run) and is dropped. A tile whose
+// header differs from cfg_tile_rows_i sets err_o too (the approximate store fails on the
+// shape); its first r rows are written. A store ignores cfg_ref_i (it drops `ref`).
 //
-// Registered outputs everywhere: the request register, the input buffers of in and rsp
+// Registered outputs everywhere: the request register, the input buffers of in, ref and rsp
 // (two-entry skid buffers, ready registered), the output register.
 // RTL twin: rtl/ag_offchip.sv.
 #pragma once
@@ -51,12 +65,16 @@ namespace stepsim::units {
 
 template <int T = 4, int MR = 4, int IW = 16, int AW = 32, int MAXO = 64, int P = 1>
 struct AgOffchip : sc_core::sc_module {
-  static constexpr int W = 16 * T * T;        // tile payload
-  static constexpr int TB = 2 * T * T;        // tile bytes
+  static constexpr int TW = TileBits<T>::kLanes;  // the tile's lanes
+  static constexpr int RW = TileBits<T>::kRowsW;  // the tile header: rows 0..T
+  static constexpr int W = TileBits<T>::W;        // tile payload: lanes, header in [TW +: RW]
+  static constexpr int TB = 2 * T * T;        // bytes of a [T x T] tile
   static constexpr int GW = clog2(TB + 1); // rows, row bytes, byte offsets 0..TB
   static constexpr int DW = 512;              // request data: 64 bytes
   static constexpr int LW = 7;                // request length 1..64
   static constexpr int OW = clog2(MAXO + 1);
+  static constexpr int QW = clog2(MAXO) < 1 ? 1 : clog2(MAXO);  // pass queue pointer
+  static constexpr int PQ = 1 << QW;                             // pass queue entries (>= MAXO)
   static_assert(MR >= 1 && MR <= 15, "view rank 1..MR");
   static_assert(GW <= 32 && IW <= 32 && AW <= 48, "widths");
   static_assert(P >= 1 && P <= 8 && P <= MAXO, "request lanes 1..8, at most MAXO");
@@ -76,9 +94,12 @@ struct AgOffchip : sc_core::sc_module {
   sc_core::sc_in<bits_t<AW>> cfg_a_i{"cfg_a_i"};                    // bytes per l / tiles_c
   sc_core::sc_in<bits_t<AW>> cfg_b_i{"cfg_b_i"};                    // bytes per l % tiles_c
   sc_core::sc_in<bits_t<GW>> cfg_rows_i{"cfg_rows_i"};              // burst rows, >= 1
-  sc_core::sc_in<bits_t<GW>> cfg_row_bytes_i{"cfg_row_bytes_i"};    // bytes per row, rows * row_bytes = TB
+  sc_core::sc_in<bits_t<GW>> cfg_row_bytes_i{"cfg_row_bytes_i"};    // bytes per row, rows * row_bytes = 2 T r
   sc_core::sc_in<bits_t<AW>> cfg_pitch_i{"cfg_pitch_i"};            // bytes between row starts
+  sc_core::sc_in<bits_t<RW>> cfg_tile_rows_i{"cfg_tile_rows_i"};    // tile rows r, 1..T
+  sc_core::sc_in<bool> cfg_ref_i{"cfg_ref_i"};                      // load: 1 = one pass per ref element
   STEPSIM_STREAM_IN(in, W);       // store: the tiles
+  STEPSIM_STREAM_IN(ref, 1);      // load with cfg_ref_i: the ref stream (payload ignored)
   STEPSIM_STREAM_OUT(out, 1, W);  // load: the tiles; store: one bare done at the end
   // Memory port: P request lanes, lane k in [AW*k +: AW] etc.; one bundle per handshake.
   sc_core::sc_out<bits_t<P>> req_valid_o{"req_valid_o"};  // lanes 0..n-1 of the bundle
@@ -90,7 +111,7 @@ struct AgOffchip : sc_core::sc_module {
   sc_core::sc_in<bool> rsp_valid_i{"rsp_valid_i"};  // the response bundle of the oldest request bundle
   sc_core::sc_out<bool> rsp_ready_o{"rsp_ready_o"};
   sc_core::sc_in<bits_t<P * DW>> rsp_data_i{"rsp_data_i"};  // lane k answers request lane k
-  sc_core::sc_out<bool> err_o{"err_o"};  // sticky: a store got more tiles than its view
+  sc_core::sc_out<bool> err_o{"err_o"};  // sticky: a store got more tiles than its view, or a wrong header
 
   SC_HAS_PROCESS(AgOffchip);
   explicit AgOffchip(sc_core::sc_module_name name) : sc_core::sc_module(name) {
@@ -120,11 +141,11 @@ struct AgOffchip : sc_core::sc_module {
     bits_t<GW> g_row = 0, g_chunk = 0, g_ofs = 0;
     bits_t<AW> g_rowaddr = 0;
     bool g_active = true;  // tiles of the view left
-    bool g_init = true;    // first cycle after reset: the positions start at the offset
+    bool g_init = true;    // the positions start at the offset: after reset, after a ref pass
     // Response side: the tile being assembled (stores walk it too, to count acknowledgements).
     bits_t<IW> a_idx[MR];
     bits_t<GW> a_row = 0, a_chunk = 0, a_ofs = 0;
-    bits_t<W> a_acc = 0;
+    bits_t<TW> a_acc = 0;
     bits_t<OW> ocnt = 0;  // requests issued and not answered
     bool st_in_done = false, st_sent = false, err = false;
     // The request register: one bundle.
@@ -133,13 +154,22 @@ struct AgOffchip : sc_core::sc_module {
     bits_t<P * AW> rq_addr = 0;
     bits_t<P * LW> rq_len = 0;
     bits_t<P * DW> rq_wdata = 0;
+    // The pass queue (ref mode): one entry per ref beat consumed, in order (entries are read
+    // only while valid).
+    bool pq_elem[PQ] = {}, pq_done[PQ] = {};
+    stop_t pq_stop[PQ] = {};
+    bits_t<QW> pq_wp = 0, pq_rp = 0;
+    bits_t<QW + 1> pq_n = 0;
     InBuf<W> ib;
+    InBuf<1> fb;  // ref
     InBuf<P * DW> rb;
     OutReg<1, W> oq;
     ib.reset();
+    fb.reset();
     rb.reset();
     oq.reset();
     in_ready_o.write(false);
+    ref_ready_o.write(false);
     rsp_ready_o.write(false);
     req_valid_o.write(0);
     req_addr_o.write(0);
@@ -153,6 +183,9 @@ struct AgOffchip : sc_core::sc_module {
       UBeat<W> inb;
       STEPSIM_READ_IN(in, inb);
       ib.sample(in_valid_i.read(), inb);
+      UBeat<1> fib;
+      STEPSIM_READ_IN(ref, fib);
+      fb.sample(ref_valid_i.read(), fib);
       UBeat<P * DW> rsb;
       rsb.data = rsp_data_i.read();
       rsb.elem = true;
@@ -162,6 +195,8 @@ struct AgOffchip : sc_core::sc_module {
       const bool rq_busy = bit_of<P>(rq_valid, 0);
       const bool rq_free = !rq_busy || req_ready_i.read();
       const bool wr = cfg_write_i.read();
+      const bool refm = cfg_ref_i.read() && !wr;  // a store ignores cfg_ref_i
+      const bits_t<RW> trows = cfg_tile_rows_i.read();
       const int rank = int(cfg_rank_i.read());
       const bits_t<MR * IW> shape = cfg_shape_i.read();
       const bits_t<MR * IW> sq = cfg_stride_q_i.read();
@@ -217,23 +252,6 @@ struct AgOffchip : sc_core::sc_module {
           nb = nb + 1;
         }
       }
-      const bool hv = ib.head_valid();
-      const bool room = rq_free && bits_t<OW + 1>(ocnt) + nb <= bits_t<OW + 1>(MAXO);
-      bool issue = false, consume_in = false;
-      if (!wr) {
-        issue = g_active && room;
-        consume_in = hv;  // load: `in` is unused
-      } else if (hv) {
-        if (!h.elem) {
-          consume_in = true;  // a bare stop or done: nothing to write
-        } else if (!g_active) {
-          consume_in = true;  // beyond the view: dropped, flagged
-          err = true;
-        } else if (room) {
-          issue = true;
-          consume_in = last_req;
-        }
-      }
       // The next position: the innermost dimension that does not wrap steps by its stride.
       bool carry = true;
       int step_d = -1;
@@ -247,12 +265,47 @@ struct AgOffchip : sc_core::sc_module {
           }
         }
       }
+      const bool pass_end = last_req && step_d < 0;  // the bundle ends the view's last tile
+      const bool hv = ib.head_valid();
+      const bool fv = fb.head_valid();
+      const UBeat<1> fh = fb.head();
+      const bool pq_room = pq_n != bits_t<QW + 1>(PQ);
+      const bool room = rq_free && bits_t<OW + 1>(ocnt) + nb <= bits_t<OW + 1>(MAXO);
+      bool issue = false, consume_in = false, consume_ref = false;
+      if (!wr) {
+        consume_in = hv;  // load: `in` is unused
+        if (!refm) {
+          issue = g_active && room;
+          consume_ref = fv;  // static view: `ref` is unused
+        } else if (fv && fh.elem) {
+          // A pass while its ref element is at the head; the element (and its queue entry)
+          // goes with the pass's last bundle.
+          issue = room && (!pass_end || pq_room);
+          consume_ref = issue && pass_end;
+        } else if (fv) {
+          consume_ref = pq_room;  // a bare stop or done: straight into the pass queue
+        }
+      } else {
+        consume_ref = fv;  // a store ignores `ref`
+        if (hv) {
+          if (!h.elem) {
+            consume_in = true;  // a bare stop or done: nothing to write
+          } else if (!g_active) {
+            consume_in = true;  // beyond the view: dropped, flagged
+            err = true;
+          } else if (room) {
+            issue = true;
+            consume_in = last_req;
+            if (slice<RW, W>(h.data, TW) != trows) err = true;  // a tile of another shape
+          }
+        }
+      }
 
       // ---- response side: the bundle answering the oldest request bundle, the same lanes.
       const UBeat<P * DW> rh = rb.head();
       const bool rv = rb.head_valid();
       bits_t<GW> r_row = a_row, r_chunk = a_chunk, r_ofs = a_ofs;
-      bits_t<W> merged = a_acc;
+      bits_t<TW> merged = a_acc;
       bool a_last = false;
       bits_t<OW + 1> rn = 0;  // responses in the bundle
       for (int k = 0; k < P; ++k) {
@@ -261,9 +314,9 @@ struct AgOffchip : sc_core::sc_module {
           if (!wr) {
             // The response's used bytes land at the byte offset (one barrel shift).
             const bits_t<DW> lane = rh.data.range(DW * k + DW - 1, DW * k);
-            bits_t<W + DW> rs = low_bytes(lane, len);
+            bits_t<TW + DW> rs = low_bytes(lane, len);
             rs = rs << (8 * int(r_ofs.to_uint()));
-            const bits_t<W> placed = rs.range(W - 1, 0);
+            const bits_t<TW> placed = rs.range(TW - 1, 0);
             merged = merged | placed;
           }
           const bool lc = last_chunk_of(row_bytes, r_chunk);
@@ -286,7 +339,19 @@ struct AgOffchip : sc_core::sc_module {
           if (run_on) ended = ended + 1;
         }
       }
-      bool consume_r = false, emit = false;
+      // The pass queue's head (ref mode): the ref beat of the pass being assembled, or a bare
+      // beat that comes before the responses still to arrive.
+      const bool pqv = pq_n != 0;
+      const int qh = int(pq_rp.to_uint());
+      const bool q_elem = pqv && pq_elem[qh];
+      const stop_t q_stop = pqv ? pq_stop[qh] : stop_t(0);
+      const bool q_done = pqv && pq_done[qh];
+      const stop_t raised = q_stop != 0 ? stop_t(rank + int(q_stop.to_uint())) : stop_t(0);
+      const bool pass_last = int(ended.to_uint()) == rank;  // the tile ends the pass
+      bits_t<W> tile = 0;
+      tile.range(TW - 1, 0) = merged;
+      set_slice<RW, W>(tile, TW, trows);
+      bool consume_r = false, emit = false, pop = false;
       UBeat<W> o;
       if (wr) {
         consume_r = rv;  // write acknowledgements
@@ -295,14 +360,28 @@ struct AgOffchip : sc_core::sc_module {
           o.done = true;
           st_sent = true;
         }
-      } else if (rv && (!a_last || ofree)) {
+      } else if (refm && pqv && !q_elem) {
+        // A bare ref beat: a bare stop raised above the view's dimensions, and/or a bare done.
+        const bool any = q_stop != 0 || q_done;
+        if (!any || ofree) {
+          pop = true;
+          emit = any;
+          o.stop = raised;
+          o.done = q_done;
+        }
+      } else if (rv && (!a_last || (ofree && (!refm || !pass_last || pqv)))) {
         consume_r = true;
         if (a_last) {
           emit = true;
           o.elem = true;
-          o.data = merged;
+          o.data = tile;
           o.stop = ended;
-          o.done = int(ended.to_uint()) == rank;
+          o.done = !refm && pass_last;
+          if (refm && pass_last) {  // the pass's last tile: the ref element's stop and done
+            pop = true;
+            if (q_stop != 0) o.stop = raised;
+            o.done = q_done;
+          }
         }
       }
 
@@ -328,7 +407,13 @@ struct AgOffchip : sc_core::sc_module {
           g_chunk = 0;
           g_ofs = 0;
           if (step_d < 0) {
-            g_active = false;
+            if (refm) {
+              // The pass ends: the next one starts at the view's first tile (the offset).
+              for (int d = 0; d < MR; ++d) g_idx[d] = 0;
+              g_init = true;
+            } else {
+              g_active = false;
+            }
           } else {
             // (q, r) + (sq, sr) with one carry; the inner levels restart from the new position.
             const bits_t<IW> q_s = slice<IW, MR * IW>(sq, IW * step_d);
@@ -375,10 +460,22 @@ struct AgOffchip : sc_core::sc_module {
       }
       ocnt = bits_t<OW>(bits_t<OW + 1>(ocnt) + (issue ? nb : bits_t<OW + 1>(0)) - (consume_r ? rn : bits_t<OW + 1>(0)));
 
+      if (consume_ref && refm) {
+        const int qt = int(pq_wp.to_uint());
+        pq_elem[qt] = fh.elem;
+        pq_stop[qt] = fh.stop;
+        pq_done[qt] = fh.done;
+        pq_wp = pq_wp + 1;
+      }
+      if (pop) pq_rp = pq_rp + 1;
+      pq_n = bits_t<QW + 1>(pq_n + ((consume_ref && refm) ? 1 : 0) - (pop ? 1 : 0));
+
       ib.update(consume_in);
+      fb.update(consume_ref);
       rb.update(consume_r);
       oq.update(oready, emit, o, true);
       in_ready_o.write(ib.ready());
+      ref_ready_o.write(fb.ready());
       rsp_ready_o.write(rb.ready());
       req_valid_o.write(rq_valid);
       req_addr_o.write(rq_addr);

@@ -1,7 +1,8 @@
 // Bench, testbench memory and random cases of the address generator (hw/units/ag_offchip.h):
-// LinearOffChipLoad / LinearOffChipStore with a memory port. The reference is the tiled view
-// of hw/ops/offchip_ops.cpp (TiledView: lin, stop_after, burst) written out here once more
-// for the bytes, and the approximate operators themselves in ag_test.cpp.
+// LinearOffChipLoad / LinearOffChipStore with a memory port, on [r x T] tiles (the tile
+// header), with the static view or a ref stream (one pass per ref element). The reference is
+// the tiled view of hw/ops/offchip_ops.cpp (TiledView: lin, stop_after, burst) and
+// LinearOffChipLoad::run's passes, stops and done, written out here once more for the bytes.
 //
 // Every case gets its own region of the testbench memory (case i at i * ag_region(T): 64 KiB,
 // 256 KiB at T = 16), so the memory needs no reset: a byte never written reads as
@@ -17,6 +18,7 @@
 #include <unordered_map>
 
 #include "hw/memory/hbm_timing.h"
+#include "hw/stream/random_stream.h"
 #include "hw/units/ag_offchip.h"
 #include "testbench/units/tile_benches.h"
 
@@ -29,6 +31,46 @@ constexpr uint64_t ag_region(int t) { return t >= 16 ? 4 * kAgRegion : kAgRegion
 template <int T, int P = 1>
 using AgUnit = units::AgOffchip<T, kAgMR, kAgIW, kAgAW, kAgMaxo, P>;
 
+// A tile of `rows` rows of t columns whose data holds `lanes` (t^2 for the store's input tiles:
+// the lanes of rows >= `rows` are the don't-care lanes a store must not write).
+inline Tile ag_tile(int rows, int t, const std::vector<uint16_t>& lanes) {
+  auto d = std::make_shared<TileData>();
+  for (uint16_t b : lanes) d->f.push_back(f32_from_bf16_bits(b));
+  Tile r = shape_tile(uint32_t(rows), uint32_t(t), DType::BF16);
+  r.data = d;
+  return r;
+}
+// Payload of a tile: every lane its data holds (up to T^2), the header = its rows.
+template <int T>
+bits_t<units::TileBits<T>::W> encode_ag_tile(const Element& e) {
+  constexpr int W = units::TileBits<T>::W;
+  bits_t<W> v = 0;
+  const Tile& t = e.tile();
+  for (size_t l = 0; l < t.data->f.size() && l < size_t(T * T); ++l)
+    v.range(16 * int(l) + 15, 16 * int(l)) = bf16_lane(t, l);
+  units::set_slice<units::TileBits<T>::kRowsW, W>(v, 16 * T * T, bits_t<units::TileBits<T>::kRowsW>(t.rows));
+  return v;
+}
+// A loaded tile: [r x T] with the lanes of its r rows when the header r is 1..T and every lane
+// of the rows beyond is 0 (a load forms the tile: it drives them 0); otherwise the scalar
+// 1000 + r (a bad header) or 2000 + r (a nonzero lane beyond the rows), which the checks
+// report.
+template <int T>
+Element decode_ag_tile(const bits_t<units::TileBits<T>::W>& v) {
+  constexpr int W = units::TileBits<T>::W;
+  const int r = int(units::slice<units::TileBits<T>::kRowsW, W>(v, 16 * T * T));
+  if (r < 1 || r > T) return Element(Scalar{1000 + r});
+  std::vector<uint16_t> b;
+  for (int l = 0; l < T * T; ++l) {
+    const uint16_t x = uint16_t(v.range(16 * l + 15, 16 * l).to_uint());
+    if (l < r * T)
+      b.push_back(x);
+    else if (x != 0)
+      return Element(Scalar{2000 + r});
+  }
+  return Element(ag_tile(r, T, b));
+}
+
 // Contents of a memory byte never written.
 inline uint8_t mem_byte(uint64_t a) {
   uint64_t x = a * 0x9E3779B97F4A7C15ull;
@@ -37,12 +79,17 @@ inline uint8_t mem_byte(uint64_t a) {
   return uint8_t(x >> 40);
 }
 
-// One case: the view (as TiledView), the burst geometry and the layout constants.
+// One case: the view (as TiledView), the burst geometry, the layout constants, the tile rows
+// and the ref mode.
 struct AgCfg {
   bool write = false;
   std::vector<int> shape, stride;  // outermost first, in tiles
   int offset = 0, tiles_r = 1, tiles_c = 1;
   int base = 0, a = 0, b = 0, rows = 1, row_bytes = 1, pitch = 0;
+  int tile_rows = 0;  // rows of a tile, 1..T; 0: T
+  bool ref = false;   // a load with a ref stream (UnitCase::inputs[1])
+
+  int tr(int t) const { return tile_rows ? tile_rows : t; }
 
   int rank() const { return int(shape.size()); }
   int count() const {
@@ -72,16 +119,25 @@ struct AgCfg {
   uint64_t byte_addr(int l, int i) const { return tile_addr(l) + uint64_t(i / row_bytes) * pitch + i % row_bytes; }
 
   // The cfg pins, one int per field: write, rank, shape[MR], stride_q[MR], stride_r[MR],
-  // offset_q, offset_r, tiles_c, base, a, b, rows, row_bytes, pitch.
-  std::vector<int> pins() const {
+  // offset_q, offset_r, tiles_c, base, a, b, rows, row_bytes, pitch, tile_rows, ref.
+  std::vector<int> pins(int t) const {
     std::vector<int> p{write ? 1 : 0, rank()};
     for (int d = 0; d < kAgMR; ++d) p.push_back(d < rank() ? shape[size_t(d)] : 1);
     for (int d = 0; d < kAgMR; ++d) p.push_back(d < rank() ? stride[size_t(d)] / tiles_c : 0);
     for (int d = 0; d < kAgMR; ++d) p.push_back(d < rank() ? stride[size_t(d)] % tiles_c : 0);
-    for (int v : {offset / tiles_c, offset % tiles_c, tiles_c, base, a, b, rows, row_bytes, pitch}) p.push_back(v);
+    for (int v : {offset / tiles_c, offset % tiles_c, tiles_c, base, a, b, rows, row_bytes, pitch, tr(t), ref ? 1 : 0})
+      p.push_back(v);
     return p;
   }
 };
+
+// Passes of the view a case makes: one (the static view), or one per ref element.
+inline int ag_passes(const AgCfg& c, const UnitCase& u) {
+  if (!c.ref) return 1;
+  int n = 0;
+  for (const Beat& b : u.inputs[1]) n += b.has_elem;
+  return n;
+}
 
 // The cfg of each case, by case index (pins() loses tiles_r; the checks need the whole view).
 inline std::vector<AgCfg>& ag_cfgs() {
@@ -129,6 +185,7 @@ struct TbMemory : sc_core::sc_module {
   sc_core::sc_in<bool> clk{"clk"};
   MemPins<P>& p;
   std::vector<std::vector<AgReq>> bundles;  // every bundle taken, in order
+  std::vector<uint64_t> bundle_at;          // the clock edge that took it
   std::unordered_map<uint64_t, uint8_t> written;
   std::mt19937_64 rng;
   uint64_t requests = 0, writes = 0;
@@ -189,6 +246,7 @@ struct TbMemory : sc_core::sc_module {
         last_at = r.at;
         q.push_back(r);
         bundles.push_back(std::move(bundle));
+        bundle_at.push_back(now);
       }
       if (!no_stall && now % 37 == 0) {
         p_ready = ready_levels[rng() % 4];
@@ -204,7 +262,8 @@ struct TbMemory : sc_core::sc_module {
 
 template <int T, class Rtl, int P = 1>
 struct AgBench : Bench<AgBench<T, Rtl, P>, Rtl> {
-  static constexpr int W = 16 * T * T;
+  static constexpr int W = units::TileBits<T>::W;
+  static constexpr int RW = units::TileBits<T>::kRowsW;
   static constexpr int GW = units::clog2(2 * T * T + 1);
   CfgPin<bool> write{*this};
   CfgPin<stop_t> rank{*this};
@@ -213,8 +272,11 @@ struct AgBench : Bench<AgBench<T, Rtl, P>, Rtl> {
   CfgPin<bits_t<kAgAW>> base{*this}, a{*this}, b{*this};
   CfgPin<bits_t<GW>> rows{*this}, row_bytes{*this};
   CfgPin<bits_t<kAgAW>> pitch{*this};
-  InPort<W> in{*this, "in", encode_lanes<T>};
-  OutPort<1, W> out{*this, "out", decode_lanes<T>};
+  CfgPin<bits_t<RW>> tile_rows{*this};
+  CfgPin<bool> ref_mode{*this};
+  InPort<W> in{*this, "in", encode_ag_tile<T>};
+  InPort<1> ref{*this, "ref", encode_scalar<1>};
+  OutPort<1, W> out{*this, "out", decode_ag_tile<T>};
   MemPins<P> mem;
   TbMemory<P> memory{"memory", mem, 99};
   sc_core::sc_signal<bool> err_hls{"err_hls"}, err_rtl{"err_rtl"};
@@ -259,7 +321,10 @@ struct AgBench : Bench<AgBench<T, Rtl, P>, Rtl> {
     d.cfg_rows_i(rows.sig);
     d.cfg_row_bytes_i(row_bytes.sig);
     d.cfg_pitch_i(pitch.sig);
+    d.cfg_tile_rows_i(tile_rows.sig);
+    d.cfg_ref_i(ref_mode.sig);
     STEPSIM_BIND_IN(d, in, in.pins, r);
+    STEPSIM_BIND_IN(d, ref, ref.pins, r);
     STEPSIM_BIND_OUT(d, out, out.pins, r);
     d.req_valid_o(r ? mem.req_valid_rtl : mem.req_valid_hls);
     d.req_ready_i(mem.req_ready);
@@ -281,6 +346,30 @@ inline Element random_bits_square(std::mt19937_64& r, int t) {
   return Element(bf16_square(t, v));
 }
 
+// What ag_cases draws beyond the original cases (both off: exactly the original cases).
+struct AgGen {
+  bool rows = false;  // tile rows 1..T: a third [T x T], a third row tiles [1 x T], a third any;
+                      // one store tile in 16 with a wrong header (err_o)
+  bool ref = false;   // half the loads with a ref stream; a third of those continue the previous
+                      // ref case's stream of streams without reset (the unit loops)
+};
+
+// A random ref stream (payload ignored): rank 0..2 (scalars, with empty dimensions: bare
+// stops), 0..3 entries per dimension, an empty stream now and then; the done on the last beat
+// or, one time in three, as a separate bare done.
+inline std::vector<Beat> random_ref(std::mt19937_64& r) {
+  RandomStreamOptions o;
+  o.rank = rnd(r, 0, 2);
+  o.max_len = 3;
+  o.empty_prob = 0.25;
+  std::vector<Beat> b = to_beats(random_stream(r, o));
+  if (r() % 3 == 0 && (b.back().has_elem || b.back().stop)) {
+    b.back().done = false;
+    b.push_back(Beat::done_beat());
+  }
+  return b;
+}
+
 // Random views within the unit's limits: a stored tensor of 1..6 x 1..6 tiles; rank 1..4 with
 // dimensions of 1..3 tiles, strides 0..3 (0 re-reads a tile) that stay inside the tensor, any
 // offset that fits; the burst geometry of a row-major layout, a blocked layout (tiles
@@ -288,14 +377,25 @@ inline Element random_bits_square(std::mt19937_64& r, int t) {
 // between tiles); loads and stores. A store's input has 0..count tiles (one in 12 cases
 // count + 1: err_o) with random stops, its done on the last tile or as a bare done.
 // At T = 16 the random geometries keep rows of >= 16 bytes (at most 32 rows), so a case stays
-// inside its region.
-inline std::vector<UnitCase> ag_cases(size_t n, uint64_t seed, int t, size_t first_region = 0) {
+// inside its region. AgGen adds tiles of fewer rows and ref streams.
+inline std::vector<UnitCase> ag_cases(size_t n, uint64_t seed, int t, size_t first_region = 0, AgGen gen = {}) {
   std::mt19937_64 r(seed);
   std::vector<UnitCase> cases;
-  const int tb = 2 * t * t;
   std::vector<AgCfg>& cfgs = ag_cfgs();
   cfgs.clear();
+  const int rw = units::clog2(t + 1);
+  size_t region = first_region;
   for (size_t i = 0; i < n; ++i) {
+    if (gen.ref && !cfgs.empty() && cfgs.back().ref && r() % 3 == 0) {
+      // The same unit configuration, no reset: the next ref stream.
+      UnitCase u;
+      u.cfg = cases.back().cfg;
+      u.reset_before = false;
+      u.inputs = {{Beat::done_beat()}, random_ref(r)};
+      cases.push_back(std::move(u));
+      cfgs.push_back(cfgs.back());
+      continue;
+    }
     AgCfg c;
     c.write = r() % 2;
     c.tiles_r = rnd(r, 1, 6);
@@ -321,12 +421,15 @@ inline std::vector<UnitCase> ag_cases(size_t n, uint64_t seed, int t, size_t fir
         break;
       }
     }
+    const int tr = gen.rows ? std::vector<int>{t, 1, rnd(r, 1, t)}[r() % 3] : t;
+    c.tile_rows = tr;
+    const int tb = 2 * t * tr;  // the tile's bytes
     const int layout = rnd(r, 0, 2);
-    if (layout == 0) {  // row-major tensor of [tiles_r * t, tiles_c * t] bf16
-      c.rows = t;
+    if (layout == 0) {  // row-major tensor of [tiles_r * tr, tiles_c * t] bf16
+      c.rows = tr;
       c.row_bytes = 2 * t;
       c.pitch = c.tiles_c * 2 * t;
-      c.a = t * c.pitch;
+      c.a = tr * c.pitch;
       c.b = 2 * t;
     } else if (layout == 1) {  // blocked: every tile contiguous
       c.rows = 1;
@@ -344,17 +447,26 @@ inline std::vector<UnitCase> ag_cases(size_t n, uint64_t seed, int t, size_t fir
       c.b = c.rows * c.pitch + rnd(r, 0, 16);
       c.a = c.tiles_c * c.b + rnd(r, 0, 64);
     }
-    c.base = int((first_region + i) * ag_region(t)) + rnd(r, 0, 200);
-    UnitCase u;
-    u.cfg = c.pins();
-    u.reset_before = true;
-    std::vector<Beat> in;
+    c.base = int(region++ * ag_region(t)) + rnd(r, 0, 200);
+    std::vector<Beat> in, ref{Beat::done_beat()};
     if (c.write) {
       int k = rnd(r, 0, c.count());
       if (r() % 12 == 0) k = c.count() + 1;
       for (int j = 0; j < k; ++j) {
         if (r() % 8 == 0) in.push_back(Beat::bare_stop(uint8_t(rnd(r, 1, 2))));
-        in.push_back(Beat::data(random_bits_square(r, t), uint8_t(r() % 3 == 0 ? rnd(r, 1, 2) : 0)));
+        // (The stop before the tile: the order in which GCC evaluated the two arguments of
+        // Beat::data when they were drawn in the call, so the original cases stay the same.)
+        const uint8_t stop = uint8_t(r() % 3 == 0 ? rnd(r, 1, 2) : 0);
+        Element e = random_bits_square(r, t);
+        if (gen.rows) {  // [tr x t] with t^2 lanes (the don't-care ones too); now and then a wrong header
+          int hdr = tr;
+          if (r() % 16 == 0)
+            while (hdr == tr) hdr = rnd(r, 0, (1 << rw) - 1);
+          Tile x = e.tile();
+          x.rows = uint32_t(hdr);
+          e = Element(std::move(x));
+        }
+        in.push_back(Beat::data(std::move(e), stop));
       }
       if (!in.empty() && r() % 2) {
         in.back().done = true;
@@ -363,40 +475,95 @@ inline std::vector<UnitCase> ag_cases(size_t n, uint64_t seed, int t, size_t fir
       }
     } else {
       in.push_back(Beat::done_beat());
+      if (gen.ref && r() % 2) {
+        c.ref = true;
+        ref = random_ref(r);
+      }
     }
-    u.inputs = {in};
+    UnitCase u;
+    u.cfg = c.pins(t);
+    u.reset_before = true;
+    u.inputs = {in, ref};
     cases.push_back(std::move(u));
     cfgs.push_back(c);
   }
   return cases;
 }
 
-// The tile the reference reads at stored tile l: bytes mem(byte_addr(l, i)).
+// The tile the reference reads at stored tile l: bytes mem(byte_addr(l, i)), its r rows.
 template <int T, int P>
 inline std::vector<uint16_t> ref_tile(const AgCfg& c, int l, const TbMemory<P>& m) {
   std::vector<uint16_t> v;
-  for (int e = 0; e < T * T; ++e)
+  for (int e = 0; e < c.tr(T) * T; ++e)
     v.push_back(uint16_t(m.read(c.byte_addr(l, 2 * e)) | (m.read(c.byte_addr(l, 2 * e + 1)) << 8)));
   return v;
 }
 
-// Load: the tiles of the view with stop_after and done on the last. Store: a bare done, and
-// every byte of the region as the reference's writes leave it (err when a tile is too many).
+// One beat a load emits: a tile (stored tile l) or a bare beat, with its stop and done.
+struct AgWant {
+  bool elem = false;
+  int l = 0;
+  int stop = 0;
+  bool done = false;
+};
+// LinearOffChipLoad::run (hw/ops/offchip_ops.cpp): the static view is one pass with done on
+// its last tile. With a ref stream, one pass per ref element: its last tile carries stop
+// rank + s when the element carries stop s > 0 (otherwise stop_after, = rank) and the
+// element's done; a ref beat without element becomes a bare stop rank + s (s > 0) or a bare
+// done, with its done.
+inline std::vector<AgWant> ag_expected_out(const AgCfg& c, const std::vector<Beat>& ref) {
+  std::vector<AgWant> w;
+  const auto pass = [&](int s, bool done) {
+    for (int k = 0; k < c.count(); ++k) {
+      const bool last = k + 1 == c.count();
+      int stop = c.stop_after(k);
+      if (last && s) stop = c.rank() + s;
+      w.push_back({true, c.lin(k), stop, last && done});
+    }
+  };
+  if (!c.ref) {
+    pass(0, true);
+    return w;
+  }
+  for (const Beat& b : ref) {
+    if (b.has_elem)
+      pass(b.stop, b.done);
+    else if (b.stop || b.done)
+      w.push_back({false, 0, b.stop ? c.rank() + b.stop : 0, b.done});
+  }
+  return w;
+}
+
+// Load: the beats of ag_expected_out, every tile's header and lanes (its r rows; the rows
+// beyond must be 0, decode_ag_tile). Store: a bare done, and every byte of the region as the
+// reference's writes leave it (the r rows of each tile); err_o when a tile is too many or has
+// a header other than r.
 template <int T, int P>
 inline std::string check_ag(const AgCfg& c, const UnitCase& u, const std::vector<Beat>& got, const TbMemory<P>& m,
                             bool err) {
+  const int tr = c.tr(T);
   if (!c.write) {
     if (err) return "load: err_o set";
-    if (got.size() != size_t(c.count())) return "load: " + std::to_string(got.size()) + " beats, want " + std::to_string(c.count());
-    for (int k = 0; k < c.count(); ++k) {
-      const Beat& b = got[size_t(k)];
-      const int want_stop = c.stop_after(k);
-      if (!b.has_elem || b.stop != want_stop || b.done != (k + 1 == c.count()))
-        return "load: beat " + std::to_string(k) + " is " + format_beats({b}) + ", want stop " + std::to_string(want_stop);
-      const std::vector<uint16_t> w = ref_tile<T, P>(c, c.lin(k), m);
-      for (int e = 0; e < T * T; ++e)
-        if (bf16_lane(b.elem.tile(), size_t(e)) != w[size_t(e)])
-          return "load: tile " + std::to_string(k) + " (stored tile " + std::to_string(c.lin(k)) + ") lane " +
+    const std::vector<AgWant> want = ag_expected_out(c, u.inputs[1]);
+    if (got.size() != want.size())
+      return "load: " + std::to_string(got.size()) + " beats, want " + std::to_string(want.size());
+    for (size_t k = 0; k < want.size(); ++k) {
+      const Beat& b = got[k];
+      const AgWant& w = want[k];
+      if (b.has_elem != w.elem || b.stop != w.stop || b.done != w.done)
+        return "load: beat " + std::to_string(k) + " is " + format_beats({b}) + ", want " + (w.elem ? "a tile" : "no element") +
+               " with stop " + std::to_string(w.stop) + (w.done ? " and done" : "");
+      if (!w.elem) continue;
+      if (!b.elem.is_tile())
+        return "load: beat " + std::to_string(k) + " has a bad payload (" + std::to_string(b.elem.scalar()) +
+               ": 1000 + header out of range, 2000 + header with a nonzero lane beyond the rows)";
+      if (b.elem.tile().rows != uint32_t(tr))
+        return "load: beat " + std::to_string(k) + " has header " + std::to_string(b.elem.tile().rows) + ", want " +
+               std::to_string(tr);
+      const std::vector<uint16_t> v = ref_tile<T, P>(c, w.l, m);
+      for (int e = 0; e < tr * T; ++e)
+        if (bf16_lane(b.elem.tile(), size_t(e)) != v[size_t(e)])
+          return "load: beat " + std::to_string(k) + " (stored tile " + std::to_string(w.l) + ") lane " +
                  std::to_string(e) + " differs";
     }
     return "";
@@ -404,21 +571,22 @@ inline std::string check_ag(const AgCfg& c, const UnitCase& u, const std::vector
   if (got.size() != 1 || got[0].has_elem || !got[0].done || got[0].stop) return "store: output " + format_beats(got) + ", want D";
   std::map<uint64_t, uint8_t> want;
   int k = 0;
-  bool too_many = false;
+  bool want_err = false;
   for (const Beat& b : u.inputs[0]) {
     if (!b.has_elem) continue;
     if (k >= c.count()) {
-      too_many = true;
+      want_err = true;  // a tile too many
       continue;
     }
+    if (b.elem.tile().rows != uint32_t(tr)) want_err = true;  // a wrong header: its r rows are still written
     const int l = c.lin(k++);
-    for (int e = 0; e < T * T; ++e) {
+    for (int e = 0; e < tr * T; ++e) {
       const uint16_t v = bf16_lane(b.elem.tile(), size_t(e));
       want[c.byte_addr(l, 2 * e)] = uint8_t(v);
       want[c.byte_addr(l, 2 * e + 1)] = uint8_t(v >> 8);
     }
   }
-  if (too_many != err) return std::string("store: err_o ") + (err ? "set" : "clear") + ", want " + (too_many ? "set" : "clear");
+  if (want_err != err) return std::string("store: err_o ") + (err ? "set" : "clear") + ", want " + (want_err ? "set" : "clear");
   // Every written byte of the region must be one the reference writes, with its value.
   const uint64_t reg = ag_region(T), lo = uint64_t(c.base) / reg * reg;
   for (const auto& [a, v] : m.written)
@@ -431,19 +599,19 @@ inline std::string check_ag(const AgCfg& c, const UnitCase& u, const std::vector
 }
 
 // The request bundles of a case as the approximate operator issues them: the stored tiles in
-// view order (a store: as many as it wrote), each tile's requests those of
+// view order, once per pass (a store: as many as it wrote), each tile's requests those of
 // Burst::request_addr (row-major, ceil(row_bytes / 64) per row), request j of a tile in bundle
 // j / P, a bundle never crossing a tile.
 inline std::vector<std::vector<AgReq>> ag_expected_bundles(const AgCfg& c, const UnitCase& u, int p) {
-  int tiles = c.count();
+  int tiles = c.count() * ag_passes(c, u);
   if (c.write) {
     int k = 0;
     for (const Beat& b : u.inputs[0]) k += b.has_elem;
     tiles = std::min(tiles, k);
   }
   std::vector<std::vector<AgReq>> out;
-  for (int k = 0; k < tiles; ++k) {
-    const uint64_t l = uint64_t(c.lin(k));
+  for (int j = 0; j < tiles; ++j) {
+    const uint64_t l = uint64_t(c.lin(j % c.count()));
     Burst b;
     b.base = c.tile_addr(int(l));
     b.rows = uint32_t(c.rows);
@@ -453,9 +621,9 @@ inline std::vector<std::vector<AgReq>> ag_expected_bundles(const AgCfg& c, const
     for (uint64_t r = 0; r < b.rows; ++r)
       for (uint64_t q = 0; q < b.requests_per_row(64); ++q)
         reqs.push_back({b.request_addr(r, q, 64), int(std::min<uint64_t>(64, b.row_bytes - 64 * q))});
-    for (size_t j = 0; j < reqs.size(); ++j) {
-      if (j % size_t(p) == 0) out.emplace_back();
-      out.back().push_back(reqs[j]);
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      if (i % size_t(p) == 0) out.emplace_back();
+      out.back().push_back(reqs[i]);
     }
   }
   return out;

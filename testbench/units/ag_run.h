@@ -11,13 +11,17 @@ struct AgRun {
   BenchRun run;
   std::string error;  // first case that differs from the reference
   size_t loads = 0, stores = 0, tiles = 0, errs = 0;
+  size_t ref_loads = 0, passes = 0, bare = 0;  // loads with a ref stream: passes, bare beats out
+  size_t row_cases = 0;                        // cases with tiles of fewer than T rows
   uint64_t requests = 0;
   size_t bundles = 0;  // checked bundles
+  std::vector<uint64_t> bundle_at;  // the edge that took each bundle
 };
 
 // With check_bundles, every case's request bundles must be those of ag_expected_bundles (the
 // bundles are told apart by their memory region, so the geometries must stay inside theirs:
-// T = 16 cases of ag_cases do).
+// T = 16 cases of ag_cases do; the cases of one region, a ref stream of streams without
+// reset, in case order).
 template <int T, class Rtl, int P = 1>
 AgRun run_ag(const std::vector<UnitCase>& cases, uint64_t seed, bool full_rate = false, int latency = 1,
              bool check_bundles = false) {
@@ -34,7 +38,10 @@ AgRun run_ag(const std::vector<UnitCase>& cases, uint64_t seed, bool full_rate =
   }
   b->ctrl.cases = &cases;
   uint64_t budget = 200;
-  for (const AgCfg& c : cfgs) budget += 100 + uint64_t(c.count() + 1) * uint64_t(c.rows) * 100;
+  for (size_t i = 0; i < cfgs.size(); ++i) {
+    const AgCfg& c = cfgs[i];
+    budget += 100 + uint64_t(c.count() * ag_passes(c, cases[i]) + 1 + cases[i].inputs[1].size()) * uint64_t(c.rows) * 100;
+  }
   b->ctrl.max_cycles = budget;
   sc_core::sc_start();
   AgRun r;
@@ -43,7 +50,9 @@ AgRun run_ag(const std::vector<UnitCase>& cases, uint64_t seed, bool full_rate =
   r.run.out = b->outputs();
   r.run.out_at.push_back(b->out.at()[0]);
   r.run.in_at.push_back(b->in.src->sent);
+  r.run.in_at.push_back(b->ref.src->sent);
   r.requests = b->memory.requests;
+  r.bundle_at = b->memory.bundle_at;
   if (!r.run.result.ok) return r;
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::vector<Beat>& got = r.run.out[0].at(i);
@@ -55,19 +64,39 @@ AgRun run_ag(const std::vector<UnitCase>& cases, uint64_t seed, bool full_rate =
     }
     (cfgs[i].write ? r.stores : r.loads)++;
     r.errs += err;
-    r.tiles += cfgs[i].write ? size_t(cfgs[i].count()) : got.size();
+    r.row_cases += cfgs[i].tr(T) < T;
+    if (cfgs[i].ref) {
+      ++r.ref_loads;
+      r.passes += size_t(ag_passes(cfgs[i], cases[i]));
+    }
+    for (const Beat& x : got) {
+      r.tiles += x.has_elem;
+      r.bare += !cfgs[i].write && !x.has_elem;
+    }
+    if (cfgs[i].write) r.tiles += size_t(cfgs[i].count());
   }
   if (check_bundles) {
-    std::map<uint64_t, std::vector<std::vector<AgReq>>> by_region;
+    std::map<uint64_t, std::vector<std::vector<AgReq>>> by_region, want_region;
+    std::map<uint64_t, size_t> first_case;
     for (const std::vector<AgReq>& bd : b->memory.bundles) by_region[bd.front().addr / ag_region(T)].push_back(bd);
     for (size_t i = 0; i < cases.size(); ++i) {
-      const std::vector<std::vector<AgReq>> want = ag_expected_bundles(cfgs[i], cases[i], P);
-      const auto& got = by_region[uint64_t(cfgs[i].base) / ag_region(T)];
+      const uint64_t reg = uint64_t(cfgs[i].base) / ag_region(T);
+      first_case.emplace(reg, i);
+      for (auto& bd : ag_expected_bundles(cfgs[i], cases[i], P)) want_region[reg].push_back(std::move(bd));
+    }
+    for (const auto& [reg, got] : by_region)
+      if (!want_region.count(reg)) {
+        r.error = "a request bundle at " + std::to_string(got.front().front().addr) + ", outside every case's region";
+        return r;
+      }
+    for (const auto& [reg, want] : want_region) {
+      const auto& got = by_region[reg];
       if (got != want) {
         size_t j = 0;
         while (j < got.size() && j < want.size() && got[j] == want[j]) ++j;
-        r.error = "case " + std::to_string(i) + ": request bundle " + std::to_string(j) + " of " +
-                  std::to_string(want.size()) + " differs (" + std::to_string(got.size()) + " bundles issued)";
+        r.error = "case " + std::to_string(first_case[reg]) + " (and the cases of its region): request bundle " +
+                  std::to_string(j) + " of " + std::to_string(want.size()) + " differs (" + std::to_string(got.size()) +
+                  " bundles issued)";
         return r;
       }
       r.bundles += got.size();

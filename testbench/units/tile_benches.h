@@ -50,20 +50,6 @@ Element decode_square(const bits_t<units::TileBits<T>::W>& v) {
   return Element(bf16_rows(rows, T, b));
 }
 
-// [T x T] lanes without a tile header (the address generator's payload until it takes the header).
-template <int T>
-bits_t<16 * T * T> encode_lanes(const Element& e) {
-  bits_t<16 * T * T> v = 0;
-  for (int l = 0; l < T * T; ++l) v.range(16 * l + 15, 16 * l) = bf16_lane(e.tile(), size_t(l));
-  return v;
-}
-template <int T>
-Element decode_lanes(const bits_t<16 * T * T>& v) {
-  std::vector<uint16_t> b;
-  for (int l = 0; l < T * T; ++l) b.push_back(uint16_t(v.range(16 * l + 15, 16 * l).to_uint()));
-  return Element(bf16_square(T, b));
-}
-
 // Mostly finite values of moderate and mixed magnitude (so that the fp32 sums are exercised:
 // rounding, cancellation, subnormal and overflowing products now and then), with every
 // special class (random_bf16) in about one lane in `special`.

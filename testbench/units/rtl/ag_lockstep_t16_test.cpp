@@ -29,5 +29,25 @@ TEST(UnitsLockstep, AgOffchipT16P4) {
             << " memory requests in " << r.bundles << " bundles, " << r.run.result.cycles << " cycles in lock-step\n";
 }
 
+// The new features at T = 16, P = 4 in lock-step (as UnitsLockstep.AgOffchipRowsRef): tiles of
+// r <= 16 rows, row tiles [1 x 16] included, and loads with a ref stream.
+TEST(UnitsLockstep, AgOffchipRowsRefT16P4) {
+  const char* e = std::getenv("STEPSIM_UNIT_CASES");
+  const char* s = std::getenv("STEPSIM_UNIT_SEED");
+  const size_t n = e ? size_t(std::strtoull(e, nullptr, 10)) : 1000;
+  const uint64_t seed = (s ? std::strtoull(s, nullptr, 10) : 1) * 1000 + 18;
+  const std::vector<UnitCase> cases = ag_cases(n, seed, 16, 0, AgGen{true, true});
+  AgRun r = run_ag<16, Vag_offchip_t16, 4>(cases, seed, false, 1, true);
+  ASSERT_TRUE(r.run.result.ok) << "AgOffchip T = 16 rows/ref (seed " << seed << "): " << r.run.result.error;
+  ASSERT_EQ(r.run.result.cases_done, cases.size());
+  EXPECT_EQ(r.error, "") << "seed " << seed;
+  EXPECT_GT(r.passes, n / 4);
+  EXPECT_GT(r.row_cases, n / 2);
+  std::cout << "AgOffchip T = 16, P = 4, rows/ref: " << cases.size() << " cases (" << r.row_cases << " with r < T; "
+            << r.loads << " loads, " << r.ref_loads << " with a ref stream: " << r.passes << " passes, " << r.bare
+            << " bare beats; " << r.stores << " stores, " << r.errs << " with err_o), " << r.tiles << " tiles, "
+            << r.bundles << " bundles, " << r.run.result.cycles << " cycles in lock-step\n";
+}
+
 }  // namespace
 }  // namespace stepsim::unit_test

@@ -2,7 +2,8 @@
 // (rtl/ag_offchip.sv) in lock-step: the same input pins (cfg, tile input, memory responses),
 // random valid gaps and back-pressure on the tile ports, a testbench memory with random
 // latency and request stalls; every output pin (tile port, request port, rsp_ready_o, err_o)
-// identical at every cycle, and every case against the reference (ag_bench.h).
+// identical at every cycle, and every case against the reference (ag_bench.h); the static view
+// at T rows (as before the tile header) and the tiles of r <= T rows with ref streams.
 // STEPSIM_UNIT_CASES / STEPSIM_UNIT_SEED as in lockstep_test.cpp.
 #include <gtest/gtest.h>
 
@@ -28,6 +29,28 @@ TEST(UnitsLockstep, AgOffchip) {
   std::cout << "AgOffchip: " << cases.size() << " cases (" << r.loads << " loads, " << r.stores << " stores, " << r.errs
             << " with err_o), " << r.tiles << " tiles, " << r.requests << " memory requests, " << r.run.result.cycles
             << " cycles in lock-step\n";
+}
+
+// The new features in lock-step: tiles of r <= T rows (the tile header, burst geometries of
+// 2 T r bytes, store tiles with a wrong header) and loads with a ref stream (one pass per ref
+// element, stops raised, bare beats, streams of ref streams without reset); every output pin
+// identical at every cycle, every case and every request bundle against the reference.
+TEST(UnitsLockstep, AgOffchipRowsRef) {
+  const char* e = std::getenv("STEPSIM_UNIT_CASES");
+  const char* s = std::getenv("STEPSIM_UNIT_SEED");
+  const size_t n = e ? size_t(std::strtoull(e, nullptr, 10)) : 2000;
+  const uint64_t seed = (s ? std::strtoull(s, nullptr, 10) : 1) * 1000 + 17;
+  const std::vector<UnitCase> cases = ag_cases(n, seed, 4, 0, AgGen{true, true});
+  AgRun r = run_ag<4, Vag_offchip>(cases, seed, false, 1, true);
+  ASSERT_TRUE(r.run.result.ok) << "AgOffchip rows/ref (seed " << seed << "): " << r.run.result.error;
+  ASSERT_EQ(r.run.result.cases_done, cases.size());
+  EXPECT_EQ(r.error, "") << "seed " << seed;
+  EXPECT_GT(r.passes, n / 4);
+  EXPECT_GT(r.row_cases, n / 2);
+  std::cout << "AgOffchip rows/ref: " << cases.size() << " cases (" << r.row_cases << " with r < T; " << r.loads
+            << " loads, " << r.ref_loads << " with a ref stream: " << r.passes << " passes, " << r.bare
+            << " bare beats; " << r.stores << " stores, " << r.errs << " with err_o), " << r.tiles << " tiles, "
+            << r.bundles << " bundles, " << r.run.result.cycles << " cycles in lock-step\n";
 }
 
 }  // namespace
