@@ -140,6 +140,18 @@ const std::map<std::string, std::string>& origins() {
        "0 in step-artifact, the reference's behaviour: a load's output is a FIFO of fifo_depth; 8 in hdl-validation: "
        "the fabric streams a load's tiles into a memory unit that buffers them for the consumer (the Bufferize -> "
        "Streamify pair of the units, hw/units/pmu_buffer.h, has 8 buffer descriptors, NBUF)"},
+      {"ag_load_pipeline_cycles",
+       "0 in step-artifact, the reference's behaviour: a tile is emitted at its last response; 2 in hdl-validation: "
+       "the address-generator unit's request and output registers (rtl/ag_offchip.sv), measured by co-simulating a "
+       "load into a sink (docs/timing-model.md)"},
+      {"ag_store_pipeline_cycles",
+       "0 in step-artifact, the reference's behaviour: a store ends at its last acknowledgement; 4 in "
+       "hdl-validation: the address-generator unit's input, request, response and output registers, measured by "
+       "co-simulating a load into a store (docs/timing-model.md)"},
+      {"input_register",
+       "false in step-artifact, the reference's behaviour: an operator dequeues its inputs when the firing ends; "
+       "true in hdl-validation: every fabric unit takes an input beat into its input buffer when it arrives "
+       "(hw/units/protocol.h, InBuf), measured on the small MoE's combining Accum (docs/timing-model.md)"},
       {"loads_sum_inputs",
        "true in step-artifact, the reference's behaviour: BinaryMap charges ld(a) + ld(b) (RS §3 BinaryMap); false "
        "in hdl-validation: the fabric's tile compute units take both operand tiles in the same cycle"},

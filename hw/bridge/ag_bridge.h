@@ -142,6 +142,11 @@ class AgBridge : public BridgeBase {
   }
 
   uint64_t requests() const { return requests_; }
+  // A load's output channel is as deep as the approximate load's (load_buffer_tiles tiles in its
+  // memory unit), so both runs see the same channel behind the address generator.
+  uint32_t output_depth(size_t, uint32_t fifo_depth) const override {
+    return setup_.write ? fifo_depth : hw().load_output_depth(uint64_t(2 * setup_.r * T), fifo_depth);
+  }
 
  protected:
   void run() override {

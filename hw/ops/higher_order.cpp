@@ -78,6 +78,16 @@ class HigherOrder : public Op {
       }
     }
   }
+  // With input_register (the fabric's units: an operand enters the unit's input buffer when it
+  // arrives), the firing takes its input beats as it starts, so their channel slots free then;
+  // otherwise (the reference) as it ends. Call both, at the start and at the end of a firing:
+  // one of them dequeues (the beats stay readable: peek_all() copied them).
+  void take_inputs_at_start() {
+    if (hw().input_register) pop_all();
+  }
+  void take_inputs_at_end() {
+    if (!hw().input_register) pop_all();
+  }
   bool any_done_ = false;  // some input's beat peeked by peek_all() carried the done token
   bool done0_ = false;     // in0's beat did (peek_all() raises it on the beat it returns)
   // The operand tiles of the beats peek_all() returned.
@@ -132,9 +142,10 @@ class Map : public HigherOrder {
 
  protected:
   void run() override {
-    if (num_in() == 1) return run_one();
+    if (num_in() == 1 && !hw().input_register) return run_one();
     for (;;) {
       const std::vector<Beat>& bs = peek_all();
+      take_inputs_at_start();
       Beat o = bs[0];
       if (o.has_elem) {
         const std::vector<Tile>& a = args(bs);
@@ -146,7 +157,7 @@ class Map : public HigherOrder {
         o.elem = Element(placed(std::move(out)));
       }
       emit(0, std::move(o));
-      pop_all();
+      take_inputs_at_end();
       if (bs[0].done) break;
     }
   }
@@ -201,6 +212,7 @@ class Accum : public HigherOrder {
     Tile acc = fn_.init();
     for (;;) {
       const std::vector<Beat>& bs = peek_all();
+      take_inputs_at_start();
       const Beat& b = bs[0];
       uint64_t cost = 0;
       if (b.has_elem) {
@@ -241,7 +253,7 @@ class Accum : public HigherOrder {
           emit(0, Beat::done_beat());
         }
       }
-      pop_all();
+      take_inputs_at_end();
       if (b.done) break;
     }
   }
@@ -269,13 +281,14 @@ class Accum : public HigherOrder {
     };
     for (;;) {
       const std::vector<Beat>& bs = peek_all();
+      take_inputs_at_start();
       const Beat& b = bs[0];
       if (!b.has_elem) {
         if (b.stop) fail("bank_rank: bare S" + std::to_string(b.stop) + " (an empty K run or bank dimension) is not supported");
         if (!bank.empty() || !is_empty_acc(acc)) fail("stream ended inside a banked reduction (no closing S" + std::to_string(q + 2) + ")");
         charge(0);
         emit(0, Beat::done_beat());
-        pop_all();
+        take_inputs_at_end();
         break;
       }
       const std::vector<Tile>& a = args(bs);
@@ -325,7 +338,7 @@ class Accum : public HigherOrder {
       } else if (done) {
         fail("stream ended inside a banked reduction (no closing S" + std::to_string(q + 2) + ")");
       }
-      pop_all();
+      take_inputs_at_end();
       if (done) break;
     }
   }
@@ -351,6 +364,7 @@ class FlatMap : public HigherOrder {
   void run() override {
     for (;;) {
       const std::vector<Beat>& bs = peek_all();
+      take_inputs_at_start();
       const Beat& b = bs[0];
       std::vector<Tile> outs;
       bool expanded = false;
@@ -383,7 +397,7 @@ class FlatMap : public HigherOrder {
           emit(0, std::move(o));
         }
       }
-      pop_all();
+      take_inputs_at_end();
       if (b.done) break;
     }
   }

@@ -135,9 +135,7 @@ class OffChipOp : public Op {
   // A load's tiles wait for its consumer in the load's memory unit: load_buffer_tiles of them,
   // as many as fit.
   uint32_t output_depth(size_t, uint32_t fifo_depth) const override {
-    if (!loads_ || !hw().load_buffer_tiles) return fifo_depth;
-    const uint64_t fit = std::max<uint64_t>(1, hw().pmu_capacity / std::max<uint64_t>(1, shape().bytes()));
-    return std::max<uint32_t>(fifo_depth, uint32_t(std::min<uint64_t>(hw().load_buffer_tiles, fit)));
+    return loads_ ? hw().load_output_depth(shape().bytes(), fifo_depth) : fifo_depth;
   }
 
  protected:
@@ -161,7 +159,7 @@ class OffChipOp : public Op {
     }
     Beat out = Beat::data(Element(std::move(t)), stop);
     out.done = done;
-    emit(0, std::move(out), completion > ctx().now() ? completion - ctx().now() : 0);
+    emit(0, std::move(out), (completion > ctx().now() ? completion - ctx().now() : 0) + hw().ag_load_pipeline_cycles);
   }
 
   // Writes `t` as stored tile l; returns when the op may take its next input.
@@ -245,9 +243,11 @@ class OffChipOp : public Op {
     }
   }
 
-  // Stores wait for their last acknowledgement before they finish.
+  // Stores wait for their last acknowledgement (and the address generator's registers after it)
+  // before they finish.
   void wait_last_completion() {
-    if (last_completion_ > ctx().now()) charge_span(ctx().now(), last_completion_);
+    const uint64_t end = last_completion_ + hw().ag_store_pipeline_cycles;
+    if (end > ctx().now()) charge_span(ctx().now(), end);
   }
 
   uint64_t address_of(const Element& e, const Channel& from) const {
@@ -377,7 +377,8 @@ class RandomOffChipStore : public OffChipOp {
         data_done_ = in(1).pop().done;
         Beat ack = Beat::data(Element(Scalar{1}), a.stop);
         ack.done = done;
-        emit(0, std::move(ack), last_completion_ > ctx().now() ? last_completion_ - ctx().now() : 0);
+        emit(0, std::move(ack),
+             (last_completion_ > ctx().now() ? last_completion_ - ctx().now() : 0) + hw().ag_store_pipeline_cycles);
       } else {
         Beat o = Beat::bare_stop(a.stop);
         o.done = done;

@@ -146,6 +146,10 @@ class Reassemble : public Op {
           // overlaps a wait for data but never precedes the arrival.
           const uint64_t ready = c.head_ready_time() + hw().routing_switch_cycles + mem_cycles(tile_bytes_in_mu(b));
           const uint64_t st = cfg_.write_back_mu[0] && b.has_elem ? mem_cycles(b.elem.bytes()) : 0;
+          // input_register: the element enters the router's input buffer on arrival (peek has
+          // moved the clock there), so its channel slot frees while it is routed.
+          const bool taken = hw().input_register;
+          if (taken) c.discard();
           charge(std::max(ready, ctx().now()) - ctx().now() + st);
           bool chunk_end = rank_ == 0 ? b.has_elem : b.stop >= rank_;
           Beat o = b;
@@ -156,7 +160,7 @@ class Reassemble : public Op {
             o.done = last_chunk && sel.done;
           }
           emit(0, std::move(o));
-          c.pop();
+          if (!taken) c.discard();
           if (chunk_end) break;
         }
       }

@@ -116,6 +116,22 @@ const std::vector<Field>& field_table() {
                  "that deep (at least fifo_depth, at most pmu_capacity / tile bytes, unless the node sets "
                  "`depth`); 0 = the output channel is a FIFO of fifo_depth like any other",
                  &HardwareParams::load_buffer_tiles),
+      uint_field("ag_load_pipeline_cycles", "cycles",
+                 "cycles an off-chip load's tile takes from its last response to its output channel beyond the "
+                 "memory's completion (the address generator unit's request and output registers: 2; 0: the "
+                 "reference)",
+                 &HardwareParams::ag_load_pipeline_cycles),
+      uint_field("ag_store_pipeline_cycles", "cycles",
+                 "cycles an off-chip store's acknowledgement (RandomOffChipStore's ack, the end of a store) comes "
+                 "after its last write completes (the address generator unit's input, request, response and "
+                 "output registers: 4; 0: the reference)",
+                 &HardwareParams::ag_store_pipeline_cycles),
+      {{"input_register", "bool",
+        "an operator takes its input beats into an input register as a firing starts (Map, Accum, Scan, "
+        "FlatMap, Reassemble), so their channel slots free then, as in the fabric's units; false frees them "
+        "when the firing ends (the reference)"},
+       [](HardwareParams& h, const std::string& v) { h.input_register = to_bool("input_register", v); },
+       [](const HardwareParams& h) { return std::string(h.input_register ? "true" : "false"); }},
       {{"loads_sum_inputs", "bool", "n-ary Map adds its memory-unit loads instead of taking the max"},
        [](HardwareParams& h, const std::string& v) { h.loads_sum_inputs = to_bool("loads_sum_inputs", v); },
        [](const HardwareParams& h) { return std::string(h.loads_sum_inputs ? "true" : "false"); }},

@@ -30,6 +30,9 @@ struct HardwareParams {
   uint32_t par_dispatch = 1;               // off-chip requests issued per cycle by one load/store
   bool loads_sum_inputs = true;            // quirk: n-ary Map sums its memory-unit loads
   bool offchip_one_tile_in_flight = true;  // quirk: off-chip loads/stores do not overlap tiles
+  uint32_t ag_load_pipeline_cycles = 0;    // a loaded tile's cycles from its last response to its consumer
+  uint32_t ag_store_pipeline_cycles = 0;   // a store's cycles from its last acknowledgement to its end
+  bool input_register = false;             // ops take an input beat as a firing starts, not as it ends
   uint32_t ag_max_outstanding = 0;         // requests one load/store keeps in flight (0: see hardware.cpp)
   uint32_t load_buffer_tiles = 0;          // tiles a load's memory unit holds for its consumer (0: a FIFO)
   HbmParams hbm;                          // the off-chip memory model (hw/memory)
@@ -46,6 +49,16 @@ struct HardwareParams {
   static const std::vector<FieldDoc>& fields();
   static bool has_field(const std::string& key);  // a hardware parameter (not a graph one)
   std::map<std::string, std::string> to_map() const;  // dotted key -> value as text
+
+  // Depth of an off-chip load's output channel: its tiles (tile_bytes each) wait for the consumer
+  // in the load's memory unit, load_buffer_tiles of them as far as they fit; at least fifo_depth.
+  // The approximate load and its unit's bridge use the same, so both runs see the same channel.
+  uint32_t load_output_depth(uint64_t tile_bytes, uint32_t fifo_depth) const {
+    if (!load_buffer_tiles) return fifo_depth;
+    const uint64_t fit = tile_bytes ? pmu_capacity / tile_bytes : pmu_capacity;
+    const uint64_t n = fit < load_buffer_tiles ? (fit ? fit : 1) : load_buffer_tiles;
+    return n > fifo_depth ? uint32_t(n) : fifo_depth;
+  }
 };
 
 // Loads a preset by name (from hw/presets/NAME.yaml) or by path to a YAML file.

@@ -21,9 +21,7 @@ Pearson correlation over the points and the wall time close the table.
 Writes DIR/swiglu_units.csv and DIR/swiglu_units.md (default docs/figures/). Exit status 1 if a
 point fails to run; the failing point's row says why.
 """
-import csv
 import json
-import math
 import os
 import re
 import subprocess
@@ -35,6 +33,7 @@ import numpy
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "figures"))
 import common  # noqa: E402
+import units_vs_model  # noqa: E402  (this folder)
 
 POINTS_ALL = [(tb, tf) for tb in (16, 32, 64) for tf in (16, 32, 64, 128, 256)]
 POINTS_REDUCED = [(16, 64)]
@@ -43,17 +42,6 @@ SIZES = {"batch": 64, "hidden": 256, "inter": 512}
 
 def run(cmd):
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def pearson(xs, ys):
-    n = len(xs)
-    if n < 2:
-        return float("nan")
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
-    sxx = sum((x - mx) ** 2 for x in xs)
-    syy = sum((y - my) ** 2 for y in ys)
-    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else float("nan")
 
 
 def point(exe, tb, tf, impl, tmp):
@@ -132,12 +120,7 @@ def main():
             rows.append(row)
     total = time.time() - t0
     base = os.path.join(args.out, "swiglu_units")
-    with open(base + ".csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: r.get(k, "") for k in FIELDS})
-    ok = [r for r in rows if "units_cycles" in r]
+    units_vs_model.write_csv(base + ".csv", rows, FIELDS)
     md = "# Approximate model vs cycle-accurate units: SwiGLU (HDL validation workload)\n\n"
     md += ("Produced by `/usr/bin/python3 scripts/validation/swiglu_units.py --impl %s --points %s`. "
            "approx: the logical graph (tiles as listed) in the approximate model; units: the same program "
@@ -155,16 +138,7 @@ def main():
           r.get("payload_identical", ""), r.get("y_bit_identical", ""),
           r["status"] + ((" (approximate: " + r["nodes_approx"] + ")") if r.get("nodes_approx") else "")]
          for r in rows])
-    if ok:
-        errs = [abs(r["error_pct"]) for r in ok]
-        md += "\nMax |error| %.2f %%, mean |error| %.2f %% over %d points; Pearson correlation %.4f.\n" % (
-            max(errs), sum(errs) / len(errs), len(ok), pearson([r["approx_cycles"] for r in ok],
-                                                               [r["units_cycles"] for r in ok]))
-        sim = sum(r["units_cycles"] for r in ok)
-        wall = sum(r["cosim_wall_s"] for r in ok)
-        md += "Co-simulation: %d model cycles in %.1f s wall (with its all-approximate twin run), %.0f cycles/s.\n" % (
-            sim, wall, sim / wall if wall else 0)
-    md += "\nTotal wall time: %.1f s for %d points.\n" % (total, len(rows))
+    md += units_vs_model.summary_md(rows, total)
     with open(base + ".md", "w") as f:
         f.write(md)
     print(md)

@@ -452,6 +452,48 @@ nodes:
   EXPECT_EQ(d["load"], 2u);  // never below fifo_depth
 }
 
+// ag_load_pipeline_cycles / ag_store_pipeline_cycles (hdl-validation: 2 and 4, the address
+// generator unit's registers): every loaded tile reaches the sink that many cycles later, the
+// address generator's own schedule unchanged; a store ends that many cycles after its last
+// acknowledgement.
+TEST(LinearOffChipLoad, AddressGeneratorRegistersDelayTilesAndTheStoreEnd) {
+  auto load = [](uint32_t pipe) {
+    HardwareParams hw = artifact();
+    hw.set("ag_load_pipeline_cycles", std::to_string(pipe));
+    SimResult r = run_yaml(R"(
+tensors:
+  x: {shape: [4, 32]}
+nodes:
+  - {name: load, op: LinearOffChipLoad, params: {tensor: x, tile: [1, 32]}}
+  - {name: sink, op: Sink, inputs: {in: load}}
+)",
+                           hw);
+    EXPECT_TRUE(r.ok) << r.error;
+    return r.recorded_times.at("sink");
+  };
+  const std::vector<uint64_t> t0 = load(0), t2 = load(2);
+  ASSERT_EQ(t0.size(), 4u);
+  ASSERT_EQ(t2.size(), t0.size());
+  for (size_t k = 0; k < t0.size(); ++k) EXPECT_EQ(t2[k], t0[k] + 2) << "tile " << k;
+  auto store = [](uint32_t pipe) {
+    HardwareParams hw = artifact();
+    hw.set("ag_store_pipeline_cycles", std::to_string(pipe));
+    SimResult r = run_yaml(R"(
+tensors:
+  y: {shape: [2, 32], init: output}
+streams:
+  tiles: 'T[1x32] T[1x32] D'
+nodes:
+  - {name: src, op: Source, params: {stream: tiles}}
+  - {name: store, op: LinearOffChipStore, params: {tensor: y, tile: [1, 32]}, inputs: {in: src}}
+)",
+                           hw);
+    EXPECT_TRUE(r.ok) << r.error;
+    return r.cycles;
+  };
+  EXPECT_EQ(store(4), store(0) + 4);
+}
+
 TEST(LinearOffChipLoad, OffsetStartsTheViewAtATile) {
   const std::string dir = fresh_dir("offset");
   write_index_tensor(dir, 4, 4);  // tile k of [1,4] holds 4k .. 4k+3

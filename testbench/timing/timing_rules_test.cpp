@@ -332,6 +332,39 @@ TEST(ChannelTiming, DepthOneFifoThrottlesAPipelineDepthTwoDoesNot) {
     }
 }
 
+TEST(ChannelTiming, InputRegisterFreesTheSlotAsTheFiringStarts) {
+  // input_register (hdl-validation): B dequeues element k as it starts on it, so A's send of k+1
+  // waits only for that start + the response latency, not for B's end: with comp = 8 > resp + send
+  // = 2, B works back to back even behind a depth-1 FIFO, the same 43 cycles as depth 2 above.
+  const uint64_t comp = ceil_div(kSiluFlops, 1024);  // 8
+  const uint64_t n = 4;
+  SimResult d1 = two_stage(1, with(artifact(), "input_register", "true"));
+  ASSERT_TRUE(d1.ok) << d1.error;
+  EXPECT_EQ(d1.cycles, kSend + comp + kSend + n * comp + kSend);  // 43
+  // A 1-cycle firing: the depth-1 FIFO then bounds the period at resp + send = 2 cycles (without
+  // the register: comp + resp + send = 3). Source (4 tiles at 0) -> A -> B -> Sink, both 1 cycle.
+  auto fast = [](const HardwareParams& hw) {
+    GraphBuilder b;
+    b.source("src", tiles(4) + "D", 0)
+        .node("a", "Map", {{"fn", "silu"}}, {{"in0", "src"}}, 1, 8192)
+        .node("b", "Map", {{"fn", "silu"}}, {{"in0", "a"}}, std::nullopt, 8192)
+        .sink("sink", "b");
+    return b.run(hw);
+  };
+  const uint64_t c1 = ceil_div(kSiluFlops, 8192);  // 1
+  SimResult reg = fast(with(artifact(), "input_register", "true"));
+  ASSERT_TRUE(reg.ok) << reg.error;
+  // Element 0 reaches the sink at send + c1 + send + c1 + send; every later one 2 cycles after.
+  const uint64_t first = kSend + c1 + kSend + c1 + kSend;  // 5
+  EXPECT_EQ(element_times(reg, "sink"),
+            (std::vector<uint64_t>{first, first + 2, first + 4, first + 6}));
+  SimResult ref = fast(artifact());
+  ASSERT_TRUE(ref.ok) << ref.error;
+  const uint64_t period = c1 + kResponse + kSend;  // 3
+  EXPECT_EQ(element_times(ref, "sink"),
+            (std::vector<uint64_t>{first, first + period, first + 2 * period, first + 3 * period}));
+}
+
 // ---------------------------------------------------------------- Broadcast
 
 // Source -> Broadcast(depth d) -> {Sink fast, Map (8 cycles) -> Sink slow}.
