@@ -57,11 +57,12 @@ TEST(CosimMoe, SmallMoeOnTheUnitsMatchesTheApproximateRun) {
   // Partition and Reassemble and the combining Accum; the token load, the 24 weight loads
   // (3 per expert) and the store.
   EXPECT_EQ(on_units, 8u * 12u + 3u + 1u + 8u * 3u + 1u);
-  // The cycle error is reported, not bounded yet: the model's MoE timing is still being checked
-  // against the units (docs/validation.md).
+  // The target for the approximate model against the units: |error| <= 3 %
+  // (docs/validation.md: 363 model cycles against 365 on the units, measured 2026-11-22).
   const double err = (double(r.approx.cycles) - double(r.cosim.cycles)) / double(r.cosim.cycles);
   std::cout << "small MoE (batch 16): model " << r.approx.cycles << " cycles, units (" << co.impl << ") "
             << r.cosim.cycles << " cycles, error " << 100 * err << " %\n";
+  EXPECT_LE(std::abs(err), 0.03);
   EXPECT_EQ(r.approx.offchip_read_bytes, r.cosim.offchip_read_bytes);
   EXPECT_EQ(r.approx.offchip_write_bytes, r.cosim.offchip_write_bytes);
   ASSERT_TRUE(r.approx.stored.count("y"));
