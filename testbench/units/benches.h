@@ -414,6 +414,7 @@ inline size_t partition_chunks(const std::vector<Beat>& beats, int rank) {
   return n;
 }
 
+template <int N = kN>
 inline std::vector<UnitCase> partition_cases(size_t n, uint64_t seed) {
   return make_cases(
       n, seed, [](std::mt19937_64& r) { return std::vector<int>{rnd(r, 0, 2)}; },
@@ -427,7 +428,7 @@ inline std::vector<UnitCase> partition_cases(size_t n, uint64_t seed) {
         const bool rows = r() % 2;
         for (size_t i = 0; i < chunks; ++i) {
           Selector s;
-          for (int k = 0; k < kN; ++k)
+          for (int k = 0; k < N; ++k)
             if (r() % 3 == 0) s.set(k);
           sel.push_back(Token::e(Element(s)));
           if (rows && r() % 3 == 0) sel.push_back(Token::s(1));
@@ -619,21 +620,22 @@ inline std::vector<UnitCase> make_beat_cases(
   return cases;
 }
 
-// Reassemble: kN inputs and a selector stream (maybe split into rows); input i has exactly as
+// Reassemble: N inputs and a selector stream (maybe split into rows); input i has exactly as
 // many chunks as selectors name it.
+template <int N = kN>
 inline std::vector<UnitCase> reassemble_cases(size_t n, uint64_t seed) {
   return make_beat_cases(
       n, seed, [](std::mt19937_64& r) { return std::vector<int>{rnd(r, 0, 2)}; },
       [](std::mt19937_64& r, const std::vector<int>& c) {
         const int rank = c[0];
-        std::vector<std::vector<Token>> in(kN);
+        std::vector<std::vector<Token>> in(N);
         std::vector<Token> sel;
         const bool rows = r() % 2;
         const int groups = rnd(r, 0, 6);
         int seq = 0;
         for (int g = 0; g < groups; ++g) {
           Selector s;
-          for (int k = 0; k < kN; ++k)
+          for (int k = 0; k < N; ++k)
             if (r() % 2) {
               s.set(k);
               for (const Token& t : random_chunk(r, rank, k, seq)) in[size_t(k)].push_back(t);
@@ -706,13 +708,14 @@ inline std::vector<std::vector<Beat>> input_chunks(const std::vector<Beat>& in, 
 
 // Checks a Reassemble output: group by group, the selected inputs' next chunks in some order
 // (each chunk whole; the order is the one the output shows, matched chunk by chunk).
+template <int N = kN>
 inline std::string check_reassemble(const UnitCase& c, const std::vector<Beat>& got) {
   const int rank = c.cfg[0];
   std::vector<std::vector<std::vector<Beat>>> chunks;
-  for (int i = 0; i < kN; ++i) chunks.push_back(input_chunks(c.inputs[size_t(i)], rank));
-  std::vector<size_t> next(kN, 0);
+  for (int i = 0; i < N; ++i) chunks.push_back(input_chunks(c.inputs[size_t(i)], rank));
+  std::vector<size_t> next(N, 0);
   std::vector<Beat> want;
-  for (const Beat& s : c.inputs[kN]) {
+  for (const Beat& s : c.inputs[N]) {
     const uint8_t close = uint8_t(rank + 1 + s.stop);
     std::vector<int> pending;
     if (s.has_elem) pending = s.elem.selector().indices();
@@ -1001,13 +1004,14 @@ struct BroadcastBench : Bench<BroadcastBench<Rtl>, Rtl> {
   }
 };
 
-template <class Rtl>
-struct PartitionBench : Bench<PartitionBench<Rtl>, Rtl> {
+// N = kN (4) in the unit tests; N = 8 for the 8-expert MoE's routers (Partition8Bench).
+template <class Rtl, int N = kN>
+struct PartitionBenchN : Bench<PartitionBenchN<Rtl, N>, Rtl> {
   CfgPin<stop_t> rank{*this};
   InPort<kW> in{*this, "in", encode_scalar<kW>};
-  InPort<kN> sel{*this, "sel", encode_selector<kN>};
-  OutPort<kN, kW> out{*this, "out", decode_scalar<kW>};
-  units::RouterPartition<kN, kW> hls{"hls"};
+  InPort<N> sel{*this, "sel", encode_selector<N>};
+  OutPort<N, kW> out{*this, "out", decode_scalar<kW>};
+  units::RouterPartition<N, kW> hls{"hls"};
   template <class D>
   void bind(D& d, bool r) {
     this->bind_clock(d);
@@ -1016,11 +1020,15 @@ struct PartitionBench : Bench<PartitionBench<Rtl>, Rtl> {
     STEPSIM_BIND_IN(d, sel, sel.pins, r);
     STEPSIM_BIND_OUT(d, out, out.pins, r);
   }
-  static std::vector<UnitCase> cases(size_t n, uint64_t seed) { return partition_cases(n, seed); }
+  static std::vector<UnitCase> cases(size_t n, uint64_t seed) { return partition_cases<N>(n, seed); }
   static std::string check(const UnitCase& c, const CaseOutputs& got) {
-    return check_eval("Partition", {{"rank", std::to_string(c.cfg[0])}}, {"in", "sel"}, numbered("out", kN), kN, c, got);
+    return check_eval("Partition", {{"rank", std::to_string(c.cfg[0])}}, {"in", "sel"}, numbered("out", N), N, c, got);
   }
 };
+template <class Rtl>
+using PartitionBench = PartitionBenchN<Rtl, kN>;
+template <class Rtl>
+using Partition8Bench = PartitionBenchN<Rtl, 8>;
 
 template <class Rtl>
 struct PcuEwBench : Bench<PcuEwBench<Rtl>, Rtl> {
@@ -1087,13 +1095,13 @@ struct ReshapeBench : Bench<ReshapeBench<Rtl>, Rtl> {
   }
 };
 
-template <class Rtl>
-struct ReassembleBench : Bench<ReassembleBench<Rtl>, Rtl> {
+template <class Rtl, int N = kN>
+struct ReassembleBenchN : Bench<ReassembleBenchN<Rtl, N>, Rtl> {
   CfgPin<stop_t> rank{*this};
-  InGroup<kN, kW> in{*this, "in", encode_scalar<kW>};
-  InPort<kN> sel{*this, "sel", encode_selector<kN>};
+  InGroup<N, kW> in{*this, "in", encode_scalar<kW>};
+  InPort<N> sel{*this, "sel", encode_selector<N>};
   OutPort<1, kW> out{*this, "out", decode_scalar<kW>};
-  units::RouterReassemble<kN, kW> hls{"hls"};
+  units::RouterReassemble<N, kW> hls{"hls"};
   template <class D>
   void bind(D& d, bool r) {
     this->bind_clock(d);
@@ -1102,21 +1110,25 @@ struct ReassembleBench : Bench<ReassembleBench<Rtl>, Rtl> {
     STEPSIM_BIND_IN(d, sel, sel.pins, r);
     STEPSIM_BIND_OUT(d, out, out.pins, r);
   }
-  static std::vector<UnitCase> cases(size_t n, uint64_t seed) { return reassemble_cases(n, seed); }
+  static std::vector<UnitCase> cases(size_t n, uint64_t seed) { return reassemble_cases<N>(n, seed); }
   // The chunk order depends on arrival times, which differ between the pins and the
   // approximate model: both outputs must pass the same order-aware reference check.
   static std::string check(const UnitCase& c, const CaseOutputs& got) {
-    std::string e = check_reassemble(c, got[0]);
+    std::string e = check_reassemble<N>(c, got[0]);
     if (!e.empty()) return e;
     std::vector<std::pair<std::string, std::string>> in;
-    for (int i = 0; i < kN; ++i) in.push_back({"in" + std::to_string(i), format_beats(c.inputs[size_t(i)])});
-    in.push_back({"sel", format_beats(c.inputs[kN])});
-    EvalResult r = eval_op("Reassemble", {{"rank", std::to_string(c.cfg[0])}}, in, test_hw(), kN);
+    for (int i = 0; i < N; ++i) in.push_back({"in" + std::to_string(i), format_beats(c.inputs[size_t(i)])});
+    in.push_back({"sel", format_beats(c.inputs[N])});
+    EvalResult r = eval_op("Reassemble", {{"rank", std::to_string(c.cfg[0])}}, in, test_hw(), N);
     if (!r.sim.ok) return "approximate Reassemble failed: " + r.sim.error;
-    e = check_reassemble(c, to_beats(parse_tokens(r.text["out"])));
+    e = check_reassemble<N>(c, to_beats(parse_tokens(r.text["out"])));
     return e.empty() ? "" : "approximate model: " + e;
   }
 };
+template <class Rtl>
+using ReassembleBench = ReassembleBenchN<Rtl, kN>;
+template <class Rtl>
+using Reassemble8Bench = ReassembleBenchN<Rtl, 8>;
 
 template <class Rtl>
 struct EagerMergeBench : Bench<EagerMergeBench<Rtl>, Rtl> {

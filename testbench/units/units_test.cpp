@@ -33,6 +33,9 @@ TEST(UnitsVsApprox, Reshape) { check_hls<ReshapeBench>(18); }
 TEST(UnitsVsApprox, Zip) { check_hls<ZipBench>(19); }
 TEST(UnitsVsApprox, Reassemble) { check_hls<ReassembleBench>(20); }
 TEST(UnitsVsApprox, EagerMerge) { check_hls<EagerMergeBench>(21); }
+// The 8-way routers of the 8-expert MoE (N = 8: the co-simulation's Partition/Reassemble).
+TEST(UnitsVsApprox, Partition8) { check_hls<Partition8Bench>(31); }
+TEST(UnitsVsApprox, Reassemble8) { check_hls<Reassemble8Bench>(32); }
 TEST(UnitsVsFunctions, PcuEwMatchesMapMulAndAddBitForBit) { check_hls<PcuEwBench>(17); }
 TEST(UnitsVsFunctions, PcuAccumMatchesAccumAddAndMaxBitForBit) { check_hls<PcuAccumBench>(22); }
 TEST(UnitsVsFunctions, PcuReduceMatchesRowSumAndRowMaxBitForBit) { check_hls<PcuReduceBench>(23); }

@@ -18,7 +18,9 @@
 #include "Vrouter_broadcast.h"
 #include "Vrouter_eager_merge.h"
 #include "Vrouter_partition.h"
+#include "Vrouter_partition8.h"
 #include "Vrouter_reassemble.h"
+#include "Vrouter_reassemble8.h"
 #include "Vshape_expand.h"
 #include "Vshape_flatten.h"
 #include "Vshape_promote.h"
@@ -67,6 +69,9 @@ TEST(UnitsLockstep, PcuEw) { lockstep<PcuEwBench, Vpcu_ew>("PcuEw", 7); }
 TEST(UnitsLockstep, Reshape) { lockstep<ReshapeBench, Vshape_reshape>("Reshape", 8); }
 TEST(UnitsLockstep, Zip) { lockstep<ZipBench, Vshape_zip>("Zip", 9); }
 TEST(UnitsLockstep, Reassemble) { lockstep<ReassembleBench, Vrouter_reassemble>("Reassemble", 10); }
+// The routers Verilated again with N = 8 (rtl/CMakeLists.txt) for the 8-expert MoE.
+TEST(UnitsLockstep, Partition8) { lockstep<Partition8Bench, Vrouter_partition8>("Partition8", 31); }
+TEST(UnitsLockstep, Reassemble8) { lockstep<Reassemble8Bench, Vrouter_reassemble8>("Reassemble8", 32); }
 TEST(UnitsLockstep, EagerMerge) { lockstep<EagerMergeBench, Vrouter_eager_merge>("EagerMerge", 11); }
 TEST(UnitsLockstep, PcuAccum) { lockstep<PcuAccumBench, Vpcu_accum>("PcuAccum", 12); }
 TEST(UnitsLockstep, PcuReduce) { lockstep<PcuReduceBench, Vpcu_reduce>("PcuReduce", 13); }
