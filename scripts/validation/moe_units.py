@@ -127,14 +127,11 @@ def main():
            "of the Reassemble (an arrival-order decision: it serves the expert whose chunk arrives first), with y "
            "still bit-identical.\n\n" % (args.impl, args.points, TRACES["b64"], TRACES["b1024"], args.impl))
     md += common.md_table(
-        ["trace", "batch", "inter", "approx [cycles]", "units [cycles]", "error", "read approx / units [B]",
-         "written approx / units [B]", "nodes on units", "payload streams", "y bit-identical", "status"],
-        [[r["trace"], r["batch"], r["inter"], r.get("approx_cycles", ""), r.get("units_cycles", ""),
-          ("%+.2f %%" % r["error_pct"]) if "error_pct" in r else "",
-          "%s / %s" % (r.get("approx_read_B", ""), r.get("units_read_B", "")),
-          "%s / %s" % (r.get("approx_written_B", ""), r.get("units_written_B", "")),
-          r.get("nodes_on_units", ""), r.get("payload", ""), r.get("y_bit_identical", ""),
-          r["status"] + ((" (approximate: " + r["nodes_approx"] + ")") if r.get("nodes_approx") else "")]
+        ["trace", "batch", "inter"] + units_vs_model.POINT_HEADERS +
+        ["nodes on units", "payload streams", "y bit-identical", "status"],
+        [[r["trace"], r["batch"], r["inter"]] + units_vs_model.point_cells(r) +
+         [r.get("nodes_on_units", ""), r.get("payload", ""), r.get("y_bit_identical", ""),
+          units_vs_model.status_cell(r)]
          for r in rows])
     md += units_vs_model.summary_md(rows, total)
     with open(base + ".md", "w") as f:

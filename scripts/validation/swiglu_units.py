@@ -129,14 +129,9 @@ def main():
            "units' y against the logical graph's.\n\n"
            % (args.impl, args.points, args.impl))
     md += common.md_table(
-        ["tiles (b, h, f)", "approx [cycles]", "units [cycles]", "error", "read approx / units [B]",
-         "written approx / units [B]", "payload identical", "y bit-identical", "status"],
-        [["(%d, 256, %d)" % (r["tile_b"], r["tile_f"]), r.get("approx_cycles", ""), r.get("units_cycles", ""),
-          ("%+.2f %%" % r["error_pct"]) if "error_pct" in r else "",
-          "%s / %s" % (r.get("approx_read_B", ""), r.get("units_read_B", "")),
-          "%s / %s" % (r.get("approx_written_B", ""), r.get("units_written_B", "")),
-          r.get("payload_identical", ""), r.get("y_bit_identical", ""),
-          r["status"] + ((" (approximate: " + r["nodes_approx"] + ")") if r.get("nodes_approx") else "")]
+        ["tiles (b, h, f)"] + units_vs_model.POINT_HEADERS + ["payload identical", "y bit-identical", "status"],
+        [["(%d, 256, %d)" % (r["tile_b"], r["tile_f"])] + units_vs_model.point_cells(r) +
+         [r.get("payload_identical", ""), r.get("y_bit_identical", ""), units_vs_model.status_cell(r)]
          for r in rows])
     md += units_vs_model.summary_md(rows, total)
     with open(base + ".md", "w") as f:

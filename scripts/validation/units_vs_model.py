@@ -24,6 +24,21 @@ def write_csv(path, rows, fields):
             w.writerow({k: r.get(k, "") for k in fields})
 
 
+def point_cells(r):
+    """A point's model and unit cycles, error and traffic, as table cells (empty where it failed)."""
+    return [r.get("approx_cycles", ""), r.get("units_cycles", ""),
+            ("%+.2f %%" % r["error_pct"]) if "error_pct" in r else "",
+            "%s / %s" % (r.get("approx_read_B", ""), r.get("units_read_B", "")),
+            "%s / %s" % (r.get("approx_written_B", ""), r.get("units_written_B", ""))]
+
+
+POINT_HEADERS = ["approx [cycles]", "units [cycles]", "error", "read approx / units [B]", "written approx / units [B]"]
+
+
+def status_cell(r):
+    return r["status"] + ((" (approximate: " + r["nodes_approx"] + ")") if r.get("nodes_approx") else "")
+
+
 def summary_md(rows, total_wall_s):
     """Max and mean |error|, Pearson, co-simulation speed and the total wall time, as Markdown."""
     ok = [r for r in rows if "units_cycles" in r]

@@ -5,20 +5,18 @@
 // operator's (ag_expected_bundles). STEPSIM_UNIT_CASES / STEPSIM_UNIT_SEED as in lockstep_test.cpp.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <iostream>
 
 #include "Vag_offchip_t16.h"
 #include "testbench/units/ag_run.h"
+#include "testbench/units/rtl/unit_env.h"
 
 namespace stepsim::unit_test {
 namespace {
 
 TEST(UnitsLockstep, AgOffchipT16P4) {
-  const char* e = std::getenv("STEPSIM_UNIT_CASES");
-  const char* s = std::getenv("STEPSIM_UNIT_SEED");
-  const size_t n = e ? size_t(std::strtoull(e, nullptr, 10)) : 1000;
-  const uint64_t seed = (s ? std::strtoull(s, nullptr, 10) : 1) * 1000 + 16;
+  const size_t n = env_cases(1000);
+  const uint64_t seed = env_seed(16);
   const std::vector<UnitCase> cases = ag_cases(n, seed, 16);
   AgRun r = run_ag<16, Vag_offchip_t16, 4>(cases, seed, false, 1, true);
   ASSERT_TRUE(r.run.result.ok) << "AgOffchip T = 16 (seed " << seed << "): " << r.run.result.error;
@@ -32,10 +30,8 @@ TEST(UnitsLockstep, AgOffchipT16P4) {
 // The new features at T = 16, P = 4 in lock-step (as UnitsLockstep.AgOffchipRowsRef): tiles of
 // r <= 16 rows, row tiles [1 x 16] included, and loads with a ref stream.
 TEST(UnitsLockstep, AgOffchipRowsRefT16P4) {
-  const char* e = std::getenv("STEPSIM_UNIT_CASES");
-  const char* s = std::getenv("STEPSIM_UNIT_SEED");
-  const size_t n = e ? size_t(std::strtoull(e, nullptr, 10)) : 1000;
-  const uint64_t seed = (s ? std::strtoull(s, nullptr, 10) : 1) * 1000 + 18;
+  const size_t n = env_cases(1000);
+  const uint64_t seed = env_seed(18);
   const std::vector<UnitCase> cases = ag_cases(n, seed, 16, 0, AgGen{true, true});
   AgRun r = run_ag<16, Vag_offchip_t16, 4>(cases, seed, false, 1, true);
   ASSERT_TRUE(r.run.result.ok) << "AgOffchip T = 16 rows/ref (seed " << seed << "): " << r.run.result.error;

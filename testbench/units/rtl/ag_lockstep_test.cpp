@@ -7,20 +7,18 @@
 // STEPSIM_UNIT_CASES / STEPSIM_UNIT_SEED as in lockstep_test.cpp.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <iostream>
 
 #include "Vag_offchip.h"
 #include "testbench/units/ag_run.h"
+#include "testbench/units/rtl/unit_env.h"
 
 namespace stepsim::unit_test {
 namespace {
 
 TEST(UnitsLockstep, AgOffchip) {
-  const char* e = std::getenv("STEPSIM_UNIT_CASES");
-  const char* s = std::getenv("STEPSIM_UNIT_SEED");
-  const size_t n = e ? size_t(std::strtoull(e, nullptr, 10)) : 2000;
-  const uint64_t seed = (s ? std::strtoull(s, nullptr, 10) : 1) * 1000 + 15;
+  const size_t n = env_cases(2000);
+  const uint64_t seed = env_seed(15);
   const std::vector<UnitCase> cases = ag_cases(n, seed, 4);
   AgRun r = run_ag<4, Vag_offchip>(cases, seed);
   ASSERT_TRUE(r.run.result.ok) << "AgOffchip (seed " << seed << "): " << r.run.result.error;
@@ -36,10 +34,8 @@ TEST(UnitsLockstep, AgOffchip) {
 // element, stops raised, bare beats, streams of ref streams without reset); every output pin
 // identical at every cycle, every case and every request bundle against the reference.
 TEST(UnitsLockstep, AgOffchipRowsRef) {
-  const char* e = std::getenv("STEPSIM_UNIT_CASES");
-  const char* s = std::getenv("STEPSIM_UNIT_SEED");
-  const size_t n = e ? size_t(std::strtoull(e, nullptr, 10)) : 2000;
-  const uint64_t seed = (s ? std::strtoull(s, nullptr, 10) : 1) * 1000 + 17;
+  const size_t n = env_cases(2000);
+  const uint64_t seed = env_seed(17);
   const std::vector<UnitCase> cases = ag_cases(n, seed, 4, 0, AgGen{true, true});
   AgRun r = run_ag<4, Vag_offchip>(cases, seed, false, 1, true);
   ASSERT_TRUE(r.run.result.ok) << "AgOffchip rows/ref (seed " << seed << "): " << r.run.result.error;

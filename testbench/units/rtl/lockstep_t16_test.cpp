@@ -11,21 +11,18 @@
 
 #include <chrono>
 #include <ctime>
-#include <cstdlib>
 #include <iostream>
 
 #include "Vpcu_tile_accum_t16.h"
 #include "Vpcu_tile_map_t16.h"
 #include "testbench/units/benches.h"
 #include "testbench/units/tile_benches.h"
+#include "testbench/units/rtl/unit_env.h"
 
 namespace stepsim::unit_test {
 namespace {
 
-size_t num_cases() {
-  const char* e = std::getenv("STEPSIM_UNIT_CASES_T16");
-  return e ? size_t(std::strtoull(e, nullptr, 10)) : 60;
-}
+size_t num_cases() { return env_cases(60, "STEPSIM_UNIT_CASES_T16"); }
 
 template <class B>
 void run(const std::string& unit, uint64_t seed, size_t n = 0) {

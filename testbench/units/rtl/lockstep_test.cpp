@@ -7,7 +7,6 @@
 // scripts/units_long.sh uses more).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <iostream>
 
 #include "Vpcu_accum.h"
@@ -29,22 +28,16 @@
 #include "Vshape_zip.h"
 #include "testbench/units/benches.h"
 #include "testbench/units/tile_benches.h"
+#include "testbench/units/rtl/unit_env.h"
 
 namespace stepsim::unit_test {
 namespace {
 
-size_t num_cases() {
-  const char* e = std::getenv("STEPSIM_UNIT_CASES");
-  return e ? size_t(std::strtoull(e, nullptr, 10)) : 2000;
-}
-uint64_t seed_base() {
-  const char* e = std::getenv("STEPSIM_UNIT_SEED");
-  return e ? std::strtoull(e, nullptr, 10) : 1;
-}
+size_t num_cases() { return env_cases(2000); }
 
 template <template <class> class Bench, class Rtl>
 void lockstep(const std::string& unit, uint64_t salt) {
-  const uint64_t seed = seed_base() * 1000 + salt;
+  const uint64_t seed = env_seed(salt);
   const std::vector<UnitCase> cases = Bench<Rtl>::cases(num_cases(), seed);
   BenchRun r = run_bench<Bench<Rtl>>(cases, seed);
   ASSERT_TRUE(r.result.ok) << unit << " (seed " << seed << "): " << r.result.error;
@@ -88,7 +81,7 @@ TEST(UnitsLockstep, PcuTileBankMatmulAcc) {
 // Bank streams with faults (a stop changed, or a bare stop): err_o and every pin in lock-step.
 TEST(UnitsLockstep, PcuTileBankFaults) {
   for (bool two : {false, true}) {
-    const uint64_t seed = seed_base() * 1000 + 20 + two;
+    const uint64_t seed = env_seed(20 + two);
     const std::vector<UnitCase> cases = pcu_tile_bank_fault_cases<kT>(num_cases() / 4, seed, two, 16);
     if (two) {
       BenchRun r = run_bench<PcuTileBankMatmulBench<Vpcu_tile_accum>>(cases, seed);

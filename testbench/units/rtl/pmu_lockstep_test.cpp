@@ -5,20 +5,18 @@
 // approximate Bufferize -> Streamify pair. STEPSIM_UNIT_CASES / STEPSIM_UNIT_SEED as there.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <iostream>
 
 #include "Vpmu_buffer.h"
 #include "testbench/units/pmu_bench.h"
+#include "testbench/units/rtl/unit_env.h"
 
 namespace stepsim::unit_test {
 namespace {
 
 TEST(UnitsLockstep, PmuBuffer) {
-  const char* e = std::getenv("STEPSIM_UNIT_CASES");
-  const char* s = std::getenv("STEPSIM_UNIT_SEED");
-  const size_t n = e ? size_t(std::strtoull(e, nullptr, 10)) : 2000;
-  const uint64_t seed = (s ? std::strtoull(s, nullptr, 10) : 1) * 1000 + 14;
+  const size_t n = env_cases(2000);
+  const uint64_t seed = env_seed(14);
   const std::vector<UnitCase> cases = PmuBench<Vpmu_buffer>::cases(n, seed);
   BenchRun r = run_bench<PmuBench<Vpmu_buffer>>(cases, seed);
   ASSERT_TRUE(r.result.ok) << "PmuBuffer (seed " << seed << "): " << r.result.error;
@@ -36,10 +34,8 @@ TEST(UnitsLockstep, PmuBuffer) {
 
 // Linear and affine cases (Streamify out_shape/stride, half of the cases) in alternating blocks.
 TEST(UnitsLockstep, PmuBufferAffine) {
-  const char* e = std::getenv("STEPSIM_UNIT_CASES");
-  const char* s = std::getenv("STEPSIM_UNIT_SEED");
-  const size_t n = e ? size_t(std::strtoull(e, nullptr, 10)) : 3000;
-  const uint64_t seed = (s ? std::strtoull(s, nullptr, 10) : 1) * 1000 + 15;
+  const size_t n = env_cases(3000);
+  const uint64_t seed = env_seed(15);
   const std::vector<UnitCase> cases = pmu_all_cases(n, seed);
   BenchRun r = run_bench<PmuBench<Vpmu_buffer>>(cases, seed);
   ASSERT_TRUE(r.result.ok) << "PmuBuffer affine (seed " << seed << "): " << r.result.error;

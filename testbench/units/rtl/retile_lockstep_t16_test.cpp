@@ -6,20 +6,17 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <ctime>
 #include <iostream>
 
 #include "Vpcu_retile_t16.h"
 #include "testbench/units/retile_bench.h"
+#include "testbench/units/rtl/unit_env.h"
 
 namespace stepsim::unit_test {
 namespace {
 
-size_t num_cases() {
-  const char* e = std::getenv("STEPSIM_UNIT_CASES_T16");
-  return e ? size_t(std::strtoull(e, nullptr, 10)) : 1000;
-}
+size_t num_cases() { return env_cases(1000, "STEPSIM_UNIT_CASES_T16"); }
 
 template <class B>
 void run(const std::string& unit, uint64_t seed, size_t n) {

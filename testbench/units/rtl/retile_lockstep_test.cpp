@@ -9,28 +9,21 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <ctime>
 #include <iostream>
 
 #include "Vpcu_retile.h"
 #include "testbench/units/retile_bench.h"
+#include "testbench/units/rtl/unit_env.h"
 
 namespace stepsim::unit_test {
 namespace {
 
-size_t num_cases() {
-  const char* e = std::getenv("STEPSIM_UNIT_CASES");
-  return e ? size_t(std::strtoull(e, nullptr, 10)) : 2000;
-}
-uint64_t seed_base() {
-  const char* e = std::getenv("STEPSIM_UNIT_SEED");
-  return e ? std::strtoull(e, nullptr, 10) : 1;
-}
+size_t num_cases() { return env_cases(2000); }
 
 template <class B>
 void lockstep(const std::string& unit, uint64_t salt, size_t n) {
-  const uint64_t seed = seed_base() * 1000 + salt;
+  const uint64_t seed = env_seed(salt);
   const auto t0 = std::chrono::steady_clock::now();
   const std::clock_t c0 = std::clock();
   const std::vector<UnitCase> cases = B::cases(n, seed);
