@@ -17,6 +17,13 @@
 // in (stops ignored) written to the view; one bare done on out once the input ended and every
 // write is acknowledged; err_o (sticky) on a tile beyond the view or with a header other
 // than r. A store ignores cfg_ref_i.
+// Random access (cfg_random_i = 1, the view's cfg ignored): ref carries tile indices l
+// ([IW-1:0]), each a pass of one tile at (l / tiles_c, l % tiles_c) (a restoring divider),
+// stops and done kept as they are; an index >= cfg_tiles_i sets err_o. Load: the tiles on
+// out. Store: the tile at l is the next tile of in (bare beats skipped), its acknowledgement
+// leaves as the element 1 with the index's stop and done; a done leaves only after in has
+// ended; an index without a tile passes bare, a tile after the last index is dropped (both
+// err_o). One index stream per reset for a store.
 // SystemC twin: hw/units/ag_offchip.h (same pins, same behaviour on every cycle).
 `include "stream_macros.svh"
 module ag_offchip #(
@@ -51,10 +58,12 @@ module ag_offchip #(
   input  logic [AW-1:0]  cfg_pitch_i,
   input  logic [RW-1:0]  cfg_tile_rows_i,  // tile rows r, 1..T
   input  logic           cfg_ref_i,        // load: 1 = one pass of the view per ref element
+  input  logic           cfg_random_i,     // 1 = random access: tile indices on ref
+  input  logic [IW-1:0]  cfg_tiles_i,      // random access: stored tiles (larger indices: err_o)
   // in: the tiles to store
   `STREAM_IN_PORTS(in, W),
-  // ref: the ref stream of a load with cfg_ref_i (payload ignored)
-  `STREAM_IN_PORTS(ref, 1),
+  // ref: the ref stream of a load with cfg_ref_i (payload ignored); cfg_random_i: tile indices
+  `STREAM_IN_PORTS(ref, IW),
   // out: the loaded tiles (store: one bare done)
   `STREAM_OUT_PORTS(out, 1, W),
   // memory port
@@ -90,9 +99,9 @@ module ag_offchip #(
 
   `STREAM_IN_BUF(in, h, W, consume_in);
   `STREAM_IN_BUF(rsp, r, P*DW, consume_r);
-  `STREAM_IN_BUF(ref, f, 1, consume_ref);
+  `STREAM_IN_BUF(ref, f, IW, consume_ref);
   logic unused_r;
-  assign unused_r = r_elem ^ r_done ^ (^r_stop) ^ (^h_stop) ^ f_data;  // tile stops, ref payload unused
+  assign unused_r = r_elem ^ r_done ^ (^r_stop) ^ (^h_stop);  // tile stops unused
 
   // ---- state
   logic [IW-1:0] g_idx_d [MR];
@@ -110,6 +119,7 @@ module ag_offchip #(
   logic [TW-1:0] a_acc_d, a_acc_q;
   logic [OW-1:0] ocnt_d, ocnt_q;
   logic          st_in_done_d, st_in_done_q, st_sent_d, st_sent_q, err_d, err_q;
+  logic          rf_done_d, rf_done_q;  // random store: the indices' done is in the pass queue
   logic [P-1:0]    rq_valid_d, rq_valid_q;
   logic            rq_write_d, rq_write_q;
   logic [P*AW-1:0] rq_addr_d, rq_addr_q;
@@ -137,6 +147,22 @@ module ag_offchip #(
     low_bytes = v & ({DW{1'b1}} >> (10'(DW) - {3'b000, len} * 10'd8));
   endfunction
 
+  // l / d and l % d by restoring division, one subtract step per bit (d = 0: all ones and l).
+  function automatic logic [2*IW-1:0] divide(logic [IW-1:0] l, logic [IW-1:0] d);
+    logic [IW:0]   acc;
+    logic [IW-1:0] q;
+    acc = '0;
+    q   = '0;
+    for (int i = IW - 1; i >= 0; i--) begin
+      acc = {acc[IW-1:0], l[i]};
+      if (acc >= {1'b0, d}) begin
+        acc  = acc - {1'b0, d};
+        q[i] = 1'b1;
+      end
+    end
+    divide = {q, acc[IW-1:0]};
+  endfunction
+
   // ---- combinational
   logic [IW-1:0] n  [MR];
   logic [IW-1:0] cq [MR];
@@ -147,6 +173,9 @@ module ag_offchip #(
   logic          first_req, lc, r_lc, last_req, room, issue, carry, c2, run_on;
   logic          a_last, has_step, pass_end, pq_room, refm, pqv, q_elem, q_done, pass_last;
   logic          push, pop, any_bare;
+  logic          randm, rstore, ref_drop, done_ok;
+  logic [3:0]    rank, lift;
+  logic [IW-1:0] lq, lr;
   logic [3:0]    q_stop, raised;
   logic [3:0]    step_d;
   logic [3:0]    ended;
@@ -164,12 +193,18 @@ module ag_offchip #(
   logic [IW:0]   rr;
   logic          wrap;
 
+  assign {lq, lr} = divide(f_data, cfg_tiles_c_i);  // random access: the index's position
+
   always_comb begin
-    refm = cfg_ref_i & ~cfg_write_i;  // a store ignores cfg_ref_i
+    randm  = cfg_random_i;
+    refm   = randm | (cfg_ref_i & ~cfg_write_i);  // passes through the pass queue (a linear store ignores cfg_ref_i)
+    rstore = randm & cfg_write_i;
+    rank   = randm ? 4'd1 : cfg_rank_i;  // random access: a view of one tile
+    lift   = randm ? 4'd0 : rank;        // ref stops are raised above the view; an index's are not
     for (int d = 0; d < MR; d++) begin
-      n[d]  = cfg_shape_i[IW*d +: IW];
-      cq[d] = g_init_q ? cfg_offset_q_i : g_q_q[d];
-      cr[d] = g_init_q ? cfg_offset_r_i : g_r_q[d];
+      n[d]  = randm ? IW'(1) : cfg_shape_i[IW*d +: IW];
+      cq[d] = !g_init_q ? g_q_q[d] : randm ? lq : cfg_offset_q_i;
+      cr[d] = !g_init_q ? g_r_q[d] : randm ? lr : cfg_offset_r_i;
     end
 
     // ---- request side: the next bundle, up to P requests of the current tile
@@ -222,7 +257,7 @@ module ag_offchip #(
     sel_q    = '0;
     sel_r    = '0;
     for (int d = MR - 1; d >= 0; d--) begin
-      if ((4'(d) < cfg_rank_i) && carry) begin
+      if ((4'(d) < rank) && carry) begin
         if (g_idx_q[d] != n[d] - IW'(1)) begin
           has_step = 1'b1;
           step_d   = 4'(d);
@@ -240,7 +275,11 @@ module ag_offchip #(
     issue       = 1'b0;
     consume_in  = 1'b0;
     consume_ref = 1'b0;
+    ref_drop    = 1'b0;
     err_d       = err_q;
+    if (randm && f_valid && f_elem && (f_data >= cfg_tiles_i)) begin
+      err_d = 1'b1;  // an index outside the tensor
+    end
     if (!cfg_write_i) begin
       consume_in = h_valid;  // load: in is unused
       if (!refm) begin
@@ -251,6 +290,30 @@ module ag_offchip #(
         // with the pass's last bundle.
         issue       = room & (~pass_end | pq_room);
         consume_ref = issue & pass_end;
+      end else if (f_valid) begin
+        consume_ref = pq_room;  // a bare stop or done: straight into the pass queue
+      end
+    end else if (rstore) begin
+      // A write per index, its tile the next one of in; the index goes with the last bundle.
+      if (h_valid && !h_elem) begin
+        consume_in = 1'b1;  // a bare stop or done: nothing to write
+      end else if (h_valid && rf_done_q) begin
+        consume_in = 1'b1;  // a tile after the last index: dropped, flagged
+        err_d      = 1'b1;
+      end
+      if (f_valid && f_elem) begin
+        if (st_in_done_q) begin
+          consume_ref = pq_room;  // in has ended: the index passes as a bare beat, flagged
+          ref_drop    = 1'b1;
+          err_d       = 1'b1;
+        end else if (h_valid && h_elem) begin
+          issue       = room & (~pass_end | pq_room);
+          consume_ref = issue & pass_end;
+          consume_in  = issue & last_req;
+          if (issue && (h_data[TW +: RW] != cfg_tile_rows_i)) begin
+            err_d = 1'b1;  // a tile of another shape
+          end
+        end
       end else if (f_valid) begin
         consume_ref = pq_room;  // a bare stop or done: straight into the pass queue
       end
@@ -309,7 +372,7 @@ module ag_offchip #(
     ended  = 4'd0;
     run_on = 1'b1;
     for (int d = MR - 1; d >= 0; d--) begin
-      if (4'(d) < cfg_rank_i) begin
+      if (4'(d) < rank) begin
         run_on = run_on & (a_idx_q[d] == n[d] - IW'(1));
         if (run_on) begin
           ended = ended + 4'd1;
@@ -322,8 +385,9 @@ module ag_offchip #(
     q_elem    = pqv & pq_elem_q[pq_rp_q];
     q_stop    = pqv ? pq_stop_q[pq_rp_q] : 4'd0;
     q_done    = pqv & pq_done_q[pq_rp_q];
-    raised    = (q_stop != 4'd0) ? cfg_rank_i + q_stop : 4'd0;
-    pass_last = ended == cfg_rank_i;  // the tile ends the pass
+    raised    = (q_stop != 4'd0) ? lift + q_stop : 4'd0;
+    pass_last = ended == rank;  // the tile ends the pass
+    done_ok   = ~rstore | st_in_done_q;  // a random store's done waits for the end of in too
     any_bare  = (q_stop != 4'd0) | q_done;
     consume_r = 1'b0;
     emit      = 1'b0;
@@ -333,7 +397,7 @@ module ag_offchip #(
     o_stop    = 4'd0;
     o_done    = 1'b0;
     st_sent_d = st_sent_q;
-    if (cfg_write_i) begin
+    if (cfg_write_i && !rstore) begin
       consume_r = r_valid;  // write acknowledgements
       if (st_in_done_q && (ocnt_q == '0) && !st_sent_q && ofree) begin
         emit      = 1'b1;
@@ -342,23 +406,23 @@ module ag_offchip #(
       end
     end else if (refm && pqv && !q_elem) begin
       // A bare ref beat: a bare stop raised above the view's dimensions, and/or a bare done.
-      if (!any_bare || ofree) begin
+      if (!any_bare || (ofree && (!q_done || done_ok))) begin
         pop    = 1'b1;
         emit   = any_bare;
         o_stop = raised;
         o_done = q_done;
       end
-    end else if (r_valid && (!a_last || (ofree && (!refm || !pass_last || pqv)))) begin
+    end else if (r_valid && (!a_last || (ofree && (!refm || !pass_last || (pqv && (!q_done || done_ok)))))) begin
       consume_r = 1'b1;
       if (a_last) begin
         emit   = 1'b1;
         o_elem = 1'b1;
-        o_data = {cfg_tile_rows_i, merged};
+        o_data = rstore ? W'(1) : {cfg_tile_rows_i, merged};  // a random store: the acknowledgement
         o_stop = ended;
         o_done = !refm && pass_last;
         if (refm && pass_last) begin  // the pass's last tile: the ref element's stop and done
           pop = 1'b1;
-          if (q_stop != 4'd0) begin
+          if ((q_stop != 4'd0) || randm) begin
             o_stop = raised;
           end
           o_done = q_done;
@@ -377,7 +441,7 @@ module ag_offchip #(
     g_ofs_d     = g_ofs_q;
     g_rowaddr_d = g_rowaddr_q;
     g_active_d  = g_active_q;
-    g_init_d    = 1'b0;
+    g_init_d    = randm & g_init_q & ~issue;  // random access: the index's position until its first bundle
     rq_valid_d  = req_ready_i ? '0 : rq_valid_q;
     rq_addr_d   = rq_addr_q;
     rq_write_d  = rq_write_q;
@@ -425,6 +489,7 @@ module ag_offchip #(
       end
     end
     st_in_done_d = st_in_done_q | (consume_in & h_done);
+    rf_done_d    = rf_done_q | (consume_ref & rstore & f_done);
 
     // ---- next state: response side
     for (int d = 0; d < MR; d++) begin
@@ -442,7 +507,7 @@ module ag_offchip #(
         a_ofs_d   = '0;
         a_acc_d   = '0;
         for (int d = MR - 1; d >= 0; d--) begin
-          if ((4'(d) < cfg_rank_i) && c2) begin
+          if ((4'(d) < rank) && c2) begin
             if (a_idx_q[d] == n[d] - IW'(1)) begin
               a_idx_d[d] = '0;
             end else begin
@@ -469,7 +534,7 @@ module ag_offchip #(
 
   always_ff @(posedge clk_i) begin
     if (push) begin
-      pq_elem_q[pq_wp_q] <= f_elem;
+      pq_elem_q[pq_wp_q] <= f_elem & ~ref_drop;
       pq_stop_q[pq_wp_q] <= f_stop;
       pq_done_q[pq_wp_q] <= f_done;
     end
@@ -495,6 +560,7 @@ module ag_offchip #(
       a_acc_q      <= '0;
       ocnt_q       <= '0;
       st_in_done_q <= 1'b0;
+      rf_done_q    <= 1'b0;
       st_sent_q    <= 1'b0;
       err_q        <= 1'b0;
       rq_valid_q   <= '0;
@@ -524,6 +590,7 @@ module ag_offchip #(
       a_acc_q      <= a_acc_d;
       ocnt_q       <= ocnt_d;
       st_in_done_q <= st_in_done_d;
+      rf_done_q    <= rf_done_d;
       st_sent_q    <= st_sent_d;
       err_q        <= err_d;
       rq_valid_q   <= rq_valid_d;

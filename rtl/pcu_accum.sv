@@ -1,7 +1,9 @@
 // Compute unit, Accum<rank> with `add` (cfg_op_i = 0: fp32 accumulator, RNE, rounded to bf16
 // at the close) or `max` (1) over [1 x L] bf16 vector tiles, element-wise (docs/units.md).
 // A beat with stop >= rank closes the group: the result leaves with stop - rank; an empty
-// group leaves a zero payload. SystemC twin: hw/units/pcu_accum.h.
+// group leaves a zero payload. cfg_scan_i = 1: Scan<rank>, every beat leaves with its stop and
+// done, an element with the running state; stop >= rank restarts it. SystemC twin:
+// hw/units/pcu_accum.h.
 // Latency 1 cycle from the closing beat, 1 beat per cycle.
 `include "stream_macros.svh"
 module pcu_accum #(
@@ -12,10 +14,12 @@ module pcu_accum #(
   input  logic       rst_ni,
   input  logic       cfg_op_i,    // 0 = add, 1 = max; quasi-static: change only in reset
   input  logic [3:0] cfg_rank_i,  // >= 1
+  input  logic       cfg_scan_i,  // 0 = Accum, 1 = Scan; quasi-static
   `STREAM_IN_PORTS(in, W),
   `STREAM_OUT_PORTS(out, 1, W)
 );
-  logic            consume, emit, ofree, closes;
+  logic            consume, emit, ofree, closes, o_elem;
+  logic [3:0]      o_stop;
   logic [W-1:0]    o_data;
   logic [32*L-1:0] next, acc_d, acc_q;
   logic            acc_v_d, acc_v_q;
@@ -42,8 +46,17 @@ module pcu_accum #(
     emit    = 1'b0;
     acc_d   = acc_q;
     acc_v_d = acc_v_q;
+    o_elem  = cfg_scan_i ? h_elem : closes;
+    o_stop  = cfg_scan_i ? h_stop : closes ? h_stop - cfg_rank_i : 4'd0;
     if (h_valid) begin
-      if (closes || h_done) begin
+      if (cfg_scan_i) begin
+        if (ofree) begin  // Scan: every beat leaves, with the state after its element
+          emit    = 1'b1;
+          consume = 1'b1;
+          acc_d   = next;
+          acc_v_d = !closes & (acc_v_q | h_elem);
+        end
+      end else if (closes || h_done) begin
         if (ofree) begin
           emit    = 1'b1;
           consume = 1'b1;
@@ -67,6 +80,5 @@ module pcu_accum #(
     end
   end
 
-  `STREAM_OUT_REG(out, 1, W, emit, 1'b1, o_data, closes, closes ? h_stop - cfg_rank_i : 4'd0, h_done,
-                  ofree);
+  `STREAM_OUT_REG(out, 1, W, emit, 1'b1, o_data, o_elem, o_stop, h_done, ofree);
 endmodule

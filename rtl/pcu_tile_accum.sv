@@ -15,6 +15,8 @@
 // leave one per cycle. bank_q is the paired memory unit: one read and one write per cycle, no
 // reset. err_o (sticky): bank overflow, a chunk unlike the first, a bare stop, a stream ending
 // inside a group, q > 0 with rank != 2.
+// Scan<rank> (cfg_scan_i = 1, the bank unused): every beat leaves with its stop and done, an
+// element with the running state (header: the element's); stop >= rank restarts it.
 `include "stream_macros.svh"
 module pcu_tile_accum #(
   parameter int T = 4,
@@ -26,6 +28,7 @@ module pcu_tile_accum #(
   input  logic [1:0] cfg_op_i,    // 0 add, 1 max, 2 matmul_acc, 3 matmul_t_acc; quasi-static
   input  logic [3:0] cfg_rank_i,  // >= 1
   input  logic [3:0] cfg_bank_i,  // q: bank dimensions (0 = no bank); quasi-static
+  input  logic       cfg_scan_i,  // 0 = Accum, 1 = Scan (no bank); quasi-static
   // a
   `STREAM_IN_PORTS(a, W),
   // b
@@ -144,6 +147,15 @@ module pcu_tile_accum #(
         end else begin
           e_d = e_q + 1'b1;
         end
+      end
+    end else if (hv && cfg_scan_i) begin
+      o_elem = ha_elem;
+      o_stop = ha_stop;
+      if (ofree) begin  // Scan: every beat leaves, with the state after its element
+        emit    = 1'b1;
+        consume = 1'b1;
+        acc_d   = next;
+        acc_v_d = !closes & (acc_v_q | ha_elem);
       end
     end else if (hv && bank) begin
       if (ha_done && !(ha_elem && {1'b0, ha_stop} >= {1'b0, cfg_bank_i} + 5'd2)) begin

@@ -151,7 +151,8 @@ const std::map<std::string, std::string>& origins() {
       {"input_register",
        "false in step-artifact, the reference's behaviour: an operator dequeues its inputs when the firing ends; "
        "true in hdl-validation: every fabric unit takes an input beat into its input buffer when it arrives "
-       "(hw/units/protocol.h, InBuf), measured on the small MoE's combining Accum (docs/timing-model.md)"},
+       "(hw/units/protocol.h, InBuf), measured on the small MoE's combining Accum and the address generator's "
+       "random access (docs/timing-model.md)"},
       {"loads_sum_inputs",
        "true in step-artifact, the reference's behaviour: BinaryMap charges ld(a) + ld(b) (RS §3 BinaryMap); false "
        "in hdl-validation: the fabric's tile compute units take both operand tiles in the same cycle"},

@@ -7,7 +7,8 @@ namespace stepsim::bridge {
 AgSetup ag_setup(const OpConfig& cfg) {
   AgSetup s;
   const std::string& op = cfg.info->name;
-  s.write = op == "LinearOffChipStore";
+  s.write = op == "LinearOffChipStore" || op == "RandomOffChipStore";
+  s.random = op == "RandomOffChipLoad" || op == "RandomOffChipStore";
   const std::string node = "node '" + cfg.name + "' (" + op + "): ";
   if (!cfg.env || !cfg.env->memory) {
     s.error = "no off-chip memory";
@@ -52,9 +53,10 @@ AgSetup ag_setup(const OpConfig& cfg) {
   }
   const uint64_t tiles_r = t.rows / uint64_t(kr);
   s.tiles_c = t.cols / uint64_t(kt);
-  s.shape = cfg.params.get_ints("out_shape");
-  s.stride = cfg.params.get_ints("stride");
-  const int64_t off = cfg.params.get_int("offset");
+  // Random access walks no view: the unit takes a pass of one tile per index.
+  s.shape = s.random ? std::vector<int64_t>{1} : cfg.params.get_ints("out_shape");
+  s.stride = s.random ? std::vector<int64_t>{1} : cfg.params.get_ints("stride");
+  const int64_t off = s.random ? 0 : cfg.params.get_int("offset");
   if (off < 0) {
     s.error = "offset must be >= 0";
     return s;
@@ -75,7 +77,8 @@ AgSetup ag_setup(const OpConfig& cfg) {
     return s;
   }
   const uint64_t lim = uint64_t(1) << kAgIW;
-  if (s.tiles_c >= lim || s.offset / s.tiles_c >= lim) {
+  s.tiles = tiles_r * s.tiles_c;
+  if (s.tiles_c >= lim || s.offset / s.tiles_c >= lim || (s.random && s.tiles >= lim)) {
     s.error = "tensor '" + t.name + "' is too large for the address generator's " + std::to_string(kAgIW) + "-bit tile indices";
     return s;
   }
@@ -109,5 +112,16 @@ AgSetup ag_setup(const OpConfig& cfg) {
 }
 
 std::string ag_unsupported(const OpConfig& cfg) { return ag_setup(cfg).error; }
+
+std::string ag_index(const AgSetup& s, const Element& e, uint64_t& l) {
+  // As OffChipOp::address_of (hw/ops/offchip_ops.cpp), so both runs fail alike.
+  const std::optional<int64_t> v = index_value(e);
+  if (!v) return "the address stream carries " + e.to_string() + "; expected a scalar or a 1x1 int32 tile holding a tile index";
+  if (*v < 0 || uint64_t(*v) >= s.tiles)
+    return "tile index " + std::to_string(*v) + " is outside tensor '" + s.tensor->name + "' (" + std::to_string(s.tiles) +
+           " tiles of [" + std::to_string(s.r) + " x " + std::to_string(s.t) + "])";
+  l = uint64_t(*v);
+  return "";
+}
 
 }  // namespace stepsim::bridge

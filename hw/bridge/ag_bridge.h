@@ -1,5 +1,6 @@
-// LinearOffChipLoad / LinearOffChipStore on the address generator unit (hw/units/ag_offchip.h)
-// in co-simulation (docs/cosim.md, "The address generator: the memory port").
+// LinearOffChipLoad / LinearOffChipStore and RandomOffChipLoad / RandomOffChipStore on the
+// address generator unit (hw/units/ag_offchip.h) in co-simulation (docs/cosim.md, "The address
+// generator: the memory port").
 //
 // The unit walks the node's tiled view itself and issues a bundle of up to P 64-byte requests
 // per cycle on its P request lanes. Two instances: tile [r, 4] -> T = 4, P = 1; tile [r, 16]
@@ -25,6 +26,10 @@
 // bare stops and the done, go to output 0. Store: the tiles of input 0;
 // the unit's final bare done (every write acknowledged) ends the node and is not sent anywhere
 // (the operator has no output). err_o (a tile beyond the view) fails the run.
+// Random access (cfg_random_i = 1): the tile indices (input 0, raddr / waddr; scalars or 1x1
+// int32 tiles, checked against the tensor as the approximate operator does) go to the ref pins;
+// a RandomOffChipStore's tiles (input 1, wdata) to `in`, its acknowledgements (the element 1)
+// to output 0; err_o (wdata and waddr differ in length) fails the run.
 // Included by unit_bridges.h (after BridgeBase); include that header, not this one.
 #pragma once
 
@@ -47,13 +52,17 @@ struct AgSetup {
   int t = kT, p = 1;  // the instance: tile columns, request lanes
   int r = kT;         // the tile's rows (1..t)
   bool write = false;
-  std::vector<int64_t> shape, stride;  // outermost first
+  bool random = false;                 // RandomOffChipLoad / Store: one tile per index
+  std::vector<int64_t> shape, stride;  // outermost first ({1} for random access)
+  uint64_t tiles = 0;                  // stored tiles
   uint64_t offset = 0, tiles_c = 1, base = 0, a = 0, b = 0, pitch = 0;
   uint64_t rows = 0, row_bytes = 0;  // the tile's burst (OffChipTensor::tile_burst)
   OffChipTensor* tensor = nullptr;
   std::string error;  // "" when the unit can run the node
 };
 AgSetup ag_setup(const OpConfig& cfg);
+// A random access's tile index l for the pins; an error ("" if none) as the approximate operator's.
+std::string ag_index(const AgSetup& s, const Element& e, uint64_t& l);
 
 // A pin's trace: one Payload up to 64 bits, 128-bit chunks above.
 template <int N>
@@ -125,6 +134,8 @@ class AgBridge : public BridgeBase {
     dut_.cfg_pitch_i(pitch_);
     dut_.cfg_tile_rows_i(tile_rows_);
     dut_.cfg_ref_i(ref_mode_);
+    dut_.cfg_random_i(random_);
+    dut_.cfg_tiles_i(tiles_);
     STEPSIM_BRIDGE_IN(dut_, in, tin_);
     STEPSIM_BRIDGE_IN(dut_, ref, tref_);
     STEPSIM_BRIDGE_OUT(dut_, out, tout_);
@@ -175,14 +186,26 @@ class AgBridge : public BridgeBase {
     row_bytes_.write(bits_t<kGW>(s.row_bytes));
     pitch_.write(bits_t<kAgAW>(s.pitch));
     tile_rows_.write(units::tile_rows_t<T>(s.r));
-    const bool ref = !s.write && has_in(0);
+    const bool ref = !s.random && !s.write && has_in(0);
     ref_mode_.write(ref);
+    random_.write(s.random);
+    tiles_.write(bits_t<kAgIW>(s.random ? s.tiles : 0));
     add_group(&tin_, "in");
     add_group(&tref_, "ref");
     add_group(&tout_, "out");
     add_group(&mem_, "");
     if (ref) add_input(0, &tref_.lanes[0], [](const Element&) { return Payload(0); });  // contents ignored
-    if (setup_.write) {
+    if (s.random)
+      add_input(0, &tref_.lanes[0], [this](const Element& e) {
+        uint64_t l = 0;
+        if (const std::string err = ag_index(setup_, e, l); !err.empty()) fail(err);
+        return Payload(l);
+      });
+    if (s.random && s.write) {  // RandomOffChipStore: wdata on in, the acknowledgements on out
+      add_input(1, &tin_.lanes[0], tiles_in());
+      add_output(0, &tout_.consumers[0], [this](Payload) { return ack_out(tout_.data.read()); });
+      setup_.tensor->written = true;
+    } else if (setup_.write) {
       add_input(0, &tin_.lanes[0], tiles_in());
       add_output(-1, &tout_.consumers[0], [](Payload) { return Element(); });
       setup_.tensor->written = true;
@@ -197,7 +220,8 @@ class AgBridge : public BridgeBase {
 
   bool side_ports(uint64_t c, uint64_t& next_event) override {
     if (mem_.err.read())
-      fail("more tiles arrived than the store's view of tensor '" + setup_.tensor->name + "' holds");
+      fail(setup_.random ? "wdata and waddr differ in their number of tiles (one wdata tile per waddr element)"
+                         : "more tiles arrived than the store's view of tensor '" + setup_.tensor->name + "' holds");
     bool active = false;
     mem_.s_rsp_valid = !rsp_.empty() && rsp_.front().at <= c;
     if (mem_.s_rsp_valid) {
@@ -265,6 +289,11 @@ class AgBridge : public BridgeBase {
     for (int i = 0; i < n; ++i) v.range(8 * i + 7, 8 * i) = bytes[i];
     return v;
   }
+  // A random store's acknowledgement: the element 1.
+  Element ack_out(const bits_t<kPW>& v) const {
+    if (v != bits_t<kPW>(1)) fail("the address generator's write acknowledgement is not the element 1");
+    return Element(Scalar{1});
+  }
   // A loaded tile: [r x T] from the header's r rows (the unit drives the other lanes 0).
   Element tile_out(const bits_t<kPW>& v) const {
     const uint32_t r = uint32_t(units::tile_rows<T>(v).to_uint());
@@ -296,10 +325,11 @@ class AgBridge : public BridgeBase {
   sc_core::sc_signal<bits_t<kAgAW>> base_, a_, b_, pitch_;
   sc_core::sc_signal<bits_t<kGW>> rows_, row_bytes_;
   sc_core::sc_signal<units::tile_rows_t<T>> tile_rows_;
-  sc_core::sc_signal<bool> ref_mode_;
+  sc_core::sc_signal<bool> ref_mode_, random_;
+  sc_core::sc_signal<bits_t<kAgIW>> tiles_;
   WideInPins<kPW> tin_;
   WideOutPins<kPW> tout_;
-  InPins<1, 1> tref_;
+  InPins<1, kAgIW> tref_;
   MemPortPins<P> mem_;
   std::deque<Rsp> rsp_;
   uint64_t last_at_ = 0, requests_ = 0;

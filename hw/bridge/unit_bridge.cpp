@@ -360,22 +360,22 @@ std::string unit_unsupported(const OpConfig& cfg) {
            " (units: mul, add, row_sum, row_max on [1 x 8] bf16 tiles; matmul, matmul_t, mul, add, silu, exp, sigmoid on "
            "[r x 4] or [r x 16] bf16 tiles, r <= the side)";
   }
-  if (op == "Accum") {
+  if (op == "Accum" || op == "Scan") {
     const std::string fn = p.get_string("fn");
     if (fn == "add" || fn == "max") {
       if (cfg.num_inputs != 1) return "the Accum " + fn + " unit has 1 input";
     } else if (fn == "matmul_acc" || fn == "matmul_t_acc") {
       if (cfg.num_inputs != 2) return "the Accum " + fn + " unit (pcu_tile_accum) has 2 inputs";
-    } else if (fn == "retile_row") {
+    } else if (fn == "retile_row" && op == "Accum") {
       if (cfg.num_inputs != 1) return "the Accum retile_row unit (pcu_retile) has 1 input";
       return stop_param("rank", 1);
     } else {
-      return "no unit computes Accum fn=" + fn +
+      return "no unit computes " + op + " fn=" + fn +
              " (units: add, max on [1 x 8], [r x 4] or [r x 16] bf16 tiles; matmul_acc, matmul_t_acc on [r x 4] or [r x 16] "
              "bf16 tiles; retile_row on [r x 4] or [r x 16] bf16 tiles)";
     }
     // The tile Accum unit keeps the bank (pcu_tile_accum, cfg_bank_i); the closing stop q + 2 must fit 4 bits.
-    if (p.get_int("bank_rank") < 0 || p.get_int("bank_rank") > 13)
+    if (op == "Accum" && (p.get_int("bank_rank") < 0 || p.get_int("bank_rank") > 13))
       return "the tile Accum unit's accumulator bank takes bank_rank 0..13";
     return stop_param("rank", 1);
   }
@@ -389,11 +389,13 @@ std::string unit_unsupported(const OpConfig& cfg) {
     return "";
   }
   if (op == "Bufferize" || op == "Streamify") return pmu_unsupported(cfg);
-  if (op == "LinearOffChipLoad" || op == "LinearOffChipStore") return ag_unsupported(cfg);  // ag_bridge.cpp
+  if (op == "LinearOffChipLoad" || op == "LinearOffChipStore" || op == "RandomOffChipLoad" || op == "RandomOffChipStore")
+    return ag_unsupported(cfg);  // ag_bridge.cpp
   return "no cycle-accurate unit implements " + op +
          " (units: Flatten, Promote, Repeat, Expand, Reshape, Zip, Broadcast, Partition, Reassemble, EagerMerge, "
          "Map mul/add/matmul/matmul_t/silu/exp/sigmoid/row_sum/row_max, Accum add/max/matmul_acc/matmul_t_acc/retile_row, "
-         "FlatMap retile_streamify_row, Bufferize -> Streamify, LinearOffChipLoad/Store)";
+         "Scan add/max/matmul_acc/matmul_t_acc, "
+         "FlatMap retile_streamify_row, Bufferize -> Streamify, Linear/RandomOffChipLoad/Store)";
 }
 
 }  // namespace stepsim::bridge

@@ -479,7 +479,10 @@ template <class U>
 class PcuBridge : public BridgeBase {
  public:
   PcuBridge(const OpConfig& cfg, const std::string& impl)
-      : BridgeBase(cfg, impl), fn_(cfg.params.get_string("fn")), accum_(cfg.info->name == "Accum") {
+      : BridgeBase(cfg, impl),
+        fn_(cfg.params.get_string("fn")),
+        scan_(cfg.info->name == "Scan"),
+        accum_(cfg.info->name == "Accum" || scan_) {
     const std::string n = unit_name();
     if (accum_) {
       if (fn_ == "add" || fn_ == "max") {
@@ -487,6 +490,7 @@ class PcuBridge : public BridgeBase {
         bind_unit_clock(*vaccum_, clk_);
         vaccum_->cfg_op_i(op_);
         vaccum_->cfg_rank_i(rank_);
+        vaccum_->cfg_scan_i(scan_sig_);
         STEPSIM_BRIDGE_IN(*vaccum_, in, va_);
         STEPSIM_BRIDGE_OUT(*vaccum_, out, vout_);
       }
@@ -536,6 +540,7 @@ class PcuBridge : public BridgeBase {
         s.accum->cfg_op_i(top2_);
         s.accum->cfg_rank_i(rank_);
         s.accum->cfg_bank_i(bank_);
+        s.accum->cfg_scan_i(scan_sig_);
         STEPSIM_BRIDGE_IN(*s.accum, a, s.a);
         STEPSIM_BRIDGE_IN(*s.accum, b, s.b);
         STEPSIM_BRIDGE_OUT(*s.accum, out, s.out);
@@ -569,8 +574,8 @@ class PcuBridge : public BridgeBase {
     if (side == 0 && !has_vector()) side = kT;  // its encoder reports the tile
     return side;
   }
-  // Accum's bank_rank (0 for Map).
-  int bank_rank() const { return accum_ ? int(cfg_.params.get_int("bank_rank")) : 0; }
+  // Accum's bank_rank (0 for Map and Scan).
+  int bank_rank() const { return accum_ && !scan_ ? int(cfg_.params.get_int("bank_rank")) : 0; }
   void attach_vector() {
     if (vaccum_) {
       if (bank_rank() != 0)
@@ -578,6 +583,7 @@ class PcuBridge : public BridgeBase {
              " needs the tile unit's accumulator bank ([4 x 4] or [16 x 16] bf16 tiles); the vector unit has none");
       op_.write(fn_ == "max");
       rank_.write(stop_t(cfg_.params.get_int("rank")));
+      scan_sig_.write(scan_);
       add_group(&va_, "in");
       add_group(&vout_, "out");
       add_input(0, &va_.lanes[0], tiles(kL));
@@ -607,6 +613,7 @@ class PcuBridge : public BridgeBase {
       top2_.write(bits_t<2>(fn_ == "add" ? 0 : fn_ == "max" ? 1 : fn_ == "matmul_acc" ? 2 : 3));
       rank_.write(stop_t(cfg_.params.get_int("rank")));
       bank_.write(stop_t(bank_rank()));  // 0..13: unit_unsupported() checked it
+      scan_sig_.write(scan_);
       bank_size_ = S::kSide == kT ? kTileAccumBank : kTileAccumBank16;
       err_used_ = &s.err;
     } else {
@@ -633,8 +640,9 @@ class PcuBridge : public BridgeBase {
            "stream ending inside a group, or a rank other than 2");
   }
   std::string fn_;
-  bool accum_;
-  sc_core::sc_signal<bool> op_;
+  bool scan_;   // Scan: the Accum units with cfg_scan_i
+  bool accum_;  // Accum or Scan
+  sc_core::sc_signal<bool> op_, scan_sig_;
   sc_core::sc_signal<stop_t> rank_;
   sc_core::sc_signal<stop_t> bank_;  // the tile Accum's cfg_bank_i (bank_rank)
   const sc_core::sc_signal<bool>* err_used_ = nullptr;  // the chosen tile Accum's err_o
@@ -761,10 +769,10 @@ std::unique_ptr<Op> create_unit_bridge(const OpConfig& cfg, const std::string& i
   if (op == "EagerMerge") return std::make_unique<EagerMergeBridge<typename U::EagerMerge>>(cfg, impl);
   if ((op == "Accum" && cfg.params.get_string("fn") == "retile_row") || op == "FlatMap")
     return std::make_unique<RetileBridge<typename U::Retile, typename U::Retile16>>(cfg, impl);
-  if (op == "Map" || op == "Accum") return std::make_unique<PcuBridge<U>>(cfg, impl);
+  if (op == "Map" || op == "Accum" || op == "Scan") return std::make_unique<PcuBridge<U>>(cfg, impl);
   if (op == "Bufferize") return std::make_unique<PmuWritePort>(cfg, impl);
   if (op == "Streamify") return std::make_unique<PmuBridge<typename U::Pmu>>(cfg, impl);
-  if (op == "LinearOffChipLoad" || op == "LinearOffChipStore") {
+  if (op == "LinearOffChipLoad" || op == "LinearOffChipStore" || op == "RandomOffChipLoad" || op == "RandomOffChipStore") {
     // The instance from the node's tile (ag_setup): [4 x 4] one lane, [16 x 16] kAgP16 lanes.
     if (ag_setup(cfg).t != kT16) return std::make_unique<AgBridge<typename U::Ag>>(cfg, impl);
     if constexpr (std::is_void_v<typename U::Ag16>)

@@ -125,10 +125,11 @@ class OffChipOp : public Op {
     if (!hw().offchip_one_tile_in_flight) max_outstanding_ = hw().ag_max_outstanding;
   }
 
-  // A load's tiles in flight wait in its address generator, up to the requests it keeps
-  // outstanding (ag_max_outstanding), instead of holding slots of its output channel.
+  // A load's tiles in flight (a random store's acknowledgements) wait in its address generator,
+  // up to the requests it keeps outstanding (ag_max_outstanding), instead of holding slots of its
+  // output channel.
   uint32_t output_inflight(size_t) const override {
-    if (!max_outstanding_ || !loads_) return 0;
+    if (!max_outstanding_ || !(loads_ || acks_)) return 0;
     return uint32_t(std::min<uint64_t>(max_outstanding_ / requests_per_tile_, 1u << 16));
   }
 
@@ -250,6 +251,18 @@ class OffChipOp : public Op {
     if (end > ctx().now()) charge_span(ctx().now(), end);
   }
 
+  // The next beat of input i for a firing. With input_register the address generator's input
+  // buffer takes it as the firing starts (its channel slot frees at once); otherwise the slot
+  // frees as the firing ends (release_input).
+  Beat take_input(size_t i) {
+    Beat b = in(i).peek();
+    if (hw().input_register) in(i).pop();
+    return b;
+  }
+  void release_input(size_t i) {
+    if (!hw().input_register) in(i).pop();
+  }
+
   uint64_t address_of(const Element& e, const Channel& from) const {
     const std::optional<int64_t> v = index_value(e);
     if (!v)
@@ -267,6 +280,7 @@ class OffChipOp : public Op {
   uint32_t par_dispatch_ = 1;
   uint64_t last_completion_ = 0;
   bool loads_ = false;              // set by the loads: output 0 carries tiles in flight
+  bool acks_ = false;               // set by RandomOffChipStore: output 0 carries acknowledgements in flight
   uint64_t requests_per_tile_ = 1;  // of the view's burst geometry
   uint64_t max_outstanding_ = 0;    // ag_max_outstanding, 0 when unlimited or one tile in flight
   std::deque<std::pair<uint64_t, uint64_t>> window_;  // (completion, requests) of the chunks in flight
@@ -344,7 +358,7 @@ class RandomOffChipLoad : public OffChipOp {
  protected:
   void run() override {
     for (;;) {
-      const Beat& a = in(0).peek();
+      const Beat a = take_input(0);
       const bool done = a.done;
       if (a.has_elem) {
         load_and_emit(address_of(a.elem, in(0)), a.stop, done);
@@ -353,7 +367,7 @@ class RandomOffChipLoad : public OffChipOp {
         o.done = done;
         emit(0, o);
       }
-      in(0).pop();
+      release_input(0);
       if (done) break;
     }
   }
@@ -361,20 +375,22 @@ class RandomOffChipLoad : public OffChipOp {
 
 class RandomOffChipStore : public OffChipOp {
  public:
-  explicit RandomOffChipStore(const OpConfig& c) : OffChipOp(c, false) {}
+  explicit RandomOffChipStore(const OpConfig& c) : OffChipOp(c, false) { acks_ = true; }
 
  protected:
   void run() override {
     for (;;) {
-      const Beat& a = in(0).peek();
+      const Beat a = take_input(0);
       const bool done = a.done;
       if (a.has_elem) {
         const uint64_t l = address_of(a.elem, in(0));
-        const Beat& d = next_data();
+        next_data();
+        const Beat d = take_input(1);
         if (!d.has_elem) fail("wdata ended before waddr");
         if (!d.elem.is_tile()) fail("wdata carries " + d.elem.to_string() + ", not a tile");
         store(d.elem.tile(), l, in(1));
-        data_done_ = in(1).pop().done;
+        data_done_ = d.done;
+        release_input(1);
         Beat ack = Beat::data(Element(Scalar{1}), a.stop);
         ack.done = done;
         emit(0, std::move(ack),
@@ -384,7 +400,7 @@ class RandomOffChipStore : public OffChipOp {
         o.done = done;
         emit(0, o);
       }
-      in(0).pop();
+      release_input(0);
       if (done) break;
     }
     if (!data_done_ && next_data().has_elem) fail("wdata has more tiles than waddr has addresses");
@@ -446,7 +462,8 @@ void register_offchip_ops(OpRegistry& r) {
   r.add(OpInfo{"RandomOffChipLoad", "off-chip memory",
                "Reads one tile per address element; an address is a tile index (row-major over the tiled tensor), "
                "given as a scalar or a 1x1 int32 tile. The output has the address stream's shape.",
-               tile_timing + "one tile in flight.",
+               tile_timing + "as LinearOffChipLoad's tiles (with input_register the index is taken as the firing "
+                             "starts).",
                {{"raddr", "tile indices"}},
                {{"out", "one tile per address"}},
                {tensor, tile, par},
@@ -455,7 +472,9 @@ void register_offchip_ops(OpRegistry& r) {
   r.add(OpInfo{"RandomOffChipStore", "off-chip memory",
                "Writes each wdata tile to the tile index given by the matching waddr element and emits a true flag "
                "per completed write, with waddr's shape.",
-               tile_timing + "the flag is emitted when the write is acknowledged.",
+               tile_timing + "the flag is emitted when the write is acknowledged (with ag_max_outstanding the flags "
+                             "wait in the address generator, not in the output channel; with input_register the index "
+                             "and tile are taken as the firing starts).",
                {{"waddr", "tile indices"}, {"wdata", "tiles, one per address (their stops are ignored)"}},
                {{"out", "write-completion flags (scalar 1)"}},
                {tensor, tile, par},

@@ -128,8 +128,8 @@ const std::vector<Field>& field_table() {
                  &HardwareParams::ag_store_pipeline_cycles),
       {{"input_register", "bool",
         "an operator takes its input beats into an input register as a firing starts (Map, Accum, Scan, "
-        "FlatMap, Reassemble), so their channel slots free then, as in the fabric's units; false frees them "
-        "when the firing ends (the reference)"},
+        "FlatMap, Reassemble, RandomOffChipLoad/Store), so their channel slots free then, as in the fabric's "
+        "units; false frees them when the firing ends (the reference)"},
        [](HardwareParams& h, const std::string& v) { h.input_register = to_bool("input_register", v); },
        [](const HardwareParams& h) { return std::string(h.input_register ? "true" : "false"); }},
       {{"loads_sum_inputs", "bool", "n-ary Map adds its memory-unit loads instead of taking the max"},

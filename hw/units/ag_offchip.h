@@ -1,7 +1,8 @@
 // Address generator (AG) with a memory port: LinearOffChipLoad (cfg_write_i = 0) and
 // LinearOffChipStore (cfg_write_i = 1) of hw/ops/offchip_ops.cpp on [r x T] bf16 tiles,
 // r = cfg_tile_rows_i (1..T), with the static view or, for a load, one pass of the view per
-// element of a ref stream (docs/units.md, "The address generator").
+// element of a ref stream; with cfg_random_i, RandomOffChipLoad / RandomOffChipStore (one
+// tile per tile index on `ref`) (docs/units.md, "The address generator").
 //
 // The tiled view (TiledView in offchip_ops.cpp): tile k of the pass (k counts row-major over
 // out_shape, rank 1..MR, outermost dimension first) is stored tile
@@ -53,6 +54,20 @@
 // sets the sticky err_o (the approximate store fails the run) and is dropped. A tile whose
 // header differs from cfg_tile_rows_i sets err_o too (the approximate store fails on the
 // shape); its first r rows are written. A store ignores cfg_ref_i (it drops `ref`).
+// Random access (cfg_random_i = 1; the view's cfg is ignored): `ref` carries tile indices l
+// (payload [IW-1:0]), each a pass of one tile at stored tile l: the position (l / tiles_c,
+// l % tiles_c) comes from a restoring divider (IW subtract steps, combinational) when the
+// tile's first request bundle goes out. The output keeps the index stream's stops and done
+// (nothing is raised), bare index beats pass as bare beats, through the pass queue as above.
+// An index >= cfg_tiles_i (the stored tiles) sets err_o (the approximate operator fails; the
+// unit reads the tile the address formula gives). RandomOffChipLoad: the tiles on `out`.
+// RandomOffChipStore: the element at l is written with the next tile of `in` (bare beats of
+// `in` are skipped), and the write's acknowledgement leaves on `out` as the element 1 (bit 0
+// of the payload) with the index's stop and done, once the tile's last write is answered. A
+// beat with done leaves only after `in` has ended too (the approximate store checks wdata for
+// tiles left over). An index whose tile never comes (`in` ended) passes as a bare beat and a
+// tile after the indices' done is dropped; both set err_o, as does a wrong header. One index
+// stream per reset for a store; a load loops over index streams.
 //
 // Registered outputs everywhere: the request register, the input buffers of in, ref and rsp
 // (two-entry skid buffers, ready registered), the output register.
@@ -98,8 +113,10 @@ struct AgOffchip : sc_core::sc_module {
   sc_core::sc_in<bits_t<AW>> cfg_pitch_i{"cfg_pitch_i"};            // bytes between row starts
   sc_core::sc_in<bits_t<RW>> cfg_tile_rows_i{"cfg_tile_rows_i"};    // tile rows r, 1..T
   sc_core::sc_in<bool> cfg_ref_i{"cfg_ref_i"};                      // load: 1 = one pass per ref element
+  sc_core::sc_in<bool> cfg_random_i{"cfg_random_i"};                // 1 = random access: tile indices on ref
+  sc_core::sc_in<bits_t<IW>> cfg_tiles_i{"cfg_tiles_i"};            // random access: stored tiles (larger indices: err_o)
   STEPSIM_STREAM_IN(in, W);       // store: the tiles
-  STEPSIM_STREAM_IN(ref, 1);      // load with cfg_ref_i: the ref stream (payload ignored)
+  STEPSIM_STREAM_IN(ref, IW);     // cfg_ref_i: the ref stream (payload ignored); cfg_random_i: tile indices
   STEPSIM_STREAM_OUT(out, 1, W);  // load: the tiles; store: one bare done at the end
   // Memory port: P request lanes, lane k in [AW*k +: AW] etc.; one bundle per handshake.
   sc_core::sc_out<bits_t<P>> req_valid_o{"req_valid_o"};  // lanes 0..n-1 of the bundle
@@ -111,7 +128,7 @@ struct AgOffchip : sc_core::sc_module {
   sc_core::sc_in<bool> rsp_valid_i{"rsp_valid_i"};  // the response bundle of the oldest request bundle
   sc_core::sc_out<bool> rsp_ready_o{"rsp_ready_o"};
   sc_core::sc_in<bits_t<P * DW>> rsp_data_i{"rsp_data_i"};  // lane k answers request lane k
-  sc_core::sc_out<bool> err_o{"err_o"};  // sticky: a store got more tiles than its view, or a wrong header
+  sc_core::sc_out<bool> err_o{"err_o"};  // sticky: a store got more tiles than its view or a wrong header; a bad index
 
   SC_HAS_PROCESS(AgOffchip);
   explicit AgOffchip(sc_core::sc_module_name name) : sc_core::sc_module(name) {
@@ -134,6 +151,20 @@ struct AgOffchip : sc_core::sc_module {
     return v & m;
   }
 
+  // l / d and l % d by restoring division, one subtract step per bit (d = 0 gives all ones and l).
+  static void divide(const bits_t<IW>& l, const bits_t<IW>& d, bits_t<IW>& q, bits_t<IW>& rem) {
+    bits_t<IW + 1> acc = 0;
+    q = 0;
+    for (int i = IW - 1; i >= 0; --i) {
+      acc = (acc << 1) | bits_t<IW + 1>(bit_of<IW>(l, i) ? 1 : 0);
+      if (acc >= bits_t<IW + 1>(d)) {
+        acc = acc - bits_t<IW + 1>(d);
+        set_bit<IW>(q, i, true);
+      }
+    }
+    rem = bits_t<IW>(acc);
+  }
+
   void run() {
     // Request side: the position of the tile being requested (store: the next tile). The
     // arrays reset to 0 (bits_t default).
@@ -148,6 +179,7 @@ struct AgOffchip : sc_core::sc_module {
     bits_t<TW> a_acc = 0;
     bits_t<OW> ocnt = 0;  // requests issued and not answered
     bool st_in_done = false, st_sent = false, err = false;
+    bool rf_done = false;  // random store: the indices' done is in the pass queue
     // The request register: one bundle.
     bits_t<P> rq_valid = 0;
     bool rq_write = false;
@@ -161,7 +193,7 @@ struct AgOffchip : sc_core::sc_module {
     bits_t<QW> pq_wp = 0, pq_rp = 0;
     bits_t<QW + 1> pq_n = 0;
     InBuf<W> ib;
-    InBuf<1> fb;  // ref
+    InBuf<IW> fb;  // ref
     InBuf<P * DW> rb;
     OutReg<1, W> oq;
     ib.reset();
@@ -183,7 +215,7 @@ struct AgOffchip : sc_core::sc_module {
       UBeat<W> inb;
       STEPSIM_READ_IN(in, inb);
       ib.sample(in_valid_i.read(), inb);
-      UBeat<1> fib;
+      UBeat<IW> fib;
       STEPSIM_READ_IN(ref, fib);
       fb.sample(ref_valid_i.read(), fib);
       UBeat<P * DW> rsb;
@@ -195,9 +227,11 @@ struct AgOffchip : sc_core::sc_module {
       const bool rq_busy = bit_of<P>(rq_valid, 0);
       const bool rq_free = !rq_busy || req_ready_i.read();
       const bool wr = cfg_write_i.read();
-      const bool refm = cfg_ref_i.read() && !wr;  // a store ignores cfg_ref_i
+      const bool randm = cfg_random_i.read();
+      const bool refm = randm || (cfg_ref_i.read() && !wr);  // passes through the pass queue (a linear store ignores cfg_ref_i)
+      const bool rstore = randm && wr;
       const bits_t<RW> trows = cfg_tile_rows_i.read();
-      const int rank = int(cfg_rank_i.read());
+      const int rank = randm ? 1 : int(cfg_rank_i.read());  // random access: a view of one tile
       const bits_t<MR * IW> shape = cfg_shape_i.read();
       const bits_t<MR * IW> sq = cfg_stride_q_i.read();
       const bits_t<MR * IW> sr = cfg_stride_r_i.read();
@@ -206,11 +240,14 @@ struct AgOffchip : sc_core::sc_module {
       const bits_t<GW> row_bytes = cfg_row_bytes_i.read();
       const bits_t<AW> pitch = cfg_pitch_i.read();
       bits_t<IW> n[MR];
-      for (int d = 0; d < MR; ++d) n[d] = slice<IW, MR * IW>(shape, IW * d);
-      bits_t<IW> cq[MR], cr[MR];  // the positions (the offset in the first cycle after reset)
+      for (int d = 0; d < MR; ++d) n[d] = randm ? bits_t<IW>(1) : slice<IW, MR * IW>(shape, IW * d);
+      const UBeat<IW> fh = fb.head();
+      bits_t<IW> lq, lr;  // random access: the index's position
+      divide(fh.data, tiles_c, lq, lr);
+      bits_t<IW> cq[MR], cr[MR];  // the positions (at a pass's start: the offset, or the index's)
       for (int d = 0; d < MR; ++d) {
-        cq[d] = g_init ? cfg_offset_q_i.read() : g_q[d];
-        cr[d] = g_init ? cfg_offset_r_i.read() : g_r[d];
+        cq[d] = !g_init ? g_q[d] : randm ? lq : cfg_offset_q_i.read();
+        cr[d] = !g_init ? g_r[d] : randm ? lr : cfg_offset_r_i.read();
       }
 
       // ---- request side: the next bundle, up to P requests of the current tile.
@@ -268,10 +305,11 @@ struct AgOffchip : sc_core::sc_module {
       const bool pass_end = last_req && step_d < 0;  // the bundle ends the view's last tile
       const bool hv = ib.head_valid();
       const bool fv = fb.head_valid();
-      const UBeat<1> fh = fb.head();
       const bool pq_room = pq_n != bits_t<QW + 1>(PQ);
       const bool room = rq_free && bits_t<OW + 1>(ocnt) + nb <= bits_t<OW + 1>(MAXO);
       bool issue = false, consume_in = false, consume_ref = false;
+      bool ref_drop = false;  // random store: the index passes as a bare beat (no tile for it)
+      if (randm && fv && fh.elem && fh.data >= cfg_tiles_i.read()) err = true;  // outside the tensor
       if (!wr) {
         consume_in = hv;  // load: `in` is unused
         if (!refm) {
@@ -282,6 +320,28 @@ struct AgOffchip : sc_core::sc_module {
           // goes with the pass's last bundle.
           issue = room && (!pass_end || pq_room);
           consume_ref = issue && pass_end;
+        } else if (fv) {
+          consume_ref = pq_room;  // a bare stop or done: straight into the pass queue
+        }
+      } else if (rstore) {
+        // A write per index, its tile the next one of `in`; the index goes with the last bundle.
+        if (hv && !h.elem) {
+          consume_in = true;  // a bare stop or done: nothing to write
+        } else if (hv && rf_done) {
+          consume_in = true;  // a tile after the last index: dropped, flagged
+          err = true;
+        }
+        if (fv && fh.elem) {
+          if (st_in_done) {
+            consume_ref = pq_room;  // `in` has ended: the index passes as a bare beat, flagged
+            ref_drop = true;
+            err = true;
+          } else if (hv && h.elem) {
+            issue = room && (!pass_end || pq_room);
+            consume_ref = issue && pass_end;
+            consume_in = issue && last_req;
+            if (issue && slice<RW, W>(h.data, TW) != trows) err = true;  // a tile of another shape
+          }
         } else if (fv) {
           consume_ref = pq_room;  // a bare stop or done: straight into the pass queue
         }
@@ -346,14 +406,17 @@ struct AgOffchip : sc_core::sc_module {
       const bool q_elem = pqv && pq_elem[qh];
       const stop_t q_stop = pqv ? pq_stop[qh] : stop_t(0);
       const bool q_done = pqv && pq_done[qh];
-      const stop_t raised = q_stop != 0 ? stop_t(rank + int(q_stop.to_uint())) : stop_t(0);
+      // Stops of a ref element are raised above the view's dimensions; an index's stay as they are.
+      const stop_t raised = q_stop != 0 ? stop_t((randm ? 0 : rank) + int(q_stop.to_uint())) : stop_t(0);
+      // A random store's done waits for the end of `in` too.
+      const bool done_ok = !rstore || st_in_done;
       const bool pass_last = int(ended.to_uint()) == rank;  // the tile ends the pass
       bits_t<W> tile = 0;
       tile.range(TW - 1, 0) = merged;
       set_slice<RW, W>(tile, TW, trows);
       bool consume_r = false, emit = false, pop = false;
       UBeat<W> o;
-      if (wr) {
+      if (wr && !rstore) {
         consume_r = rv;  // write acknowledgements
         if (st_in_done && ocnt == 0 && !st_sent && ofree) {
           emit = true;
@@ -363,30 +426,30 @@ struct AgOffchip : sc_core::sc_module {
       } else if (refm && pqv && !q_elem) {
         // A bare ref beat: a bare stop raised above the view's dimensions, and/or a bare done.
         const bool any = q_stop != 0 || q_done;
-        if (!any || ofree) {
+        if (!any || (ofree && (!q_done || done_ok))) {
           pop = true;
           emit = any;
           o.stop = raised;
           o.done = q_done;
         }
-      } else if (rv && (!a_last || (ofree && (!refm || !pass_last || pqv)))) {
+      } else if (rv && (!a_last || (ofree && (!refm || !pass_last || (pqv && (!q_done || done_ok)))))) {
         consume_r = true;
         if (a_last) {
           emit = true;
           o.elem = true;
-          o.data = tile;
+          o.data = rstore ? bits_t<W>(1) : tile;  // a random store: the write's acknowledgement
           o.stop = ended;
           o.done = !refm && pass_last;
           if (refm && pass_last) {  // the pass's last tile: the ref element's stop and done
             pop = true;
-            if (q_stop != 0) o.stop = raised;
+            if (q_stop != 0 || randm) o.stop = raised;
             o.done = q_done;
           }
         }
       }
 
       // ---- registers
-      g_init = false;
+      if (!randm || issue) g_init = false;  // random access: the index's position until its first bundle
       for (int d = 0; d < MR; ++d) {
         g_q[d] = cq[d];
         g_r[d] = cr[d];
@@ -434,6 +497,7 @@ struct AgOffchip : sc_core::sc_module {
         }
       }
       if (consume_in && h.done) st_in_done = true;
+      if (consume_ref && rstore && fh.done) rf_done = true;
       if (consume_r) {
         if (a_last) {
           a_row = 0;
@@ -462,7 +526,7 @@ struct AgOffchip : sc_core::sc_module {
 
       if (consume_ref && refm) {
         const int qt = int(pq_wp.to_uint());
-        pq_elem[qt] = fh.elem;
+        pq_elem[qt] = fh.elem && !ref_drop;
         pq_stop[qt] = fh.stop;
         pq_done[qt] = fh.done;
         pq_wp = pq_wp + 1;

@@ -7,6 +7,10 @@
 //        (a lone signalling NaN stays signalling, as in hw/functions).
 // A beat whose stop is >= rank closes the group: the result leaves with stop - rank (and
 // the beat's done). A bare done below the rank passes as a bare done.
+// Scan<rank> (cfg_scan_i = 1): every beat leaves at once with its stop and done, an element
+// carrying the accumulator after it (rounded as above: the running state); a beat with stop
+// >= rank then restarts the accumulator. Bare beats pass as they are (the payload as for
+// an Accum close, ignored).
 // An empty group (a closing bare stop with no element since the last close) has no tile; it
 // leaves as an element with a zero payload: the pins carry no tile header yet (the
 // approximate Accum emits an empty 0x0 tile there; docs/units.md, "Known differences").
@@ -27,6 +31,7 @@ struct PcuAccum : sc_core::sc_module {
   sc_core::sc_in<bool> rst_ni{"rst_ni"};
   sc_core::sc_in<bool> cfg_op_i{"cfg_op_i"};      // 0 = add, 1 = max; quasi-static
   sc_core::sc_in<stop_t> cfg_rank_i{"cfg_rank_i"};  // >= 1
+  sc_core::sc_in<bool> cfg_scan_i{"cfg_scan_i"};    // 0 = Accum, 1 = Scan; quasi-static
   STEPSIM_STREAM_IN(in, W);
   STEPSIM_STREAM_OUT(out, 1, W);
 
@@ -71,7 +76,17 @@ struct PcuAccum : sc_core::sc_module {
       const bool closes = h.stop >= rank;
       bool consume = false, emit = false;
       if (ib.head_valid()) {
-        if (closes || h.done) {
+        if (cfg_scan_i.read()) {
+          if (ofree) {  // Scan: every beat leaves, with the state after its element
+            emit = true;
+            consume = true;
+            o.elem = h.elem;
+            o.stop = h.stop;
+            o.done = h.done;
+            acc = next;
+            acc_v = !closes && (acc_v || h.elem);
+          }
+        } else if (closes || h.done) {
           if (ofree) {
             emit = true;
             consume = true;

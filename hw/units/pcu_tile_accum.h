@@ -13,6 +13,9 @@
 // A beat whose stop is >= rank closes the group (its element is included): the result leaves
 // with stop - rank and the beat's done. A bare done below the rank passes as a bare done. An
 // empty group leaves a zero payload (a tile of 0 rows; the approximate Accum emits a 0x0 tile).
+// Scan<rank> (cfg_scan_i = 1; the bank is unused): every beat leaves at once with its stop and
+// done, an element carrying the accumulator after it (its header the element's); a beat with
+// stop >= rank then restarts the accumulator. Bare beats pass (payload as an Accum close).
 // Tile header (TileBits): the result has the row count of the group's last element (the
 // elements of a group have one shape: a dynamic [r x T] A tile gives an [r x T] result); the
 // unit computes all T rows.
@@ -56,6 +59,7 @@ struct PcuTileAccum : sc_core::sc_module {
   sc_core::sc_in<bits_t<2>> cfg_op_i{"cfg_op_i"};   // kTileAccAdd .. kTileAccMatmulT; quasi-static
   sc_core::sc_in<stop_t> cfg_rank_i{"cfg_rank_i"};  // >= 1
   sc_core::sc_in<stop_t> cfg_bank_i{"cfg_bank_i"};  // q: bank dimensions (0 = no bank); quasi-static
+  sc_core::sc_in<bool> cfg_scan_i{"cfg_scan_i"};    // 0 = Accum, 1 = Scan (no bank); quasi-static
   STEPSIM_STREAM_IN(a, W);
   STEPSIM_STREAM_IN(b, W);
   STEPSIM_STREAM_OUT(out, 1, W);
@@ -168,6 +172,17 @@ struct PcuTileAccum : sc_core::sc_module {
           } else {
             e = e + 1;
           }
+        }
+      } else if (hv && cfg_scan_i.read()) {
+        if (ofree) {  // Scan: every beat leaves, with the state after its element
+          emit = true;
+          consume = true;
+          o.elem = h.elem;
+          o.stop = h.stop;
+          o.done = h.done;
+          o.data = result(op, next, acc_v || h.elem, h.elem ? tile_rows<T>(h.data) : rows);
+          for (int l = 0; l < N; ++l) acc[l] = next[l];
+          acc_v = !(h.stop >= rank) && (acc_v || h.elem);
         }
       } else if (hv && bank) {
         const int s = int(h.stop);

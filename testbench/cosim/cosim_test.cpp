@@ -269,6 +269,55 @@ TEST(Cosim, TileUnitsMatchApprox) {
   expect_same_cycles(h, r);
 }
 
+// ---- Scan on the Accum units (cfg_scan_i): running sums and maxima of [4 x 4] tiles (rank 1
+// and 2), a running K-tiled product (matmul_acc) and a running [1 x 8] sum on the vector unit
+// (the loads approximate, as in the tile graph above).
+const char* kScanGraph = R"(name: cosim_scan
+tensors:
+  x: {shape: [8, 16], dtype: bf16, init: random, seed: 41}
+  v: {shape: [6, 8], dtype: bf16, init: random, seed: 42}
+nodes:
+  - {name: x, op: LinearOffChipLoad, params: {tensor: x, tile: [4, 4], out_shape: [2, 4]}, impl: approx}
+  - {name: bx, op: Broadcast, inputs: {in: x}}
+  - {name: run, op: Scan, params: {fn: add, rank: 1}, inputs: {in0: bx.out0}}
+  - {name: peak, op: Scan, params: {fn: max, rank: 2}, inputs: {in0: bx.out1}}
+  - {name: mm, op: Scan, params: {fn: matmul_acc, rank: 1}, inputs: {in0: bx.out2, in1: bx.out3}}
+  - {name: runs, op: Sink, inputs: {in: run}}
+  - {name: peaks, op: Sink, inputs: {in: peak}}
+  - {name: mms, op: Sink, inputs: {in: mm}}
+  - {name: v, op: LinearOffChipLoad, params: {tensor: v, tile: [1, 8], out_shape: [2, 3]}, impl: approx}
+  - {name: vs, op: Scan, params: {fn: add, rank: 1}, inputs: {in0: v}}
+  - {name: vss, op: Sink, inputs: {in: vs}}
+)";
+
+void expect_scan_good(const std::string& impl) {
+  CosimOptions co;
+  co.impl = impl;
+  const CosimReport r = cosimulate(parse_graph(kScanGraph, "cosim_scan", ".", {}), options(true), co);
+  ASSERT_TRUE(r.approx.ok) << r.approx.error;
+  ASSERT_TRUE(r.cosim.ok) << r.cosim.error;
+  std::ostringstream rep;
+  print_cosim_report(r, rep);
+  EXPECT_TRUE(r.identical) << rep.str();
+  int scans = 0;
+  for (const CosimNodeRow& n : r.nodes)
+    if (n.op == "Scan") {
+      EXPECT_EQ(n.impl, impl) << n.name;
+      ++scans;
+    }
+  EXPECT_EQ(scans, 4);
+  EXPECT_EQ(r.cosim.recorded.at("runs").size(), 8u);  // one state per tile
+  EXPECT_EQ(r.cosim.recorded.at("vss").size(), 6u);
+  const double err = rel_error(r.approx.cycles, r.cosim.cycles);
+  std::cout << "Scan co-simulation (" << impl << "): " << r.approx.cycles << " cycles approximate, " << r.cosim.cycles
+            << " co-simulated (" << 100.0 * err << " %)\n";
+  EXPECT_LT(std::abs(err), 0.25) << rep.str();
+}
+TEST(Cosim, ScanOnTheAccumUnitsMatchesApprox) {
+  expect_scan_good("hls");
+  if (have_rtl()) expect_scan_good("rtl");
+}
+
 // ---- [16 x 16] bf16 tiles (the SwiGLU validation's tiles) on the T = 16 tile units: a small
 // SwiGLU-like graph, gate = silu(x W1), up = x W3, h = gate * up, and a K-tiled product on Accum
 // matmul_acc, all on units; the bridges pick the T = 16 units from the first tile.

@@ -494,6 +494,66 @@ nodes:
   EXPECT_EQ(store(4), store(0) + 4);
 }
 
+// hdl-validation (input_register, ag_max_outstanding): the address generator takes an index as
+// the firing starts (its input buffer's second entry), so sequential indices load as the linear
+// view of the same tiles: 16 [4 x 4] tiles of 4 requests each, one request per cycle, reach the
+// sink on the same cycles but one (the first index arrives after the index channel's latency of
+// 1 cycle). Without the input register every index waits for the index channel's round trip
+// (depth 1). A random store keeps its acknowledgements in flight (the unit's pass queue): they
+// reach their sink 4 cycles apart, as its writes go out.
+TEST(RandomOffChipLoad, IndicesTakenAsTheFiringStartsLoadAsTheLinearView) {
+  std::string idx;
+  for (int k = 0; k < 16; ++k) idx += std::to_string(k) + " ";
+  auto sink_times = [&](bool random, bool input_register) {
+    HardwareParams hw = load_preset("hdl-validation");
+    hw.set("input_register", input_register ? "true" : "false");
+    const std::string load = random ? "{name: load, op: RandomOffChipLoad, params: {tensor: x, tile: [4, 4], par_dispatch: 1}, "
+                                      "inputs: {raddr: idx}}"
+                                    : "{name: load, op: LinearOffChipLoad, params: {tensor: x, tile: [4, 4], par_dispatch: 1}}";
+    SimResult r = run_yaml(R"(
+tensors:
+  x: {shape: [16, 16]}
+streams:
+  idx: ')" + idx + R"(D'
+nodes:
+  - {name: idx, op: Source, params: {stream: idx}}
+  - )" + load + R"(
+  - {name: sink, op: Sink, inputs: {in: load}}
+)",
+                           hw);
+    EXPECT_TRUE(r.ok) << r.error;
+    return r.recorded_times.at("sink");
+  };
+  const std::vector<uint64_t> lin = sink_times(false, true), rnd = sink_times(true, true), slow = sink_times(true, false);
+  ASSERT_EQ(lin.size(), 16u);
+  for (size_t k = 0; k < lin.size(); ++k) EXPECT_EQ(rnd[k], lin[k] + 1) << k;
+  for (size_t k = 1; k < lin.size(); ++k) EXPECT_EQ(lin[k] - lin[k - 1], 4u) << k;  // 4 requests per tile
+  EXPECT_GT(slow.back(), rnd.back());
+  auto ack_times = [&]() {
+    const std::string store = "{name: store, op: RandomOffChipStore, params: {tensor: y, tile: [4, 4], par_dispatch: 1}, "
+                              "inputs: {waddr: idx, wdata: src}}\n  - {name: acks, op: Sink, inputs: {in: store}}";
+    std::string tiles;
+    for (int k = 0; k < 16; ++k) tiles += "T[4x4] ";
+    SimResult r = run_yaml(R"(
+tensors:
+  y: {shape: [16, 16], init: output}
+streams:
+  idx: ')" + idx + R"(D'
+  tiles: ')" + tiles + R"(D'
+nodes:
+  - {name: idx, op: Source, params: {stream: idx}}
+  - {name: src, op: Source, params: {stream: tiles}}
+  - )" + store + R"(
+)",
+                           load_preset("hdl-validation"));
+    EXPECT_TRUE(r.ok) << r.error;
+    return r.recorded_times.at("acks");
+  };
+  const std::vector<uint64_t> acks = ack_times();
+  ASSERT_EQ(acks.size(), 16u);
+  for (size_t k = 1; k < acks.size(); ++k) EXPECT_EQ(acks[k] - acks[k - 1], 4u) << k;
+}
+
 TEST(LinearOffChipLoad, OffsetStartsTheViewAtATile) {
   const std::string dir = fresh_dir("offset");
   write_index_tensor(dir, 4, 4);  // tile k of [1,4] holds 4k .. 4k+3

@@ -1,8 +1,10 @@
 // Bench, testbench memory and random cases of the address generator (hw/units/ag_offchip.h):
 // LinearOffChipLoad / LinearOffChipStore with a memory port, on [r x T] tiles (the tile
-// header), with the static view or a ref stream (one pass per ref element). The reference is
-// the tiled view of hw/ops/offchip_ops.cpp (TiledView: lin, stop_after, burst) and
-// LinearOffChipLoad::run's passes, stops and done, written out here once more for the bytes.
+// header), with the static view or a ref stream (one pass per ref element), and
+// RandomOffChipLoad / RandomOffChipStore (tile indices on ref). The reference is the tiled
+// view of hw/ops/offchip_ops.cpp (TiledView: lin, stop_after, burst), LinearOffChipLoad::run's
+// passes, stops and done and the Random operators' runs, written out here once more for the
+// bytes.
 //
 // Every case gets its own region of the testbench memory (case i at i * ag_region(T): 64 KiB,
 // 256 KiB at T = 16), so the memory needs no reset: a byte never written reads as
@@ -41,6 +43,7 @@ inline Tile ag_tile(int rows, int t, const std::vector<uint16_t>& lanes) {
   return r;
 }
 // Payload of a tile: every lane its data holds (up to T^2), the header = its rows.
+// (A random store's acknowledgement, the payload 1, decodes as the scalar 1.)
 template <int T>
 bits_t<units::TileBits<T>::W> encode_ag_tile(const Element& e) {
   constexpr int W = units::TileBits<T>::W;
@@ -58,6 +61,7 @@ bits_t<units::TileBits<T>::W> encode_ag_tile(const Element& e) {
 template <int T>
 Element decode_ag_tile(const bits_t<units::TileBits<T>::W>& v) {
   constexpr int W = units::TileBits<T>::W;
+  if (v == bits_t<W>(1)) return Element(Scalar{1});
   const int r = int(units::slice<units::TileBits<T>::kRowsW, W>(v, 16 * T * T));
   if (r < 1 || r > T) return Element(Scalar{1000 + r});
   std::vector<uint16_t> b;
@@ -79,8 +83,8 @@ inline uint8_t mem_byte(uint64_t a) {
   return uint8_t(x >> 40);
 }
 
-// One case: the view (as TiledView), the burst geometry, the layout constants, the tile rows
-// and the ref mode.
+// One case: the view (as TiledView), the burst geometry, the layout constants, the tile rows,
+// the ref mode and random access (the view's pins are then don't-cares).
 struct AgCfg {
   bool write = false;
   std::vector<int> shape, stride;  // outermost first, in tiles
@@ -88,8 +92,10 @@ struct AgCfg {
   int base = 0, a = 0, b = 0, rows = 1, row_bytes = 1, pitch = 0;
   int tile_rows = 0;  // rows of a tile, 1..T; 0: T
   bool ref = false;   // a load with a ref stream (UnitCase::inputs[1])
+  bool random = false;  // RandomOffChipLoad / Store: tile indices on UnitCase::inputs[1]
 
   int tr(int t) const { return tile_rows ? tile_rows : t; }
+  int stored() const { return tiles_r * tiles_c; }
 
   int rank() const { return int(shape.size()); }
   int count() const {
@@ -119,21 +125,24 @@ struct AgCfg {
   uint64_t byte_addr(int l, int i) const { return tile_addr(l) + uint64_t(i / row_bytes) * pitch + i % row_bytes; }
 
   // The cfg pins, one int per field: write, rank, shape[MR], stride_q[MR], stride_r[MR],
-  // offset_q, offset_r, tiles_c, base, a, b, rows, row_bytes, pitch, tile_rows, ref.
+  // offset_q, offset_r, tiles_c, base, a, b, rows, row_bytes, pitch, tile_rows, ref, random,
+  // tiles (the stored tiles).
   std::vector<int> pins(int t) const {
     std::vector<int> p{write ? 1 : 0, rank()};
     for (int d = 0; d < kAgMR; ++d) p.push_back(d < rank() ? shape[size_t(d)] : 1);
     for (int d = 0; d < kAgMR; ++d) p.push_back(d < rank() ? stride[size_t(d)] / tiles_c : 0);
     for (int d = 0; d < kAgMR; ++d) p.push_back(d < rank() ? stride[size_t(d)] % tiles_c : 0);
-    for (int v : {offset / tiles_c, offset % tiles_c, tiles_c, base, a, b, rows, row_bytes, pitch, tr(t), ref ? 1 : 0})
+    for (int v : {offset / tiles_c, offset % tiles_c, tiles_c, base, a, b, rows, row_bytes, pitch, tr(t), ref ? 1 : 0,
+                  random ? 1 : 0, stored()})
       p.push_back(v);
     return p;
   }
 };
 
-// Passes of the view a case makes: one (the static view), or one per ref element.
+// Passes of the view a case makes: one (the static view), or one per ref element (random
+// access: one tile per index).
 inline int ag_passes(const AgCfg& c, const UnitCase& u) {
-  if (!c.ref) return 1;
+  if (!c.ref && !c.random) return 1;
   int n = 0;
   for (const Beat& b : u.inputs[1]) n += b.has_elem;
   return n;
@@ -274,8 +283,10 @@ struct AgBench : Bench<AgBench<T, Rtl, P>, Rtl> {
   CfgPin<bits_t<kAgAW>> pitch{*this};
   CfgPin<bits_t<RW>> tile_rows{*this};
   CfgPin<bool> ref_mode{*this};
+  CfgPin<bool> random_mode{*this};
+  CfgPin<bits_t<kAgIW>> tiles{*this};
   InPort<W> in{*this, "in", encode_ag_tile<T>};
-  InPort<1> ref{*this, "ref", encode_scalar<1>};
+  InPort<kAgIW> ref{*this, "ref", encode_scalar<kAgIW>};
   OutPort<1, W> out{*this, "out", decode_ag_tile<T>};
   MemPins<P> mem;
   TbMemory<P> memory{"memory", mem, 99};
@@ -323,6 +334,8 @@ struct AgBench : Bench<AgBench<T, Rtl, P>, Rtl> {
     d.cfg_pitch_i(pitch.sig);
     d.cfg_tile_rows_i(tile_rows.sig);
     d.cfg_ref_i(ref_mode.sig);
+    d.cfg_random_i(random_mode.sig);
+    d.cfg_tiles_i(tiles.sig);
     STEPSIM_BIND_IN(d, in, in.pins, r);
     STEPSIM_BIND_IN(d, ref, ref.pins, r);
     STEPSIM_BIND_OUT(d, out, out.pins, r);
@@ -352,22 +365,39 @@ struct AgGen {
                       // one store tile in 16 with a wrong header (err_o)
   bool ref = false;   // half the loads with a ref stream; a third of those continue the previous
                       // ref case's stream of streams without reset (the unit loops)
+  bool random = false;  // a quarter of the cases random access (loads and stores; a load's index
+                        // streams continue without reset as ref streams do)
 };
 
 // A random ref stream (payload ignored): rank 0..2 (scalars, with empty dimensions: bare
 // stops), 0..3 entries per dimension, an empty stream now and then; the done on the last beat
-// or, one time in three, as a separate bare done.
-inline std::vector<Beat> random_ref(std::mt19937_64& r) {
+// or, one time in three, as a separate bare done. With `stored`, a stream of tile indices
+// 0..stored-1, and (with bad_ok) one case in 16 has an index `stored` (outside the tensor:
+// err_o). A stream that follows another without reset has no bad index: the unit flags an
+// index as it reaches the head of its input, which may be before the stream ahead ends.
+inline std::vector<Beat> random_ref(std::mt19937_64& r, int stored = 0, bool bad_ok = true) {
   RandomStreamOptions o;
   o.rank = rnd(r, 0, 2);
   o.max_len = 3;
   o.empty_prob = 0.25;
+  if (stored) o.element = [stored](std::mt19937_64& g) { return Element(Scalar{int64_t(g() % uint64_t(stored))}); };
   std::vector<Beat> b = to_beats(random_stream(r, o));
   if (r() % 3 == 0 && (b.back().has_elem || b.back().stop)) {
     b.back().done = false;
     b.push_back(Beat::done_beat());
   }
+  if (stored && r() % 16 == 0 && bad_ok) {
+    std::vector<size_t> elems;
+    for (size_t k = 0; k < b.size(); ++k)
+      if (b[k].has_elem) elems.push_back(k);
+    if (!elems.empty()) b[elems[r() % elems.size()]].elem = Element(Scalar{stored});
+  }
   return b;
+}
+inline int ref_elems(const std::vector<Beat>& s) {
+  int n = 0;
+  for (const Beat& b : s) n += b.has_elem;
+  return n;
 }
 
 // Random views within the unit's limits: a stored tensor of 1..6 x 1..6 tiles; rank 1..4 with
@@ -386,17 +416,19 @@ inline std::vector<UnitCase> ag_cases(size_t n, uint64_t seed, int t, size_t fir
   const int rw = units::clog2(t + 1);
   size_t region = first_region;
   for (size_t i = 0; i < n; ++i) {
-    if (gen.ref && !cfgs.empty() && cfgs.back().ref && r() % 3 == 0) {
-      // The same unit configuration, no reset: the next ref stream.
+    if ((gen.ref || gen.random) && !cfgs.empty() && (cfgs.back().ref || (cfgs.back().random && !cfgs.back().write)) &&
+        r() % 3 == 0) {
+      // The same unit configuration, no reset: the next ref (or index) stream.
       UnitCase u;
       u.cfg = cases.back().cfg;
       u.reset_before = false;
-      u.inputs = {{Beat::done_beat()}, random_ref(r)};
+      u.inputs = {{Beat::done_beat()}, random_ref(r, cfgs.back().random ? cfgs.back().stored() : 0, false)};
       cases.push_back(std::move(u));
       cfgs.push_back(cfgs.back());
       continue;
     }
     AgCfg c;
+    c.random = gen.random && r() % 4 == 0;
     c.write = r() % 2;
     c.tiles_r = rnd(r, 1, 6);
     c.tiles_c = rnd(r, 1, 6);
@@ -449,9 +481,18 @@ inline std::vector<UnitCase> ag_cases(size_t n, uint64_t seed, int t, size_t fir
     }
     c.base = int(region++ * ag_region(t)) + rnd(r, 0, 200);
     std::vector<Beat> in, ref{Beat::done_beat()};
+    if (c.random) ref = random_ref(r, stored);
     if (c.write) {
-      int k = rnd(r, 0, c.count());
-      if (r() % 12 == 0) k = c.count() + 1;
+      // The tiles: 0..count for the view (one case in 12 count + 1: err_o); one per index
+      // (one case in 12 one more or one fewer: err_o).
+      int k = 0;
+      if (c.random) {
+        k = ref_elems(ref);
+        if (r() % 12 == 0) k = std::max(0, k + (r() % 2 ? 1 : -1));
+      } else {
+        k = rnd(r, 0, c.count());
+        if (r() % 12 == 0) k = c.count() + 1;
+      }
       for (int j = 0; j < k; ++j) {
         if (r() % 8 == 0) in.push_back(Beat::bare_stop(uint8_t(rnd(r, 1, 2))));
         // (The stop before the tile: the order in which GCC evaluated the two arguments of
@@ -475,7 +516,7 @@ inline std::vector<UnitCase> ag_cases(size_t n, uint64_t seed, int t, size_t fir
       }
     } else {
       in.push_back(Beat::done_beat());
-      if (gen.ref && r() % 2) {
+      if (gen.ref && !c.random && r() % 2) {
         c.ref = true;
         ref = random_ref(r);
       }
@@ -521,6 +562,15 @@ inline std::vector<AgWant> ag_expected_out(const AgCfg& c, const std::vector<Bea
       w.push_back({true, c.lin(k), stop, last && done});
     }
   };
+  if (c.random) {  // RandomOffChipLoad::run: a tile per index, the stream's stops and done as they are
+    for (const Beat& b : ref) {
+      if (b.has_elem)
+        w.push_back({true, int(b.elem.scalar()), b.stop, b.done});
+      else if (b.stop || b.done)
+        w.push_back({false, 0, b.stop, b.done});
+    }
+    return w;
+  }
   if (!c.ref) {
     pass(0, true);
     return w;
@@ -535,24 +585,38 @@ inline std::vector<AgWant> ag_expected_out(const AgCfg& c, const std::vector<Bea
 }
 
 // Load: the beats of ag_expected_out, every tile's header and lanes (its r rows; the rows
-// beyond must be 0, decode_ag_tile). Store: a bare done, and every byte of the region as the
-// reference's writes leave it (the r rows of each tile); err_o when a tile is too many or has
-// a header other than r.
+// beyond must be 0, decode_ag_tile); err_o when an index is outside the tensor. Linear store:
+// a bare done. Random store: RandomOffChipStore::run's acknowledgements (the element 1 per
+// index with its stop and done; an index without a tile passes bare). A store's memory: every
+// byte of the region as the reference's writes leave it (the r rows of each tile); err_o when
+// a tile is too many (or, random, too few), has a header other than r, or an index is outside
+// the tensor (or err_o was set before, `err_before`: it is sticky until a reset).
 template <int T, int P>
 inline std::string check_ag(const AgCfg& c, const UnitCase& u, const std::vector<Beat>& got, const TbMemory<P>& m,
-                            bool err) {
+                            bool err, bool err_before = false) {
   const int tr = c.tr(T);
-  if (!c.write) {
-    if (err) return "load: err_o set";
-    const std::vector<AgWant> want = ag_expected_out(c, u.inputs[1]);
+  bool want_err = err_before;  // sticky from the case before (no reset between them)
+  if (c.random)
+    for (const Beat& b : u.inputs[1]) want_err = want_err || (b.has_elem && b.elem.scalar() >= c.stored());
+  const auto same_beats = [&](const std::vector<AgWant>& want, const char* what) -> std::string {
     if (got.size() != want.size())
-      return "load: " + std::to_string(got.size()) + " beats, want " + std::to_string(want.size());
+      return std::string(what) + ": " + std::to_string(got.size()) + " beats, want " + std::to_string(want.size());
     for (size_t k = 0; k < want.size(); ++k) {
       const Beat& b = got[k];
       const AgWant& w = want[k];
       if (b.has_elem != w.elem || b.stop != w.stop || b.done != w.done)
-        return "load: beat " + std::to_string(k) + " is " + format_beats({b}) + ", want " + (w.elem ? "a tile" : "no element") +
-               " with stop " + std::to_string(w.stop) + (w.done ? " and done" : "");
+        return std::string(what) + ": beat " + std::to_string(k) + " is " + format_beats({b}) + ", want " +
+               (w.elem ? "an element" : "no element") + " with stop " + std::to_string(w.stop) + (w.done ? " and done" : "");
+    }
+    return "";
+  };
+  if (!c.write) {
+    if (err != want_err) return std::string("load: err_o ") + (err ? "set" : "clear") + ", want " + (want_err ? "set" : "clear");
+    const std::vector<AgWant> want = ag_expected_out(c, u.inputs[1]);
+    if (std::string e = same_beats(want, "load"); !e.empty()) return e;
+    for (size_t k = 0; k < want.size(); ++k) {
+      const Beat& b = got[k];
+      const AgWant& w = want[k];
       if (!w.elem) continue;
       if (!b.elem.is_tile())
         return "load: beat " + std::to_string(k) + " has a bad payload (" + std::to_string(b.elem.scalar()) +
@@ -568,22 +632,44 @@ inline std::string check_ag(const AgCfg& c, const UnitCase& u, const std::vector
     }
     return "";
   }
-  if (got.size() != 1 || got[0].has_elem || !got[0].done || got[0].stop) return "store: output " + format_beats(got) + ", want D";
   std::map<uint64_t, uint8_t> want;
-  int k = 0;
-  bool want_err = false;
-  for (const Beat& b : u.inputs[0]) {
-    if (!b.has_elem) continue;
-    if (k >= c.count()) {
-      want_err = true;  // a tile too many
-      continue;
-    }
+  const auto write = [&](int l, const Beat& b) {
     if (b.elem.tile().rows != uint32_t(tr)) want_err = true;  // a wrong header: its r rows are still written
-    const int l = c.lin(k++);
     for (int e = 0; e < tr * T; ++e) {
       const uint16_t v = bf16_lane(b.elem.tile(), size_t(e));
       want[c.byte_addr(l, 2 * e)] = uint8_t(v);
       want[c.byte_addr(l, 2 * e + 1)] = uint8_t(v >> 8);
+    }
+  };
+  std::vector<const Beat*> tiles;
+  for (const Beat& b : u.inputs[0])
+    if (b.has_elem) tiles.push_back(&b);
+  if (c.random) {
+    std::vector<AgWant> acks;
+    size_t j = 0;
+    for (const Beat& b : u.inputs[1]) {
+      if (b.has_elem && j < tiles.size()) {
+        write(int(b.elem.scalar()), *tiles[j++]);
+        acks.push_back({true, 0, b.stop, b.done});
+      } else if (b.has_elem || b.stop || b.done) {
+        want_err = want_err || b.has_elem;  // no tile for the index
+        if (b.stop || b.done) acks.push_back({false, 0, b.stop, b.done});
+      }
+    }
+    if (j < tiles.size()) want_err = true;  // tiles after the last index
+    if (std::string e = same_beats(acks, "store"); !e.empty()) return e;
+    for (const Beat& b : got)
+      if (b.has_elem && !(b.elem.is_scalar() && b.elem.scalar() == 1))
+        return "store: an acknowledgement is " + format_beats({b}) + ", not the element 1";
+  } else {
+    if (got.size() != 1 || got[0].has_elem || !got[0].done || got[0].stop) return "store: output " + format_beats(got) + ", want D";
+    int k = 0;
+    for (const Beat* b : tiles) {
+      if (k >= c.count()) {
+        want_err = true;  // a tile too many
+        continue;
+      }
+      write(c.lin(k++), *b);
     }
   }
   if (want_err != err) return std::string("store: err_o ") + (err ? "set" : "clear") + ", want " + (want_err ? "set" : "clear");
@@ -599,19 +685,22 @@ inline std::string check_ag(const AgCfg& c, const UnitCase& u, const std::vector
 }
 
 // The request bundles of a case as the approximate operator issues them: the stored tiles in
-// view order, once per pass (a store: as many as it wrote), each tile's requests those of
+// view order, once per pass, or one per index (a store: as many as it wrote), each tile's requests those of
 // Burst::request_addr (row-major, ceil(row_bytes / 64) per row), request j of a tile in bundle
 // j / P, a bundle never crossing a tile.
 inline std::vector<std::vector<AgReq>> ag_expected_bundles(const AgCfg& c, const UnitCase& u, int p) {
-  int tiles = c.count() * ag_passes(c, u);
-  if (c.write) {
-    int k = 0;
-    for (const Beat& b : u.inputs[0]) k += b.has_elem;
-    tiles = std::min(tiles, k);
+  std::vector<int> ls;  // the stored tiles in request order
+  const int data = c.write ? ref_elems(u.inputs[0]) : INT32_MAX;  // a store writes as many tiles as it gets
+  if (c.random) {
+    for (const Beat& b : u.inputs[1])
+      if (b.has_elem && int(ls.size()) < data) ls.push_back(int(b.elem.scalar()));
+  } else {
+    const int tiles = std::min(c.count() * ag_passes(c, u), data);
+    for (int j = 0; j < tiles; ++j) ls.push_back(c.lin(j % c.count()));
   }
   std::vector<std::vector<AgReq>> out;
-  for (int j = 0; j < tiles; ++j) {
-    const uint64_t l = uint64_t(c.lin(j % c.count()));
+  for (const int li : ls) {
+    const uint64_t l = uint64_t(li);
     Burst b;
     b.base = c.tile_addr(int(l));
     b.rows = uint32_t(c.rows);

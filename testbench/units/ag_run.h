@@ -13,6 +13,7 @@ struct AgRun {
   size_t loads = 0, stores = 0, tiles = 0, errs = 0;
   size_t ref_loads = 0, passes = 0, bare = 0;  // loads with a ref stream: passes, bare beats out
   size_t row_cases = 0;                        // cases with tiles of fewer than T rows
+  size_t random_loads = 0, random_stores = 0;  // random access (RandomOffChipLoad / Store)
   uint64_t requests = 0;
   size_t bundles = 0;  // checked bundles
   std::vector<uint64_t> bundle_at;  // the edge that took each bundle
@@ -57,14 +58,19 @@ AgRun run_ag(const std::vector<UnitCase>& cases, uint64_t seed, bool full_rate =
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::vector<Beat>& got = r.run.out[0].at(i);
     const bool err = i < b->memory.err_at_done.size() && b->memory.err_at_done[i];
-    const std::string e = check_ag<T, P>(cfgs[i], cases[i], got, b->memory, err);
+    // err_o is sticky until a reset: a case that follows without one inherits it.
+    const bool err_before = i > 0 && !cases[i].reset_before && b->memory.err_at_done[i - 1];
+    const std::string e = check_ag<T, P>(cfgs[i], cases[i], got, b->memory, err, err_before);
     if (!e.empty()) {
-      r.error = "case " + std::to_string(i) + ": " + e;
+      const AgCfg& c = cfgs[i];
+      r.error = "case " + std::to_string(i) + " (" + (c.random ? "random " : c.ref ? "ref " : "") +
+                (c.write ? "store" : "load") + (cases[i].reset_before ? "" : ", no reset") + "): " + e;
       return r;
     }
     (cfgs[i].write ? r.stores : r.loads)++;
     r.errs += err;
     r.row_cases += cfgs[i].tr(T) < T;
+    if (cfgs[i].random) (cfgs[i].write ? r.random_stores : r.random_loads)++;
     if (cfgs[i].ref) {
       ++r.ref_loads;
       r.passes += size_t(ag_passes(cfgs[i], cases[i]));
@@ -73,7 +79,7 @@ AgRun run_ag(const std::vector<UnitCase>& cases, uint64_t seed, bool full_rate =
       r.tiles += x.has_elem;
       r.bare += !cfgs[i].write && !x.has_elem;
     }
-    if (cfgs[i].write) r.tiles += size_t(cfgs[i].count());
+    if (cfgs[i].write && !cfgs[i].random) r.tiles += size_t(cfgs[i].count());  // (a random store: its acknowledgements)
   }
   if (check_bundles) {
     std::map<uint64_t, std::vector<std::vector<AgReq>>> by_region, want_region;

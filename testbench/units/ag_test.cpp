@@ -88,6 +88,29 @@ void ag_rows_ref(size_t n, uint64_t seed) {
 TEST(UnitsVsReference, AgOffchipRowsRefT4) { ag_rows_ref<4, 1>(800, 59); }
 TEST(UnitsVsReference, AgOffchipRowsRefT16P4) { ag_rows_ref<16, 4>(300, 61); }
 
+// Random access besides the above (a quarter of the cases): RandomOffChipLoad (a tile per
+// index, the index stream's stops and done, streams of index streams without reset) and
+// RandomOffChipStore (a write per index with the next tile, an acknowledgement per write;
+// fewer or more tiles than indices, an index outside the tensor: err_o). Every beat, lane,
+// written byte and request bundle against the reference.
+template <int T, int P>
+void ag_random(size_t n, uint64_t seed) {
+  const std::vector<UnitCase> cases = ag_cases(n, seed, T, 0, AgGen{true, true, true});
+  AgRun r = run_ag<T, NoRtl, P>(cases, seed, false, 1, true);
+  ASSERT_TRUE(r.run.result.ok) << r.run.result.error;
+  ASSERT_EQ(r.run.result.cases_done, cases.size());
+  EXPECT_EQ(r.error, "");
+  EXPECT_GT(r.random_loads, n / 12);
+  EXPECT_GT(r.random_stores, n / 12);
+  EXPECT_GT(r.errs, n / 50);
+  std::cout << "AgOffchip T = " << T << ", P = " << P << ", random access: " << cases.size() << " cases ("
+            << r.random_loads << " random loads, " << r.random_stores << " random stores, " << r.loads << " loads, "
+            << r.stores << " stores, " << r.errs << " with err_o), " << r.tiles << " tiles, " << r.bundles
+            << " bundles, " << r.run.result.cycles << " cycles\n";
+}
+TEST(UnitsVsReference, AgOffchipRandomT4) { ag_random<4, 1>(800, 67); }
+TEST(UnitsVsReference, AgOffchipRandomT16P4) { ag_random<16, 4>(300, 71); }
+
 // One view of n tiles at full rate, fixed memory latency: the edges of the first and last
 // tile, of every request bundle and of every ref beat.
 struct AgTiming {
@@ -279,6 +302,55 @@ TEST(UnitsTiming, AgOffchipRefPasses) {
             << " (ref element at edge " << one.ref_at.front() << "), 8 passes of 4 tiles in " << one.span
             << " cycles (latency 20: " << slow.span << "); one-tile passes, 100 in " << span[0] << " / " << span[1]
             << " / " << span[2] << " cycles at latency 1 / 20 / 50\n";
+}
+
+// Random access at full rate on the blocked [4 x 4]-tile tensor of 16 tiles (one request per
+// tile): the index's first request is on the pins from the edge after the one that takes the
+// index (as a ref pass), one tile per cycle whatever the memory latency (every index waits in
+// the pass queue), the tiles in index order. A store: one write per index and cycle, the
+// acknowledgements one per cycle, the first latency + 1 edges after its write.
+TEST(UnitsTiming, AgOffchipRandomOneTilePerCycle) {
+  AgCfg c;
+  c.tiles_r = 4;
+  c.tiles_c = 4;
+  c.shape = {2, 3};  // ignored in random access
+  c.stride = {1, 1};
+  c.rows = 1;
+  c.row_bytes = 32;
+  c.pitch = 32;
+  c.b = 32;
+  c.a = 128;
+  c.random = true;
+  std::string idx;
+  for (int k = 0; k < 100; ++k) idx += std::to_string((k * 7) % 16) + (k % 10 == 9 ? " S1 " : " ");
+  const std::vector<Beat> ref = to_beats(parse_tokens(idx + "D"));
+  const int lat[3] = {1, 20, 50};
+  uint64_t span[3];
+  for (int i = 0; i < 3; ++i) {
+    const AgTiming t = ag_full_rate(c, lat[i], {Beat::done_beat()}, ref, true);
+    span[i] = t.span;
+    ASSERT_EQ(t.bundle_at.size(), 100u);
+    EXPECT_EQ(t.bundle_at.front(), t.ref_at.front() + 1) << "latency " << lat[i];
+    EXPECT_EQ(t.bundle_at.back() - t.bundle_at.front() + 1, 100u) << "latency " << lat[i];
+    EXPECT_EQ(t.span, 100u) << "latency " << lat[i];
+  }
+  c.write = true;
+  std::vector<Beat> data;
+  std::mt19937_64 g(5);
+  for (int k = 0; k < 100; ++k) data.push_back(Beat::data(random_bits_square(g, 4)));
+  data.back().done = true;
+  const AgTiming st = ag_full_rate(c, 20, data, ref, true);
+  ASSERT_EQ(st.bundle_at.size(), 100u);
+  EXPECT_EQ(st.bundle_at.back() - st.bundle_at.front() + 1, 100u);
+  EXPECT_EQ(st.out_at.size(), 100u);  // the acknowledgements (the S1s ride on them)
+  EXPECT_EQ(st.span, 100u);
+  // The memory answers the write taken at edge b at edge b + 20; the unit takes the response into
+  // its output register there, which hands the acknowledgement over at the next edge.
+  EXPECT_EQ(st.first_tile, st.bundle_at.front() + 20 + 1);
+  std::cout << "AG random access, blocked [4x4]: 100 one-tile loads in " << span[0] << " / " << span[1] << " / "
+            << span[2] << " cycles at latency 1 / 20 / 50; 100 writes acknowledged in " << st.span
+            << " cycles (first acknowledgement " << st.first_tile - st.bundle_at.front()
+            << " cycles after its request at latency 20)\n";
 }
 
 }  // namespace

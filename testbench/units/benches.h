@@ -200,8 +200,9 @@ struct Bench : UnitEnv {
       for (const OutBase* o : outs) c = std::min(c, o->completed());
       return c;
     };
+    // Cfg pins beyond the case's list read 0 (a pin added later keeps the older cases as they were).
     ctrl.apply_cfg = [this](const std::vector<int>& c) {
-      for (size_t i = 0; i < cfgs.size(); ++i) cfgs[i](c.at(i));
+      for (size_t i = 0; i < cfgs.size(); ++i) cfgs[i](i < c.size() ? c[i] : 0);
     };
   }
   Outputs outputs() const {
@@ -815,9 +816,10 @@ inline std::string compare_lanes(const Tile& want, const Tile& got, const std::v
   return "";
 }
 
-inline std::vector<UnitCase> pcu_accum_cases(size_t n, uint64_t seed) {
+// cfg {op, rank, scan}: Accum (scan 0) or Scan (1) add / max.
+inline std::vector<UnitCase> pcu_accum_cases(size_t n, uint64_t seed, bool scan = false) {
   return make_cases(
-      n, seed, [](std::mt19937_64& r) { return std::vector<int>{int(r() % 2), rnd(r, 1, 2)}; },
+      n, seed, [scan](std::mt19937_64& r) { return std::vector<int>{int(r() % 2), rnd(r, 1, 2), scan ? 1 : 0}; },
       [](std::mt19937_64& r, const std::vector<int>& c) {
         const int a = rnd(r, c[1], 3);
         RandomStreamOptions o = stream_opts(r, a);
@@ -827,10 +829,13 @@ inline std::vector<UnitCase> pcu_accum_cases(size_t n, uint64_t seed) {
       });
 }
 
-// Accum `add`/`max` of hw/functions over the input, against the unit's output stream.
+// Accum `add`/`max` of hw/functions over the input, against the unit's output stream; Scan
+// (cfg[2] = 1, hw/ops/higher_order.cpp): every beat out as it came, an element carrying the
+// finalized running state.
 inline std::string check_pcu_accum(const UnitCase& c, const std::vector<Beat>& got) {
   const bool is_max = c.cfg[0] != 0;
   const int rank = c.cfg[1];
+  const bool scan = c.cfg[2] != 0;
   const AccumFunction& fn = accum_function(is_max ? "max" : "add");
   Tile acc = fn.init();
   std::vector<int> nans(kL, 0);
@@ -843,7 +848,16 @@ inline std::string check_pcu_accum(const UnitCase& c, const std::vector<Beat>& g
           nans[size_t(j)] = 2;
       acc = fn.update(std::move(acc), {b.elem.tile()});
     }
-    if (b.stop >= rank) {
+    if (scan) {
+      Beat o = b;
+      if (b.has_elem) o.elem = Element(fn.finalize(acc));
+      want.push_back(o);
+      want_nans.push_back(is_max ? std::vector<int>(kL, 0) : nans);
+      if (b.stop >= rank) {
+        acc = fn.init();
+        nans.assign(kL, 0);
+      }
+    } else if (b.stop >= rank) {
       Tile t = fn.finalize(acc);
       if (is_empty_acc(t)) t = bf16_tile(std::vector<uint16_t>(kL, 0));  // no tile header: a zero payload
       Beat o = Beat::data(Element(t), uint8_t(b.stop - rank));
@@ -1158,10 +1172,11 @@ struct EagerMergeBench : Bench<EagerMergeBench<Rtl>, Rtl> {
   }
 };
 
-template <class Rtl>
-struct PcuAccumBench : Bench<PcuAccumBench<Rtl>, Rtl> {
+template <class Rtl, bool kScan = false>
+struct PcuAccumBenchT : Bench<PcuAccumBenchT<Rtl, kScan>, Rtl> {
   CfgPin<bool> op{*this};
   CfgPin<stop_t> rank{*this};
+  CfgPin<bool> scan{*this};
   InPort<kLW> in{*this, "in", encode_tile<kL>};
   OutPort<1, kLW> out{*this, "out", decode_tile<kL>};
   units::PcuAccum<kL> hls{"hls"};
@@ -1170,12 +1185,17 @@ struct PcuAccumBench : Bench<PcuAccumBench<Rtl>, Rtl> {
     this->bind_clock(d);
     d.cfg_op_i(op.sig);
     d.cfg_rank_i(rank.sig);
+    d.cfg_scan_i(scan.sig);
     STEPSIM_BIND_IN(d, in, in.pins, r);
     STEPSIM_BIND_OUT(d, out, out.pins, r);
   }
-  static std::vector<UnitCase> cases(size_t n, uint64_t seed) { return pcu_accum_cases(n, seed); }
+  static std::vector<UnitCase> cases(size_t n, uint64_t seed) { return pcu_accum_cases(n, seed, kScan); }
   static std::string check(const UnitCase& c, const CaseOutputs& got) { return check_pcu_accum(c, got[0]); }
 };
+template <class Rtl>
+using PcuAccumBench = PcuAccumBenchT<Rtl>;
+template <class Rtl>
+using PcuScanBench = PcuAccumBenchT<Rtl, true>;
 
 template <class Rtl>
 struct PcuReduceBench : Bench<PcuReduceBench<Rtl>, Rtl> {

@@ -257,11 +257,13 @@ inline const char* tile_accum_fn(int op) {
   return names[op];
 }
 
-// Accum fn (cfg {op, rank}) of hw/functions over the input stream(s), against the unit's output.
+// Accum fn (cfg {op, rank}) of hw/functions over the input stream(s), against the unit's output;
+// Scan (cfg[3] = 1): every beat out as it came, an element carrying the finalized running state.
 template <int T = kT>
 std::string check_pcu_tile_accum(const UnitCase& c, const std::vector<Beat>& got) {
   const int op = c.cfg[0];
   const int rank = c.cfg[1];
+  const bool scan = c.cfg.size() > 3 && c.cfg[3] != 0;
   const bool two = op >= 2;
   const AccumFunction& fn = accum_function(tile_accum_fn(op));
   const size_t n = size_t(T) * T;
@@ -290,7 +292,16 @@ std::string check_pcu_tile_accum(const UnitCase& c, const std::vector<Beat>& got
       if (two) in.push_back(c.inputs[1][k].elem.tile());
       acc = fn.update(std::move(acc), in);
     }
-    if (x.stop >= rank) {
+    if (scan) {
+      Beat o = x;
+      if (x.has_elem) o.elem = Element(fn.finalize(acc));
+      want.push_back(o);
+      want_loose.push_back(loose);
+      if (x.stop >= rank) {
+        acc = fn.init();
+        loose.assign(n, false);
+      }
+    } else if (x.stop >= rank) {
       Tile t = fn.finalize(acc);
       if (is_empty_acc(t)) t = bf16_rows(0, T, {});  // a zero payload: a tile of 0 rows
       Beat o = Beat::data(Element(t), uint8_t(x.stop - rank));
@@ -317,22 +328,22 @@ std::string check_pcu_tile_accum(const UnitCase& c, const std::vector<Beat>& got
   return "";
 }
 
-// Accum add / max (cfg {0 or 1, rank}): input a only; the unit's b pins stay idle.
+// Accum add / max (cfg {0 or 1, rank, 0, scan}): input a only; the unit's b pins stay idle.
 template <int T = kT>
-std::vector<UnitCase> pcu_tile_accum_cases(size_t n, uint64_t seed) {
+std::vector<UnitCase> pcu_tile_accum_cases(size_t n, uint64_t seed, bool scan = false) {
   return make_cases(
-      n, seed, [](std::mt19937_64& r) { return std::vector<int>{int(r() % 2), rnd(r, 1, 2), 0}; },
+      n, seed, [scan](std::mt19937_64& r) { return std::vector<int>{int(r() % 2), rnd(r, 1, 2), 0, scan ? 1 : 0}; },
       [](std::mt19937_64& r, const std::vector<int>& c) {
         const int a = rnd(r, c[1], 3);
         return std::vector<std::vector<Token>>{square_pair<T>(r, a, a == 1 ? 8 : 0, random_rows<T>(r))[0]};
       });
 }
 
-// Accum matmul_acc / matmul_t_acc (cfg {2 or 3, rank}): A and B streams of one structure.
+// Accum matmul_acc / matmul_t_acc (cfg {2 or 3, rank, 0, scan}): A and B streams of one structure.
 template <int T = kT>
-std::vector<UnitCase> pcu_tile_matmul_acc_cases(size_t n, uint64_t seed) {
+std::vector<UnitCase> pcu_tile_matmul_acc_cases(size_t n, uint64_t seed, bool scan = false) {
   return make_cases(
-      n, seed, [](std::mt19937_64& r) { return std::vector<int>{2 + int(r() % 2), rnd(r, 1, 2), 0}; },
+      n, seed, [scan](std::mt19937_64& r) { return std::vector<int>{2 + int(r() % 2), rnd(r, 1, 2), 0, scan ? 1 : 0}; },
       [](std::mt19937_64& r, const std::vector<int>& c) {
         const int a = rnd(r, c[1], 3);
         return square_pair<T>(r, a, a == 1 ? 8 : 0, random_rows<T>(r));  // A [r x T], B [T x T]
@@ -483,13 +494,15 @@ std::string check_pcu_tile_bank(const UnitCase& c, const std::vector<Beat>& got)
   return check_pcu_tile_accum<T>(r, got);
 }
 
-// One unit, four benches: with b driven (matmul_acc) or idle (add, max), bank off or on.
-template <class Rtl, bool kTwo, int T = kT, int NB = 16, bool kBank = false>
-struct PcuTileAccumBenchT : Bench<PcuTileAccumBenchT<Rtl, kTwo, T, NB, kBank>, Rtl> {
+// One unit, several benches: with b driven (matmul_acc) or idle (add, max), bank off or on,
+// Accum or Scan.
+template <class Rtl, bool kTwo, int T = kT, int NB = 16, bool kBank = false, bool kScan = false>
+struct PcuTileAccumBenchT : Bench<PcuTileAccumBenchT<Rtl, kTwo, T, NB, kBank, kScan>, Rtl> {
   static constexpr int TW = units::TileBits<T>::W;
   CfgPin<bits_t<2>> op{*this};
   CfgPin<stop_t> rank{*this};
   CfgPin<stop_t> bank{*this};
+  CfgPin<bool> scan{*this};
   InPort<TW> a{*this, "a", encode_square<T>};
   std::unique_ptr<InPort<TW>> b;
   InPins<TW> idle_b;  // never valid
@@ -511,6 +524,7 @@ struct PcuTileAccumBenchT : Bench<PcuTileAccumBenchT<Rtl, kTwo, T, NB, kBank>, R
     d.cfg_op_i(op.sig);
     d.cfg_rank_i(rank.sig);
     d.cfg_bank_i(bank.sig);
+    d.cfg_scan_i(scan.sig);
     STEPSIM_BIND_IN(d, a, a.pins, r);
     if (kTwo)
       STEPSIM_BIND_IN(d, b, b->pins, r);
@@ -521,7 +535,7 @@ struct PcuTileAccumBenchT : Bench<PcuTileAccumBenchT<Rtl, kTwo, T, NB, kBank>, R
   }
   static std::vector<UnitCase> cases(size_t n, uint64_t seed) {
     if (kBank) return pcu_tile_bank_cases<T>(n, seed, kTwo, NB);
-    return kTwo ? pcu_tile_matmul_acc_cases<T>(n, seed) : pcu_tile_accum_cases<T>(n, seed);
+    return kTwo ? pcu_tile_matmul_acc_cases<T>(n, seed, kScan) : pcu_tile_accum_cases<T>(n, seed, kScan);
   }
   static std::string check(const UnitCase& c, const CaseOutputs& got) {
     return kBank ? check_pcu_tile_bank<T>(c, got[0]) : check_pcu_tile_accum<T>(c, got[0]);
@@ -544,5 +558,12 @@ template <class Rtl>
 using PcuTileBank16Bench = PcuTileAccumBenchT<Rtl, false, 16, 64, true>;
 template <class Rtl>
 using PcuTileBankMatmul16Bench = PcuTileAccumBenchT<Rtl, true, 16, 64, true>;
+// Scan add/max and matmul_acc/matmul_t_acc (the bank off).
+template <class Rtl>
+using PcuTileScanBench = PcuTileAccumBenchT<Rtl, false, kT, 16, false, true>;
+template <class Rtl>
+using PcuTileScanMatmulBench = PcuTileAccumBenchT<Rtl, true, kT, 16, false, true>;
+template <class Rtl>
+using PcuTileScan16Bench = PcuTileAccumBenchT<Rtl, false, 16, 64, false, true>;
 
 }  // namespace stepsim::unit_test

@@ -43,6 +43,13 @@ TEST(UnitsVsFunctions, PcuTileMapMatchesMatmulMulAddBitForBit) { check_hls<PcuTi
 TEST(UnitsVsFunctions, PcuTileMapMatchesSiluExpSigmoidBitForBit) { check_hls<PcuTileUnaryBench>(27); }
 TEST(UnitsVsFunctions, PcuTileAccumMatchesAccumAddAndMaxBitForBit) { check_hls<PcuTileAccumBench>(25); }
 TEST(UnitsVsFunctions, PcuTileAccumMatchesMatmulAccBitForBit) { check_hls<PcuTileMatmulAccBench>(26); }
+// Scan on the Accum units (cfg_scan_i): every beat out as it came, each element the running
+// state, as hw/ops/higher_order.cpp's Scan, bit for bit.
+TEST(UnitsVsFunctions, PcuAccumMatchesScanAddAndMaxBitForBit) { check_hls<PcuScanBench>(33); }
+TEST(UnitsVsFunctions, PcuTileAccumMatchesScanBitForBit) {
+  check_hls<PcuTileScanBench>(34);
+  check_hls<PcuTileScanMatmulBench>(35);
+}
 // The accumulator bank: each result equals a rank-2 Accum over the reordered stream, bit for bit.
 TEST(UnitsVsFunctions, PcuTileBankEqualsRank2AccumOverTheReorderedStream) {
   check_hls<PcuTileBankBench>(28);

@@ -45,5 +45,21 @@ TEST(UnitsLockstep, AgOffchipRowsRefT16P4) {
             << r.bundles << " bundles, " << r.run.result.cycles << " cycles in lock-step\n";
 }
 
+// Random access at T = 16, P = 4 in lock-step (as UnitsLockstep.AgOffchipRandom).
+TEST(UnitsLockstep, AgOffchipRandomT16P4) {
+  const size_t n = env_cases(1000);
+  const uint64_t seed = env_seed(20);
+  const std::vector<UnitCase> cases = ag_cases(n, seed, 16, 0, AgGen{true, true, true});
+  AgRun r = run_ag<16, Vag_offchip_t16, 4>(cases, seed, false, 1, true);
+  ASSERT_TRUE(r.run.result.ok) << "AgOffchip T = 16 random (seed " << seed << "): " << r.run.result.error;
+  ASSERT_EQ(r.run.result.cases_done, cases.size());
+  EXPECT_EQ(r.error, "") << "seed " << seed;
+  EXPECT_GT(r.random_loads, n / 12);
+  EXPECT_GT(r.random_stores, n / 12);
+  std::cout << "AgOffchip T = 16, P = 4, random access: " << cases.size() << " cases (" << r.random_loads
+            << " random loads, " << r.random_stores << " random stores, " << r.errs << " with err_o), " << r.tiles
+            << " tiles, " << r.bundles << " bundles, " << r.run.result.cycles << " cycles in lock-step\n";
+}
+
 }  // namespace
 }  // namespace stepsim::unit_test

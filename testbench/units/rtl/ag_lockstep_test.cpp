@@ -49,5 +49,24 @@ TEST(UnitsLockstep, AgOffchipRowsRef) {
             << r.bundles << " bundles, " << r.run.result.cycles << " cycles in lock-step\n";
 }
 
+// Random access in lock-step (a quarter of the cases, besides rows and ref streams):
+// RandomOffChipLoad / RandomOffChipStore on tile indices (the divider, the pass queue, the
+// acknowledgements, too few / too many tiles, indices outside the tensor: err_o).
+TEST(UnitsLockstep, AgOffchipRandom) {
+  const size_t n = env_cases(2000);
+  const uint64_t seed = env_seed(19);
+  const std::vector<UnitCase> cases = ag_cases(n, seed, 4, 0, AgGen{true, true, true});
+  AgRun r = run_ag<4, Vag_offchip>(cases, seed, false, 1, true);
+  ASSERT_TRUE(r.run.result.ok) << "AgOffchip random (seed " << seed << "): " << r.run.result.error;
+  ASSERT_EQ(r.run.result.cases_done, cases.size());
+  EXPECT_EQ(r.error, "") << "seed " << seed;
+  EXPECT_GT(r.random_loads, n / 12);
+  EXPECT_GT(r.random_stores, n / 12);
+  std::cout << "AgOffchip random access: " << cases.size() << " cases (" << r.random_loads << " random loads, "
+            << r.random_stores << " random stores, " << r.loads << " loads, " << r.stores << " stores, " << r.errs
+            << " with err_o), " << r.tiles << " tiles, " << r.bundles << " bundles, " << r.run.result.cycles
+            << " cycles in lock-step\n";
+}
+
 }  // namespace
 }  // namespace stepsim::unit_test

@@ -51,6 +51,7 @@ TEST(UnitsLockstepT16, PcuTileAccum) { run<PcuTileAccum16Bench<Vpcu_tile_accum_t
 TEST(UnitsLockstepT16, PcuTileMatmulAcc) {
   run<PcuTileMatmulAcc16Bench<Vpcu_tile_accum_t16>>("PcuTileMatmulAcc T=16", 1616);
 }
+TEST(UnitsLockstepT16, PcuTileScan) { run<PcuTileScan16Bench<Vpcu_tile_accum_t16>>("PcuTileScan T=16", 1620); }
 // The accumulator bank (NB = 64): fewer cases, they are longer (up to 64 entries).
 TEST(UnitsLockstepT16, PcuTileBank) { run<PcuTileBank16Bench<Vpcu_tile_accum_t16>>("PcuTileBank T=16", 1618, num_cases() / 3); }
 TEST(UnitsLockstepT16, PcuTileBankMatmulAcc) {

@@ -72,6 +72,10 @@ TEST(UnitsLockstep, PcuTileMap) { lockstep<PcuTileMapBench, Vpcu_tile_map>("PcuT
 TEST(UnitsLockstep, PcuTileUnary) { lockstep<PcuTileUnaryBench, Vpcu_tile_map>("PcuTileUnary", 17); }
 TEST(UnitsLockstep, PcuTileAccum) { lockstep<PcuTileAccumBench, Vpcu_tile_accum>("PcuTileAccum", 15); }
 TEST(UnitsLockstep, PcuTileMatmulAcc) { lockstep<PcuTileMatmulAccBench, Vpcu_tile_accum>("PcuTileMatmulAcc", 16); }
+// Scan (cfg_scan_i) on the vector and tile Accum units.
+TEST(UnitsLockstep, PcuScan) { lockstep<PcuScanBench, Vpcu_accum>("PcuScan", 33); }
+TEST(UnitsLockstep, PcuTileScan) { lockstep<PcuTileScanBench, Vpcu_tile_accum>("PcuTileScan", 34); }
+TEST(UnitsLockstep, PcuTileScanMatmul) { lockstep<PcuTileScanMatmulBench, Vpcu_tile_accum>("PcuTileScanMatmul", 35); }
 // The accumulator bank (q = 1..2, NB = 16): each result also equals a rank-2 Accum over the
 // reordered stream (check_pcu_tile_bank).
 TEST(UnitsLockstep, PcuTileBank) { lockstep<PcuTileBankBench, Vpcu_tile_accum>("PcuTileBank", 18); }
