@@ -242,8 +242,8 @@ struct AgOffchip : sc_core::sc_module {
       bits_t<IW> n[MR];
       for (int d = 0; d < MR; ++d) n[d] = randm ? bits_t<IW>(1) : slice<IW, MR * IW>(shape, IW * d);
       const UBeat<IW> fh = fb.head();
-      bits_t<IW> lq, lr;  // random access: the index's position
-      divide(fh.data, tiles_c, lq, lr);
+      bits_t<IW> lq = 0, lr = 0;  // random access: the index's position
+      if (randm) divide(fh.data, tiles_c, lq, lr);
       bits_t<IW> cq[MR], cr[MR];  // the positions (at a pass's start: the offset, or the index's)
       for (int d = 0; d < MR; ++d) {
         cq[d] = !g_init ? g_q[d] : randm ? lq : cfg_offset_q_i.read();
