@@ -428,6 +428,7 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
   r.offchip_write_bytes = memory->bytes_written();
   r.offchip_requests = memory->hbm_stats().requests();
   r.offchip_tile_bytes = memory->tile_bytes();
+  r.offchip_uncontended = memory->uncontended();
 
   bool finished = true;
   for (const auto& [name, op] : ops) finished = finished && op->ctx().state() == Context::State::kFinished;

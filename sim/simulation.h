@@ -66,6 +66,9 @@ struct SimResult {
   uint64_t offchip_read_bytes = 0, offchip_write_bytes = 0;  // measured: requests x request_bytes
   uint64_t offchip_requests = 0;
   uint64_t offchip_tile_bytes = 0;  // paper's traffic formula: tiles moved x tile bytes
+  // The clients' request rates could never make a request wait for its HBM channel, so the
+  // memory served every tile in closed form without turns (OffChipMemory::add_client).
+  bool offchip_uncontended = false;
   std::vector<std::string> written_files;  // functional mode: .npy files of stored tensors
   // Functional mode with keep_stored: every tensor a store wrote, and every declared output,
   // logical row-major values.

@@ -112,6 +112,16 @@ uint64_t OffChipMemory::transfer(Context& ctx, Burst b, uint8_t* data) {
   // Requests reaching the memory in the same cycle are served in turn order (cycle, then
   // client index), so the memory sees the order the turns grant.
   b.initiator = uint32_t(ctx.tie_rank());
+  if (!regime_set_) {
+    regime_set_ = true;
+    if (mode_ == HbmAccessMode::Fast) target_.timing().set_arrival_bound(window_requests_);
+  }
+  if (uncontended()) {
+    if (data) ctx.wait_for_turn(clients_);
+    const BurstResult r = port_.serve(*socket.operator->(), b, data);
+    ctx.advance_to(r.last_issue_cycle);
+    return r.completion_cycle;
+  }
   if (mode_ == HbmAccessMode::Fast) {
     // Deferred exact tile path: register the tile at its turn, then take its result once no
     // client can issue before its last request any more (the turn at that cycle).

@@ -8,7 +8,12 @@
 // (t, index). That keeps results independent of SystemC process order.
 //
 // Modes (HardwareParams::hbm_mode):
-//   fast    - two TLM transactions per tile: BurstIssue at the client's turn (data moves, the
+//   fast, uncontended - when the clients' request rates cannot make a request wait for its
+//             channel (add_client's bounds, HbmTiming::set_arrival_bound), one TLM transaction
+//             per tile (HbmTiming::serve_burst: the exact completion in closed form) and no turn: the
+//             result cannot depend on the other clients. Functional runs still take the
+//             turn, so that data moves in model-time order (a load after a store).
+//   fast    - otherwise two TLM transactions per tile: BurstIssue at the client's turn (data moves, the
 //             target registers the tile with HbmTiming::issue_burst), then, once the client
 //             has advanced to the tile's last issue cycle and holds the turn there,
 //             BurstResult (HbmTiming::try_result): the exact request-level completion, timed
@@ -101,8 +106,18 @@ class OffChipMemory : public sc_core::sc_module {
   OffChipTensor& tensor(const std::string& name);
   const std::vector<OffChipTensor>& tensors() const { return tensors_; }
 
-  // An operator that issues off-chip requests; call during elaboration.
-  void add_client(Context* c) { clients_.push_back(c); }
+  // An operator that issues off-chip requests; call during elaboration. `window_requests`:
+  // the most requests it can issue in any hbm.init_interval consecutive cycles, or
+  // kUnbounded. When the clients' sum cannot exceed the channels, the memory never queues a
+  // request (HbmTiming::set_arrival_bound) and transfers need no turns.
+  static constexpr uint64_t kUnbounded = UINT64_MAX;
+  void add_client(Context* c, uint64_t window_requests = kUnbounded) {
+    clients_.push_back(c);
+    window_requests_ = window_requests > kUnbounded - window_requests_ ? kUnbounded : window_requests_ + window_requests;
+  }
+  // Whether the memory runs uncontended (decided at the first transfer from the clients'
+  // bounds; false before).
+  bool uncontended() const { return target_.timing().uncontended(); }
 
   // Moves one tile (a strided 2-D block, see Burst) between HBM and `data` (packed rows; may
   // be null: timing only). Issues at ctx.now() and blocks in model time for the turn; on
@@ -129,10 +144,12 @@ class OffChipMemory : public sc_core::sc_module {
 
  private:
   HbmTarget target_;
-  HbmDeferredPort port_;  // fast mode: the tile transactions, one payload reused
+  HbmTilePort port_;  // fast mode: the tile transactions, one payload reused
   HbmAccessMode mode_;
   std::vector<OffChipTensor> tensors_;
   std::vector<Context*> clients_;
+  uint64_t window_requests_ = 0;  // the clients' bounds summed (add_client)
+  bool regime_set_ = false;       // set_arrival_bound called
   uint64_t tile_bytes_ = 0;
 };
 

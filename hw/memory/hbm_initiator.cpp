@@ -138,16 +138,16 @@ bool hbm_result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t waterm
   return true;
 }
 
-HbmDeferredPort::HbmDeferredPort(uint32_t request_bytes) : request_bytes_(request_bytes) {
+HbmTilePort::HbmTilePort(uint32_t request_bytes) : request_bytes_(request_bytes) {
   gp_.set_byte_enable_ptr(nullptr);
   gp_.set_byte_enable_length(0);
   gp_.set_dmi_allowed(false);
   gp_.set_extension(&ext_);
 }
 
-HbmDeferredPort::~HbmDeferredPort() { gp_.clear_extension(&ext_); }
+HbmTilePort::~HbmTilePort() { gp_.clear_extension(&ext_); }
 
-void HbmDeferredPort::send(tlm::tlm_fw_transport_if<>& fw) {
+void HbmTilePort::send(tlm::tlm_fw_transport_if<>& fw) {
   gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   fw.b_transport(gp_, delay);
@@ -156,16 +156,20 @@ void HbmDeferredPort::send(tlm::tlm_fw_transport_if<>& fw) {
                              " failed: " + gp_.get_response_string());
 }
 
-uint64_t HbmDeferredPort::issue(tlm::tlm_fw_transport_if<>& fw, const Burst& b, uint8_t* data,
-                                BurstResult* info) {
+void HbmTilePort::prepare(const Burst& b, uint8_t* data) {
   const uint64_t len = uint64_t(b.rows) * b.row_bytes;
   gp_.set_command(b.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
   gp_.set_address(b.base);
   gp_.set_data_ptr(data);
   gp_.set_data_length(static_cast<unsigned int>(data ? len : 0));
   gp_.set_streaming_width(static_cast<unsigned int>(data ? len : 0));
-  ext_.kind = HbmBurstExtension::Kind::BurstIssue;
   set_geometry(ext_, b);
+}
+
+uint64_t HbmTilePort::issue(tlm::tlm_fw_transport_if<>& fw, const Burst& b, uint8_t* data,
+                            BurstResult* info) {
+  prepare(b, data);
+  ext_.kind = HbmBurstExtension::Kind::BurstIssue;
   send(fw);
   if (info) {
     info->completion_cycle = b.issue_cycle;
@@ -176,8 +180,8 @@ uint64_t HbmDeferredPort::issue(tlm::tlm_fw_transport_if<>& fw, const Burst& b, 
   return ext_.handle;
 }
 
-bool HbmDeferredPort::result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t watermark,
-                             BurstResult* out) {
+bool HbmTilePort::result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t watermark,
+                         BurstResult* out) {
   gp_.set_command(tlm::TLM_READ_COMMAND);
   gp_.set_address(0);
   gp_.set_data_ptr(nullptr);
@@ -195,6 +199,18 @@ bool HbmDeferredPort::result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, ui
     out->bytes = ext_.requests * request_bytes_;
   }
   return true;
+}
+
+BurstResult HbmTilePort::serve(tlm::tlm_fw_transport_if<>& fw, const Burst& b, uint8_t* data) {
+  prepare(b, data);
+  ext_.kind = HbmBurstExtension::Kind::Burst;
+  send(fw);
+  BurstResult r;
+  r.completion_cycle = ext_.completion_cycle;
+  r.requests = ext_.requests;
+  r.bytes = ext_.requests * request_bytes_;
+  r.last_issue_cycle = ext_.last_issue_cycle;
+  return r;
 }
 
 BurstResult hbm_transfer(tlm::tlm_fw_transport_if<>& fw, const Burst& b, HbmAccessMode mode,

@@ -53,23 +53,27 @@ uint64_t hbm_issue(tlm::tlm_fw_transport_if<>& fw, const Burst& burst, uint32_t 
 bool hbm_result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t watermark,
                 uint32_t request_bytes, BurstResult* out);
 
-// Deferred fast mode through one generic payload and extension, set up once and reused for
-// every transaction: issue() and result() are the transactions of hbm_issue / hbm_result
-// (same fields in, same fields out), without preparing a payload per call. For one caller
-// whose calls never overlap (the HbmTarget never waits inside b_transport).
-class HbmDeferredPort {
+// The tile transactions of fast mode through one generic payload and extension, set up once
+// and reused for every transaction: issue() and result() are those of hbm_issue / hbm_result,
+// serve() that of hbm_transfer in fast mode (HbmTiming::serve_burst: the target's result at
+// once, exact when the memory is uncontended, HbmTiming::set_arrival_bound); same fields in,
+// same fields out, without preparing a payload per call. For one caller whose calls never
+// overlap (the HbmTarget never waits inside b_transport).
+class HbmTilePort {
  public:
-  explicit HbmDeferredPort(uint32_t request_bytes);
-  ~HbmDeferredPort();
-  HbmDeferredPort(const HbmDeferredPort&) = delete;
-  HbmDeferredPort& operator=(const HbmDeferredPort&) = delete;
+  explicit HbmTilePort(uint32_t request_bytes);
+  ~HbmTilePort();
+  HbmTilePort(const HbmTilePort&) = delete;
+  HbmTilePort& operator=(const HbmTilePort&) = delete;
 
   uint64_t issue(tlm::tlm_fw_transport_if<>& fw, const Burst& burst, uint8_t* data,
                  BurstResult* info);
   bool result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t watermark,
               BurstResult* out);
+  BurstResult serve(tlm::tlm_fw_transport_if<>& fw, const Burst& burst, uint8_t* data);
 
  private:
+  void prepare(const Burst& burst, uint8_t* data);
   void send(tlm::tlm_fw_transport_if<>& fw);
   tlm::tlm_generic_payload gp_;
   HbmBurstExtension ext_;

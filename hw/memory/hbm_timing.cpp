@@ -4,6 +4,8 @@
 #include <cassert>
 #include <cstddef>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 namespace stepsim {
 
@@ -38,6 +40,7 @@ void HbmTiming::reset(const HbmParams& params) {
   last_call_issue_ = 0;
   last_call_initiator_ = 0;
   slow_bursts_ = 0;
+  uncontended_ = false;
   stats_ = HbmStats();
   stats_.requests_per_channel.assign(p_.channels, 0);
   stats_.busy_cycles_per_channel.assign(p_.channels, 0);
@@ -810,6 +813,7 @@ Completion HbmTiming::serve_request(uint64_t addr, bool write, uint64_t issue_cy
 
 Completion HbmTiming::serve_request(uint64_t addr, bool write, uint64_t issue_cycle,
                                     uint32_t initiator) {
+  require_ordered("serve_request");
   check_order(issue_cycle, initiator);
   Completion out;
   out.issue_cycle = issue_cycle;
@@ -856,10 +860,7 @@ Completion HbmTiming::serve_request(uint64_t addr, bool write, uint64_t issue_cy
 // per-channel statistics.
 HbmTiming::Flow& HbmTiming::push_flow(const Burst& b) {
   const uint64_t rb = p_.request_bytes;
-  // Burst::requests_per_row, by a shift when request_bytes is a power of two (the presets'
-  // 64 B): a 64-bit division costs tens of cycles, and this runs for every tile.
-  const uint64_t per_row = (rb & (rb - 1)) == 0 ? (b.row_bytes + rb - 1) >> __builtin_ctzll(rb)
-                                                : b.requests_per_row(p_.request_bytes);
+  const uint64_t per_row = requests_per_row(b);
   const uint64_t n = uint64_t(b.rows) * per_row;
   const uint32_t C = p_.channels;
   Flow& f = flows_.emplace_back();
@@ -903,6 +904,7 @@ HbmTiming::Flow& HbmTiming::push_flow(const Burst& b) {
 }
 
 uint64_t HbmTiming::issue_burst(const Burst& b, BurstResult* info) {
+  require_ordered("issue_burst");
   check_order(b.issue_cycle, b.initiator);
   if (p_.mapping != HbmMapping::RoundRobin) fold(b.issue_cycle + p_.link_latency, b.initiator);
   Flow& f = push_flow(b);
@@ -925,6 +927,7 @@ uint64_t HbmTiming::issue_burst(const Burst& b, BurstResult* info) {
 }
 
 bool HbmTiming::try_result(uint64_t handle, uint64_t watermark, BurstResult* out) {
+  require_ordered("try_result");
   const size_t i = index_of(handle);
   if (i == SIZE_MAX || !flows_[i].held) return false;
   const uint64_t last = flows_[i].result.last_issue_cycle;
@@ -954,7 +957,22 @@ bool HbmTiming::try_result(uint64_t handle, uint64_t watermark, BurstResult* out
   return true;
 }
 
+bool HbmTiming::set_arrival_bound(uint64_t window_arrivals) {
+  if (issued_total_ || !flows_.empty() || stats_.requests())
+    throw std::logic_error("HbmTiming::set_arrival_bound after requests were served");
+  uncontended_ = p_.mapping == HbmMapping::RoundRobin && p_.startup_every_request &&
+                 window_arrivals <= p_.channels;
+  return uncontended_;
+}
+
+void HbmTiming::require_ordered(const char* call) const {
+  if (uncontended_)
+    throw std::logic_error(std::string("HbmTiming::") + call +
+                           " in uncontended operation (set_arrival_bound): only serve_burst is available");
+}
+
 BurstResult HbmTiming::serve_burst(const Burst& b) {
+  if (uncontended_) return serve_uncontended(b);
   check_order(b.issue_cycle, b.initiator);
   fold(b.issue_cycle + p_.link_latency, b.initiator);
   const Flow& f = push_flow(b);
@@ -971,6 +989,25 @@ BurstResult HbmTiming::serve_burst(const Burst& b) {
   retire();
   account(b.write, n, b.issue_cycle, res.completion_cycle);
   return res;
+}
+
+// The closed form of uncontended operation (set_arrival_bound): every request is served as it
+// arrives and pays startup, so the last one completes last, idle_latency() after its issue.
+BurstResult HbmTiming::serve_uncontended(const Burst& b) {
+  const uint64_t n = uint64_t(b.rows) * requests_per_row(b);
+  BurstResult r;
+  r.requests = n;
+  r.bytes = n * p_.request_bytes;
+  r.last_issue_cycle = b.issue_cycle;
+  r.completion_cycle = b.issue_cycle;
+  if (n == 0) return r;
+  const uint64_t P = b.dispatch();
+  r.last_issue_cycle += P == 1 ? n - 1 : (n - 1) / P;
+  r.completion_cycle = r.last_issue_cycle + p_.idle_latency();
+  issued_total_ += n;
+  stats_.startup_paid += n;
+  account(b.write, n, b.issue_cycle, r.completion_cycle);
+  return r;
 }
 
 }  // namespace stepsim

@@ -172,6 +172,21 @@ class HbmTiming {
   // Tile-level path; see the header comment for cost and exactness.
   BurstResult serve_burst(const Burst& burst);
 
+  // Uncontended operation. `window_arrivals` bounds the requests that reach the memory in
+  // any init_interval consecutive cycles, all initiators together (the callers promise it).
+  // Under RoundRobin mapping with startup_every_request, a bound <= channels means that no
+  // request ever waits for its channel: requests m and m + channels of the FIFO order reach
+  // the memory at least init_interval cycles apart (otherwise channels + 1 requests would
+  // arrive within init_interval cycles), so by induction every request is served at its
+  // arrival. Then each request completes at issue + idle_latency() whatever the other
+  // requests are, and serve_burst gives the request level's result exactly, in O(1), with
+  // calls in any order (the per-channel counts follow from the request total as before;
+  // every request pays startup). Returns whether the bound gives that regime, which is then
+  // on until reset(); call it before any request. While it is on, no channel state is kept:
+  // issue_burst / try_result / serve_request throw std::logic_error.
+  bool set_arrival_bound(uint64_t window_arrivals);
+  bool uncontended() const { return uncontended_; }
+
   // Deferred tile path, for a simulator that knows a time-order watermark w. issue_burst
   // registers the burst and returns a handle; try_result(h, w) gives its final result (the
   // request level's, exactly) once w >= the burst's last issue cycle L, counting the
@@ -285,6 +300,8 @@ class HbmTiming {
 
   uint32_t mapping_channel(uint64_t addr);
   void check_order(uint64_t issue_cycle, uint32_t initiator);
+  void require_ordered(const char* call) const;  // throws in uncontended operation
+  BurstResult serve_uncontended(const Burst& b);
   void note_call(uint64_t issue_cycle, uint32_t initiator);
   void account(bool write, uint64_t requests, uint64_t issue_cycle, uint64_t completion);
   uint64_t j0_of(const Flow& f, uint32_t c) const;
@@ -352,6 +369,12 @@ class HbmTiming {
   size_t index_of(uint64_t handle) const;
   void retire();
 
+  // Burst::requests_per_row, by a shift when request_bytes is a power of two (the presets'
+  // 64 B): a 64-bit division costs tens of cycles, and this runs for every tile.
+  uint64_t requests_per_row(const Burst& b) const {
+    const uint64_t rb = p_.request_bytes;
+    return (rb & (rb - 1)) == 0 ? (b.row_bytes + rb - 1) >> __builtin_ctzll(rb) : b.requests_per_row(p_.request_bytes);
+  }
   uint64_t div_c(uint64_t x) const { return c_shift_ >= 0 ? x >> c_shift_ : x / p_.channels; }
   uint64_t mod_c(uint64_t x) const {
     return c_shift_ >= 0 ? x & (p_.channels - 1) : x % p_.channels;
@@ -379,6 +402,7 @@ class HbmTiming {
   uint64_t last_call_issue_ = 0;
   uint32_t last_call_initiator_ = 0;
   uint64_t slow_bursts_ = 0;
+  bool uncontended_ = false;  // set_arrival_bound
   std::vector<uint8_t> mark_;          // scratch
   std::vector<uint64_t> new_folded_;   // scratch
   std::vector<Range> ranges_;          // scratch

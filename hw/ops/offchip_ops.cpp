@@ -64,7 +64,6 @@ class OffChipOp : public Op {
   explicit OffChipOp(const OpConfig& cfg, bool affine) : Op(cfg) {
     if (!cfg.env->memory) throw std::logic_error("off-chip operator without an OffChipMemory");
     memory_ = cfg.env->memory;
-    memory_->add_client(&ctx());
     const std::string node = "node '" + cfg.name + "' (" + cfg.info->name + "): ";
     view_.tensor = &memory_->tensor(cfg.params.get_string("tensor"));
     const OffChipTensor& t = *view_.tensor;
@@ -120,6 +119,13 @@ class OffChipOp : public Op {
     const int64_t pd = cfg.params.get_int("par_dispatch");
     if (pd < 0) throw std::invalid_argument(node + "par_dispatch must be >= 0");
     par_dispatch_ = pd ? uint32_t(pd) : hw().par_dispatch;
+    // With one tile in flight the next tile issues after the last response, so in any II
+    // cycles the op issues at most par_dispatch requests per cycle (the memory's uncontended
+    // regime, OffChipMemory::add_client); otherwise tiles and chunks may share a cycle.
+    const HbmParams& hbm = hw().hbm;
+    memory_->add_client(&ctx(), hw().offchip_one_tile_in_flight && hbm.idle_latency() >= 1
+                                    ? uint64_t(std::max<uint32_t>(1, par_dispatch_)) * hbm.init_interval
+                                    : OffChipMemory::kUnbounded);
     // Every tile of a view has the same burst geometry.
     requests_per_tile_ = std::max<uint64_t>(1, view_.burst(view_.offset, false, 1).requests(hw().hbm.request_bytes));
     if (!hw().offchip_one_tile_in_flight) max_outstanding_ = hw().ag_max_outstanding;

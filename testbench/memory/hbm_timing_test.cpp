@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <stdexcept>
 #include <tuple>
 
 #include "hw/memory/hbm_timing.h"
@@ -610,6 +611,100 @@ TEST(HbmTiming, LaterBurstFillsGapsOfSlowBurst) {
   EXPECT_LE(fast.completion_cycle, 13u + 18u + 2u);
   std::printf("[calib] 4 KiB burst issued during a slow 64 KiB burst: %llu cycles\n",
               (unsigned long long)(fast.completion_cycle - 10));
+}
+
+// Uncontended operation (set_arrival_bound): initiators that keep one tile in flight, with
+// par_dispatch P_i and sum(P_i) * II <= channels, can never make a request wait. Each
+// initiator's tiles are then served in one call each, initiator after initiator (not in time
+// order), and every tile's completion and the statistics must equal the request level
+// replayed in FIFO order. Random parameters (II, latencies, link, request size) and shapes.
+TEST(HbmTiming, UncontendedBurstsInAnyOrderEqualRequestLevel) {
+  std::mt19937_64 rng(777);
+  auto pick = [&](std::initializer_list<uint64_t> v) { return *(v.begin() + rng() % v.size()); };
+  uint64_t tiles = 0;
+  for (int seed = 0; seed < 150; ++seed) {
+    HbmParams p = random_params(rng, HbmMapping::RoundRobin);
+    p.startup_every_request = true;
+    p.channels = uint32_t(pick({4, 8, 12, 32, 64}));
+    const uint32_t rb = p.request_bytes;
+    // Initiators and dispatch widths up to the bound: sum(P_i) * II <= channels.
+    std::vector<uint32_t> par;
+    uint64_t window = 0;
+    for (;;) {
+      const uint32_t P = uint32_t(pick({1, 1, 2, 4}));
+      if (window + uint64_t(P) * p.init_interval > p.channels) break;
+      par.push_back(P);
+      window += uint64_t(P) * p.init_interval;
+      if (par.size() == 8) break;
+    }
+    if (par.empty()) continue;
+    std::vector<test::InitiatorWork> w(par.size());
+    for (size_t i = 0; i < w.size(); ++i) {
+      const uint32_t rows = uint32_t(pick({1, 2, 4, 16}));
+      const uint64_t row_bytes = pick({rb / 2, rb, 2 * rb, 3 * rb - 5, 8 * rb});
+      const int n = int(5 + rng() % 30);
+      for (int k = 0; k < n; ++k) {
+        Burst b;
+        b.rows = rows;
+        b.row_bytes = row_bytes;
+        b.row_pitch = 64 * 1024;
+        b.base = (uint64_t(i) << 30) + uint64_t(k) * row_bytes;
+        b.write = rng() % 2;
+        b.par_dispatch = par[i];
+        w[i].tiles.push_back(b);
+        w[i].gaps.push_back(pick({0, 0, 1, 7}));
+      }
+      w[i].start_cycle = rng() % 20;
+    }
+    HbmTiming hu(p), hr(p);
+    ASSERT_TRUE(hu.set_arrival_bound(window)) << p.describe();
+    const test::WorkloadResult r = test::run_requests(
+        w, rb, [&](uint64_t a, bool wr, uint64_t t) { return hr.serve_request(a, wr, t).completion_cycle; });
+    // Initiator by initiator, last first: each one's schedule depends on its own results only.
+    for (size_t i = w.size(); i-- > 0;) {
+      uint64_t t = w[i].start_cycle;
+      for (size_t k = 0; k < w[i].tiles.size(); ++k, ++tiles) {
+        Burst b = w[i].tiles[k];
+        b.issue_cycle = t;
+        const BurstResult u = hu.serve_burst(b);
+        ASSERT_EQ(u.completion_cycle, r.tile_done[i][k])
+            << "seed " << seed << " initiator " << i << " tile " << k << " " << p.describe();
+        t = u.completion_cycle + w[i].gap(k + 1);
+      }
+    }
+    EXPECT_EQ(hu.stats().requests_per_channel, hr.stats().requests_per_channel);
+    EXPECT_EQ(hu.stats().busy_cycles_per_channel, hr.stats().busy_cycles_per_channel);
+    EXPECT_EQ(hu.stats().startup_paid, hr.stats().startup_paid);
+    EXPECT_EQ(hu.stats().read_requests, hr.stats().read_requests);
+    EXPECT_EQ(hu.stats().bytes_written, hr.stats().bytes_written);
+    EXPECT_EQ(hu.stats().first_issue_cycle, hr.stats().first_issue_cycle);
+    EXPECT_EQ(hu.stats().last_completion_cycle, hr.stats().last_completion_cycle);
+  }
+  EXPECT_GT(tiles, 1000u);
+  std::printf("[calib] %llu tiles of uncontended workloads served out of time order: = request level\n",
+              (unsigned long long)tiles);
+}
+
+// The regime needs RoundRobin, the startup quirk and a bound <= channels; outside it the
+// ordered paths are used, and inside it they are refused.
+TEST(HbmTiming, ArrivalBoundDecidesUncontendedOperation) {
+  HbmParams p;  // 32 channels, II 2, quirk on, RoundRobin
+  EXPECT_TRUE(HbmTiming(p).set_arrival_bound(32));
+  EXPECT_FALSE(HbmTiming(p).set_arrival_bound(33));
+  HbmParams q = non_quirk();
+  EXPECT_FALSE(HbmTiming(q).set_arrival_bound(2));
+  HbmParams a;
+  a.mapping = HbmMapping::AddressInterleave;
+  EXPECT_FALSE(HbmTiming(a).set_arrival_bound(2));
+  HbmTiming h(p);
+  ASSERT_TRUE(h.set_arrival_bound(2));
+  EXPECT_THROW(h.issue_burst(linear(0, 1024, 0, 1)), std::logic_error);
+  EXPECT_THROW(h.serve_request(0, false, 0), std::logic_error);
+  // 16 requests, one per cycle from cycle 5: the last issues at 20 and completes 18 later.
+  EXPECT_EQ(h.serve_burst(linear(0, 1024, 5, 1)).completion_cycle, 20u + p.idle_latency());
+  EXPECT_THROW(h.set_arrival_bound(2), std::logic_error);  // only before any request
+  h.reset();
+  EXPECT_FALSE(h.uncontended());
 }
 
 TEST(HbmTiming, WritesAndStatsAreAccounted) {

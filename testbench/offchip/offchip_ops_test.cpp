@@ -697,6 +697,43 @@ nodes:
   }
 }
 
+// Clients whose request rates cannot make a request wait (one tile in flight, par_dispatch
+// summing to channels / II = 16 in the artifact preset) are served in closed form without
+// turns; the request level, which interleaves every request in model time, must agree on the
+// cycles, every arrival time, the traffic and (functional mode) the stored values. One more
+// request per cycle (17) leaves the regime, and the two modes still agree.
+TEST(OffChip, UncontendedMemoryEqualsRequestMode) {
+  for (const char* pd_b : {"4", "5"}) {
+    const std::string g = std::string(R"(
+tensors:
+  a: {shape: [128, 512]}
+  b: {shape: [64, 1024], dtype: fp32}
+  c: {shape: [128, 512], init: output}
+nodes:
+  - {name: la, op: LinearOffChipLoad, params: {tensor: a, tile: [32, 128], par_dispatch: 8}}
+  - {name: lb, op: LinearOffChipLoad, params: {tensor: b, tile: [16, 64], par_dispatch: )") + pd_b + R"(}}
+  - {name: act, op: Map, params: {fn: silu}, inputs: {in0: la}}
+  - {name: sb, op: Sink, inputs: {in: lb}}
+  - {name: st, op: LinearOffChipStore, params: {tensor: c, tile: [32, 128], par_dispatch: 4}, inputs: {in: act}}
+)";
+    const bool uncontended = std::string(pd_b) == "4";
+    for (bool functional : {false, true}) {
+      HardwareParams req = artifact();
+      req.set("hbm.mode", "request");
+      const std::string dir_f = ::testing::TempDir() + "uncontended_f", dir_r = ::testing::TempDir() + "uncontended_r";
+      SimResult f = run_yaml(g, artifact(), functional, dir_f), r = run_yaml(g, req, functional, dir_r);
+      ASSERT_TRUE(f.ok && r.ok) << f.error << r.error;
+      EXPECT_EQ(f.offchip_uncontended, uncontended) << "par_dispatch of lb " << pd_b;
+      EXPECT_FALSE(r.offchip_uncontended);
+      EXPECT_EQ(f.cycles, r.cycles) << "par_dispatch of lb " << pd_b << " functional " << functional;
+      EXPECT_EQ(f.recorded_times.at("sb"), r.recorded_times.at("sb"));
+      EXPECT_EQ(f.offchip_read_bytes, r.offchip_read_bytes);
+      EXPECT_EQ(f.offchip_write_bytes, r.offchip_write_bytes);
+      if (functional) EXPECT_EQ(read_npy(dir_f + "/c.npy").f, read_npy(dir_r + "/c.npy").f);
+    }
+  }
+}
+
 void expect_error(const std::string& yaml, const std::vector<std::string>& words, bool functional = false) {
   std::string msg;
   try {
