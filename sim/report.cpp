@@ -46,6 +46,7 @@ Report make_report(const Graph& g, const SimOptions& opt, const SimResult& r) {
   j["offchip"]["peak_bytes_per_cycle"] = peak;
   j["offchip"]["bandwidth_utilization"] =
       r.cycles ? double(r.offchip_read_bytes + r.offchip_write_bytes) / (double(r.cycles) * peak) : 0.0;
+  j["offchip"]["uncontended"] = r.offchip_uncontended;
   uint64_t flops = 0, alloc = 0, pcus = 0;
   json nodes = json::array();
   for (const NodeResult& n : r.nodes) {
