@@ -22,9 +22,9 @@ namespace {
 
 using namespace stepsim;
 
-constexpr int kHops = 256;  // channels between Source and Sink
+constexpr int kHops = 256;  // channels between Source and Sink (the chain)
 
-Graph chain_graph(int64_t tokens, bool tiles, const std::string& op, uint32_t depth) {
+Graph chain_graph(int64_t tokens, bool tiles, const std::string& op, uint32_t depth, int hops) {
   Graph g;
   g.name = "token_hop";
   g.source = "bench_token_hop";
@@ -45,7 +45,7 @@ Graph chain_graph(int64_t tokens, bool tiles, const std::string& op, uint32_t de
   src.params["stream"] = "in";
   g.nodes.push_back(src);
   std::string prev = "src";
-  for (int i = 1; i < kHops; ++i) {
+  for (int i = 1; i < hops; ++i) {
     NodeSpec n = node("p" + std::to_string(i), op);
     if (op == "Flatten") {
       n.params["min"] = "0";
@@ -61,12 +61,13 @@ Graph chain_graph(int64_t tokens, bool tiles, const std::string& op, uint32_t de
   return g;
 }
 
-// args: tokens, tiles (1) or scalars (0), channel depth; label picks the pass-through op.
-void run_chain(benchmark::State& state, const std::string& op) {
+// args: tokens, tiles (1) or scalars (0), channel depth; `op` is the pass-through operator,
+// `hops` the channels of the chain.
+void run_chain(benchmark::State& state, const std::string& op, int hops = kHops) {
   const int64_t tokens = state.range(0);
   const bool tiles = state.range(1) != 0;
   const uint32_t depth = uint32_t(state.range(2));
-  const Graph g = chain_graph(tokens, tiles, op, depth);
+  const Graph g = chain_graph(tokens, tiles, op, depth, hops);
   SimOptions opt;
   opt.hw = load_preset("step-artifact");
   uint64_t cycles = 0;
@@ -81,16 +82,18 @@ void run_chain(benchmark::State& state, const std::string& op) {
     }
     state.SetIterationTime(secs);
     cycles = r.cycles;
-    ns_per_hop += secs * 1e9 / (double(tokens) * kHops);
+    ns_per_hop += secs * 1e9 / (double(tokens) * hops);
   }
   state.counters["ns_per_hop"] = benchmark::Counter(ns_per_hop, benchmark::Counter::kAvgIterations);
   state.counters["sim_cycles"] = double(cycles);
-  state.counters["hops"] = kHops;
+  state.counters["hops"] = hops;
   state.counters["tokens"] = double(tokens);
 }
 
 void BM_TokenHop_Flatten(benchmark::State& s) { run_chain(s, "Flatten"); }
 void BM_TokenHop_Broadcast(benchmark::State& s) { run_chain(s, "Broadcast"); }
+// args as above, then the chain's hops.
+void BM_TokenHop_ChainLength(benchmark::State& s) { run_chain(s, "Flatten", int(s.range(3))); }
 
 }  // namespace
 
@@ -117,6 +120,16 @@ BENCHMARK(BM_TokenHop_Flatten)
 BENCHMARK(BM_TokenHop_Broadcast)
     ->ArgNames({"tokens", "tiles", "depth"})
     ->Args({65536, 1, 2})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+// Shorter chains: whether the per-hop cost depends on how many operators (and so how much
+// state that was last touched long ago) a pass of the wavefront goes through.
+BENCHMARK(BM_TokenHop_ChainLength)
+    ->ArgNames({"tokens", "tiles", "depth", "hops"})
+    ->Args({65536, 1, 2, 16})
+    ->Args({65536, 1, 32, 16})
+    ->Args({65536, 1, 2, 64})
+    ->Args({65536, 1, 32, 64})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
