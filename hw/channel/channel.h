@@ -191,6 +191,9 @@ class Channel {
   // True once the done beat was sent: nothing follows it.
   bool done_sent() const { return done_sent_; }
   uint32_t occupancy() const { return size_; }
+  // A stepped producer (StepOp) holding `b` until this channel has space: counted in
+  // output_stat() like a blocked send's beat, if the run ends first. Null once it is sent.
+  void set_pending(const Beat* b) { pending_ = b; }
   // Records every beat sent (with the sender's time) into `log` (null: off).
   void set_log(std::vector<LoggedBeat>* log) { log_ = log; }
 

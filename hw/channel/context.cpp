@@ -1,6 +1,7 @@
 #include "hw/channel/context.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include <boost/context/protected_fixedsize_stack.hpp>
 
@@ -24,7 +25,7 @@ void Context::spawn(std::function<void()> body, size_t stack_bytes) {
         *s->save_slot_ = std::move(from);
         body();  // ends with finish() (Op::thread_main)
         // Continue with the next runnable context, or with the Scheduler's loop.
-        Context* next = s->stop_ ? nullptr : s->pop();
+        Context* next = s->next_fiber();
         s->save_slot_ = &s->finished_;
         ++s->switches_;
         return std::move(next ? next->fiber_ : s->main_);
@@ -35,6 +36,14 @@ void Context::suspend() {
   wake_pending_ = false;
   if (scheduler_->deactivate(this)) return;  // the quiescence step woke this context itself
   scheduler_->yield(this);
+}
+
+void Context::run_step() {
+  state_ = State::kRunnable;
+  blocked_on_ = nullptr;
+  step_(step_arg_);  // parks or finishes
+  if (state_ != State::kFinished && scheduler_->deactivate(this))
+    throw std::logic_error("context '" + name_ + "' runs as a step function but asked for quiescence");
 }
 
 void Context::block_recv(Channel* c) {
@@ -188,15 +197,21 @@ void Scheduler::main() {
   queue_.assign(contexts_.size() + 1, nullptr);
   head_ = tail_ = 0;
   for (Context* c : contexts_) push(c);  // every context starts runnable, in creation order
-  while (!stop_) {
-    Context* c = pop();
-    if (!c) break;  // every context finished or is blocked (a deadlock)
-    switch_to(&main_, c->fiber_);
+  while (Context* c = next_fiber()) switch_to(&main_, c->fiber_);
+  // Empty queue: every context finished or is blocked (a deadlock), or stop().
+}
+
+Context* Scheduler::next_fiber() {
+  for (;;) {
+    Context* c = stop_ ? nullptr : pop();
+    if (!c || !c->step_) return c;
+    c->run_step();
   }
 }
 
 void Scheduler::yield(Context* self) {
-  Context* next = stop_ ? nullptr : pop();
+  Context* next = next_fiber();
+  if (next == self) return;  // a stepped context run meanwhile woke it: no switch
   switch_to(&self->fiber_, next ? next->fiber_ : main_);
 }
 

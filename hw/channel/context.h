@@ -17,7 +17,9 @@
 // runnable fiber (to the Scheduler's loop when none is left), wake() appends to the run queue.
 // SystemC stays the kernel of time and of the co-simulated units: a fiber may call
 // sc_core::wait(), which suspends the Scheduler's thread (and so every fiber) until SystemC
-// resumes it, in the same fiber.
+// resumes it, in the same fiber. An operator written as a step function (set_step, StepOp in
+// hw/ops/op.h) has no fiber: taken from the run queue, it runs as a plain call on the stack of
+// whoever is switching, parks in the same blocked states and returns.
 #pragma once
 
 #include <cstdint>
@@ -100,6 +102,19 @@ class Context {
   // The context's body: runs as a fiber with a stack of `stack_bytes` (plus a guard page) once
   // the simulation starts. Call once, during elaboration.
   void spawn(std::function<void()> body, size_t stack_bytes);
+  // Or, for an operator written as a step function: no fiber. Whenever the context is taken
+  // from the run queue, the Scheduler calls `step(arg)` on its own stack (inside the yield of
+  // the context that blocked, or its loop). The step runs until it cannot go on without
+  // blocking, then parks (park_recv / park_send: the same states as a blocked fiber, so lower
+  // bounds, wakes and the deadlock report see no difference) and returns, or it finishes the
+  // context. Saves the fiber switch of every activation (docs/performance.md).
+  void set_step(void (*step)(void*), void* arg) {
+    step_ = step;
+    step_arg_ = arg;
+  }
+  bool stepped() const { return step_ != nullptr; }
+  void park_recv(Channel* c) { park(State::kBlockedRecv, c); }
+  void park_send(Channel* c) { park(State::kBlockedSend, c); }
 
   void set_index(int i) { index_ = i; }
   // Tie-break among off-chip clients acting in the same cycle (wait_for_turn): lower first.
@@ -111,6 +126,12 @@ class Context {
   friend class Scheduler;
   void arb_wait();
   void suspend();  // waits for wake()
+  void park(State s, Channel* c) {
+    state_ = s;
+    blocked_on_ = c;
+    wake_pending_ = false;
+  }
+  void run_step();  // the Scheduler runs a stepped context taken from the run queue
 
   std::string name_;
   Scheduler* scheduler_;
@@ -127,6 +148,8 @@ class Context {
   // While select_earliest waits: its candidates (its next action needs one of them).
   const std::vector<Channel*>* arb_candidates_ = nullptr;
   boost::context::fiber fiber_;  // the suspended body (empty while it runs, or once finished)
+  void (*step_)(void*) = nullptr;  // set_step: runs without a fiber
+  void* step_arg_ = nullptr;
 };
 
 // Runs the contexts of one simulation (their fibers, from a run queue inside one SystemC
@@ -179,6 +202,9 @@ class Scheduler : public sc_core::sc_module {
 
   // The SystemC thread: runs the fibers until none is runnable (or stop()).
   void main();
+  // The next context to switch to: pops the run queue, running stepped contexts on the way
+  // (they need no switch). Null when the queue is empty (or stop()).
+  Context* next_fiber();
   // The running context `self` blocks: switch to the next runnable fiber, or back to main().
   // Returns when `self` is resumed.
   void yield(Context* self);

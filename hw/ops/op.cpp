@@ -51,7 +51,7 @@ std::string sc_safe_name(const std::string& name) {
   return s;
 }
 
-Op::Op(const OpConfig& cfg)
+Op::Op(const OpConfig& cfg, bool stepped)
     : sc_core::sc_module(sc_core::sc_module_name(sc_safe_name(cfg.name).c_str())),
       cfg_(cfg),
       ctx_(cfg.name, cfg.env->scheduler) {
@@ -61,7 +61,28 @@ Op::Op(const OpConfig& cfg)
   if (cfg_.write_back_mu.size() < cfg.num_outputs) cfg_.write_back_mu.resize(cfg.num_outputs, false);
   // The body runs as a fiber of the Scheduler (hw/channel/context.h), not a SystemC thread.
   // Operators keep little on their stacks; thousands of them exist.
-  ctx_.spawn([this] { thread_main(); }, 0x10000);
+  if (!stepped) ctx_.spawn([this] { thread_main(); }, 0x10000);
+}
+
+StepOp::StepOp(const OpConfig& cfg) : Op(cfg, true) { ctx().set_step(&StepOp::step_main, this); }
+
+void StepOp::run() { throw std::logic_error("StepOp::run: a stepped operator has no fiber"); }
+
+void StepOp::step_main(void* self) {
+  StepOp* op = static_cast<StepOp*>(self);
+  bool finished = true;
+  try {
+    finished = op->step();
+  } catch (const std::exception& e) {
+    op->body_failed(e);
+  }
+  if (finished) op->ctx().finish();
+}
+
+void Op::body_failed(const std::exception& e) {
+  cfg_.env->errors.push_back("node '" + cfg_.name + "' (" + cfg_.info->name + "): " + e.what());
+  ctx_.scheduler()->stop();  // nothing else runs
+  sc_core::sc_stop();        // co-simulated units (hw/bridge) stop too
 }
 
 void Op::bind_input(size_t i, Channel* c) {
@@ -82,9 +103,7 @@ void Op::thread_main() {
   try {
     run();
   } catch (const std::exception& e) {
-    cfg_.env->errors.push_back("node '" + cfg_.name + "' (" + cfg_.info->name + "): " + e.what());
-    ctx_.scheduler()->stop();  // nothing else runs
-    sc_core::sc_stop();        // co-simulated units (hw/bridge) stop too
+    body_failed(e);
   }
   ctx_.finish();
 }

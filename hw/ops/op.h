@@ -129,7 +129,8 @@ class OpRegistry {
 
 class Op : public sc_core::sc_module {
  public:
-  explicit Op(const OpConfig& cfg);
+  // stepped: the operator is a StepOp (below) and gets no fiber.
+  explicit Op(const OpConfig& cfg, bool stepped = false);
 
   Context& ctx() { return ctx_; }
   const Context& ctx() const { return ctx_; }
@@ -206,6 +207,8 @@ class Op : public sc_core::sc_module {
   void note_buffer_read(const BufferRef& b) const;
 
   OpConfig cfg_;
+  // An error thrown by the body: recorded, and the run stops (nothing else runs).
+  void body_failed(const std::exception& e);
 
  private:
   void thread_main();
@@ -217,6 +220,24 @@ class Op : public sc_core::sc_module {
   uint64_t firings_ = 0;
   mutable OnChipStats onchip_;  // outputs: filled in by onchip_stats()
   std::shared_ptr<HoldLedger> holds_;  // leased buffers (created on the first lease)
+};
+
+// An operator written as a step function instead of a body that blocks: it runs without a
+// fiber of its own (Context::set_step), so an activation costs a call instead of two context
+// switches. For operators whose state between beats is small (a beat waiting for space).
+class StepOp : public Op {
+ public:
+  explicit StepOp(const OpConfig& cfg);
+
+ protected:
+  // Goes on until it would block: then parks its context on that channel
+  // (ctx().park_recv / park_send) and returns false; returns true once it is finished. Channel
+  // calls must not block: check empty() before a receive and full() before a send.
+  virtual bool step() = 0;
+
+ private:
+  void run() final;  // never called: there is no fiber
+  static void step_main(void* self);
 };
 
 // SystemC object names allow only [A-Za-z0-9_].

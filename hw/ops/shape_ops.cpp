@@ -11,10 +11,11 @@ namespace {
 
 std::string beat_text(const Beat& b) { return format_tokens(to_tokens({b})); }
 
-// Flatten<min,max>: merges dimensions min..max (0 = innermost) into one.
-class Flatten : public Op {
+// Flatten<min,max>: merges dimensions min..max (0 = innermost) into one. A step function
+// (StepOp): it keeps nothing between beats but a beat waiting for space.
+class Flatten : public StepOp {
  public:
-  explicit Flatten(const OpConfig& c) : Op(c) {
+  explicit Flatten(const OpConfig& c) : StepOp(c) {
     min_ = c.params.get_int("min");
     max_ = c.params.get_int("max");
     if (min_ < 0 || max_ < min_ || max_ > kMaxStopLevel)
@@ -22,7 +23,7 @@ class Flatten : public Op {
   }
 
  protected:
-  void run() override {
+  bool step() override {
     // In locals: the compiler would reload the members after every store through the
     // channels (one beat per iteration, the token-hop benchmark's whole loop).
     const uint64_t latency = hw().shape_op_latency;
@@ -30,6 +31,18 @@ class Flatten : public Op {
     Channel& input = in(0);
     Channel* const output = has_out(0) ? &out(0) : nullptr;  // emit(0, ...) without the lookup
     for (;;) {
+      if (held_) {  // the beat that found the output full
+        if (output->full()) return park_send(*output);
+        const bool done = beat_.done;
+        output->set_pending(nullptr);
+        held_ = false;
+        output->send(std::move(beat_));
+        if (done) return true;
+      }
+      if (input.empty()) {
+        ctx().park_recv(&input);
+        return false;
+      }
       Beat b = input.recv();
       charge(latency);
       int s = b.stop;
@@ -38,15 +51,29 @@ class Flatten : public Op {
       else if (s > hi)
         s -= hi - lo;
       b.stop = uint8_t(s);
-      bool done = b.done;
+      const bool done = b.done;
       // An empty inner dimension that vanished into the merged one leaves nothing to send.
-      if (output && (b.has_elem || b.stop || b.done)) output->send(std::move(b));
-      if (done) break;
+      if (output && (b.has_elem || b.stop || b.done)) {
+        if (output->full()) {
+          beat_ = std::move(b);
+          held_ = true;
+          output->set_pending(&beat_);
+          return park_send(*output);
+        }
+        output->send(std::move(b));
+      }
+      if (done) return true;
     }
   }
 
  private:
+  bool park_send(Channel& c) {
+    ctx().park_send(&c);
+    return false;
+  }
   int64_t min_, max_;
+  Beat beat_;
+  bool held_ = false;
 };
 
 // Reshape: splits dimension `rank` into chunks of `chunk`; the innermost dimension is padded.

@@ -71,6 +71,33 @@ TEST(Deadlock, ZipAfterBroadcastWithUnequalConsumptionNamesTheFullChannelFirst) 
   EXPECT_EQ(format_beats(ok.recorded.at("sink")), "(1,1) (2,2) (3,3) S1 D");
 }
 
+// The same deadlock with a Flatten (a step function without a fiber, StepOp) on the direct
+// path: it is reported like a blocked operator, holding the beat that found its output full.
+// The direct path holds 3 elements (Broadcast's slot, the Flatten, its slot); the row has 4.
+TEST(Deadlock, AStepFunctionOperatorIsReportedLikeABlockedOne) {
+  GraphBuilder b;
+  b.source("src", "1 2 3 4 S1 D")
+      .node("bc", "Broadcast", {}, {{"in", "src"}}, 1)
+      .node("flat", "Flatten", {{"min", "0"}, {"max", "0"}}, {{"in", "bc.out0"}}, 1)
+      .node("buf", "Bufferize", {{"rank", "1"}}, {{"in", "bc.out1"}})
+      .node("replay", "Streamify", {}, {{"in", "buf"}})
+      .node("zip", "Zip", {}, {{"in0", "flat"}, {"in1", "replay"}})
+      .sink("sink", "zip");
+  SimOptions opt;
+  opt.hw = artifact();
+  SimResult r = simulate(b.g, opt);
+  ASSERT_FALSE(r.ok);
+  const std::string& e = r.error;
+  EXPECT_TRUE(has(e, "node 'flat' (Flatten) at cycle 4 waits for space on 'flat.out->zip.in0' (full, 1/1)")) << e;
+  EXPECT_TRUE(has(e, "wait-for cycle: 'bc' -(full)-> 'flat' -(full)-> 'zip' -(empty)-> 'replay'")) << e;
+  for (uint64_t seed : {1, 2}) {
+    opt.shuffle_seed = seed;
+    SimResult s = simulate(b.g, opt);
+    ASSERT_FALSE(s.ok);
+    EXPECT_EQ(s.error, e) << "seed " << seed;
+  }
+}
+
 TEST(Deadlock, MessageIsIndependentOfElaborationOrder) {
   SimOptions opt;
   opt.hw = artifact();

@@ -261,6 +261,37 @@ TEST(ShapeOpTiming, ZeroCyclesByDefaultOneCycleWithShapeOpLatency) {
   EXPECT_EQ(l.cycles, 2 + kSend + hops * (lat + kSend));  // 9
 }
 
+// Flatten runs as a step function (StepOp, no fiber): behind a slow consumer it holds the beat
+// that found its output full and sends it when the slot frees, with the stall a blocking send
+// has. Source (4 tiles at once) -> Flatten (depth-1 output) -> Map (8 cycles) -> Sink.
+TEST(ShapeOpTiming, FlattenBehindASlowConsumerStallsLikeABlockingSend) {
+  GraphBuilder b;
+  b.source("src", tiles(4) + "D", 0)
+      .node("flat", "Flatten", {{"min", "0"}, {"max", "0"}}, {{"in", "src"}}, 1)
+      .node("map", "Map", {{"fn", "silu"}}, {{"in0", "flat"}}, std::nullopt, 1024)
+      .sink("sink", "map");
+  SimResult r = b.run();
+  ASSERT_TRUE(r.ok) << r.error;
+  const uint64_t comp = ceil_div(kSiluFlops, 1024);  // 8
+  // Tile 0 reaches the Map at 2 (two hops). Tile k >= 1 waits in the Flatten until the Map has
+  // dequeued tile k-1 (after computing it) + the response latency, then takes one more hop.
+  const uint64_t period = comp + kResponse + kSend;  // 10
+  std::vector<uint64_t> sink(4);
+  for (uint64_t k = 0; k < 4; ++k) sink[k] = 2 * kSend + comp + k * period + kSend;  // 11 21 31 41
+  EXPECT_EQ(element_times(r, "sink"), sink);
+  // The Map dequeues tile k at d_k = 2 * kSend + comp + k * period. The Flatten sends tile 0 at
+  // kSend and tile k >= 1 when the slot tile k-1 held frees, d_{k-1} + kResponse: from kSend on
+  // its clock only waits for slots. (The done token rides on tile 3's beat.)
+  const uint64_t d2 = 2 * kSend + comp + 2 * period;  // 30
+  for (const ChannelResult& c : r.channels)
+    if (c.name == "flat.out->map.in0") {
+      EXPECT_EQ(c.stats.beats, 4u);
+      EXPECT_EQ(c.stats.peak_occupancy, 1u);
+      EXPECT_EQ(c.stats.producer_stall_cycles, d2 + kResponse - kSend);  // 30 = 3 periods
+    }
+  EXPECT_EQ(finish_of(r, "flat"), d2 + kResponse);  // 31: tile 3 (with the done token) sent
+}
+
 TEST(ShapeOpTiming, ZipAndFlatMapAddNoCycles) {
   auto run = [](const HardwareParams& hw) {
     GraphBuilder b;
