@@ -112,7 +112,6 @@ class Context {
     step_ = step;
     step_arg_ = arg;
   }
-  bool stepped() const { return step_ != nullptr; }
   void park_recv(Channel* c) { park(State::kBlockedRecv, c); }
   void park_send(Channel* c) { park(State::kBlockedSend, c); }
 
