@@ -24,12 +24,17 @@ class Flatten : public StepOp {
 
  protected:
   bool step() override {
+    if (!input_) {  // the first step: the channels are bound by now
+      input_ = &in(0);
+      output_ = has_out(0) ? &out(0) : nullptr;
+      latency_ = hw().shape_op_latency;
+    }
     // In locals: the compiler would reload the members after every store through the
     // channels (one beat per iteration, the token-hop benchmark's whole loop).
-    const uint64_t latency = hw().shape_op_latency;
+    const uint64_t latency = latency_;
     const int lo = int(min_), hi = int(max_);
-    Channel& input = in(0);
-    Channel* const output = has_out(0) ? &out(0) : nullptr;  // emit(0, ...) without the lookup
+    Channel& input = *input_;
+    Channel* const output = output_;
     for (;;) {
       if (held_) {  // the beat that found the output full
         if (output->full()) return park_send(*output);
@@ -71,9 +76,15 @@ class Flatten : public StepOp {
     ctx().park_send(&c);
     return false;
   }
+  // What every step reads, side by side (an activation finds them cold, docs/performance.md):
+  // the channels and the latency, cached at the first step instead of read through the
+  // operator's port vectors and the preset.
+  Channel* input_ = nullptr;
+  Channel* output_ = nullptr;
+  uint64_t latency_ = 0;
   int64_t min_, max_;
-  Beat beat_;
   bool held_ = false;
+  Beat beat_;
 };
 
 // Reshape: splits dimension `rank` into chunks of `chunk`; the innermost dimension is padded.
