@@ -112,10 +112,6 @@ uint64_t OffChipMemory::transfer(Context& ctx, Burst b, uint8_t* data) {
   // Requests reaching the memory in the same cycle are served in turn order (cycle, then
   // client index), so the memory sees the order the turns grant.
   b.initiator = uint32_t(ctx.tie_rank());
-  if (!regime_set_) {
-    regime_set_ = true;
-    if (mode_ == HbmAccessMode::Fast) target_.timing().set_arrival_bound(window_requests_);
-  }
   if (uncontended()) {
     if (data) ctx.wait_for_turn(clients_);
     const BurstResult r = port_.serve(*socket.operator->(), b, data);
@@ -166,6 +162,10 @@ uint64_t OffChipMemory::transfer(Context& ctx, Burst b, uint8_t* data) {
                                                   b.initiator));
   }
   return completion;
+}
+
+void OffChipMemory::end_of_elaboration() {
+  if (mode_ == HbmAccessMode::Fast) target_.timing().set_arrival_bound(window_requests_);
 }
 
 uint64_t OffChipMemory::request(Context& ctx, uint64_t addr, bool write, uint8_t* data, uint32_t len) {

@@ -115,8 +115,8 @@ class OffChipMemory : public sc_core::sc_module {
     clients_.push_back(c);
     window_requests_ = window_requests > kUnbounded - window_requests_ ? kUnbounded : window_requests_ + window_requests;
   }
-  // Whether the memory runs uncontended (decided at the first transfer from the clients'
-  // bounds; false before).
+  // Whether the memory runs uncontended (decided from the clients' bounds at the end of
+  // elaboration; false before).
   bool uncontended() const { return target_.timing().uncontended(); }
 
   // Moves one tile (a strided 2-D block, see Burst) between HBM and `data` (packed rows; may
@@ -149,7 +149,7 @@ class OffChipMemory : public sc_core::sc_module {
   std::vector<OffChipTensor> tensors_;
   std::vector<Context*> clients_;
   uint64_t window_requests_ = 0;  // the clients' bounds summed (add_client)
-  bool regime_set_ = false;       // set_arrival_bound called
+  void end_of_elaboration() override;  // every client is known: set the HBM regime
   uint64_t tile_bytes_ = 0;
 };
 

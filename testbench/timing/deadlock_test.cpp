@@ -88,7 +88,14 @@ TEST(Deadlock, AStepFunctionOperatorIsReportedLikeABlockedOne) {
   SimResult r = simulate(b.g, opt);
   ASSERT_FALSE(r.ok);
   const std::string& e = r.error;
-  EXPECT_TRUE(has(e, "node 'flat' (Flatten) at cycle 4 waits for space on 'flat.out->zip.in0' (full, 1/1)")) << e;
+  // Element k leaves the Source at k. The Flatten dequeues element 1 at 2 * kSend and sends it
+  // into its one slot, which the Zip never frees. The Broadcast sends element 2 once that
+  // dequeue has freed its own slot (+ kResponse); the Flatten takes it one send latency later
+  // and is stuck with it.
+  const uint64_t stuck = 2 * kSend + kResponse + kSend;  // 4
+  EXPECT_TRUE(has(e, "node 'flat' (Flatten) at cycle " + std::to_string(stuck) +
+                         " waits for space on 'flat.out->zip.in0' (full, 1/1)"))
+      << e;
   EXPECT_TRUE(has(e, "wait-for cycle: 'bc' -(full)-> 'flat' -(full)-> 'zip' -(empty)-> 'replay'")) << e;
   for (uint64_t seed : {1, 2}) {
     opt.shuffle_seed = seed;
