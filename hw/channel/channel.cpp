@@ -16,7 +16,7 @@ Channel::Channel(std::string name, ChannelParams params, Context* producer, Cont
 
 Channel::~Channel() {
   // Beats still held (a run that did not finish) are destroyed; a slot whose beat was taken
-  // holds only the remains of a move.
+  // holds only its relocated bytes (raw storage).
   for (uint32_t k = 0, pos = head_pos_; k < size_; ++k, pos = pos + 1 == depth_ ? 0 : pos + 1)
     ring_[pos].beat()->~Beat();
 }
@@ -64,12 +64,6 @@ void Channel::note_element(const Element& e) {
 }
 
 void Channel::log_beat(uint64_t now, const Beat& beat) { log_->push_back(LoggedBeat{now, beat}); }
-
-Beat Channel::take_other(Beat& b) {
-  Beat r(std::move(b));
-  b.~Beat();
-  return r;
-}
 
 const ChannelStats& Channel::stats() const {
   flush_run();

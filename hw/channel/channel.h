@@ -14,8 +14,10 @@
 // their common path is inline here and everything rare (blocking, stalls, logging, elements
 // other than a tile of the previous tile's shape, the peak-occupancy search) is out of line.
 // The ring is indexed by wrapping positions (no division per beat). A slot holds its beat in
-// raw storage: a tile is moved in and out member-wise, without std::variant's generic
-// dispatch, and its moved-from remains need no destructor. The element statistics (channel
+// raw storage, and a beat is relocated in and out (its bytes copied, the source not
+// destroyed) instead of moved through std::variant's per-alternative dispatch: every element
+// alternative (integers, bit arrays, shared_ptr) is trivially relocatable in libstdc++, as
+// the test Channel.RelocatedBeatsOwnTheirPayloadOnce checks. The element statistics (channel
 // elements and bytes, and the producer's per-output TileStat) are run-length counts: a tile of
 // the same shape as the previous one only increments a counter; stats() and output_stat()
 // derive the totals.
@@ -23,6 +25,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <string>
 #include <utility>
@@ -141,24 +144,22 @@ class Channel {
     uint64_t ready = now + send_latency_ + extra_delay;
     if (staged_) ready = staged_ready(ready);
     s.ready = ready;
-    Tile* t = beat.has_elem ? std::get_if<Tile>(&beat.elem.v) : nullptr;
+    const Tile* t = beat.has_elem ? std::get_if<Tile>(&beat.elem.v) : nullptr;
     if (t && t->rows == run_rows_ && t->cols == run_cols_ && t->dtype == run_dtype_)
       ++run_;
     else if (beat.has_elem)
       note_element(beat.elem);
     if (beat.done) done_sent_ = true;
     if (log_) log_beat(now, beat);
-    if (t)
-      ::new (static_cast<void*>(s.raw)) Beat{Element(std::move(*t)), beat.has_elem, beat.stop, beat.done};
-    else
-      ::new (static_cast<void*>(s.raw)) Beat(std::move(beat));
+    relocate(s.raw, beat);
     if (++tail_pos_ == depth_) tail_pos_ = 0;
     ++size_;
     ++beats_;
     p->scheduler()->note_progress();
-    Context* c = consumer_;
-    const Context::State cs = c->state();
-    if ((cs == Context::State::kBlockedRecv && c->blocked_on() == this) || cs == Context::State::kArbWait) c->wake();
+    if (consumer_waits_) {
+      consumer_waits_ = false;
+      consumer_->wake();
+    }
     return ready;
   }
   // Consumer side. peek blocks until a beat is present and advances the consumer's clock to its
@@ -172,9 +173,9 @@ class Channel {
   }
   Beat pop() {
     Beat* b = dequeue();
-    if (Tile* t = std::get_if<Tile>(&b->elem.v))
-      return Beat{Element(std::move(*t)), b->has_elem, b->stop, b->done};  // the remains need no destructor
-    return take_other(*b);
+    Beat r;  // an empty beat owns nothing: its bytes may be overwritten
+    std::memcpy(static_cast<void*>(&r), static_cast<const void*>(b), sizeof(Beat));  // the slot is raw storage again
+    return r;
   }
   Beat recv() { return pop(); }  // pop() waits (and advances the clock) like peek() first
   // pop() for a consumer that does not need the beat (it read it with peek()): the same
@@ -196,6 +197,12 @@ class Channel {
   void set_pending(const Beat* b) { pending_ = b; }
   // Records every beat sent (with the sender's time) into `log` (null: off).
   void set_log(std::vector<LoggedBeat>* log) { log_ = log; }
+  // The consumer (producer) waits for this channel's next send (dequeue): that wakes it
+  // (Context::wake). Set by the context as it blocks, cleared by the wake or, after an
+  // arbitration wait on several channels, by the context itself. A flag in the channel rather
+  // than a look at the other context's state: send and dequeue touch only their own context.
+  void set_consumer_waits(bool w) { consumer_waits_ = w; }
+  void set_producer_waits(bool w) { producer_waits_ = w; }
 
  private:
   struct Slot {
@@ -221,9 +228,10 @@ class Channel {
     if (++head_pos_ == depth_) head_pos_ = 0;
     --size_;
     c->scheduler()->note_progress();
-    Context* p = producer_;
-    const Context::State ps = p->state();
-    if ((ps == Context::State::kBlockedSend && p->blocked_on() == this) || ps == Context::State::kArbWait) p->wake();
+    if (producer_waits_) {
+      producer_waits_ = false;
+      producer_->wake();
+    }
     return s.beat();
   }
 
@@ -252,7 +260,13 @@ class Channel {
     const uint32_t pos = head_pos_ + fifo_depth_ < depth_ ? head_pos_ + fifo_depth_ : head_pos_ + fifo_depth_ - depth_;
     ring_[pos].ready = std::max(ring_[pos].ready, freed + send_latency_);
   }
-  Beat take_other(Beat& b);  // moves a beat that is not a tile out of its slot, destroys the slot's
+  // Moves `from` into the raw storage `to` by copying its bytes, and leaves `from` an empty beat
+  // (its old bytes are not destroyed: they now live in `to`). See the header comment. All-zero
+  // bytes are the empty beat (an element-less beat holding Scalar 0, variant index 0).
+  static void relocate(unsigned char* to, Beat& from) {
+    std::memcpy(static_cast<void*>(to), static_cast<const void*>(&from), sizeof(Beat));
+    std::memset(static_cast<void*>(&from), 0, sizeof(Beat));
+  }
   void flush_run() const;
 
   // Peak occupancy in model time, not in execution order (which depends on the run order):
@@ -286,6 +300,8 @@ class Channel {
   bool staged_;            // ChannelParams::inflight > 0
   uint32_t send_latency_, response_latency_;
   bool done_sent_ = false;
+  bool consumer_waits_ = false;  // set_consumer_waits
+  bool producer_waits_ = false;  // set_producer_waits
   uint64_t beats_ = 0;
   // Run-length element statistics: run_ tiles of shape (run_rows_, run_cols_, run_dtype_),
   // run_bytes_ each, not yet added to the totals below (no tile has UINT32_MAX rows).
@@ -304,5 +320,14 @@ class Channel {
   std::string name_;
   ChannelParams params_;
 };
+
+inline void Context::park_recv(Channel* c) {
+  park(State::kBlockedRecv, c);
+  c->set_consumer_waits(true);
+}
+inline void Context::park_send(Channel* c) {
+  park(State::kBlockedSend, c);
+  c->set_producer_waits(true);
+}
 
 }  // namespace stepsim

@@ -49,6 +49,7 @@ void Context::run_step() {
 void Context::block_recv(Channel* c) {
   state_ = State::kBlockedRecv;
   blocked_on_ = c;
+  c->set_consumer_waits(true);
   suspend();
   state_ = State::kRunnable;
   blocked_on_ = nullptr;
@@ -57,16 +58,22 @@ void Context::block_recv(Channel* c) {
 void Context::block_send(Channel* c) {
   state_ = State::kBlockedSend;
   blocked_on_ = c;
+  c->set_producer_waits(true);
   suspend();
   state_ = State::kRunnable;
   blocked_on_ = nullptr;
 }
 
+// Woken by a send on any input, a dequeue on any output, a quiescence or a turn.
 void Context::arb_wait() {
   state_ = State::kArbWait;
+  for (Channel* c : inputs_) c->set_consumer_waits(true);
+  for (Channel* c : outputs_) c->set_producer_waits(true);
   scheduler_->request_quiescence(this);
   suspend();
   state_ = State::kRunnable;
+  for (Channel* c : inputs_) c->set_consumer_waits(false);
+  for (Channel* c : outputs_) c->set_producer_waits(false);
 }
 
 void Context::finish() {

@@ -112,8 +112,8 @@ class Context {
     step_ = step;
     step_arg_ = arg;
   }
-  void park_recv(Channel* c) { park(State::kBlockedRecv, c); }
-  void park_send(Channel* c) { park(State::kBlockedSend, c); }
+  inline void park_recv(Channel* c);  // (channel.h)
+  inline void park_send(Channel* c);
 
   void set_index(int i) { index_ = i; }
   // Tie-break among off-chip clients acting in the same cycle (wait_for_turn): lower first.

@@ -20,6 +20,14 @@ class Flatten : public StepOp {
     max_ = c.params.get_int("max");
     if (min_ < 0 || max_ < min_ || max_ > kMaxStopLevel)
       fail("needs 0 <= min <= max <= " + std::to_string(kMaxStopLevel));
+    for (int s = 0; s <= kMaxStopLevel; ++s) {
+      int m = s;
+      if (s > min_ && s <= max_)
+        m = int(min_);  // the merged dimension goes on; only the dimensions below it end
+      else if (s > max_)
+        m = s - int(max_ - min_);
+      stop_map_[s] = uint8_t(m);
+    }
   }
 
  protected:
@@ -32,7 +40,6 @@ class Flatten : public StepOp {
     // In locals: the compiler would reload the members after every store through the
     // channels (one beat per iteration, the token-hop benchmark's whole loop).
     const uint64_t latency = latency_;
-    const int lo = int(min_), hi = int(max_);
     Channel& input = *input_;
     Channel* const output = output_;
     for (;;) {
@@ -50,12 +57,7 @@ class Flatten : public StepOp {
       }
       Beat b = input.recv();
       charge(latency);
-      int s = b.stop;
-      if (s > lo && s <= hi)
-        s = lo;  // the merged dimension goes on; only the dimensions below it end
-      else if (s > hi)
-        s -= hi - lo;
-      b.stop = uint8_t(s);
+      b.stop = stop_map_[b.stop & kMaxStopLevel];
       const bool done = b.done;
       // An empty inner dimension that vanished into the merged one leaves nothing to send.
       if (output && (b.has_elem || b.stop || b.done)) {
@@ -82,6 +84,7 @@ class Flatten : public StepOp {
   Channel* input_ = nullptr;
   Channel* output_ = nullptr;
   uint64_t latency_ = 0;
+  uint8_t stop_map_[kMaxStopLevel + 1];  // the stop level each level becomes
   int64_t min_, max_;
   bool held_ = false;
   Beat beat_;
