@@ -7,8 +7,8 @@ namespace stepsim {
 
 Channel::Channel(std::string name, ChannelParams params, Context* producer, Context* consumer)
     : producer_(producer), consumer_(consumer), depth_(params.depth + params.inflight),
-      fifo_depth_(params.depth), staged_(params.inflight > 0), send_latency_(params.send_latency),
-      response_latency_(params.response_latency), name_(std::move(name)), params_(params) {
+      send_latency_(params.send_latency), response_latency_(params.response_latency),
+      fifo_depth_(params.depth), staged_(params.inflight > 0), name_(std::move(name)), params_(params) {
   if (params_.depth < 1) throw std::invalid_argument("channel '" + name_ + "': depth must be >= 1");
   slots_.resize(depth_);
   ring_ = slots_.data();
@@ -68,6 +68,8 @@ void Channel::log_beat(uint64_t now, const Beat& beat) { log_->push_back(LoggedB
 const ChannelStats& Channel::stats() const {
   flush_run();
   stats_.beats = beats_;
+  stats_.peak_occupancy = peak_;
+  stats_.consumer_starve_cycles = starve_cycles_;
   // The last beat sent went into the slot before the next send position.
   stats_.last_send_time = beats_ ? ring_[tail_pos_ ? tail_pos_ - 1 : depth_ - 1].sent : 0;
   return stats_;

@@ -14,10 +14,8 @@
 // their common path is inline here and everything rare (blocking, stalls, logging, elements
 // other than a tile of the previous tile's shape, the peak-occupancy search) is out of line.
 // The ring is indexed by wrapping positions (no division per beat). A slot holds its beat in
-// raw storage, and a beat is relocated in and out (its bytes copied, the source not
-// destroyed) instead of moved through std::variant's per-alternative dispatch: every element
-// alternative (integers, bit arrays, shared_ptr) is trivially relocatable in libstdc++, as
-// the test Channel.RelocatedBeatsOwnTheirPayloadOnce checks. The element statistics (channel
+// raw storage, and a beat is relocated in and out (relocate_beat, hw/stream/token.h) instead
+// of moved through std::variant's per-alternative dispatch. The element statistics (channel
 // elements and bytes, and the producer's per-output TileStat) are run-length counts: a tile of
 // the same shape as the previous one only increments a counter; stats() and output_stat()
 // derive the totals.
@@ -111,7 +109,7 @@ struct LoggedBeat {
   Beat beat;
 };
 
-class Channel {
+class alignas(64) Channel {
  public:
   Channel(std::string name, ChannelParams params, Context* producer, Context* consumer);
   ~Channel();
@@ -151,7 +149,7 @@ class Channel {
       note_element(beat.elem);
     if (beat.done) done_sent_ = true;
     if (log_) log_beat(now, beat);
-    relocate(s.raw, beat);
+    relocate_beat(s.raw, beat);
     if (++tail_pos_ == depth_) tail_pos_ = 0;
     ++size_;
     ++beats_;
@@ -178,6 +176,11 @@ class Channel {
     return r;
   }
   Beat recv() { return pop(); }  // pop() waits (and advances the clock) like peek() first
+  // pop() for a step function (StepOp) that passes the beat on: the head beat, dequeued but
+  // left in its slot, saving the copy out. Nothing else runs until the caller parks or returns
+  // (a step function never blocks), so the slot cannot be reused before then: move the beat
+  // out (send it, or move it into a member) first.
+  Beat& take() { return *dequeue(); }
   // pop() for a consumer that does not need the beat (it read it with peek()): the same
   // dequeue, and the beat is destroyed in its slot instead of being moved out first.
   void discard() { dequeue()->~Beat(); }
@@ -223,8 +226,8 @@ class Channel {
     uint64_t now = c->now();
     if (s.ready > now) now = starve(s.ready);
     s.freed = now + response_latency_;
-    if (size_ > fifo_depth_) release_staged(s.freed);
-    if (stats_.peak_occupancy < depth_) note_occupancy(s.sent);
+    if (staged_ && size_ > fifo_depth_) release_staged(s.freed);
+    if (peak_ < depth_) note_occupancy(s.sent);
     if (++head_pos_ == depth_) head_pos_ = 0;
     --size_;
     c->scheduler()->note_progress();
@@ -241,7 +244,7 @@ class Channel {
   uint64_t stall(uint64_t freed);  // the producer waits for its slot: returns its new clock
   uint64_t starve(uint64_t ready) {  // the consumer waits for the beat: returns its new clock
     Context* c = consumer_;
-    stats_.consumer_starve_cycles += ready - c->now();
+    starve_cycles_ += ready - c->now();
     c->advance_to(ready);
     return ready;
   }
@@ -260,13 +263,6 @@ class Channel {
     const uint32_t pos = head_pos_ + fifo_depth_ < depth_ ? head_pos_ + fifo_depth_ : head_pos_ + fifo_depth_ - depth_;
     ring_[pos].ready = std::max(ring_[pos].ready, freed + send_latency_);
   }
-  // Moves `from` into the raw storage `to` by copying its bytes, and leaves `from` an empty beat
-  // (its old bytes are not destroyed: they now live in `to`). See the header comment. All-zero
-  // bytes are the empty beat (an element-less beat holding Scalar 0, variant index 0).
-  static void relocate(unsigned char* to, Beat& from) {
-    std::memcpy(static_cast<void*>(to), static_cast<const void*>(&from), sizeof(Beat));
-    std::memset(static_cast<void*>(&from), 0, sizeof(Beat));
-  }
   void flush_run() const;
 
   // Peak occupancy in model time, not in execution order (which depends on the run order):
@@ -282,37 +278,46 @@ class Channel {
   // k, after its slot's release time was set.
   void note_occupancy(uint64_t sent) {
     const uint64_t limit = sent + response_latency_;  // d_{k-n} <= s_k  <=>  freed <= limit
+    const uint32_t n = peak_;
+    // The common case, no new peak: one comparison (the loop below, out of line, otherwise).
+    if (n && ring_[head_pos_ >= n ? head_pos_ - n : head_pos_ + depth_ - n].freed <= limit) return;
+    raise_peak(limit);
+  }
+  void raise_peak(uint64_t limit) {
     const uint32_t depth = depth_;
-    uint32_t n = stats_.peak_occupancy ? stats_.peak_occupancy : 1;
+    uint32_t n = peak_ ? peak_ : 1;
     while (n < depth && ring_[head_pos_ >= n ? head_pos_ - n : head_pos_ + depth - n].freed > limit) ++n;
-    stats_.peak_occupancy = n;  // held = n (beats k-n+1 .. k) if that is a new peak, else n = peak
+    peak_ = n;  // held = n (beats k-n+1 .. k) if that is a new peak, else n = peak
   }
 
-  // Hot state first.
+  // Hot state: what send and dequeue read and write, in the first two cache lines (the class is
+  // line-aligned; docs/performance.md).
+  Slot* ring_ = nullptr;
   Context* producer_;
   Context* consumer_;
-  Slot* ring_ = nullptr;
   uint32_t head_pos_ = 0;  // slot of the next beat to dequeue
   uint32_t tail_pos_ = 0;  // slot of the next beat to enqueue
   uint32_t size_ = 0;      // beats held
   uint32_t depth_;         // slots of the ring: the FIFO's depth plus the staged beats
-  uint32_t fifo_depth_;    // ChannelParams::depth (= depth_ unless staged)
-  bool staged_;            // ChannelParams::inflight > 0
   uint32_t send_latency_, response_latency_;
+  uint32_t fifo_depth_;    // ChannelParams::depth (= depth_ unless staged)
+  uint32_t peak_ = 0;      // ChannelStats::peak_occupancy
+  bool staged_;            // ChannelParams::inflight > 0
   bool done_sent_ = false;
   bool consumer_waits_ = false;  // set_consumer_waits
   bool producer_waits_ = false;  // set_producer_waits
-  uint64_t beats_ = 0;
+  DType run_dtype_ = DType::BF16;
   // Run-length element statistics: run_ tiles of shape (run_rows_, run_cols_, run_dtype_),
   // run_bytes_ each, not yet added to the totals below (no tile has UINT32_MAX rows).
-  mutable uint64_t run_ = 0;
   uint32_t run_rows_ = UINT32_MAX, run_cols_ = 0;
-  DType run_dtype_ = DType::BF16;
+  mutable uint64_t run_ = 0;
   uint64_t run_bytes_ = 0;
+  uint64_t beats_ = 0;
+  uint64_t starve_cycles_ = 0;  // ChannelStats::consumer_starve_cycles
   std::vector<LoggedBeat>* log_ = nullptr;
   // Cold state.
-  // elements, bytes (and ostat_.count) lag by run_; beats and last_send_time are filled in
-  // by stats().
+  // elements, bytes (and ostat_.count) lag by run_; beats, peak_occupancy,
+  // consumer_starve_cycles and last_send_time are filled in by stats().
   mutable ChannelStats stats_;
   mutable TileStat ostat_;
   const Beat* pending_ = nullptr;  // the beat of a send blocked on a full channel

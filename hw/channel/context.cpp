@@ -13,7 +13,7 @@ namespace {
 uint64_t sat_add(uint64_t a, uint64_t b) { return a >= kNever || b >= kNever ? kNever : a + b; }
 }  // namespace
 
-Context::Context(std::string name, Scheduler* scheduler) : name_(std::move(name)), scheduler_(scheduler) {
+Context::Context(std::string name, Scheduler* scheduler) : scheduler_(scheduler), name_(std::move(name)) {
   index_ = scheduler_->add_context(this);
 }
 
@@ -201,11 +201,13 @@ void Context::wait_for_turn(const std::vector<Context*>& peers) {
 Scheduler::Scheduler(sc_core::sc_module_name name) : sc_core::sc_module(name) { SC_THREAD(main); }
 
 void Scheduler::main() {
-  queue_.assign(contexts_.size() + 1, nullptr);
-  head_ = tail_ = 0;
-  for (Context* c : contexts_) push(c);  // every context starts runnable, in creation order
+  runnable_.assign(contexts_.size(), nullptr);
+  top_ = 0;
+  // Every context starts runnable, the last created on top (in a chain built from the source
+  // on, the consumers block first and the source's beats then go down the chain depth first).
+  for (Context* c : contexts_) push(c);
   while (Context* c = next_fiber()) switch_to(&main_, c->fiber_);
-  // Empty queue: every context finished or is blocked (a deadlock), or stop().
+  // Empty stack: every context finished or is blocked (a deadlock), or stop().
 }
 
 Context* Scheduler::next_fiber() {

@@ -13,12 +13,12 @@
 //
 // Execution (docs/performance.md, "Execution engine"): every context's body runs as a stackful
 // fiber (Boost.Context), not as a SystemC thread of its own. The Scheduler owns one SystemC
-// thread that runs the fibers from a FIFO run queue: suspend() switches directly to the next
-// runnable fiber (to the Scheduler's loop when none is left), wake() appends to the run queue.
+// thread that runs the fibers from a run stack: suspend() switches directly to the next
+// runnable fiber (to the Scheduler's loop when none is left), wake() pushes onto the stack.
 // SystemC stays the kernel of time and of the co-simulated units: a fiber may call
 // sc_core::wait(), which suspends the Scheduler's thread (and so every fiber) until SystemC
 // resumes it, in the same fiber. An operator written as a step function (set_step, StepOp in
-// hw/ops/op.h) has no fiber: taken from the run queue, it runs as a plain call on the stack of
+// hw/ops/op.h) has no fiber: taken from the run stack, it runs as a plain call on the stack of
 // whoever is switching, parks in the same blocked states and returns.
 #pragma once
 
@@ -38,7 +38,7 @@ class Scheduler;
 
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max() / 4;
 
-class Context {
+class alignas(64) Context {
  public:
   enum class State : uint8_t { kRunnable, kBlockedRecv, kBlockedSend, kArbWait, kFinished };
 
@@ -94,7 +94,7 @@ class Context {
   // Used by Channel.
   void block_recv(Channel* c);
   void block_send(Channel* c);
-  // Makes the context runnable if it is blocked (appends it to the run queue). A context that
+  // Makes the context runnable if it is blocked (pushes it onto the run stack). A context that
   // is running, or that an earlier wake already queued, is left alone: at most one entry per
   // wait.
   inline void wake();
@@ -103,7 +103,7 @@ class Context {
   // the simulation starts. Call once, during elaboration.
   void spawn(std::function<void()> body, size_t stack_bytes);
   // Or, for an operator written as a step function: no fiber. Whenever the context is taken
-  // from the run queue, the Scheduler calls `step(arg)` on its own stack (inside the yield of
+  // from the run stack, the Scheduler calls `step(arg)` on its own stack (inside the yield of
   // the context that blocked, or its loop). The step runs until it cannot go on without
   // blocking, then parks (park_recv / park_send: the same states as a blocked fiber, so lower
   // bounds, wakes and the deadlock report see no difference) and returns, or it finishes the
@@ -130,35 +130,40 @@ class Context {
     blocked_on_ = c;
     wake_pending_ = false;
   }
-  void run_step();  // the Scheduler runs a stepped context taken from the run queue
+  void run_step();  // the Scheduler runs a stepped context taken from the run stack
 
-  std::string name_;
+  // Hot: what an activation, a wake and every channel operation read, in the first cache line
+  // (the class is line-aligned; docs/performance.md).
   Scheduler* scheduler_;
-  int index_ = -1;
-  int tie_rank_ = 0;
   uint64_t now_ = 0;
   uint64_t busy_cycles_ = 0;
-  State state_ = State::kRunnable;
+  void (*step_)(void*) = nullptr;  // set_step: runs without a fiber
+  void* step_arg_ = nullptr;
   Channel* blocked_on_ = nullptr;
+  State state_ = State::kRunnable;
+  bool wake_pending_ = false;  // queued to run since the current wait began
+  int index_ = -1;
+  int tie_rank_ = 0;
+  // Cold.
+  bool queued_for_quiescence_ = false;
+  std::string name_;
   std::vector<Channel*> inputs_;
   std::vector<Channel*> outputs_;
-  bool queued_for_quiescence_ = false;
-  bool wake_pending_ = false;  // queued to run since the current wait began
   // While select_earliest waits: its candidates (its next action needs one of them).
   const std::vector<Channel*>* arb_candidates_ = nullptr;
   boost::context::fiber fiber_;  // the suspended body (empty while it runs, or once finished)
-  void (*step_)(void*) = nullptr;  // set_step: runs without a fiber
-  void* step_arg_ = nullptr;
 };
 
-// Runs the contexts of one simulation (their fibers, from a run queue inside one SystemC
+// Runs the contexts of one simulation (their fibers, from a run stack inside one SystemC
 // thread) and owns the quiescence detection they share. "Every process is blocked" is "no
 // context is active": active_ counts the contexts that are running or runnable (created, or
-// woken and not yet blocked again), i.e. the running one plus the run queue.
+// woken and not yet blocked again), i.e. the running one plus the run stack.
 //
-// Run order: the contexts start in creation order; a woken context goes to the back of the
-// queue; a context runs until it blocks or finishes. The order is deterministic (results do
-// not depend on it anyway: blocking channels and the conservative decisions above).
+// Run order: a stack. The contexts start in reverse creation order; then the context woken
+// last runs first; a context runs until it blocks or finishes. Last in, first out because the context
+// woken last is usually the consumer of the beat just sent, whose channel is still in the
+// cache (docs/performance.md). The order is deterministic (results do not depend on it
+// anyway: blocking channels and the conservative decisions above).
 class Scheduler : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(Scheduler);
@@ -201,22 +206,14 @@ class Scheduler : public sc_core::sc_module {
 
   // The SystemC thread: runs the fibers until none is runnable (or stop()).
   void main();
-  // The next context to switch to: pops the run queue, running stepped contexts on the way
-  // (they need no switch). Null when the queue is empty (or stop()).
+  // The next context to switch to: pops the run stack, running stepped contexts on the way
+  // (they need no switch). Null when the stack is empty (or stop()).
   Context* next_fiber();
   // The running context `self` blocks: switch to the next runnable fiber, or back to main().
   // Returns when `self` is resumed.
   void yield(Context* self);
-  void push(Context* c) {
-    queue_[tail_] = c;
-    if (++tail_ == queue_.size()) tail_ = 0;
-  }
-  Context* pop() {
-    if (head_ == tail_) return nullptr;
-    Context* c = queue_[head_];
-    if (++head_ == queue_.size()) head_ = 0;
-    return c;
-  }
+  void push(Context* c) { runnable_[top_++] = c; }
+  Context* pop() { return top_ ? runnable_[--top_] : nullptr; }
   // Switches from the current fiber (kept in *save) to `target`; returns when resumed.
   void switch_to(boost::context::fiber* save, boost::context::fiber& target) {
     ++switches_;
@@ -225,10 +222,9 @@ class Scheduler : public sc_core::sc_module {
     *save_slot_ = std::move(from);  // the fiber that resumed this one
   }
 
-  // Run queue: a ring of contexts (each is queued at most once: one slot per context, plus one
-  // so that full and empty differ).
-  std::vector<Context*> queue_;
-  size_t head_ = 0, tail_ = 0;
+  // Run stack: runnable_[0, top_) (each context is on it at most once: one slot per context).
+  std::vector<Context*> runnable_;
+  size_t top_ = 0;
   boost::context::fiber main_;   // the Scheduler thread's loop, while a fiber runs
   // Where the fiber that control leaves is kept: set by the switching side, used by the side
   // that is resumed (it stores the continuation it received there).

@@ -55,19 +55,21 @@ class Flatten : public StepOp {
         ctx().park_recv(&input);
         return false;
       }
-      Beat b = input.recv();
+      Beat& b = input.take();  // in its slot: sent, held or destroyed below
       charge(latency);
       b.stop = stop_map_[b.stop & kMaxStopLevel];
       const bool done = b.done;
       // An empty inner dimension that vanished into the merged one leaves nothing to send.
       if (output && (b.has_elem || b.stop || b.done)) {
         if (output->full()) {
-          beat_ = std::move(b);
+          relocate_beat(&beat_, b);  // beat_ is empty: sent (relocated away) when last held
           held_ = true;
           output->set_pending(&beat_);
           return park_send(*output);
         }
         output->send(std::move(b));
+      } else {
+        b.~Beat();
       }
       if (done) return true;
     }

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <variant>
@@ -108,6 +109,18 @@ struct Beat {
     return b;
   }
 };
+
+// Moves the beat `from` into `to` by copying its bytes, and leaves `from` the empty beat (its
+// old contents now live in `to`, so they are not destroyed). `to` is raw storage, or a beat that
+// owns nothing (an empty beat, or one already relocated away). Faster than a move, which
+// dispatches on the element's std::variant alternative: the channels move every beat this
+// way. Sound because every element alternative (integers, bit arrays, std::shared_ptr) is
+// trivially relocatable in libstdc++, and all-zero bytes are the empty beat (Scalar 0, variant
+// index 0, no flags); the test Channel.RelocatedBeatsOwnTheirPayloadOnce checks the ownership.
+inline void relocate_beat(void* to, Beat& from) {
+  std::memcpy(to, static_cast<const void*>(&from), sizeof(Beat));
+  std::memset(static_cast<void*>(&from), 0, sizeof(Beat));
+}
 
 // Logical token.
 struct Token {
