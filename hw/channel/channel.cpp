@@ -51,16 +51,19 @@ void Channel::note_element(const Element& e) {
   flush_run();
   ++stats_.elements;
   ostat_.add(e);
+  // Later elements of the same shape only count (send's fast path).
   if (const Tile* t = std::get_if<Tile>(&e.v)) {
-    // Later tiles of this shape only count (send's fast path).
     run_rows_ = t->rows;
     run_cols_ = t->cols;
     run_dtype_ = t->dtype;
+    run_kind_ = kNoRun;
     run_bytes_ = t->bytes();
-    stats_.bytes += run_bytes_;
   } else {
-    stats_.bytes += e.bytes();
+    run_rows_ = UINT32_MAX;
+    run_kind_ = e.is_tuple() ? kNoRun : uint8_t(e.v.index());  // a tuple's size varies
+    run_bytes_ = e.bytes();
   }
+  stats_.bytes += run_bytes_;
 }
 
 void Channel::log_beat(uint64_t now, const Beat& beat) { log_->push_back(LoggedBeat{now, beat}); }

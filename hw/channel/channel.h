@@ -142,11 +142,14 @@ class alignas(64) Channel {
     uint64_t ready = now + send_latency_ + extra_delay;
     if (staged_) ready = staged_ready(ready);
     s.ready = ready;
-    const Tile* t = beat.has_elem ? std::get_if<Tile>(&beat.elem.v) : nullptr;
-    if (t && t->rows == run_rows_ && t->cols == run_cols_ && t->dtype == run_dtype_)
-      ++run_;
-    else if (beat.has_elem)
-      note_element(beat.elem);
+    if (beat.has_elem) {
+      const Element& e = beat.elem;
+      const Tile* t = std::get_if<Tile>(&e.v);
+      if (t ? t->rows == run_rows_ && t->cols == run_cols_ && t->dtype == run_dtype_ : e.v.index() == run_kind_)
+        ++run_;
+      else
+        note_element(e);
+    }
     if (beat.done) done_sent_ = true;
     if (log_) log_beat(now, beat);
     relocate_beat(s.raw, beat);
@@ -307,8 +310,12 @@ class alignas(64) Channel {
   bool consumer_waits_ = false;  // set_consumer_waits
   bool producer_waits_ = false;  // set_producer_waits
   DType run_dtype_ = DType::BF16;
-  // Run-length element statistics: run_ tiles of shape (run_rows_, run_cols_, run_dtype_),
-  // run_bytes_ each, not yet added to the totals below (no tile has UINT32_MAX rows).
+  // Run-length element statistics: run_ elements of run_bytes_ each, not yet added to the
+  // totals below: tiles of shape (run_rows_, run_cols_, run_dtype_) (no tile has UINT32_MAX
+  // rows), or elements of the fixed-size alternative run_kind_ (a scalar, selector or buffer
+  // reference: its variant index; kNoRun otherwise).
+  static constexpr uint8_t kNoRun = 0xff;
+  uint8_t run_kind_ = kNoRun;
   uint32_t run_rows_ = UINT32_MAX, run_cols_ = 0;
   mutable uint64_t run_ = 0;
   uint64_t run_bytes_ = 0;

@@ -108,5 +108,44 @@ TEST(Channel, ATileKeepsItsShapeAndPayloadThroughTheRing) {
   EXPECT_EQ(c->stats().elements, 7u);
 }
 
+// The element statistics count runs of like elements (Channel::send's fast path) and add them
+// up on demand: the totals equal element-by-element sums for any mix of kinds and shapes.
+TEST(Channel, ElementStatisticsAddUpRunsOfEveryKind) {
+  Fixture f;
+  std::unique_ptr<Channel> c = f.channel(4);
+  Selector sel;
+  sel.set(3);
+  const Tuple pair = std::make_shared<const std::vector<Element>>(
+      std::vector<Element>{Element(Scalar{1}), Element(shape_tile(4, 8))});
+  const Tuple wider = std::make_shared<const std::vector<Element>>(
+      std::vector<Element>{Element(Scalar{1}), Element(shape_tile(16, 16))});
+  const std::vector<Element> sent = {
+      Element(Scalar{1}), Element(Scalar{2}),   Element(sel),  Element(sel),
+      Element(shape_tile(2, 2)),                Element(shape_tile(2, 2)),
+      Element(shape_tile(2, 2, DType::FP32)),   Element(shape_tile(16, 64)),
+      Element(pair),      Element(wider),        Element(Scalar{3}), Element(BufferRef(std::make_shared<const Buffer>())),
+      Element(Scalar{4}), Element(shape_tile(2, 2))};
+  TileStat want;
+  uint64_t bytes = 0;
+  for (const Element& e : sent) {
+    c->send(Beat::data(e));
+    c->discard();
+    want.add_other(e);
+    bytes += e.bytes();
+  }
+  c->send(Beat::bare_stop(1));  // no element
+  c->discard();
+  const ChannelStats& st = c->stats();
+  EXPECT_EQ(st.beats, sent.size() + 1);
+  EXPECT_EQ(st.elements, sent.size());
+  EXPECT_EQ(st.bytes, bytes);
+  const TileStat got = c->output_stat();
+  EXPECT_EQ(got.count, want.count);
+  EXPECT_EQ(got.max_elem_bytes, want.max_elem_bytes);
+  EXPECT_EQ(got.max_tile_bytes, want.max_tile_bytes);
+  EXPECT_EQ(got.max_cols, want.max_cols);
+  EXPECT_EQ(got.max_row_bytes, want.max_row_bytes);
+}
+
 }  // namespace
 }  // namespace stepsim
