@@ -61,6 +61,10 @@ class alignas(64) Context {
   }
   uint64_t busy_cycles() const { return busy_cycles_; }
   void add_busy(uint64_t c) { busy_cycles_ += c; }
+  // Firings of the operator (its timeline entries, Op::charge): kept here, in the line every
+  // activation reads anyway.
+  uint64_t firings() const { return firings_; }
+  void count_firing() { ++firings_; }
 
   void add_input(Channel* c) { inputs_.push_back(c); }
   void add_output(Channel* c) { outputs_.push_back(c); }
@@ -140,12 +144,13 @@ class alignas(64) Context {
   void (*step_)(void*) = nullptr;  // set_step: runs without a fiber
   void* step_arg_ = nullptr;
   Channel* blocked_on_ = nullptr;
+  uint64_t firings_ = 0;
   State state_ = State::kRunnable;
   bool wake_pending_ = false;  // queued to run since the current wait began
-  int index_ = -1;
-  int tie_rank_ = 0;
   // Cold.
   bool queued_for_quiescence_ = false;
+  int index_ = -1;
+  int tie_rank_ = 0;
   std::string name_;
   std::vector<Channel*> inputs_;
   std::vector<Channel*> outputs_;

@@ -64,20 +64,7 @@ Op::Op(const OpConfig& cfg, bool stepped)
   if (!stepped) ctx_.spawn([this] { thread_main(); }, 0x10000);
 }
 
-StepOp::StepOp(const OpConfig& cfg) : Op(cfg, true) { ctx().set_step(&StepOp::step_main, this); }
-
 void StepOp::run() { throw std::logic_error("StepOp::run: a stepped operator has no fiber"); }
-
-void StepOp::step_main(void* self) {
-  StepOp* op = static_cast<StepOp*>(self);
-  bool finished = true;
-  try {
-    finished = op->step();
-  } catch (const std::exception& e) {
-    op->body_failed(e);
-  }
-  if (finished) op->ctx().finish();
-}
 
 void Op::body_failed(const std::exception& e) {
   cfg_.env->errors.push_back("node '" + cfg_.name + "' (" + cfg_.info->name + "): " + e.what());
@@ -114,7 +101,7 @@ void Op::charge_cycles(uint64_t cycles) {
 }
 
 void Op::charge_span(uint64_t start, uint64_t end) {
-  ++firings_;
+  ctx_.count_firing();
   if (end <= start) return;
   if (cfg_.env->tracing) cfg_.env->trace.push_back(TraceEvent{ctx_.index(), start, end - start});
   ctx_.add_busy(end - start);

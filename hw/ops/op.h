@@ -145,7 +145,7 @@ class Op : public sc_core::sc_module {
   // loads make it their memory unit's buffer (load_buffer_tiles).
   virtual uint32_t output_depth(size_t /*o*/, uint32_t fifo_depth) const { return fifo_depth; }
   uint64_t flops_executed() const { return flops_; }
-  uint64_t firings() const { return firings_; }
+  uint64_t firings() const { return ctx_.firings(); }
   // On-chip accounting (see OnChipStats above); collects the outputs' TileStats from the channels.
   const OnChipStats& onchip_stats() const;
   // Measured peak of bytes this node held on chip at once: the largest note_onchip() level, or
@@ -180,7 +180,7 @@ class Op : public sc_core::sc_module {
   }
   // Spends `cycles` of the operator's own time (recorded as one firing on the timeline).
   void charge(uint64_t cycles) {
-    ++firings_;
+    ctx_.count_firing();
     if (cycles) charge_cycles(cycles);
   }
   // One firing from `start` to `end` (the clock may already be past start, e.g. after waiting
@@ -217,7 +217,6 @@ class Op : public sc_core::sc_module {
   Context ctx_;
   std::vector<Channel*> ins_, outs_;
   uint64_t flops_ = 0;
-  uint64_t firings_ = 0;
   mutable OnChipStats onchip_;  // outputs: filled in by onchip_stats()
   std::shared_ptr<HoldLedger> holds_;  // leased buffers (created on the first lease)
 };
@@ -225,19 +224,34 @@ class Op : public sc_core::sc_module {
 // An operator written as a step function instead of a body that blocks: it runs without a
 // fiber of its own (Context::set_step), so an activation costs a call instead of two context
 // switches. For operators whose state between beats is small (a beat waiting for space).
+//
+// A step operator derives from StepOp, passes `this` to its constructor (so the activation calls
+// its step() directly, without loading the object's vtable pointer, one more cache line) and
+// defines, public:
+//   bool step();  // goes on until it would block: then parks its context on that channel
+//                 // (ctx().park_recv / park_send) and returns false; returns true once it is
+//                 // finished. Channel calls must not block: check empty() before a receive and
+//                 // full() before a send.
 class StepOp : public Op {
- public:
-  explicit StepOp(const OpConfig& cfg);
-
  protected:
-  // Goes on until it would block: then parks its context on that channel
-  // (ctx().park_recv / park_send) and returns false; returns true once it is finished. Channel
-  // calls must not block: check empty() before a receive and full() before a send.
-  virtual bool step() = 0;
+  template <class Self>
+  StepOp(const OpConfig& cfg, Self* self) : Op(cfg, true) {
+    ctx().set_step(&step_main<Self>, self);
+  }
 
  private:
   void run() final;  // never called: there is no fiber
-  static void step_main(void* self);
+  template <class Self>
+  static void step_main(void* p) {
+    Self* op = static_cast<Self*>(p);
+    bool finished = true;
+    try {
+      finished = op->step();
+    } catch (const std::exception& e) {
+      op->body_failed(e);
+    }
+    if (finished) op->ctx().finish();
+  }
 };
 
 // SystemC object names allow only [A-Za-z0-9_].

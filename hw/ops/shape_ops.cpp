@@ -15,7 +15,7 @@ std::string beat_text(const Beat& b) { return format_tokens(to_tokens({b})); }
 // (StepOp): it keeps nothing between beats but a beat waiting for space.
 class Flatten : public StepOp {
  public:
-  explicit Flatten(const OpConfig& c) : StepOp(c) {
+  explicit Flatten(const OpConfig& c) : StepOp(c, this) {
     min_ = c.params.get_int("min");
     max_ = c.params.get_int("max");
     if (min_ < 0 || max_ < min_ || max_ > kMaxStopLevel)
@@ -30,8 +30,7 @@ class Flatten : public StepOp {
     }
   }
 
- protected:
-  bool step() override {
+  bool step() {
     if (!input_) {  // the first step: the channels are bound by now
       input_ = &in(0);
       output_ = has_out(0) ? &out(0) : nullptr;
@@ -83,12 +82,12 @@ class Flatten : public StepOp {
   // What every step reads, side by side (an activation finds them cold, docs/performance.md):
   // the channels and the latency, cached at the first step instead of read through the
   // operator's port vectors and the preset.
-  Channel* input_ = nullptr;
+  alignas(64) Channel* input_ = nullptr;
   Channel* output_ = nullptr;
   uint64_t latency_ = 0;
   uint8_t stop_map_[kMaxStopLevel + 1];  // the stop level each level becomes
-  int64_t min_, max_;
   bool held_ = false;
+  int64_t min_, max_;
   Beat beat_;
 };
 
