@@ -11,14 +11,14 @@
 // (Kahn); decisions on "what has arrived" go through Context::select_earliest.
 //
 // Speed (docs/performance.md): send/peek/pop are the innermost loop of every simulation, so
-// their common path is inline here and everything rare (blocking, stalls, logging, elements
-// other than a tile of the previous tile's shape, the peak-occupancy search) is out of line.
+// their common path is inline here and everything rare (blocking, stalls, logging, an element
+// unlike the previous one, a new occupancy peak) is out of line.
 // The ring is indexed by wrapping positions (no division per beat). A slot holds its beat in
 // raw storage, and a beat is relocated in and out (relocate_beat, hw/stream/token.h) instead
 // of moved through std::variant's per-alternative dispatch. The element statistics (channel
 // elements and bytes, and the producer's per-output TileStat) are run-length counts: a tile of
-// the same shape as the previous one only increments a counter; stats() and output_stat()
-// derive the totals.
+// the same shape as the previous one, or a scalar, selector or buffer reference after one of
+// its kind, only increments a counter; stats() and output_stat() derive the totals.
 #pragma once
 
 #include <algorithm>

@@ -165,9 +165,9 @@ class alignas(64) Context {
 // woken and not yet blocked again), i.e. the running one plus the run stack.
 //
 // Run order: a stack. The contexts start in reverse creation order; then the context woken
-// last runs first; a context runs until it blocks or finishes. Last in, first out because the context
-// woken last is usually the consumer of the beat just sent, whose channel is still in the
-// cache (docs/performance.md). The order is deterministic (results do not depend on it
+// last runs first; a context runs until it blocks or finishes. Last in, first out because the
+// context woken last is usually the consumer of the beat just sent, whose channel is still in
+// the cache (docs/performance.md). The order is deterministic (results do not depend on it
 // anyway: blocking channels and the conservative decisions above).
 class Scheduler : public sc_core::sc_module {
  public:
