@@ -155,6 +155,18 @@ void fill_fabric_results(SimResult& r, const std::vector<const Op*>& ops, const 
 
 }  // namespace
 
+void new_sc_kernel() {
+  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
+  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+}
+
+void delete_sc_kernel() {
+  delete sc_core::sc_curr_simcontext;
+  sc_core::sc_curr_simcontext = nullptr;
+  sc_core::sc_default_global_context = nullptr;
+}
+
 SimResult simulate(const Graph& graph, const SimOptions& options) {
   auto wall0 = std::chrono::steady_clock::now();
   Plan plan = plan_graph(graph);
@@ -193,12 +205,8 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
   for (const NodeSpec& n : plan.nodes)
     if (n.num_outputs) use[n.name].out_numbered = std::max(use[n.name].out_numbered, *n.num_outputs);
 
-  // Fresh SystemC kernel for every simulation.
-  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
-  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
-  // Operator errors stop the kernel; the error itself is reported by the caller, so the
-  // kernel's "Simulation stopped by user" note is noise.
-  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  // Operator errors stop the kernel and are reported by the caller (new_sc_kernel).
+  new_sc_kernel();
 
   auto env = std::make_unique<SimEnv>();
   env->hw = options.hw;
@@ -519,9 +527,7 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
     channels.clear();
     memory.reset();
     scheduler.reset();
-    delete sc_core::sc_curr_simcontext;
-    sc_core::sc_curr_simcontext = nullptr;
-    sc_core::sc_default_global_context = nullptr;
+    delete_sc_kernel();
   } else {
     // Suspended SystemC threads cannot be torn down safely: leave this (small) kernel behind.
     for (auto& [n, op] : ops) op.release();

@@ -16,16 +16,14 @@ std::string beat_text(const Beat& b) { return format_tokens(to_tokens({b})); }
 class Flatten : public StepOp {
  public:
   explicit Flatten(const OpConfig& c) : StepOp(c, this) {
-    min_ = c.params.get_int("min");
-    max_ = c.params.get_int("max");
-    if (min_ < 0 || max_ < min_ || max_ > kMaxStopLevel)
-      fail("needs 0 <= min <= max <= " + std::to_string(kMaxStopLevel));
+    const int64_t lo = c.params.get_int("min"), hi = c.params.get_int("max");
+    if (lo < 0 || hi < lo || hi > kMaxStopLevel) fail("needs 0 <= min <= max <= " + std::to_string(kMaxStopLevel));
     for (int s = 0; s <= kMaxStopLevel; ++s) {
-      int m = s;
-      if (s > min_ && s <= max_)
-        m = int(min_);  // the merged dimension goes on; only the dimensions below it end
-      else if (s > max_)
-        m = s - int(max_ - min_);
+      int64_t m = s;
+      if (s > lo && s <= hi)
+        m = lo;  // the merged dimension goes on; only the dimensions below it end
+      else if (s > hi)
+        m = s - (hi - lo);
       stop_map_[s] = uint8_t(m);
     }
   }
@@ -87,7 +85,6 @@ class Flatten : public StepOp {
   uint64_t latency_ = 0;
   uint8_t stop_map_[kMaxStopLevel + 1];  // the stop level each level becomes
   bool held_ = false;
-  int64_t min_, max_;
   Beat beat_;
 };
 

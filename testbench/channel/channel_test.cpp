@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "hw/channel/channel.h"
+#include "sim/simulation.h"
 
 namespace stepsim {
 namespace {
@@ -13,8 +14,7 @@ namespace {
 // finds the channel neither full nor empty, so nothing blocks).
 struct Fixture {
   Fixture() {
-    sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
-    sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+    new_sc_kernel();
     scheduler = std::make_unique<Scheduler>("scheduler");
     producer = std::make_unique<Context>("producer", scheduler.get());
     consumer = std::make_unique<Context>("consumer", scheduler.get());
@@ -23,9 +23,7 @@ struct Fixture {
     consumer.reset();
     producer.reset();
     scheduler.reset();
-    delete sc_core::sc_curr_simcontext;
-    sc_core::sc_curr_simcontext = nullptr;
-    sc_core::sc_default_global_context = nullptr;
+    delete_sc_kernel();
   }
   std::unique_ptr<Channel> channel(uint32_t depth) {
     ChannelParams p;

@@ -19,6 +19,7 @@
 
 #include "hw/stream/token.h"
 #include "hw/units/protocol.h"
+#include "sim/simulation.h"
 
 namespace stepsim::unit_test {
 
@@ -382,12 +383,8 @@ void check_out(Controller& c, const std::string& port, OutPins<N, W>& p) {
   });
 }
 
-// A fresh SystemC kernel for one simulation (as sim/simulation.cpp does). The kernel is left
-// behind afterwards: its clocked threads never finish, so it cannot be torn down safely.
-inline void fresh_kernel() {
-  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
-  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
-  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-}
+// A fresh SystemC kernel for one simulation (new_sc_kernel). The kernel is left behind
+// afterwards: its clocked threads never finish, so it cannot be torn down safely.
+inline void fresh_kernel() { new_sc_kernel(); }
 
 }  // namespace stepsim::unit_test
