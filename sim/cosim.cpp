@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <algorithm>
 #include <map>
 #include <set>
@@ -12,7 +11,7 @@
 #include <stdexcept>
 
 #include "hw/functions/bf16.h"
-#include "sim/report.h"
+#include "sim/output_file.h"
 
 namespace stepsim {
 
@@ -129,6 +128,30 @@ std::string safe_file_name(const std::string& s) {
   return r;
 }
 
+// A unit counts neither firings nor FLOPs nor the bytes it holds on chip: a bridged node takes
+// them from its approximate twin, which saw the same payloads (the comparison checks that), and
+// the run's totals are summed again. Its cycles, busy cycles and trace are the unit's own.
+void take_counts_from_twin(SimResult& cosim, const SimResult& approx) {
+  std::map<std::string, const NodeResult*> twin;
+  for (const NodeResult& n : approx.nodes) twin[n.name] = &n;
+  cosim.memory_units = cosim.onchip_requirement_bytes = cosim.onchip_peak_bytes = 0;
+  for (NodeResult& n : cosim.nodes) {
+    auto it = twin.find(n.name);
+    if (n.impl != "approx" && it != twin.end()) {
+      const NodeResult& t = *it->second;
+      n.firings = t.firings;
+      n.flops = t.flops;
+      n.onchip_requirement_bytes = t.onchip_requirement_bytes;
+      n.onchip_peak_bytes = t.onchip_peak_bytes;
+      n.memory_units = t.memory_units;
+      n.counts_from_twin = true;
+    }
+    cosim.memory_units += n.memory_units;
+    cosim.onchip_requirement_bytes += n.onchip_requirement_bytes;
+    cosim.onchip_peak_bytes += n.onchip_peak_bytes;
+  }
+}
+
 }  // namespace
 
 bool same_beat(const Beat& a, const Beat& b) {
@@ -165,6 +188,7 @@ CosimReport cosimulate(const Graph& graph, const SimOptions& options, const Cosi
     r.identical = r.equivalent = false;
     return r;
   }
+  take_counts_from_twin(r.cosim, r.approx);
 
   std::map<std::string, const NodeResult*> approx_nodes;
   for (const NodeResult& n : r.approx.nodes) approx_nodes[n.name] = &n;
@@ -268,7 +292,9 @@ CosimReport cosimulate(const Graph& graph, const SimOptions& options, const Cosi
 
   if (!cosim.dir.empty()) {
     namespace fs = std::filesystem;
-    fs::create_directories(cosim.dir);
+    std::error_code ec;
+    fs::create_directories(cosim.dir, ec);
+    if (ec) throw std::runtime_error("cannot create the co-simulation folder '" + cosim.dir + "': " + ec.message());
     // Transaction logs of the channels at bridged nodes, both runs: cycle, channel, payload.
     for (const CosimChannelRow& row : r.channels) {
       if (!row.bridged) continue;
@@ -279,17 +305,18 @@ CosimReport cosimulate(const Graph& graph, const SimOptions& options, const Cosi
         const std::string path =
             (fs::path(cosim.dir) / (safe_file_name(row.name) + (which ? std::string(".cosim") : std::string(".approx")) + ".log"))
                 .string();
-        std::ofstream f(path);
-        f << "# cycle\tchannel\tpayload\n";
-        for (const LoggedBeat& b : it->second) f << b.cycle << "\t" << row.name << "\t" << beat_payload_text(b.beat) << "\n";
-        if (!f) throw std::runtime_error("cannot write '" + path + "'");
+        OutputFile f(path, "transaction log");
+        f.stream() << "# cycle\tchannel\tpayload\n";
+        for (const LoggedBeat& b : it->second)
+          f.stream() << b.cycle << "\t" << row.name << "\t" << beat_payload_text(b.beat) << "\n";
+        f.commit();
         r.files.push_back(path);
       }
     }
     const std::string path = (fs::path(cosim.dir) / "report.md").string();
-    std::ofstream f(path);
-    print_cosim_report(r, f);
-    if (!f) throw std::runtime_error("cannot write '" + path + "'");
+    OutputFile f(path, "co-simulation report");
+    print_cosim_report(r, f.stream());
+    f.commit();
     r.files.push_back(path);
     for (const std::string& v : r.cosim.vcd_files) r.files.push_back(v);
   }

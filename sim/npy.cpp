@@ -1,4 +1,5 @@
 #include "sim/npy.h"
+#include "sim/output_file.h"
 
 #include <cstdio>
 #include <cstring>
@@ -169,22 +170,18 @@ void write_npy(const std::string& path, const NpyArray& a) {
   size_t total = 10 + dict.size() + 1;
   dict.append((64 - total % 64) % 64, ' ');
   dict += '\n';
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write '" + tmp + "'");
-    out.write("\x93NUMPY\x01\x00", 8);
-    const uint16_t len = uint16_t(dict.size());
-    const char lb[2] = {char(len & 0xff), char(len >> 8)};
-    out.write(lb, 2);
-    out.write(dict.data(), std::streamsize(dict.size()));
-    if (a.is_int)
-      out.write(reinterpret_cast<const char*>(a.i.data()), std::streamsize(n * 4));
-    else
-      out.write(reinterpret_cast<const char*>(a.f.data()), std::streamsize(n * 4));
-    if (!out) throw std::runtime_error("writing '" + tmp + "' failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "'");
+  OutputFile file(path, "tensor");  // atomic for a regular file (sim/output_file.h)
+  std::ostream& out = file.stream();
+  out.write("\x93NUMPY\x01\x00", 8);
+  const uint16_t len = uint16_t(dict.size());
+  const char lb[2] = {char(len & 0xff), char(len >> 8)};
+  out.write(lb, 2);
+  out.write(dict.data(), std::streamsize(dict.size()));
+  if (a.is_int)
+    out.write(reinterpret_cast<const char*>(a.i.data()), std::streamsize(n * 4));
+  else
+    out.write(reinterpret_cast<const char*>(a.f.data()), std::streamsize(n * 4));
+  file.commit();
 }
 
 }  // namespace stepsim

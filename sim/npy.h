@@ -21,8 +21,9 @@ struct NpyArray {
 NpyArray read_npy_header(const std::string& path);
 NpyArray read_npy(const std::string& path);
 
-// Writes atomically (PATH.tmp, then rename) so an interrupted run leaves no file that looks
-// complete. 2-D shape [rows, cols]; f as float32 (is_int = false) or i as int32.
+// Writes through OutputFile (sim/output_file.h): a regular file is replaced atomically, so an
+// interrupted run leaves no file that looks complete; a failed write throws std::runtime_error
+// naming the file. 2-D shape [rows, cols]; f as float32 (is_int = false) or i as int32.
 void write_npy(const std::string& path, const NpyArray& a);
 
 }  // namespace stepsim

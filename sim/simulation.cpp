@@ -425,7 +425,15 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
       return std::tie(a.start, a.op, a.dur) < std::tie(b.start, b.op, b.dur);
     });
   }
-  for (const auto& c : channels) r.channels.push_back(ChannelResult{c->name(), c->params(), c->stats()});
+  for (const auto& c : channels) {
+    ChannelResult cr{c->name(), c->params(), c->stats(), c->producer()->name(), c->consumer()->name()};
+    // A unit waits at its pins, not in the channel's receive and send: its bridge counts those.
+    if (auto* ub = dynamic_cast<bridge::UnitBridge*>(ops.at(cr.consumer).get()))
+      cr.stats.consumer_starve_cycles += ub->input_wait_cycles(c.get());
+    if (auto* ub = dynamic_cast<bridge::UnitBridge*>(ops.at(cr.producer).get()))
+      cr.stats.producer_stall_cycles += ub->output_wait_cycles(c.get());
+    r.channels.push_back(std::move(cr));
+  }
   std::sort(r.channels.begin(), r.channels.end(),
             [](const ChannelResult& a, const ChannelResult& b) { return a.name < b.name; });
   r.recorded = std::move(env->recorded);

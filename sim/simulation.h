@@ -46,12 +46,16 @@ struct NodeResult {
   std::string impl = "approx";            // approx | hls | rtl (the unit that ran it)
   std::string impl_note;                  // why a node under an hls/rtl default stayed approximate
   uint64_t unit_clocks = 0;               // bridged nodes: clock edges the unit was given
+  // Co-simulation (sim/cosim.h): firings, flops and the on-chip figures of a bridged node are
+  // the approximate twin run's (the unit does not count them; the payloads are the same).
+  bool counts_from_twin = false;
 };
 
 struct ChannelResult {
   std::string name;
   ChannelParams params;
   ChannelStats stats;
+  std::string producer, consumer;  // node names at its two ends (the bottleneck walk, sim/report.h)
 };
 
 struct SimResult {

@@ -143,6 +143,46 @@ void UnitBridge::vcd_sample(uint64_t cycle) {
   vcd_first_ = false;
 }
 
+void UnitBridge::note_busy_cycle(uint64_t c) {
+  if (!cfg_.env->tracing) return;
+  if (span_end_ > span_start_ && c == span_end_) {
+    ++span_end_;
+    return;
+  }
+  end_busy_span();
+  span_start_ = c;
+  span_end_ = c + 1;
+}
+
+void UnitBridge::end_busy_span() {
+  if (span_end_ > span_start_)
+    cfg_.env->trace.push_back(TraceEvent{ctx().index(), span_start_, span_end_ - span_start_});
+  span_start_ = span_end_ = 0;
+}
+
+void UnitBridge::count_pin_waits(uint64_t cycles) {
+  for (In& in : in_streams_)
+    if (in.waiting) in.wait_cycles += cycles;
+  for (Out& o : out_streams_)
+    if (o.waiting) o.wait_cycles += cycles;
+}
+
+uint64_t UnitBridge::input_wait_cycles(const Channel* c) {
+  uint64_t n = 0;
+  for (const In& in : in_streams_)
+    if (in.op_input >= 0 && has_in(size_t(in.op_input)) && &this->in(size_t(in.op_input)) == c)
+      n += in.wait_cycles;
+  return n;
+}
+
+uint64_t UnitBridge::output_wait_cycles(const Channel* c) {
+  uint64_t n = 0;
+  for (const Out& o : out_streams_)
+    if (o.op_output >= 0 && has_out(size_t(o.op_output)) && &this->out(size_t(o.op_output)) == c)
+      n += o.wait_cycles;
+  return n;
+}
+
 void UnitBridge::run() {
   if (!cfg_.env->vcd_dir.empty()) vcd_open();
   // Configuration is set (cfg pins written by the derived bridge); two edges in reset.
@@ -167,6 +207,7 @@ void UnitBridge::run() {
     blocked.clear();
     for (size_t k = 0; k < out_streams_.size(); ++k) {
       Out& o = out_streams_[k];
+      o.waiting = false;
       if (!o.pin->valid()) {
         o.pin->set_ready(false);
         continue;
@@ -187,6 +228,7 @@ void UnitBridge::run() {
         take_output(o);
         active = true;
       } else {
+        o.waiting = true;
         next_event = std::min(next_event, free_at);
       }
     }
@@ -201,6 +243,7 @@ void UnitBridge::run() {
         take_output(o);
         active = true;
       } else {
+        o.waiting = true;
         next_event = std::min(next_event, free_at);
       }
     }
@@ -212,6 +255,7 @@ void UnitBridge::run() {
         next_event = std::min(next_event, next);
       }
       in.pin->drive(in.presented, in.cur);
+      in.waiting = in.op_input >= 0 && !in.finished && !in.presented && in.pin->ready();
       if (in.presented && in.pin->ready()) {
         active = true;
         in.presented = false;
@@ -229,7 +273,9 @@ void UnitBridge::run() {
     if (active) {
       ctx().add_busy(1);
       charge(0);
+      note_busy_cycle(c);
     }
+    count_pin_waits(1);
     if (vcd_) {
       for (PinGroup* g : groups_) g->flush();
       settle();
@@ -237,6 +283,7 @@ void UnitBridge::run() {
     }
     edge();
     if (all_done) {
+      end_busy_span();
       ctx().advance_to(c + 1);
       return;
     }
@@ -248,6 +295,7 @@ void UnitBridge::run() {
     // Quiet: nothing moved for a while, so nothing changes before the next arrival or slot.
     if (quiet >= kQuietCycles && next_event > c) {
       if (next_event >= kNever) fail("the unit is idle, nothing can arrive, and not every output has ended");
+      count_pin_waits(next_event - c);  // the pins hold their state over the skipped cycles
       c = next_event;
     }
   }

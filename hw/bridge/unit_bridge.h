@@ -47,6 +47,12 @@ class UnitBridge : public Op {
 
   const std::string& impl() const { return impl_; }
   uint64_t clocked_cycles() const { return clocked_; }
+  // What the unit waited on at its pins (it waits there, not in the channels' recv and send, so
+  // the channels' own starve and stall counts miss it; the run's results add these): cycles in
+  // which the input pin fed from `c` was ready with nothing to offer, and cycles in which the
+  // output pin feeding `c` held a beat the full channel could not take. 0 for other channels.
+  uint64_t input_wait_cycles(const Channel* c);
+  uint64_t output_wait_cycles(const Channel* c);
 
  protected:
   // Set by the derived bridge while it elaborates.
@@ -90,12 +96,16 @@ class UnitBridge : public Op {
     bool finished = false;           // its done beat was taken
     uint64_t quiet_until = 0;        // no arrival at or before this time (lower bound - 1)
     bool quiet_known = false;
+    bool waiting = false;            // this cycle: the pin is ready, no beat to offer
+    uint64_t wait_cycles = 0;
   };
   struct Out {
     int op_output;
     PinOut* pin;
     Decoder dec;
     bool finished = false;  // its done beat was taken
+    bool waiting = false;   // this cycle: a beat on the pin, no free slot in the channel
+    uint64_t wait_cycles = 0;
   };
   void edge();
   void settle();
@@ -118,6 +128,11 @@ class UnitBridge : public Op {
   bool vcd_first_ = true;
   std::vector<Element> table_;
   uint64_t clocked_ = 0;
+  // The timeline (SimEnv::tracing): consecutive busy cycles (a beat moved on a pin) as one span.
+  void note_busy_cycle(uint64_t c);
+  void count_pin_waits(uint64_t cycles);  // adds `cycles` to every stream waiting this cycle
+  void end_busy_span();
+  uint64_t span_start_ = 0, span_end_ = 0;  // [start, end), empty when equal
 };
 
 // ---- implementations registry (hls is built in; rtl is added by the Verilated build).

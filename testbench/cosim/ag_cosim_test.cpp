@@ -290,7 +290,7 @@ tensors:
   x: {shape: [16, 16], dtype: bf16, init: random, seed: 37}
   g: {shape: [16, 16], dtype: bf16, init: output}
 streams:
-  raddr: '5 10 15 4 S1 9 14 3 8 S2 13 2 7 12 S1 1 6 11 0 S1 D'
+  raddr: '5 10 15 4 S1 9 14 3 8 S2 13 2 7 12 S1 1 6 11 0 S2 D'
   waddr: '0 1 2 3 4 5 6 7 S1 8 9 10 11 12 13 14 15 S1 D'
 nodes:
   - {name: raddr, op: Source, params: {stream: raddr}}
