@@ -16,6 +16,9 @@ EvalResult eval_op(const std::string& op, const std::map<std::string, std::strin
                    const std::vector<std::pair<std::string, std::string>>& inputs, const HardwareParams& hw,
                    size_t outputs) {
   const OpInfo& info = OpRegistry::instance().find(op);
+  if (outputs > size_t(Selector::kMaxBits))
+    throw std::invalid_argument("outputs is " + std::to_string(outputs) + ", outside the allowed range 1.." +
+                                std::to_string(Selector::kMaxBits) + " (a selector names at most that many)");
   // Positional streams fill the ports in order; a numbered port takes all that the fixed ports
   // after it do not need.
   size_t positional = 0, fixed_unnamed = 0;

@@ -1,8 +1,10 @@
 #include "sim/npy.h"
 #include "sim/output_file.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <stdexcept>
@@ -38,11 +40,17 @@ std::string dict_value(const std::string& h, const std::string& key, const std::
 struct Header {
   NpyArray a;
   std::string descr;
-  uint64_t count = 1;
-  size_t data_offset = 0;
+  uint64_t count = 1;        // elements
+  uint64_t esize = 0;        // bytes per element
+  uint64_t data_offset = 0;  // bytes before the data
 };
 
+// Parses the header and checks the data length against the file size (nothing is allocated
+// from a size the file does not hold).
 Header parse_header(std::ifstream& in, const std::string& path) {
+  std::error_code ec;
+  const uint64_t file_size = std::filesystem::file_size(path, ec);
+  if (ec) bad(path, "cannot read its size: " + ec.message());
   char magic[8];
   if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0) bad(path, "not a .npy file (bad magic)");
   const int major = uint8_t(magic[6]);
@@ -58,35 +66,67 @@ Header parse_header(std::ifstream& in, const std::string& path) {
   } else {
     bad(path, "unsupported .npy version " + std::to_string(major));
   }
+  Header r;
+  r.data_offset = uint64_t(in.tellg()) + hlen;
+  if (r.data_offset > file_size)
+    bad(path, "truncated header: it declares " + std::to_string(hlen) + " bytes but the file has " +
+                  std::to_string(file_size) + " bytes in all");
   std::string h(hlen, '\0');
   if (!in.read(&h[0], hlen)) bad(path, "truncated header");
-  Header r;
-  r.data_offset = size_t(in.tellg());
   r.descr = dict_value(h, "descr", path);
   if (r.descr.size() >= 2 && (r.descr.front() == '\'' || r.descr.front() == '"'))
     r.descr = r.descr.substr(1, r.descr.size() - 2);
   if (dict_value(h, "fortran_order", path) != "False") bad(path, "Fortran-order arrays are not supported");
-  std::string shape = dict_value(h, "shape", path);
-  std::string num;
+  const std::string shape = dict_value(h, "shape", path);
+  // "(3, 4)", "(4,)": whole numbers separated by commas.
+  if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')') bad(path, "malformed shape '" + shape + "'");
+  bool in_number = false, after_space = false;
   for (char c : shape.substr(1)) {
     if (c >= '0' && c <= '9') {
-      num += c;
+      if (!in_number) r.a.shape.push_back(0);
+      else if (after_space) bad(path, "malformed shape '" + shape + "'");
+      uint64_t& d = r.a.shape.back();
+      if (__builtin_mul_overflow(d, uint64_t(10), &d) || __builtin_add_overflow(d, uint64_t(c - '0'), &d))
+        bad(path, "shape " + shape + " has a dimension beyond 64 bits");
+      in_number = true;
+      after_space = false;
     } else if (c == ',' || c == ')') {
-      if (!num.empty()) r.a.shape.push_back(std::stoull(num));
-      num.clear();
-    } else if (c != ' ') {
-      bad(path, "malformed shape " + shape);
+      in_number = after_space = false;
+    } else if (c == ' ') {
+      after_space = in_number;
+    } else {
+      bad(path, "malformed shape '" + shape + "'");
     }
   }
   if (r.a.shape.empty() || r.a.shape.size() > 2)
     bad(path, "shape " + shape + " is not 1-D or 2-D (tensors are [rows, cols])");
-  for (uint64_t d : r.a.shape) r.count *= d;
   static const char* kTypes[] = {"<f4", "<f8", "<f2", "<i4", "<i8"};
   bool known = false;
   for (const char* t : kTypes) known = known || r.descr == t;
   if (!known) bad(path, "dtype '" + r.descr + "' is not supported (float16/32/64, int32/64, little-endian)");
   r.a.is_int = r.descr[1] == 'i';
+  r.esize = uint64_t(r.descr[2] - '0');
+  uint64_t data_bytes = r.esize;
+  for (uint64_t d : r.a.shape)
+    if (__builtin_mul_overflow(r.count, d, &r.count) || __builtin_mul_overflow(data_bytes, d, &data_bytes))
+      bad(path, "shape " + shape + " has more elements than 64 bits count");
+  // The same check in both modes (timing mode reads no data): the file holds exactly the data.
+  const uint64_t found = file_size - r.data_offset;
+  if (found != data_bytes)
+    bad(path, std::string(found < data_bytes ? "truncated data" : "data longer than its header says") + ": shape " +
+                  shape + " of " + r.descr + " needs " + std::to_string(data_bytes) + " bytes of data after the " +
+                  std::to_string(r.data_offset) + "-byte header (" + std::to_string(r.data_offset + data_bytes) +
+                  " bytes in all), but the file has " + std::to_string(file_size) + " bytes (" +
+                  std::to_string(found) + " of data)");
   return r;
+}
+
+// An int64 value as int32, or an error naming it and its place.
+int32_t narrow_int64(int64_t x, uint64_t k, const std::string& path) {
+  if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max())
+    bad(path, "int64 value " + std::to_string(x) + " (element " + std::to_string(k) +
+                  ", counting from 0) does not fit in int32");
+  return int32_t(x);
 }
 
 float half_to_float(uint16_t h) {
@@ -124,14 +164,29 @@ NpyArray read_npy_header(const std::string& path) {
   return parse_header(in, path).a;
 }
 
-NpyArray read_npy(const std::string& path) {
+NpyArray check_npy(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) bad(path, "cannot open it");
   Header h = parse_header(in, path);
-  const size_t esize = size_t(h.descr[2] - '0');
+  if (h.descr != "<i8") return h.a;
+  std::vector<int64_t> chunk(8192);  // streamed: nothing of the data is kept
+  for (uint64_t k = 0; k < h.count;) {
+    const uint64_t n = std::min<uint64_t>(chunk.size(), h.count - k);
+    if (!in.read(reinterpret_cast<char*>(chunk.data()), std::streamsize(n * 8))) bad(path, "cannot read its data");
+    for (uint64_t j = 0; j < n; ++j) narrow_int64(chunk[j], k + j, path);
+    k += n;
+  }
+  return h.a;
+}
+
+NpyArray read_npy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) bad(path, "cannot open it");
+  Header h = parse_header(in, path);  // the file holds all the data: the sizes below are real
+  const size_t esize = size_t(h.esize);
   std::vector<char> raw(h.count * esize);
   if (!raw.empty() && !in.read(raw.data(), std::streamsize(raw.size())))
-    bad(path, "truncated data: expected " + std::to_string(raw.size()) + " bytes");
+    bad(path, "cannot read its " + std::to_string(raw.size()) + " bytes of data");
   NpyArray& a = h.a;
   if (a.is_int) a.i.resize(h.count);
   else a.f.resize(h.count);
@@ -152,9 +207,7 @@ NpyArray read_npy(const std::string& path) {
     } else {
       int64_t x;
       std::memcpy(&x, p, 8);
-      if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max())
-        bad(path, "int64 value " + std::to_string(x) + " does not fit in int32");
-      a.i[k] = int32_t(x);
+      a.i[k] = narrow_int64(x, k, path);
     }
   }
   return a;

@@ -16,9 +16,15 @@ struct NpyArray {
   std::vector<int32_t> i;        // integer files (int64 values must fit in int32)
 };
 
-// Reads the header only (shape and dtype). Throws std::runtime_error naming the file and what
-// is wrong: missing, not .npy, Fortran order, unsupported dtype, truncated.
+// Every reader checks the header and that the file's size is exactly the header plus the data
+// its shape and dtype need (without reading the data). They throw std::runtime_error naming the
+// file and what is wrong: missing, not .npy, Fortran order, unsupported dtype, truncated or
+// too long (the expected and found sizes), an int64 value outside int32.
+// read_npy_header: the header (shape and dtype) only.
 NpyArray read_npy_header(const std::string& path);
+// check_npy: read_npy's checks without keeping the data (int64 files are streamed to check
+// that every value fits in int32); returns the header. What timing mode checks.
+NpyArray check_npy(const std::string& path);
 NpyArray read_npy(const std::string& path);
 
 // Writes through OutputFile (sim/output_file.h): a regular file is replaced atomically, so an

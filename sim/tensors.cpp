@@ -33,7 +33,7 @@ uint64_t next_random(uint64_t& s) {
 void check_tensor_file(const TensorSpec& t, const std::string& where) {
   NpyArray h;
   try {
-    h = read_npy_header(t.file);
+    h = check_npy(t.file);
   } catch (const std::exception& e) {
     throw std::invalid_argument(where + ": " + e.what());
   }

@@ -9,8 +9,9 @@
 
 namespace stepsim {
 
-// init: file: checks the .npy exists, is readable and matches the declared shape and dtype
-// kind (float files for bf16/fp32, integer files for int32). Throws std::invalid_argument.
+// init: file: checks the .npy exists, is readable, is complete (check_npy: the same checks
+// as reading its values, in both modes) and matches the declared shape and dtype kind (float
+// files for bf16/fp32, integer files for int32). Throws std::invalid_argument.
 void check_tensor_file(const TensorSpec& t, const std::string& where);
 
 // Values before the run, row-major: zeros; random (uniform in [-1, 1), or integers in

@@ -1,6 +1,8 @@
 // Address generators that turn routing metadata into tile addresses for RandomOffChipLoad (the
 // artifact's ExpertAddrGen, step-paper-notes §2.6): a time-multiplexed region fetches the
 // weights of whichever expert EagerMerge just selected.
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 
 #include "hw/functions/functions.h"
@@ -20,10 +22,21 @@ class ExpertAddrGen : public Op {
     experts_ = c.params.get_ints("experts");
     base_ = c.params.get_int("base");
     stride_ = c.params.get_int("stride");
-    if (tiles_ < 1) fail("tiles_per_expert must be >= 1");
+    if (tiles_ < 1 || uint64_t(tiles_) > kMaxStreamBeats)
+      fail("tiles_per_expert is " + std::to_string(tiles_) + ", outside the allowed range 1.." +
+           std::to_string(kMaxStreamBeats) + " (the addresses one selector bit becomes)");
     if (base_ < 0 || stride_ < 1) fail("base must be >= 0 and stride >= 1");
+    int64_t last_expert = Selector::kMaxBits - 1;
+    if (!experts_.empty()) last_expert = *std::max_element(experts_.begin(), experts_.end());
     for (int64_t e : experts_)
       if (e < 0) fail("experts entries must be >= 0");
+    // The largest address, base + ((last_expert + 1) * tiles - 1) * stride, must fit in 64 bits.
+    int64_t last = 0;
+    if (__builtin_mul_overflow(last_expert + 1, tiles_, &last) || __builtin_mul_overflow(last - 1, stride_, &last) ||
+        __builtin_add_overflow(last, base_, &last))
+      fail("the tile addresses of expert " + std::to_string(last_expert) + " overflow 64 bits (base " +
+           std::to_string(base_) + ", stride " + std::to_string(stride_) + ", tiles_per_expert " +
+           std::to_string(tiles_) + ")");
   }
 
  protected:
@@ -32,14 +45,14 @@ class ExpertAddrGen : public Op {
       Beat b = in(0).recv();
       if (!b.has_elem) {
         Beat o = b;
-        if (o.stop) o.stop = uint8_t(o.stop + 1);
+        if (o.stop) o.stop = stop_level(o.stop + 1);
         emit(0, o);
         if (b.done) break;
         continue;
       }
-      if (!b.elem.is_selector()) fail("input carries " + b.elem.to_string() + ", not a selector");
+      if (!b.elem.is_selector()) fail("input carries " + b.elem.brief() + ", not a selector");
       const std::vector<int> bits = b.elem.selector().indices();
-      const uint8_t close = uint8_t(b.stop ? b.stop + 1 : 1);
+      const uint8_t close = stop_level(b.stop + 1);
       if (bits.empty()) {
         Beat o = Beat::bare_stop(close);
         o.done = b.done;
@@ -79,19 +92,26 @@ class KvCacheAddrGen : public Op {
   explicit KvCacheAddrGen(const OpConfig& c) : Op(c) {
     tile_rows_ = c.params.get_int("tile_rows");
     max_tiles_ = c.params.get_int("max_tiles");
-    if (tile_rows_ < 1 || max_tiles_ < 1) fail("tile_rows and max_tiles must be >= 1");
+    // A tile's valid-token count travels as an int32 [1x1] tile; a request's tiles are one
+    // element's expansion.
+    if (tile_rows_ < 1 || tile_rows_ > INT32_MAX)
+      fail("tile_rows is " + std::to_string(tile_rows_) + ", outside the allowed range 1.." + std::to_string(INT32_MAX));
+    if (max_tiles_ < 1 || uint64_t(max_tiles_) > kMaxStreamBeats)
+      fail("max_tiles is " + std::to_string(max_tiles_) + ", outside the allowed range 1.." +
+           std::to_string(kMaxStreamBeats));
   }
 
  protected:
   void run() override {
-    for (;;) {
+    for (uint64_t beats = 0;; ++beats) {
       Beat id = in(0).recv();
       Beat len = in(1).recv();
       if (id.has_elem != len.has_elem || id.stop != len.stop || id.done != len.done)
-        fail("idx and kv_len streams differ in structure: " + format_beats({id}) + " vs " + format_beats({len}));
+        fail("idx and kv_len streams differ in structure after " + std::to_string(beats) + " beats: idx has " +
+             beat_text(id) + ", kv_len has " + beat_text(len));
       if (!id.has_elem) {
         Beat o = id;
-        if (o.stop) o.stop = uint8_t(o.stop + 1);
+        if (o.stop) o.stop = stop_level(o.stop + 1);
         emit(0, o);
         emit(1, o);
         emit(2, o);
@@ -99,14 +119,22 @@ class KvCacheAddrGen : public Op {
         continue;
       }
       const int64_t r = index_value(id.elem).value_or(-1), n = index_value(len.elem).value_or(-1);
-      if (r < 0 || n < 0) fail("idx " + id.elem.to_string() + " / kv_len " + len.elem.to_string() + " are not scalars >= 0");
+      if (r < 0 || n < 0) fail("idx " + id.elem.brief() + " / kv_len " + len.elem.brief() + " are not scalars >= 0");
+      // Checked here, without overflow, before anything is sized from them.
+      const int64_t tiles = n / tile_rows_ + (n % tile_rows_ != 0);
+      if (tiles > max_tiles_)
+        fail("kv_len " + std::to_string(n) + " (request " + std::to_string(r) + ") needs " + std::to_string(tiles) +
+             " tiles of " + std::to_string(tile_rows_) + " tokens, more than max_tiles " + std::to_string(max_tiles_) +
+             ": the limit is " + std::to_string(max_tiles_ * tile_rows_) + " tokens per request");
+      if (r > (INT64_MAX - max_tiles_) / max_tiles_)
+        fail("request index " + std::to_string(r) + " is too large: its tile addresses r * max_tiles + t overflow 64 bits");
       std::vector<int64_t> addr;
       try {
         addr = kv_cache_tile_addresses(r, n, tile_rows_, max_tiles_);
       } catch (const std::invalid_argument& e) {
         fail(e.what());
       }
-      const uint8_t close = uint8_t(id.stop ? id.stop + 1 : 1);
+      const uint8_t close = stop_level(id.stop + 1);
       if (addr.empty()) {
         Beat o = Beat::bare_stop(close);
         o.done = id.done;

@@ -15,19 +15,21 @@ namespace stepsim {
 
 namespace {
 
-std::string beat_text(const Beat& b) { return format_tokens(to_tokens({b})); }
-
 // Appends the tiles an element carries to `out`: itself, or the members of a Zip tuple.
-void append_tiles(const Element& e, const std::string& where, std::vector<Tile>& out) {
+// An error names it by its input and its index on that input.
+void append_tiles(const Element& e, size_t input, uint64_t index, std::vector<Tile>& out) {
   if (e.is_tile()) {
     out.push_back(e.tile());
-  } else if (e.is_tuple()) {
-    for (const Element& m : *e.tuple()) {
-      if (!m.is_tile()) throw OpError(where + ": tuple member " + m.to_string() + " is not a tile");
-      out.push_back(m.tile());
-    }
-  } else {
-    throw OpError(where + ": element " + e.to_string() + " is not a tile");
+    return;
+  }
+  const std::string what = element_number("in" + std::to_string(input), index);
+  if (!e.is_tuple()) throw OpError(what + " is " + e.brief() + ", not a tile");
+  for (size_t k = 0; k < e.tuple()->size(); ++k) {
+    const Element& m = (*e.tuple())[k];
+    if (!m.is_tile())
+      throw OpError(what + " is the tuple " + e.brief() + ", whose member " + std::to_string(k) + " (" + m.brief() +
+                    ") is not a tile");
+    out.push_back(m.tile());
   }
 }
 
@@ -59,8 +61,8 @@ class HigherOrder : public Op {
     bool any_done = false;
     for (size_t i = 0; i < bs.size(); ++i) {
       if (bs[i].has_elem != bs[0].has_elem || bs[i].stop != bs[0].stop)
-        fail("inputs differ in structure: in0 has " + beat_text(bs[0]) + ", in" + std::to_string(i) + " has " +
-             beat_text(bs[i]));
+        fail("inputs differ in structure after " + std::to_string(elements_) + " elements: in0 has " +
+             beat_text(bs[0]) + ", in" + std::to_string(i) + " has " + beat_text(bs[i]));
       any_done = any_done || bs[i].done;
     }
     any_done_ = any_done;
@@ -74,7 +76,9 @@ class HigherOrder : public Op {
       // An input whose done token did not ride on this beat sends it as a bare beat next.
       if (any_done_ && !(i == 0 ? done0_ : beats_[i].done)) {
         Beat d = in(i).recv();
-        if (d.has_elem || d.stop || !d.done) fail("in" + std::to_string(i) + " is longer than the other inputs");
+        if (d.has_elem || d.stop || !d.done)
+          fail("in" + std::to_string(i) + " is longer than the other inputs: they ended (D) after " +
+               std::to_string(elements_) + " elements, in" + std::to_string(i) + " still has " + beat_text(d));
       }
     }
   }
@@ -92,11 +96,15 @@ class HigherOrder : public Op {
   bool done0_ = false;     // in0's beat did (peek_all() raises it on the beat it returns)
   // The operand tiles of the beats peek_all() returned.
   const std::vector<Tile>& args(const std::vector<Beat>& bs) { return args(bs.data(), bs.size()); }
+  // Counts the element (elements_).
   const std::vector<Tile>& args(const Beat* bs, size_t n) {
     args_.clear();
-    for (size_t i = 0; i < n; ++i) append_tiles(bs[i].elem, node_name(), args_);
+    for (size_t i = 0; i < n; ++i)
+      append_tiles(bs[i].elem, i, elements_, args_);
+    ++elements_;
     return args_;
   }
+  uint64_t elements_ = 0;  // elements taken from each input so far
   // Runs a tile function; its error (a shape mismatch, a bad dtype) also names what every input
   // carried and the channel it came on (producer end -> consumer end).
   template <class F>
@@ -111,7 +119,7 @@ class HigherOrder : public Op {
       std::string s = std::string(e.what()) + "; inputs:";
       for (size_t i = 0; i < n; ++i)
         s += std::string(i ? "," : "") + " in" + std::to_string(i) + " " +
-             (bs[i].has_elem ? bs[i].elem.to_string() : beat_text(bs[i])) + " on channel '" + in(i).name() + "'";
+             (bs[i].has_elem ? bs[i].elem.brief() : beat_text(bs[i])) + " on channel '" + in(i).name() + "'";
       fail(s);
     }
   }
@@ -196,11 +204,8 @@ class Map : public HigherOrder {
 class Accum : public HigherOrder {
  public:
   Accum(const OpConfig& c, bool scan) : HigherOrder(c), fn_(accum_function(c.params.get_string("fn"))), scan_(scan) {
-    rank_ = int(c.params.get_int("rank"));
-    if (rank_ < 1 || rank_ > kMaxStopLevel) fail("rank must be in 1.." + std::to_string(kMaxStopLevel));
-    bank_rank_ = scan ? 0 : int(c.params.get_int("bank_rank"));
-    if (bank_rank_ < 0 || bank_rank_ + 2 > kMaxStopLevel)
-      fail("bank_rank must be in 0.." + std::to_string(kMaxStopLevel - 2));
+    rank_ = int_param("rank", 1, kMaxStopLevel);
+    bank_rank_ = scan ? 0 : int_param("bank_rank", 0, kMaxStopLevel - 2);
     if (bank_rank_ && rank_ != 2)
       fail("bank_rank needs rank 2 (the inner K dimension and the outer chunk dimension are reduced), got rank " +
            std::to_string(rank_));
@@ -355,9 +360,8 @@ class FlatMap : public HigherOrder {
  public:
   explicit FlatMap(const OpConfig& c) : HigherOrder(c) {
     name_ = c.params.get_string("fn");
-    rank_ = int(c.params.get_int("rank"));
+    rank_ = int_param("rank", 0, kMaxStopLevel);
     if (name_ != "filter_padding") fn_ = &flatmap_function(name_);
-    if (rank_ < 0 || rank_ > kMaxStopLevel) fail("rank out of range");
   }
 
  protected:
@@ -372,6 +376,11 @@ class FlatMap : public HigherOrder {
         expanded = true;
         if (fn_) {
           const std::vector<Tile>& a = args(bs);
+          // Every function splits a tile by rows or by columns: at most that many tiles.
+          if (!a.empty() && std::max(a[0].rows, a[0].cols) > kMaxStreamBeats)
+            fail(element_number("in0", elements_ - 1) + " is " + a[0].to_string() + ", which " + name_ +
+                 " could expand into more than " + std::to_string(kMaxStreamBeats) +
+                 " tiles, the limit of what one element may become");
           note_operands(a);
           outs = functional() || fn_->arity > 1 ? fn_->apply(a) : fn_->out_shapes(a);
         } else {
@@ -382,7 +391,7 @@ class FlatMap : public HigherOrder {
       }
       charge(0);
       // Output stops: the expansion closes with S_rank; the element's own stop s becomes s+rank.
-      const uint8_t close = uint8_t(b.stop ? b.stop + rank_ : (expanded ? rank_ : 0));
+      const uint8_t close = stop_level(b.stop ? b.stop + rank_ : (expanded ? rank_ : 0));
       if (outs.empty()) {
         if (close || b.done) {
           Beat o = close ? Beat::bare_stop(close) : Beat::done_beat();

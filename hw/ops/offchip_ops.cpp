@@ -12,6 +12,9 @@ namespace stepsim {
 
 namespace {
 
+// Tiles one pass of a view may have: far above any tensor (2^40 elements) read once.
+constexpr uint64_t kMaxViewTiles = uint64_t(1) << 40;
+
 // The tiled, affine view of a stored tensor that a load or store walks (paper: tiled_in_shape,
 // stride and tiled_out_shape, all in tiles). Tile k of a pass is stored tile
 // lin(k) = offset + sum_d idx_d(k) * stride_d, where idx(k) counts row-major over out_shape
@@ -26,6 +29,11 @@ struct TiledView {
 
   uint64_t stored_tiles() const { return tiles_r * tiles_c; }
   int rank() const { return int(out_shape.size()); }
+  std::string shape_text() const {
+    std::string s;
+    for (int64_t d : out_shape) s += (s.empty() ? "" : ", ") + std::to_string(d);
+    return "[" + s + "]";
+  }
 
   uint64_t lin(uint64_t k) const {
     uint64_t l = offset;
@@ -68,8 +76,8 @@ class OffChipOp : public Op {
     view_.tensor = &memory_->tensor(cfg.params.get_string("tensor"));
     const OffChipTensor& t = *view_.tensor;
     std::vector<int64_t> tile = cfg.params.get_ints("tile");
-    if (tile.size() != 2 || tile[0] < 1 || tile[1] < 1)
-      throw std::invalid_argument(node + "tile must be [rows, cols] with both >= 1");
+    if (tile.size() != 2 || tile[0] < 1 || tile[1] < 1 || tile[0] > kMaxTileDim || tile[1] > kMaxTileDim)
+      throw std::invalid_argument(node + "tile must be [rows, cols] with both in 1.." + std::to_string(kMaxTileDim));
     if (t.rows % uint64_t(tile[0]) || t.cols % uint64_t(tile[1]))
       throw std::invalid_argument(node + "tile [" + std::to_string(tile[0]) + ", " + std::to_string(tile[1]) +
                                   "] does not divide tensor '" + t.name + "' of shape [" + std::to_string(t.rows) +
@@ -95,7 +103,18 @@ class OffChipOp : public Op {
       if (!view_.stride.empty()) throw std::invalid_argument(node + "stride needs out_shape");
       view_.out_shape = {int64_t(view_.tiles_r), int64_t(view_.tiles_c)};
     }
-    if (view_.stride.empty()) {  // row-major over out_shape
+    if (view_.out_shape.size() > 8) throw std::invalid_argument(node + "out_shape has more than 8 dimensions");
+    // Tiles per pass, in 64 bits with overflow checks, before anything is computed from them.
+    view_.count = 1;
+    bool overflow = false;
+    for (int64_t n : view_.out_shape) {
+      if (n < 1) throw std::invalid_argument(node + "out_shape entries must be >= 1");
+      overflow = overflow || __builtin_mul_overflow(view_.count, uint64_t(n), &view_.count);
+    }
+    if (overflow || view_.count > kMaxViewTiles)
+      throw std::invalid_argument(node + "the view out_shape " + view_.shape_text() + " has more than " +
+                                  std::to_string(kMaxViewTiles) + " tiles per pass, the limit");
+    if (view_.stride.empty()) {  // row-major over out_shape (partial products of the count)
       view_.stride.assign(view_.out_shape.size(), 1);
       for (int d = int(view_.out_shape.size()) - 2; d >= 0; --d)
         view_.stride[size_t(d)] = view_.stride[size_t(d) + 1] * view_.out_shape[size_t(d) + 1];
@@ -103,21 +122,22 @@ class OffChipOp : public Op {
     if (view_.stride.size() != view_.out_shape.size())
       throw std::invalid_argument(node + "stride has " + std::to_string(view_.stride.size()) +
                                   " entries but out_shape has " + std::to_string(view_.out_shape.size()));
-    if (view_.out_shape.size() > 8) throw std::invalid_argument(node + "out_shape has more than 8 dimensions");
+    // The last tile the view reaches; a sum that overflows reaches past any tensor.
     uint64_t last = view_.offset;
-    view_.count = 1;
     for (size_t d = 0; d < view_.out_shape.size(); ++d) {
-      if (view_.out_shape[d] < 1) throw std::invalid_argument(node + "out_shape entries must be >= 1");
       if (view_.stride[d] < 0) throw std::invalid_argument(node + "stride entries must be >= 0");
-      view_.count *= uint64_t(view_.out_shape[d]);
-      last += uint64_t(view_.out_shape[d] - 1) * uint64_t(view_.stride[d]);
+      uint64_t reach = 0;
+      if (__builtin_mul_overflow(uint64_t(view_.out_shape[d] - 1), uint64_t(view_.stride[d]), &reach) ||
+          __builtin_add_overflow(last, reach, &last))
+        last = UINT64_MAX;
     }
     if (last >= view_.stored_tiles())
       throw std::invalid_argument(node + "the view reaches tile " + std::to_string(last) + " but tensor '" + t.name +
                                   "' holds " + std::to_string(view_.stored_tiles()) + " tiles of " +
                                   std::to_string(tile[0]) + "x" + std::to_string(tile[1]));
     const int64_t pd = cfg.params.get_int("par_dispatch");
-    if (pd < 0) throw std::invalid_argument(node + "par_dispatch must be >= 0");
+    if (pd < 0 || uint64_t(pd) > kMaxParDispatch)
+      throw std::invalid_argument(node + "par_dispatch must be in 0.." + std::to_string(kMaxParDispatch));
     par_dispatch_ = pd ? uint32_t(pd) : hw().par_dispatch;
     // With one tile in flight the next tile issues after the last response, so in any II
     // cycles the op issues at most par_dispatch requests per cycle (the memory's uncontended
@@ -272,7 +292,7 @@ class OffChipOp : public Op {
   uint64_t address_of(const Element& e, const Channel& from) const {
     const std::optional<int64_t> v = index_value(e);
     if (!v)
-      fail("address stream '" + from.name() + "' carries " + e.to_string() +
+      fail("address stream '" + from.name() + "' carries " + e.brief() +
            "; expected a scalar or a 1x1 int32 tile holding a tile index");
     const int64_t a = *v;
     if (a < 0 || uint64_t(a) >= view_.stored_tiles())
@@ -309,8 +329,7 @@ class LinearOffChipLoad : public OffChipOp {
     for (;;) {
       const Beat& r = in(0).peek();
       const bool done = r.done;
-      const uint8_t close = r.stop ? uint8_t(view_rank + r.stop) : view_rank;
-      if (close > kMaxStopLevel) fail("output stop level S" + std::to_string(close) + " exceeds S15");
+      const uint8_t close = stop_level(view_rank + r.stop);
       if (r.has_elem) {
         read_view(r.stop, done);
       } else if (r.stop || done) {
@@ -328,7 +347,7 @@ class LinearOffChipLoad : public OffChipOp {
     for (uint64_t k = 0; k < view_.count; ++k) {
       const bool last = k + 1 == view_.count;
       uint8_t stop = view_.stop_after(k);
-      if (last && outer_stop) stop = uint8_t(view_.rank() + outer_stop);
+      if (last && outer_stop) stop = stop_level(view_.rank() + outer_stop);
       load_and_emit(view_.lin(k), stop, last && done);
     }
   }
@@ -344,15 +363,21 @@ class LinearOffChipStore : public OffChipOp {
     for (;;) {
       const Beat& b = in(0).peek();
       if (b.has_elem) {
-        if (!b.elem.is_tile()) fail("input carries " + b.elem.to_string() + ", not a tile");
+        if (!b.elem.is_tile())
+          fail(element_number("in", k) + " is " + b.elem.brief() + ", not a tile");
         if (k >= view_.count)
-          fail("more than " + std::to_string(view_.count) + " tiles arrived for the store's view of tensor '" +
-               view_.tensor->name + "'");
+          fail("received more tiles than the " + std::to_string(view_.count) + " its view of tensor '" +
+               view_.tensor->name + "' (out_shape " + view_.shape_text() + ") expects: " + element_number("in", k) +
+               " is one too many");
         store(b.elem.tile(), view_.lin(k++), in(0));
       }
       const bool done = in(0).pop().done;
       if (done) break;
     }
+    // Fewer tiles would leave part of the view unwritten, silently.
+    if (k != view_.count)
+      fail("received " + std::to_string(k) + " tiles but its view of tensor '" + view_.tensor->name +
+           "' (out_shape " + view_.shape_text() + ") expects " + std::to_string(view_.count));
     wait_last_completion();
   }
 };
@@ -390,11 +415,12 @@ class RandomOffChipStore : public OffChipOp {
       const bool done = a.done;
       if (a.has_elem) {
         const uint64_t l = address_of(a.elem, in(0));
-        next_data();
+        next_data(a.elem);
         const Beat d = take_input(1);
-        if (!d.has_elem) fail("wdata ended before waddr");
-        if (!d.elem.is_tile()) fail("wdata carries " + d.elem.to_string() + ", not a tile");
+        if (!d.elem.is_tile())
+          fail(element_number("wdata", tiles_) + " is " + d.elem.brief() + ", not a tile");
         store(d.elem.tile(), l, in(1));
+        ++tiles_;
         data_done_ = d.done;
         release_input(1);
         Beat ack = Beat::data(Element(Scalar{1}), a.stop);
@@ -409,22 +435,37 @@ class RandomOffChipStore : public OffChipOp {
       release_input(0);
       if (done) break;
     }
-    if (!data_done_ && next_data().has_elem) fail("wdata has more tiles than waddr has addresses");
+    // waddr ended: only wdata's trailing stops and its done may be left.
+    while (!data_done_) {
+      const Beat d = in(1).pop();
+      if (d.has_elem)
+        fail("wdata has more tiles than waddr has addresses: waddr ended (D) after " + std::to_string(tiles_) +
+             " addresses, but wdata goes on: " + element_number("wdata", tiles_) + " is " + d.elem.brief());
+      data_done_ = d.done;
+    }
     wait_last_completion();
   }
 
  private:
-  // The next wdata beat carrying a tile, or its done beat; bare stops are skipped (the
-  // ack stream follows waddr's structure).
-  const Beat& next_data() {
-    if (data_done_) fail("wdata ended before waddr");
+  // Waits for the next wdata beat carrying a tile; bare stops are skipped (the ack stream
+  // follows waddr's structure). Fails when wdata ends first.
+  void next_data(const Element& addr) {
     for (;;) {
-      const Beat& d = in(1).peek();
-      if (d.has_elem || d.done) return d;
-      in(1).pop();
+      if (!data_done_) {
+        const Beat& d = in(1).peek();
+        if (d.has_elem) return;
+        data_done_ = d.done;
+        if (!d.done) {
+          in(1).pop();
+          continue;
+        }
+      }
+      fail("waddr has more addresses than wdata has tiles: wdata ended (D) after " + std::to_string(tiles_) +
+           " tiles, but waddr goes on: " + element_number("waddr", tiles_) + " is " + addr.brief());
     }
   }
-  bool data_done_ = false;  // wdata's done was consumed (it rides on its last tile)
+  bool data_done_ = false;  // wdata's done was seen (it rides on its last tile)
+  uint64_t tiles_ = 0;      // tiles written
 };
 
 }  // namespace

@@ -10,13 +10,10 @@ namespace stepsim {
 
 namespace {
 
-std::string beat_text(const Beat& b) { return format_tokens(to_tokens({b})); }
-
 class Bufferize : public Op {
  public:
   explicit Bufferize(const OpConfig& c) : Op(c) {
-    rank_ = int(c.params.get_int("rank"));
-    if (rank_ < 1 || rank_ > kMaxStopLevel) fail("rank must be in 1.." + std::to_string(kMaxStopLevel));
+    rank_ = int_param("rank", 1, kMaxStopLevel);
   }
 
  protected:
@@ -29,6 +26,10 @@ class Bufferize : public Op {
       Beat b = in(0).recv();
       if (b.has_elem) {
         if (elems++ == 0) first_write = ctx().now();
+        if (elems > kMaxStreamBeats)
+          fail("a buffer would hold more than " + std::to_string(kMaxStreamBeats) +
+               " elements, the limit of one stream held in host memory (no S" + std::to_string(rank_) +
+               " closed it)");
         charge(1);
         buf->bytes += b.elem.bytes();
         ++cur[0];
@@ -102,8 +103,15 @@ class Streamify : public Op {
     repeat_ = c.params.get_ints("repeat");
     stride_ = c.params.get_ints("stride");
     out_shape_ = c.params.get_ints("out_shape");
-    rank_ = int(c.params.get_int("rank"));
+    rank_ = int_param("rank", 0, kMaxStopLevel);
     if (stride_.size() != out_shape_.size()) fail("stride and out_shape must have the same length");
+    if (out_shape_.size() > size_t(kMaxStopLevel))
+      fail("out_shape has " + std::to_string(out_shape_.size()) + " dimensions; a stream has at most " +
+           std::to_string(kMaxStopLevel));
+    repeats_ = checked_product("repeat", repeat_, 0);
+    checked_product("out_shape", out_shape_, 1);
+    for (int64_t s : stride_)
+      if (s < 0) fail("stride entries must be >= 0");
   }
 
  protected:
@@ -114,7 +122,7 @@ class Streamify : public Op {
       Beat d = in(0).recv();
       if (!d.has_elem) {
         if (with_ref && d.stop) {  // empty outer dimension, mirrored in the ref
-          Beat rb = in(1).recv();
+          Beat rb = next_ref(d);
           if (rb.has_elem) fail("ref has data where the buffer stream has an empty dimension");
           emit(0, rb);
         } else {
@@ -126,7 +134,7 @@ class Streamify : public Op {
         }
         continue;
       }
-      if (!d.elem.is_buffer()) fail("input carries " + d.elem.to_string() + ", not a buffer reference");
+      if (!d.elem.is_buffer()) fail("input carries " + d.elem.brief() + ", not a buffer reference");
       const Buffer& buf = *d.elem.buffer();
       uint64_t elems = 0;
       for (const Beat& x : buf.beats) elems += x.has_elem;
@@ -134,8 +142,8 @@ class Streamify : public Op {
       if (with_ref) {
         Beat rb;
         for (;;) {
-          rb = in(1).recv();
-          uint8_t close = uint8_t(view_rank(buf) + rb.stop);
+          rb = next_ref(d);
+          const uint8_t close = stop_level(view_rank(buf) + rb.stop, true);
           if (rb.has_elem)
             replay(buf, close, false);
           else
@@ -143,22 +151,25 @@ class Streamify : public Op {
           if (rb.stop >= rank_ || rb.done) break;
         }
         note_buffer_read(d.elem.buffer());
-        uint8_t expect = uint8_t(d.stop ? d.stop + rank_ : rank_);
+        const int expect = d.stop + rank_;
+        if (rb.done && rb.stop < rank_)
+          fail("the ref stream 'ref' ended (D) inside the ref group of " + element_number("in", buffers_) +
+               " (no S" + std::to_string(rank_) + " closed it)");
         if (rb.stop != expect)
           fail("buffer element " + beat_text(d) + " pairs with a ref group closing at S" + std::to_string(rb.stop) +
                ", expected S" + std::to_string(expect));
+        ++buffers_;
         if (d.done) {
-          if (!rb.done) drain_ref();
+          drain_ref();
           emit(0, Beat::done_beat());
           break;
         }
       } else {
         // Static repeat: nested replay dimensions, outermost first.
-        uint64_t total = 1;
-        for (int64_t f : repeat_) total *= uint64_t(f);
+        const uint64_t total = repeats_;
         const int nrep = int(repeat_.size());
         if (total == 0) {
-          Beat o = Beat::bare_stop(uint8_t(view_rank(buf) + nrep + d.stop));
+          Beat o = Beat::bare_stop(stop_level(view_rank(buf) + nrep + d.stop, true));
           o.done = d.done;
           emit(0, o);
         }
@@ -171,7 +182,7 @@ class Streamify : public Op {
             ++ended;
             rem /= f;
           }
-          uint8_t close = uint8_t(view_rank(buf) + ended + (ended == nrep ? d.stop : 0));
+          const uint8_t close = stop_level(view_rank(buf) + ended + (ended == nrep ? d.stop : 0), true);
           replay(buf, close, d.done && j + 1 == total);
         }
         note_buffer_read(d.elem.buffer());
@@ -181,13 +192,30 @@ class Streamify : public Op {
   }
 
  private:
+  // The next beat of the ref stream for the buffer-stream beat d; fails once the ref has ended.
+  Beat next_ref(const Beat& d) {
+    if (ref_done_)
+      fail("the buffer stream 'in' is longer than the ref stream 'ref': 'ref' ended (D) after " +
+           std::to_string(refs_) + " elements, but 'in' goes on: " +
+           (d.has_elem ? element_number("in", buffers_) + " is " + d.elem.brief() : "its next beat is " + beat_text(d)));
+    Beat rb = in(1).recv();
+    refs_ += rb.has_elem;
+    ref_done_ = rb.done;
+    return rb;
+  }
+  // The buffer stream ended: only the ref's outer stops and its done may be left.
   void drain_ref() {
-    for (;;) {
+    while (!ref_done_) {
       Beat rb = in(1).recv();
-      if (rb.has_elem) fail("ref stream is longer than the buffer stream");
-      if (rb.done) break;
+      if (rb.has_elem)
+        fail("the ref stream 'ref' is longer than the buffer stream 'in': 'in' ended (D) after " +
+             std::to_string(buffers_) + " buffers, but 'ref' goes on: " + element_number("ref", refs_) + " is " +
+             rb.elem.brief());
+      ref_done_ = rb.done;
     }
   }
+  bool ref_done_ = false;                // the ref's done was taken
+  uint64_t refs_ = 0, buffers_ = 0;      // elements taken from each input
   bool affine(const Buffer& buf) const {
     if (out_shape_.empty()) return false;
     for (int64_t s : buf.shape)
@@ -196,54 +224,83 @@ class Streamify : public Op {
   }
   int view_rank(const Buffer& buf) const { return affine(buf) ? int(out_shape_.size()) : int(buf.rank); }
 
-  // Emits one pass over the buffer; its last beat closes with `close`.
-  void replay(const Buffer& buf, uint8_t close, bool done) {
-    std::vector<Beat> out;
-    if (affine(buf)) {
-      std::vector<const Beat*> elems;
-      for (const Beat& b : buf.beats)
-        if (b.has_elem) elems.push_back(&b);
-      const size_t n = out_shape_.size();
-      uint64_t total = 1;
-      for (int64_t s : out_shape_) total *= uint64_t(s);
-      std::vector<int64_t> idx(n, 0);
-      for (uint64_t j = 0; j < total; ++j) {
-        int64_t lin = 0;
-        for (size_t k = 0; k < n; ++k) lin += idx[k] * stride_[k];
-        if (lin < 0 || size_t(lin) >= elems.size())
-          fail("affine read index " + std::to_string(lin) + " outside the buffer of " + std::to_string(elems.size()) +
-               " elements");
-        int ended = 0;
-        for (int k = int(n) - 1; k >= 0; --k) {
-          if (idx[size_t(k)] + 1 < out_shape_[size_t(k)]) break;
-          ++ended;
-        }
-        out.push_back(Beat::data(elems[size_t(lin)]->elem, uint8_t(ended)));
-        for (int k = int(n) - 1; k >= 0; --k) {
-          if (++idx[size_t(k)] < out_shape_[size_t(k)]) break;
-          idx[size_t(k)] = 0;
-        }
-      }
-    } else {
-      out = buf.beats;
+  // The product of a list parameter's entries (each >= min), checked against kMaxReads.
+  uint64_t checked_product(const std::string& name, const std::vector<int64_t>& v, int64_t min) const {
+    uint64_t p = 1;
+    for (int64_t x : v) {
+      if (x < min) fail(name + " entries must be >= " + std::to_string(min));
+      if (__builtin_mul_overflow(p, uint64_t(x), &p) || p > kMaxReads)
+        fail(name + " multiplies to more than " + std::to_string(kMaxReads) + ", the limit");
     }
-    if (out.empty()) {
-      out.push_back(Beat::bare_stop(close));
-    } else {
-      out.back().stop = close;
-    }
-    out.back().done = done;
-    for (Beat& b : out) {
-      if (b.has_elem && b.elem.is_tile()) {
-        Tile t = b.elem.tile();
-        t.in_memory_unit = true;
-        b.elem = Element(std::move(t));
-      }
-      if (b.has_elem) charge(1);
-      emit(0, std::move(b));
-    }
+    return p;
   }
 
+  // Emits one pass over the buffer, beat by beat (nothing is staged, however long the pass);
+  // its last beat closes with `close`.
+  void replay(const Buffer& buf, uint8_t close, bool done) {
+    if (!affine(buf)) {
+      if (buf.beats.empty()) {
+        Beat o = Beat::bare_stop(close);
+        o.done = done;
+        emit(0, o);
+      }
+      for (size_t k = 0; k < buf.beats.size(); ++k) {
+        Beat b = buf.beats[k];
+        if (k + 1 == buf.beats.size()) {
+          b.stop = close;
+          b.done = done;
+        }
+        emit_read(std::move(b));
+      }
+      return;
+    }
+    std::vector<const Beat*> elems;
+    for (const Beat& b : buf.beats)
+      if (b.has_elem) elems.push_back(&b);
+    const size_t n = out_shape_.size();
+    uint64_t total = 1;
+    for (int64_t s : out_shape_) total *= uint64_t(s);  // checked in the constructor
+    std::vector<int64_t> idx(n, 0);
+    for (uint64_t j = 0; j < total; ++j) {
+      int64_t lin = 0;
+      bool overflow = false;
+      for (size_t k = 0; k < n; ++k) {
+        int64_t step = 0;
+        overflow = overflow || __builtin_mul_overflow(idx[k], stride_[k], &step) || __builtin_add_overflow(lin, step, &lin);
+      }
+      if (overflow || lin < 0 || uint64_t(lin) >= elems.size())
+        fail("affine read index " + (overflow ? std::string("beyond 2^63") : std::to_string(lin)) +
+             " outside the buffer of " + std::to_string(elems.size()) + " elements");
+      int ended = 0;
+      for (int k = int(n) - 1; k >= 0; --k) {
+        if (idx[size_t(k)] + 1 < out_shape_[size_t(k)]) break;
+        ++ended;
+      }
+      const bool last = j + 1 == total;
+      Beat b = Beat::data(elems[size_t(lin)]->elem, last ? close : uint8_t(ended));
+      b.done = last && done;
+      emit_read(std::move(b));
+      for (int k = int(n) - 1; k >= 0; --k) {
+        if (++idx[size_t(k)] < out_shape_[size_t(k)]) break;
+        idx[size_t(k)] = 0;
+      }
+    }
+  }
+  // A beat read from the buffer: its tile sits in a memory unit; one cycle per element.
+  void emit_read(Beat b) {
+    if (b.has_elem && b.elem.is_tile()) {
+      Tile t = b.elem.tile();
+      t.in_memory_unit = true;
+      b.elem = Element(std::move(t));
+    }
+    if (b.has_elem) charge(1);
+    emit(0, std::move(b));
+  }
+
+  // Replays of one buffer (static repeat) and reads of one affine pass: far above any real use,
+  // and the products stay inside 64 bits.
+  static constexpr uint64_t kMaxReads = uint64_t(1) << 40;
+  uint64_t repeats_ = 1;
   std::vector<int64_t> repeat_, stride_, out_shape_;
   int rank_;
 };

@@ -126,6 +126,29 @@ uint64_t Op::compute_cycles(uint64_t flops) const {
 
 void Op::fail(const std::string& msg) const { throw OpError(msg); }
 
+int Op::int_param(const std::string& name, int64_t lo, int64_t hi) const {
+  const int64_t v = cfg_.params.get_int(name);
+  if (v < lo || v > hi)
+    fail(name + " is " + std::to_string(v) + ", outside the allowed range " + std::to_string(lo) + ".." +
+         std::to_string(hi));
+  return int(v);
+}
+
+void Op::stop_level_error(int64_t level) const {
+  if (level > kMaxStopLevel)
+    fail("would emit stop level S" + std::to_string(level) + ", above the highest level S" +
+         std::to_string(kMaxStopLevel) + " (the stop field has 4 bits): the input's stop levels plus the operator's "
+         "rank must stay within " + std::to_string(kMaxStopLevel));
+  fail("would emit stop level " + std::to_string(level) + "; stop levels are S1..S" + std::to_string(kMaxStopLevel));
+}
+
+std::string beat_text(const Beat& b) {
+  std::string s = b.has_elem ? b.elem.brief() : "";
+  if (b.stop) s += (s.empty() ? "S" : " S") + std::to_string(b.stop);
+  if (b.done) s += s.empty() ? "D" : " D";
+  return s;
+}
+
 std::optional<int64_t> index_value(const Element& e) {
   if (e.is_scalar()) return e.scalar();
   if (e.is_tile() && e.tile().dtype == DType::INT32 && e.tile().has_data() && e.tile().elems() == 1)

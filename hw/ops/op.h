@@ -193,6 +193,17 @@ class Op : public sc_core::sc_module {
   const HardwareParams& hw() const { return cfg_.env->hw; }
   bool functional() const { return cfg_.env->functional; }
   [[noreturn]] void fail(const std::string& msg) const;
+  // A stop level computed from ranks (an input's stop plus the operator's rank): the beat's stop
+  // field, or an error naming the level and the limit when it does not fit in S1..S15 (a bare
+  // stop beat needs a level: bare = true excludes 0, which would send a beat that says nothing).
+  // Called where an operator computes a level, never per beat of a pass-through.
+  uint8_t stop_level(int64_t level, bool bare = false) const {
+    if (level > kMaxStopLevel || level < (bare ? 1 : 0)) stop_level_error(level);
+    return uint8_t(level);
+  }
+  // An integer parameter that must lie in lo..hi (a rank, a level): read as 64 bits and checked
+  // before it is narrowed, so that no value wraps.
+  int int_param(const std::string& name, int64_t lo, int64_t hi) const;
   // On-chip accounting helpers (see OnChipStats above).
   void note_operands(const std::vector<Tile>& args);
   void note_buffer(uint64_t elems, uint64_t bytes) {
@@ -213,6 +224,7 @@ class Op : public sc_core::sc_module {
  private:
   void thread_main();
   void charge_cycles(uint64_t cycles);  // the part of charge() that spends time
+  [[noreturn]] void stop_level_error(int64_t level) const;
 
   Context ctx_;
   std::vector<Channel*> ins_, outs_;
@@ -267,6 +279,15 @@ struct OpError : std::runtime_error {
 // An integer carried by metadata streams (tile indices, KV lengths): a scalar, or a 1x1 int32
 // tile with its payload. nullopt for anything else.
 std::optional<int64_t> index_value(const Element& e);
+
+// A beat in the text notation for messages ("T[2x2] S1 D"; buffers without their contents).
+std::string beat_text(const Beat& b);
+
+// How messages name an element of a stream (a port): by its index, counted from 0 and said so:
+// "stream element 4 of 'sel' (counting from 0)".
+inline std::string element_number(const std::string& port, uint64_t index) {
+  return "stream element " + std::to_string(index) + " of '" + port + "' (counting from 0)";
+}
 
 inline Beat with_stop(Beat b, uint8_t stop) {
   b.stop = stop;

@@ -36,41 +36,55 @@ class Broadcast : public Op {
 // element for b = 0) to every output whose bit is set. Outer dimensions are flattened.
 class Partition : public Op {
  public:
-  explicit Partition(const OpConfig& c) : Op(c) { rank_ = int(c.params.get_int("rank")); }
+  explicit Partition(const OpConfig& c) : Op(c) { rank_ = int_param("rank", 0, kMaxStopLevel); }
 
  protected:
   void run() override {
     for (;;) {
       Beat sel = in(1).recv();
       if (sel.has_elem) {
-        if (!sel.elem.is_selector()) fail("sel carries " + sel.elem.to_string() + ", not a selector");
-        route_chunk(sel.elem.selector());
+        if (!sel.elem.is_selector())
+          fail(element_number("sel", selectors_) + " is " + sel.elem.brief() + ", not a selector");
+        if (data_done_) data_ended(sel.elem);
+        route_chunk(sel.elem);
+        ++selectors_;
       }
       if (sel.done) break;
     }
     // The selector ended: only the data's outer structure and its done may remain.
     while (!data_done_) {
       Beat b = in(0).recv();
-      if (b.has_elem) fail("data stream has more chunks than the selector stream");
+      if (b.has_elem)
+        fail("the data stream 'in' has more chunks than the selector stream 'sel': 'sel' ended (D) after " +
+             std::to_string(selectors_) + " selectors, but 'in' goes on: " + element_number("in", elements_) + " is " +
+             b.elem.brief());
       if (b.done) break;
     }
     for (size_t o = 0; o < num_out(); ++o) emit(o, Beat::done_beat());
   }
 
  private:
-  void route_chunk(const Selector& s) {
+  [[noreturn]] void data_ended(const Element& sel) const {
+    fail("the selector stream 'sel' has more elements than the data stream 'in': 'in' ended (D) after " +
+         std::to_string(elements_) + " elements in " + std::to_string(selectors_) + " chunks, but 'sel' goes on: " +
+         element_number("sel", selectors_) + " is " + sel.brief());
+  }
+
+  void route_chunk(const Element& sel) {
+    const Selector& s = sel.selector();
     for (int i : s.indices())
       if (size_t(i) >= num_out())
-        fail("selector " + Element(s).to_string() + " names output " + std::to_string(i) + " but only " +
+        fail("selector " + sel.brief() + " names output " + std::to_string(i) + " but only " +
              std::to_string(num_out()) + " outputs exist");
     for (;;) {
       Beat b = in(0).peek();
-      if (b.done && !b.has_elem && !b.stop) fail("data stream ended before the selector stream");
+      if (b.done && !b.has_elem && !b.stop) data_ended(sel);
       // Rank 0 routes single elements: a bare stop is outer structure, not a chunk. For rank >= 1
       // every stop >= rank closes one chunk, also a bare one (an empty chunk or empty inner dims).
       if (rank_ == 0 && !b.has_elem && b.stop > 0) {
         in(0).pop();
-        if (b.done) fail("data stream ended before the selector stream");
+        data_done_ = b.done;
+        if (b.done) data_ended(sel);
         continue;
       }
       bool wb = false;
@@ -84,33 +98,39 @@ class Partition : public Op {
       if (rank_ == 0) o.stop = 0;
       for (int i : s.indices()) emit(size_t(i), o);
       in(0).pop();
+      elements_ += b.has_elem;
       data_done_ = b.done;
       bool chunk_end = rank_ == 0 ? b.has_elem : b.stop >= rank_;
       if (chunk_end) return;
-      if (b.done) fail("data stream ended inside a chunk");
+      if (b.done)
+        fail("the data stream 'in' ended (D) inside a chunk: no S" + std::to_string(rank_) + " closed chunk " +
+             std::to_string(selectors_) + " (counting from 0)");
     }
   }
 
   int rank_;
   bool data_done_ = false;
+  uint64_t selectors_ = 0;  // selector elements taken (= chunks routed)
+  uint64_t elements_ = 0;   // data elements routed
 };
 
 // Reassemble<rank a>: for each selector element, takes one chunk from every selected input in
 // arrival order (no interleaving) and closes the group with S_{a+1} (plus the selector's stops).
 class Reassemble : public Op {
  public:
-  explicit Reassemble(const OpConfig& c) : Op(c) { rank_ = int(c.params.get_int("rank")); }
+  explicit Reassemble(const OpConfig& c) : Op(c) { rank_ = int_param("rank", 0, kMaxStopLevel - 1); }
 
  protected:
   void run() override {
     const size_t n = num_in() - 1;  // last input is the selector
     Channel& selc = in(n);
-    for (;;) {
+    chunks_.assign(n, 0);
+    for (uint64_t selectors = 0;; ++selectors) {
       Beat sel = selc.recv();
-      const uint8_t group_close = uint8_t(rank_ + 1 + sel.stop);
+      const uint8_t group_close = stop_level(rank_ + 1 + sel.stop, true);
       if (!sel.has_elem) {
         if (sel.stop) {
-          Beat o = Beat::bare_stop(uint8_t(rank_ + 1 + sel.stop));
+          Beat o = Beat::bare_stop(group_close);
           o.done = sel.done;
           emit(0, o);
         } else if (sel.done) {
@@ -119,11 +139,12 @@ class Reassemble : public Op {
         if (sel.done) break;
         continue;
       }
-      if (!sel.elem.is_selector()) fail("sel carries " + sel.elem.to_string() + ", not a selector");
+      if (!sel.elem.is_selector())
+        fail(element_number("sel", selectors) + " is " + sel.elem.brief() + ", not a selector");
       std::vector<int> pending = sel.elem.selector().indices();
       for (int i : pending)
         if (size_t(i) >= n)
-          fail("selector " + sel.elem.to_string() + " names input " + std::to_string(i) + " but only " +
+          fail("selector " + sel.elem.brief() + " names input " + std::to_string(i) + " but only " +
                std::to_string(n) + " inputs exist");
       if (pending.empty()) {
         Beat o = Beat::bare_stop(group_close);
@@ -134,14 +155,14 @@ class Reassemble : public Op {
         std::vector<Channel*> cands;
         for (int i : pending) cands.push_back(&in(size_t(i)));
         int k = ctx().select_earliest(cands);
-        if (k < 0) fail("selected input ended before its chunk arrived");
+        if (k < 0) input_ended(size_t(pending[0]), sel.elem, selectors);
         const int src = pending[size_t(k)];
         pending.erase(pending.begin() + k);
         const bool last_chunk = pending.empty();
         Channel& c = in(size_t(src));
         for (;;) {
           Beat b = c.peek();
-          if (b.done && !b.has_elem && !b.stop) fail("input " + std::to_string(src) + " ended before its chunk");
+          if (b.done && !b.has_elem && !b.stop) input_ended(size_t(src), sel.elem, selectors);
           // Reference rule: released at max(now, arrival + switch_cycles + ld) + st, so the switch
           // overlaps a wait for data but never precedes the arrival.
           const uint64_t ready = c.head_ready_time() + hw().routing_switch_cycles + mem_cycles(tile_bytes_in_mu(b));
@@ -162,7 +183,11 @@ class Reassemble : public Op {
           emit(0, std::move(o));
           if (!taken) c.discard();
           if (chunk_end) break;
+          if (b.done)
+            fail("input 'in" + std::to_string(src) + "' ended (D) inside a chunk: no S" + std::to_string(rank_) +
+                 " closed its chunk " + std::to_string(chunks_[size_t(src)]) + " (counting from 0)");
         }
+        ++chunks_[size_t(src)];
       }
       if (sel.done) break;
     }
@@ -171,25 +196,37 @@ class Reassemble : public Op {
       for (;;) {
         if (in(i).done_sent() && in(i).empty()) break;
         Beat b = in(i).recv();
-        if (b.has_elem) fail("input " + std::to_string(i) + " has chunks left after the selector ended");
+        if (b.has_elem)
+          fail("input 'in" + std::to_string(i) + "' has more chunks than the selector stream 'sel' selects: 'sel' "
+               "ended (D) after selecting " + std::to_string(chunks_[i]) + " chunks of it, 'in" + std::to_string(i) +
+               "' still has " + b.elem.brief());
         if (b.done) break;
       }
     }
   }
 
  private:
+  [[noreturn]] void input_ended(size_t i, const Element& sel, uint64_t selectors) const {
+    fail("the selector stream 'sel' selects more chunks of input 'in" + std::to_string(i) + "' than it has: 'in" +
+         std::to_string(i) + "' ended (D) after " + std::to_string(chunks_[i]) + " chunks, but 'sel' goes on: " +
+         element_number("sel", selectors) + " is " + sel.brief());
+  }
+
   int rank_;
+  std::vector<uint64_t> chunks_;  // chunks taken from each input
 };
 
 // EagerMerge<rank a>: forwards whole chunks from whichever input has one first, and emits the
 // source index as a one-hot selector on `sel`.
 class EagerMerge : public Op {
  public:
-  explicit EagerMerge(const OpConfig& c) : Op(c) { rank_ = int(c.params.get_int("rank")); }
+  explicit EagerMerge(const OpConfig& c) : Op(c) { rank_ = int_param("rank", 0, kMaxStopLevel); }
 
  protected:
   void run() override {
     const size_t n = num_in();
+    if (n > size_t(Selector::kMaxBits))
+      fail(std::to_string(n) + " inputs, but a selector names at most " + std::to_string(Selector::kMaxBits));
     std::vector<bool> live(n, true);
     size_t remaining = n;
     while (remaining) {
@@ -204,17 +241,18 @@ class EagerMerge : public Op {
       if (k < 0) break;
       const size_t src = idx[size_t(k)];
       Channel& c = in(src);
-      bool sent_sel = false;
+      bool sent_sel = false;  // a chunk of this input is open on the output
       for (;;) {
         Beat b = c.peek();
-        if (!b.has_elem && (b.stop == 0 || b.stop > rank_)) {  // outer structure or the end
+        // Outer structure or the end; a bare stop above the rank inside an open chunk closes it.
+        if (!b.has_elem && (b.stop == 0 || (b.stop > rank_ && !sent_sel))) {
           c.pop();
           if (b.done) {
             live[src] = false;
             --remaining;
           }
           if (!sent_sel) break;
-          if (b.done) break;
+          if (b.done) chunk_unclosed(src);
           continue;
         }
         if (!sent_sel) {
@@ -234,6 +272,7 @@ class EagerMerge : public Op {
         if (b.done) {
           live[src] = false;
           --remaining;
+          if (!chunk_end) chunk_unclosed(src);
         }
         if (chunk_end || b.done) break;
       }
@@ -243,21 +282,29 @@ class EagerMerge : public Op {
   }
 
  private:
+  [[noreturn]] void chunk_unclosed(size_t i) const {
+    fail("input 'in" + std::to_string(i) + "' ended (D) inside a chunk: no S" + std::to_string(rank_) +
+         " closed it (the input's rank is below the merge rank " + std::to_string(rank_) + ")");
+  }
+
   int rank_;
 };
 
 // Parallelize<rank r>: static round-robin distribution of chunks over the outputs.
 class Parallelize : public Op {
  public:
-  explicit Parallelize(const OpConfig& c) : Op(c) { rank_ = int(c.params.get_int("rank")); }
+  explicit Parallelize(const OpConfig& c) : Op(c) { rank_ = int_param("rank", 0, kMaxStopLevel); }
 
  protected:
   void run() override {
     size_t next = 0;
+    bool open = false;  // a chunk is open on output `next`
     for (;;) {
       Beat b = in(0).recv();
       charge(0);
-      if (!b.has_elem && (b.stop == 0 || b.stop > rank_)) {
+      // Outer structure or the end; a bare stop above the rank inside an open chunk closes it.
+      if (!b.has_elem && (b.stop == 0 || (b.stop > rank_ && !open))) {
+        if (b.done && open) chunk_unclosed();
         if (b.done) break;
         continue;
       }
@@ -267,13 +314,20 @@ class Parallelize : public Op {
       if (o.stop > rank_) o.stop = uint8_t(rank_);
       if (rank_ == 0) o.stop = 0;
       emit(next, std::move(o), hw().routing_switch_cycles);
+      open = !chunk_end;
       if (chunk_end) next = (next + 1) % num_out();
+      if (b.done && open) chunk_unclosed();
       if (b.done) break;
     }
     for (size_t o = 0; o < num_out(); ++o) emit(o, Beat::done_beat());
   }
 
  private:
+  [[noreturn]] void chunk_unclosed() const {
+    fail("the input ended (D) inside a chunk: no S" + std::to_string(rank_) +
+         " closed it (the input's rank is below the parallelize rank " + std::to_string(rank_) + ")");
+  }
+
   int rank_;
 };
 

@@ -9,8 +9,6 @@ namespace stepsim {
 
 namespace {
 
-std::string beat_text(const Beat& b) { return format_tokens(to_tokens({b})); }
-
 // Flatten<min,max>: merges dimensions min..max (0 = innermost) into one. A step function
 // (StepOp): it keeps nothing between beats but a beat waiting for space.
 class Flatten : public StepOp {
@@ -92,10 +90,11 @@ class Flatten : public StepOp {
 class Reshape : public Op {
  public:
   explicit Reshape(const OpConfig& c) : Op(c) {
+    // Padding emits up to chunk - 1 elements for one input beat.
     chunk_ = c.params.get_int("chunk");
-    rank_ = int(c.params.get_int("rank"));
-    if (chunk_ < 1) fail("chunk must be >= 1");
-    if (rank_ < 0 || rank_ >= kMaxStopLevel) fail("rank out of range");
+    if (chunk_ < 1 || uint64_t(chunk_) > kMaxStreamBeats)
+      fail("chunk is " + std::to_string(chunk_) + ", outside the allowed range 1.." + std::to_string(kMaxStreamBeats));
+    rank_ = int_param("rank", 0, kMaxStopLevel - 1);
     std::string pad = c.params.get_string("pad");
     if (pad != "zero") {
       pad_ = parse_element(pad);
@@ -123,14 +122,14 @@ class Reshape : public Op {
             count = 0;
             st = 1;
           }
-          if (s > 0 && st) st = uint8_t(s + 1);
+          if (s > 0 && st) st = stop_level(s + 1);
           out.push_back({Beat::data(b.elem, st), false});
-          if (s > 0 && !st) pad_out(out, count, last, seen, uint8_t(s + 1));
+          if (s > 0 && !st) pad_out(out, count, last, seen, stop_level(s + 1));
         } else if (s > 0) {
           if (count)
-            pad_out(out, count, last, seen, uint8_t(s + 1));
+            pad_out(out, count, last, seen, stop_level(s + 1));
           else
-            out.push_back({Beat::bare_stop(uint8_t(s + 1)), false});
+            out.push_back({Beat::bare_stop(stop_level(s + 1)), false});
         }
         if (b.done && count) pad_out(out, count, last, seen, 1);  // a rank-0 stream ends its last chunk
       } else {
@@ -146,7 +145,7 @@ class Reshape : public Op {
               fail("dimension " + std::to_string(rank_) + " has " + std::to_string(count) +
                    " entries, not a multiple of chunk " + std::to_string(chunk_) +
                    " (only the innermost dimension can be padded)");
-            st = uint8_t(s + 1);
+            st = stop_level(s + 1);
             count = 0;
           }
           Beat o = b;
@@ -206,7 +205,7 @@ class Reshape : public Op {
 // dimension around the whole stream; `rank` r >= 0 inserts it above the r innermost dimensions.
 class Promote : public Op {
  public:
-  explicit Promote(const OpConfig& c) : Op(c) { rank_ = int(c.params.get_int("rank")); }
+  explicit Promote(const OpConfig& c) : Op(c) { rank_ = int_param("rank", -1, kMaxStopLevel - 1); }
 
  protected:
   void run() override {
@@ -214,7 +213,7 @@ class Promote : public Op {
       for (;;) {
         Beat b = in(0).recv();
         charge(hw().shape_op_latency);
-        if (b.stop >= rank_ && (b.stop > 0 || (rank_ == 0 && b.has_elem))) b.stop = uint8_t(b.stop + 1);
+        if (b.stop >= rank_ && (b.stop > 0 || (rank_ == 0 && b.has_elem))) b.stop = stop_level(b.stop + 1);
         bool done = b.done;
         emit(0, std::move(b));
         if (done) break;
@@ -236,10 +235,10 @@ class Promote : public Op {
       }
       if (b.has_elem || b.stop) {
         if (holding) emit(0, std::move(held));
-        b.stop = uint8_t(b.stop + 1);
+        b.stop = stop_level(b.stop + 1);
         emit(0, std::move(b));
       } else if (holding) {
-        held.stop = uint8_t(held.stop + 1);
+        held.stop = stop_level(held.stop + 1);
         held.done = true;
         emit(0, std::move(held));
       } else {
@@ -256,7 +255,7 @@ class Promote : public Op {
 // Expand: repeats each data element to follow the reference stream's inner `rank` dimensions.
 class Expand : public Op {
  public:
-  explicit Expand(const OpConfig& c) : Op(c) { rank_ = int(c.params.get_int("rank")); }
+  explicit Expand(const OpConfig& c) : Op(c) { rank_ = int_param("rank", 0, kMaxStopLevel); }
 
  protected:
   void run() override {
@@ -264,9 +263,14 @@ class Expand : public Op {
     while (!(data_done && ref_done)) {
       if (data_done) {  // data ended: the reference must end too
         Beat rb = in(1).recv();
-        if (rb.has_elem || rb.stop || !rb.done) fail("ref stream is longer than the data stream");
+        if (rb.has_elem || rb.stop || !rb.done) ref_longer(rb);
         ref_done = true;
         emit(0, Beat::done_beat());
+        break;
+      }
+      if (ref_done) {  // the reference ended (its done went out): the data must end too
+        Beat dd = in(0).recv();
+        if (dd.has_elem || dd.stop || !dd.done) data_longer(dd);
         break;
       }
       Beat d = in(0).peek();
@@ -274,6 +278,7 @@ class Expand : public Op {
         in(0).pop();
         if (d.stop) {  // an empty outer dimension: the reference has the same bare stop
           Beat rb = in(1).recv();
+          refs_ += rb.has_elem;
           if (rb.has_elem || rb.stop != d.stop)
             fail("data has an empty dimension (" + beat_text(d) + ") where ref has " + beat_text(rb));
           Beat o = Beat::bare_stop(d.stop);
@@ -281,10 +286,7 @@ class Expand : public Op {
           ref_done = rb.done;
           emit(0, o);
         }
-        if (d.done) {
-          data_done = true;
-          if (!ref_done) continue;
-        }
+        data_done = d.done;
         continue;
       }
       // Replay d over one reference group (the element is held meanwhile: on-chip accounting).
@@ -292,6 +294,7 @@ class Expand : public Op {
       Beat rb;
       for (;;) {
         rb = in(1).recv();
+        refs_ += rb.has_elem;
         charge(hw().shape_op_latency);
         Beat o = rb.has_elem ? Beat::data(d.elem, rb.stop) : Beat::bare_stop(rb.stop);
         o.done = rb.done;
@@ -303,15 +306,12 @@ class Expand : public Op {
         fail("data element " + beat_text(d) + " closes at S" + std::to_string(d.stop) + " but its ref group closes at S" +
              std::to_string(rb.stop));
       in(0).pop();
+      ++elems_;
       data_done = d.done;
       ref_done = rb.done;
-      if (ref_done && !data_done) {
-        Beat dd = in(0).recv();
-        if (dd.has_elem || dd.stop || !dd.done) fail("data stream is longer than the ref stream");
-        data_done = true;
-      } else if (data_done && !ref_done) {
+      if (data_done && !ref_done) {
         Beat r2 = in(1).recv();
-        if (r2.has_elem || r2.stop || !r2.done) fail("ref stream is longer than the data stream");
+        if (r2.has_elem || r2.stop || !r2.done) ref_longer(r2);
         ref_done = true;
         emit(0, Beat::done_beat());
       }
@@ -319,7 +319,19 @@ class Expand : public Op {
   }
 
  private:
+  [[noreturn]] void data_longer(const Beat& d) const {
+    fail("the data stream 'in' is longer than the ref stream 'ref': 'ref' ended (D) after " + std::to_string(refs_) +
+         " elements, but 'in' goes on: " +
+         (d.has_elem ? element_number("in", elems_) + " is " + d.elem.brief() : "its next beat is " + beat_text(d)));
+  }
+  [[noreturn]] void ref_longer(const Beat& r) const {
+    fail("the ref stream 'ref' is longer than the data stream 'in': 'in' ended (D) after " + std::to_string(elems_) +
+         " elements, but 'ref' goes on: " +
+         (r.has_elem ? element_number("ref", refs_) + " is " + r.elem.brief() : "its next beat is " + beat_text(r)));
+  }
+
   int rank_;
+  uint64_t elems_ = 0, refs_ = 0;  // elements taken from each input
 };
 
 // Repeat<count>: a new innermost dimension of `count` copies of each element.
@@ -327,14 +339,15 @@ class Repeat : public Op {
  public:
   explicit Repeat(const OpConfig& c) : Op(c) {
     count_ = c.params.get_int("count");
-    if (count_ < 0) fail("count must be >= 0");
+    if (count_ < 0 || uint64_t(count_) > kMaxStreamBeats)
+      fail("count is " + std::to_string(count_) + ", outside the allowed range 0.." + std::to_string(kMaxStreamBeats));
   }
 
  protected:
   void run() override {
     for (;;) {
       Beat b = in(0).recv();
-      const uint8_t close = uint8_t(b.stop ? b.stop + 1 : 1);
+      const uint8_t close = stop_level(b.stop + 1);
       if (b.has_elem) {
         note_onchip(b.elem.bytes());  // held while it is copied (on-chip accounting)
         if (count_ == 0) {
@@ -350,7 +363,7 @@ class Repeat : public Op {
         }
       } else {
         Beat o = b;
-        if (o.stop) o.stop = uint8_t(o.stop + 1);
+        if (o.stop) o.stop = close;
         emit(0, o);
       }
       if (b.done) break;
@@ -369,14 +382,21 @@ class Zip : public Op {
  protected:
   void run() override {
     const size_t n = num_in();
-    for (;;) {
+    for (uint64_t elements = 0;;) {
       std::vector<Beat> bs(n);
       for (size_t i = 0; i < n; ++i) bs[i] = in(i).peek();
       charge(hw().shape_op_latency);
-      for (size_t i = 1; i < n; ++i)
-        if (bs[i].has_elem != bs[0].has_elem || bs[i].stop != bs[0].stop || bs[i].done != bs[0].done)
-          fail("inputs differ in structure: in0 has " + beat_text(bs[0]) + ", in" + std::to_string(i) + " has " +
-               beat_text(bs[i]));
+      elements += bs[0].has_elem;
+      for (size_t i = 1; i < n; ++i) {
+        if (bs[i].has_elem != bs[0].has_elem || bs[i].stop != bs[0].stop)
+          fail("inputs differ in structure at " + element_number("in0", elements - bs[0].has_elem) + ": in0 has " +
+               beat_text(bs[0]) + ", in" + std::to_string(i) + " has " + beat_text(bs[i]));
+        if (bs[i].done != bs[0].done) {
+          const size_t ended = bs[0].done ? 0 : i, longer = bs[0].done ? i : 0;
+          fail("inputs differ in length: in" + std::to_string(ended) + " ended (D) after " + std::to_string(elements) +
+               " elements, but in" + std::to_string(longer) + " goes on");
+        }
+      }
       Beat o = bs[0];
       if (o.has_elem) {
         auto t = std::make_shared<std::vector<Element>>();

@@ -81,7 +81,10 @@ struct Element {
   const Tuple& tuple() const { return std::get<Tuple>(v); }
   // Bytes this element occupies on a link or in memory (tiles: rows*cols*dtype).
   uint64_t bytes() const;
+  // The text notation (parse_element reads it back).
   std::string to_string() const;
+  // For messages: to_string() without a buffer's contents ("Buf[2x3](...)").
+  std::string brief() const;
 };
 
 // One transfer on a channel.
@@ -133,15 +136,32 @@ struct Token {
 };
 
 constexpr int kMaxStopLevel = 15;  // 4-bit stop field
+// Beats of one stream held in host memory at once: a literal, trace or repeat stream of a graph,
+// a stream a Sink records, and what one operator may generate from one element (Repeat copies,
+// Reshape padding). 2^24 beats, about 1 GiB.
+constexpr uint64_t kMaxStreamBeats = uint64_t(1) << 24;
 
-// Logical <-> physical. to_beats throws std::invalid_argument on a malformed token sequence
-// (no final D, tokens after D, level 0 or > 15).
+// A well-formed stream (the paper's encoding, step-paper-notes §1.2). Its rank r is its highest
+// stop level (0 without stops). It is elements and stop tokens S1..Sr in any order, then one
+// done token D, last. A stop Sk closes dimensions 0..k-1 at once; a stop right after a stop
+// closes an empty dimension ("1 S1 S1 S2" is a matrix whose second row is empty), and an element
+// may follow any stop. Every dimension must be closed before D: a stream that is not empty
+// (anything before D) ends with Sr D for r >= 1; a rank-0 stream has no stops. So "1 S2 2 S1 D"
+// (rank 2) is malformed at the D: the second matrix was never closed with S2.
+//
+// Logical <-> physical. to_beats throws std::invalid_argument naming the first bad token (its
+// index, counted from 0, and its text) when the sequence is not well-formed.
 std::vector<Beat> to_beats(const std::vector<Token>& tokens);
 std::vector<Token> to_tokens(const std::vector<Beat>& beats);
 
-// Text notation: "1 2 S1 3 S2 4 S1 5 6 7 S2 D"; selectors "{0,7}"; tiles "T[16x64]"
-// (optionally "T[16x64:fp32]"); tuples "(1,T[2x2])". parse throws std::invalid_argument
-// with the offending word and its position.
+// Text notation: "1 2 S1 3 S2 4 S1 5 6 7 S2 D"; scalars are 64-bit integers; selectors
+// "{0,7}"; tiles "T[16x64]" (optionally "T[16x64:fp32]"), each dimension 0..kMaxTileDim;
+// tuples "(1,T[2x2])"; buffer references "Buf[2x3](1 2 3 S1 4 5 6 S2)": the buffer's shape
+// (outermost first, '?' for a ragged dimension) and the stored stream it holds, which closes
+// with S<number of dimensions> (Element::to_string prints every element this way, so printed
+// streams parse back). parse throws std::invalid_argument with the offending word and its
+// position.
+constexpr uint32_t kMaxTileDim = uint32_t(1) << 20;  // rows or cols of one tile
 std::vector<Token> parse_tokens(const std::string& text);
 std::string format_tokens(const std::vector<Token>& tokens);
 inline std::string format_beats(const std::vector<Beat>& beats) { return format_tokens(to_tokens(beats)); }

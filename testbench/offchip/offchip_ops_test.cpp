@@ -5,7 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
 #include <map>
+#include <regex>
 
 #include "hw/presets/hardware.h"
 #include "sim/loader.h"
@@ -668,7 +672,7 @@ tensors:
   c: {shape: [128, 512], init: output}
   d: {shape: [32, 32]}
 streams:
-  addr: '3 1 0 2 3 3 S1 1 0 D'
+  addr: '3 1 0 2 3 3 S1 1 0 S1 D'
 nodes:
   - {name: la, op: LinearOffChipLoad, params: {tensor: a, tile: [32, 128], par_dispatch: 16}}
   - {name: lb, op: LinearOffChipLoad, params: {tensor: b, tile: [16, 64], par_dispatch: 8}}
@@ -785,7 +789,8 @@ nodes:
   - {name: d, op: Source, params: {stream: d}}
   - {name: s, op: RandomOffChipStore, params: {tensor: w, tile: [1, 4]}, inputs: {waddr: a, wdata: d}}
 )",
-               {"node 's'", "wdata ended before waddr"});
+               {"node 's'", "waddr has more addresses than wdata has tiles: wdata ended (D) after 1 tiles, but waddr "
+                "goes on: stream element 1 of 'waddr' (counting from 0) is 2"});
   expect_error(R"(
 tensors: {w: {shape: [4, 4], init: file, file: /nonexistent/w.npy}}
 nodes: []
@@ -816,6 +821,139 @@ tensors: {x: {shape: [4, 4], init: file, file: )" + dir + R"(/x.npy}}
 nodes: []
 )",
                {"tensor 'x'", "(2, 4)", "[4, 4]"});
+}
+
+// A store writes exactly its view: fewer tiles used to leave part of it unwritten, silently.
+TEST(OffChipErrors, StoresReceiveExactlyTheirView) {
+  const std::string g = R"(
+tensors:
+  x: {shape: [64, 64]}
+  y: {shape: [64, 64], init: output}
+nodes:
+  - {name: load, op: LinearOffChipLoad, params: {tensor: x, tile: [16, 16], out_shape: [OUT]}}
+  - {name: store, op: LinearOffChipStore, params: {tensor: y, tile: [16, 16]}, inputs: {in: load}}
+)";
+  auto with = [&](const std::string& out) { return std::regex_replace(g, std::regex("OUT"), out); };
+  SimResult fewer = run_yaml(with("2, 4"));
+  EXPECT_EQ(fewer.error,
+            "node 'store' (LinearOffChipStore): received 8 tiles but its view of tensor 'y' (out_shape [4, 4]) "
+            "expects 16");
+  expect_error(with("2, 4"), {"received 8 tiles", "expects 16"}, true);  // functional mode too
+  SimResult more = run_yaml(R"(
+tensors:
+  x: {shape: [64, 64]}
+  y: {shape: [64, 64], init: output}
+nodes:
+  - {name: load, op: LinearOffChipLoad, params: {tensor: x, tile: [16, 16]}}
+  - {name: store, op: LinearOffChipStore, params: {tensor: y, tile: [16, 16], out_shape: [2, 4]}, inputs: {in: load}}
+)");
+  EXPECT_EQ(more.error,
+            "node 'store' (LinearOffChipStore): received more tiles than the 8 its view of tensor 'y' (out_shape [2, "
+            "4]) expects: stream element 8 of 'in' (counting from 0) is one too many");
+  EXPECT_TRUE(run_yaml(with("4, 4")).ok);
+}
+
+TEST(OffChipErrors, RandomStoresNameBothCounts) {
+  SimResult r = run_yaml(R"(
+tensors: {w: {shape: [4, 4]}}
+streams: {a: '1 D', d: 'T[1x4] T[1x4] S1 D'}
+nodes:
+  - {name: a, op: Source, params: {stream: a}}
+  - {name: d, op: Source, params: {stream: d}}
+  - {name: s, op: RandomOffChipStore, params: {tensor: w, tile: [1, 4]}, inputs: {waddr: a, wdata: d}}
+  - {name: acks, op: Sink, inputs: {in: s}}
+)");
+  EXPECT_EQ(r.error,
+            "node 's' (RandomOffChipStore): wdata has more tiles than waddr has addresses: waddr ended (D) after 1 "
+            "addresses, but wdata goes on: stream element 1 of 'wdata' (counting from 0) is T[1x4]");
+}
+
+// Sizes of a view are products: they are checked without overflowing (2^40 x 2^40 tiles used to
+// wrap around to a small count).
+TEST(OffChipErrors, ViewSizesDoNotOverflow) {
+  expect_error(R"(
+tensors: {w: {shape: [64, 64]}}
+nodes: [{name: l, op: LinearOffChipLoad, params: {tensor: w, tile: [64, 64], out_shape: [1099511627776, 1099511627776], stride: [0, 0]}}]
+)",
+               {"node 'l'", "the view out_shape [1099511627776, 1099511627776] has more than 1099511627776 tiles per pass"});
+  expect_error(R"(
+tensors: {w: {shape: [64, 64]}}
+nodes: [{name: l, op: LinearOffChipLoad, params: {tensor: w, tile: [64, 64], out_shape: [2, 2], stride: [1099511627776, 1099511627776]}}]
+)",
+               {"node 'l'", "reaches tile 2199023255552", "holds 1 tiles"});
+}
+
+// Timing mode reads no values, but checks a tensor file as functional mode does: before, it
+// accepted a truncated file that functional mode rejected.
+TEST(OffChipErrors, TensorFilesAreCheckedAlikeInBothModes) {
+  const std::string dir = fresh_dir("npycheck");
+  const std::string full = write_index_tensor(dir, 4, 4);
+  std::string bytes;
+  {
+    std::ifstream in(full, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto write = [&](const std::string& name, const std::string& content) {
+    std::ofstream(dir + "/" + name, std::ios::binary) << content;
+    return R"(
+tensors: {x: {shape: [4, 4], dtype: fp32, init: file, file: )" + dir + "/" + name + R"(}}
+nodes:
+  - {name: l, op: LinearOffChipLoad, params: {tensor: x, tile: [4, 4]}}
+  - {name: s, op: Sink, inputs: {in: l}}
+)";
+  };
+  const std::string truncated = write("short.npy", bytes.substr(0, bytes.size() - 20));
+  const std::string longer = write("long.npy", bytes + std::string(8, '\0'));
+  for (bool functional : {false, true}) {
+    expect_error(truncated,
+                 {"tensor 'x'", dir + "/short.npy", "truncated data: shape (4, 4) of <f4 needs 64 bytes of data after "
+                  "the 128-byte header (192 bytes in all), but the file has 172 bytes (44 of data)"},
+                 functional);
+    expect_error(longer, {"long.npy", "data longer than its header says", "the file has 200 bytes (72 of data)"},
+                 functional);
+  }
+  EXPECT_TRUE(run_yaml(write("same.npy", bytes)).ok);
+}
+
+TEST(NpyReader, HeadersAndInt64ValuesAreCheckedWithoutReadingTheData) {
+  const std::string dir = fresh_dir("npyheader");
+  // Header dict + padding to 64 bytes, then `data`.
+  auto npy = [&](const std::string& name, const std::string& dict, const std::string& data) {
+    std::string h = dict;
+    h.append((64 - (10 + h.size() + 1) % 64) % 64, ' ');
+    h += '\n';
+    std::string out = std::string("\x93NUMPY\x01\x00", 8) + char(h.size() & 0xff) + char(h.size() >> 8) + h + data;
+    std::ofstream(dir + "/" + name, std::ios::binary) << out;
+    return dir + "/" + name;
+  };
+  auto error_of = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  // A dimension beyond 64 bits used to leak "stoull"; a huge shape in a small file is found
+  // from the file size, before anything is allocated.
+  const std::string huge = npy("huge.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999, 4), }", "");
+  EXPECT_EQ(error_of([&] { read_npy_header(huge); }),
+            "tensor file '" + huge + "': shape (99999999999999999999999, 4) has a dimension beyond 64 bits");
+  const std::string big = npy("big.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 1000), }", "");
+  EXPECT_NE(error_of([&] { read_npy(big); }).find("truncated data: shape (1000000000, 1000) of <f4 needs 4000000000000 bytes"),
+            std::string::npos);
+  const std::string odd = npy("odd.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1 2,), }", "");
+  EXPECT_NE(error_of([&] { read_npy_header(odd); }).find("malformed shape '(1 2,)'"), std::string::npos);
+  // A shape without its parentheses (a fuzzer's find: "basic_string::substr" leaked).
+  const std::string bare = npy("bare.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': , }", "");
+  EXPECT_EQ(error_of([&] { read_npy_header(bare); }), "tensor file '" + bare + "': malformed shape ''");
+  // int64 values must fit int32: check_npy (timing mode) streams them, read_npy converts them.
+  std::string data;
+  for (int64_t v : {int64_t(1), int64_t(1) << 40}) data.append(reinterpret_cast<const char*>(&v), 8);
+  const std::string wide = npy("wide.npy", "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", data);
+  const std::string why = "tensor file '" + wide + "': int64 value 1099511627776 (element 1, counting from 0) does not fit in int32";
+  EXPECT_EQ(error_of([&] { check_npy(wide); }), why);
+  EXPECT_EQ(error_of([&] { read_npy(wide); }), why);
 }
 
 }  // namespace

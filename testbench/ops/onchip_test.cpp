@@ -8,12 +8,13 @@ using test::run;
 
 TEST(Bufferize, RankTwoOverNRCGivesNBuffers) {
   auto o = run("Bufferize", {{"rank", "2"}}, {{"", "1 2 S1 3 4 S2 5 6 S1 7 8 S2 D"}});
-  EXPECT_EQ(o["out"], "Buf[2x2] Buf[2x2] D");
+  EXPECT_EQ(o["out"], "Buf[2x2](1 2 S1 3 4 S2) Buf[2x2](5 6 S1 7 8 S2) D");
   auto raggy = run("Bufferize", {{"rank", "1"}}, {{"", "1 2 S1 3 S2 D"}});
-  EXPECT_EQ(raggy["out"], "Buf[2] Buf[1] S1 D");
+  EXPECT_EQ(raggy["out"], "Buf[2](1 2 S1) Buf[1](3 S1) S1 D");
 }
 
-// A buffer reference cannot be written as text, so the round trip runs as a graph.
+// Round trips through one graph, Bufferize -> Streamify (a printed buffer reads back too:
+// invariants_test.cpp).
 std::string round_trip(const std::string& data, int rank, const std::map<std::string, std::string>& streamify,
                        const std::string& ref = "") {
   Graph g;
