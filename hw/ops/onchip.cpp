@@ -109,7 +109,7 @@ class Streamify : public Op {
       fail("out_shape has " + std::to_string(out_shape_.size()) + " dimensions; a stream has at most " +
            std::to_string(kMaxStopLevel));
     repeats_ = checked_product("repeat", repeat_, 0);
-    checked_product("out_shape", out_shape_, 1);
+    checked_product("out_shape", out_shape_, 0);  // a 0 entry: an empty view
     for (int64_t s : stride_)
       if (s < 0) fail("stride entries must be >= 0");
   }
@@ -260,6 +260,11 @@ class Streamify : public Op {
     const size_t n = out_shape_.size();
     uint64_t total = 1;
     for (int64_t s : out_shape_) total *= uint64_t(s);  // checked in the constructor
+    if (total == 0) {  // an empty view: the pass is its closing stop
+      Beat o = Beat::bare_stop(close);
+      o.done = done;
+      emit(0, o);
+    }
     std::vector<int64_t> idx(n, 0);
     for (uint64_t j = 0; j < total; ++j) {
       int64_t lin = 0;
