@@ -265,12 +265,12 @@ void write_ops_markdown(std::ostream& out) {
       if (op->params.empty()) {
         out << "Parameters: none.\n\n";
       } else {
-        out << "| parameter | type | default | description |\n|---|---|---|---|\n";
+        out << "| parameter | type | default | allowed | description |\n|---|---|---|---|---|\n";
         for (const ParamSpec& p : op->params)
           out << "| `" << p.name << "` | " << param_type_name(p.type) << " | "
               << (p.required ? std::string("required")
                              : "`" + (p.default_value.empty() ? std::string("\"\"") : p.default_value) + "`")
-              << " | " << cell(p.doc) << " |\n";
+              << " | " << cell(allowed_values(p)) << " | " << cell(p.doc) << " |\n";
         out << "\n";
       }
       out << "**Timing.** " << cell(op->timing) << "\n\n";
@@ -310,13 +310,14 @@ void write_presets_markdown(std::ostream& out) {
   out << "\n"
          "In the last column RS = `shared/spec/reference-simulator-notes.md`, PN = "
          "`shared/spec/step-paper-notes.md`, ARCH = `shared/spec/architecture.md`.\n\n";
-  out << "| parameter | unit |";
+  out << "| parameter | unit | allowed |";
   for (const std::string& n : names) out << " " << n << " |";
-  out << " meaning | where the value comes from |\n|---|---|";
+  out << " meaning | where the value comes from |\n|---|---|---|";
   for (size_t i = 0; i < names.size(); ++i) out << "---|";
   out << "---|---|\n";
   for (const auto& f : HardwareParams::fields()) {
-    out << "| `" << f.key << "` | " << cell(f.unit) << " |";
+    const std::string allowed = f.max ? std::to_string(f.min) + ".." + std::to_string(f.max) : "";
+    out << "| `" << f.key << "` | " << cell(f.unit) << " | " << cell(allowed) << " |";
     for (const auto& v : values) {
       auto it = v.find(f.key);
       out << " " << cell(it == v.end() ? "" : plain_number(it->second)) << " |";
@@ -340,10 +341,11 @@ void write_layers_markdown(std::ostream& out) {
          "reproduce the paper's figures.\n\n";
   for (const layers::LayerInfo* l : layers::LayerRegistry::instance().all()) {
     out << "## " << l->name << "\n\n" << l->description << ".\n\n";
-    out << "| parameter | type | default | description |\n|---|---|---|---|\n";
+    out << "| parameter | type | default | allowed | description |\n|---|---|---|---|---|\n";
     for (const ParamSpec& p : l->params)
       out << "| `" << p.name << "` | " << param_type_name(p.type) << " | "
-          << (p.default_value.empty() ? "`\"\"`" : "`" + p.default_value + "`") << " | " << p.doc << " |\n";
+          << (p.default_value.empty() ? "`\"\"`" : "`" + p.default_value + "`") << " | " << allowed_values(p)
+          << " | " << p.doc << " |\n";
     out << "\n";
   }
 }

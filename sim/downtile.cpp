@@ -3,6 +3,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "hw/ops/op.h"
 #include "hw/ops/params.h"
 #include "sim/frontend/builder.h"
 #include "sim/shape/infer.h"
@@ -13,6 +14,11 @@ namespace stepsim {
 namespace {
 
 using frontend::int_list;
+
+// An integer parameter of node `n`, its default when absent (read and range-checked by the registry).
+int64_t int_param(const NodeSpec& n, const std::string& key) {
+  return Params(n.op, n.name, &OpRegistry::instance().find(n.op).params, n.params).get_int(key);
+}
 
 // An int-list parameter of node `n` ("" or absent: empty).
 std::vector<int64_t> ints(const NodeSpec& n, const std::string& key) {
@@ -99,7 +105,7 @@ class Downtiler {
       stride.assign(shape.size(), 1);
       for (size_t d = shape.size() - 1; d > 0; --d) stride[d - 1] = stride[d] * shape[d];
     }
-    const int64_t offset = n.params.count("offset") ? std::stoll(n.params.at("offset")) : 0;
+    const int64_t offset = int_param(n, "offset");
     auto block = [&](int64_t l) { return (l / gc) * br * pc + (l % gc) * bc; };
     std::vector<int64_t> pstride;
     for (int64_t s : stride) pstride.push_back(block(offset + s) - block(offset));
@@ -164,7 +170,7 @@ class Downtiler {
     const std::string fn = n.params.at("fn");
     if (fn != "matmul_acc" && fn != "matmul_t_acc" && fn != "matmul_acc_f32" && fn != "matmul_t_acc_f32")
       fail(n, "function '" + fn + "' is not supported (matmul_acc variants)");
-    const int64_t rank = std::stoll(n.params.at("rank"));
+    const int64_t rank = int_param(n, "rank");
     matmul(out, n, rank, fn.rfind("matmul_t", 0) == 0, fn.size() > 4 && fn.substr(fn.size() - 4) == "_f32");
   }
 

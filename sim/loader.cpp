@@ -3,6 +3,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +14,9 @@
 #include <stdexcept>
 
 #include "hw/ops/op.h"
+#include "hw/presets/strict_yaml.h"
+#include "hw/stream/number_text.h"
+#include "sim/host_limits.h"
 
 namespace stepsim {
 
@@ -60,15 +65,23 @@ CsvTable read_csv(const std::string& path) {
 
 namespace {
 
-int64_t to_int(const std::string& s, const std::string& where) {
-  try {
-    size_t pos = 0;
-    int64_t v = std::stoll(s, &pos);
-    if (pos != s.size()) throw std::invalid_argument("");
-    return v;
-  } catch (const std::exception&) {
-    throw std::invalid_argument(where + ": '" + s + "' is not an integer");
+// Scalar or flow list as text ("[1, 2]").
+std::string node_text(const YAML::Node& n, const std::string& source, const std::string& key) {
+  if (n.IsScalar()) return n.Scalar();
+  if (n.IsSequence()) {
+    std::string s = "[";
+    for (size_t i = 0; i < n.size(); ++i) s += (i ? "," : "") + node_text(n[i], source, key);
+    return s + "]";
   }
+  throw std::invalid_argument(at(source, n) + ": " + key + " must be a value or a list, got " + kind_name(n));
+}
+
+int64_t cell_int(const std::string& cell, const std::string& file, size_t row) {
+  int64_t v = 0;
+  if (!parse_int64(cell, v))
+    throw std::invalid_argument(file + ": data row " + std::to_string(row) + ": '" + cell +
+                                "' is not an integer (64-bit)");
+  return v;
 }
 
 // Replaces ${name} with graph parameter values.
@@ -94,101 +107,241 @@ std::string substitute(const std::string& text, const std::map<std::string, std:
   return out;
 }
 
-// Scalar or flow list as text ("[1, 2]").
-std::string node_text(const YAML::Node& n, const std::string& where) {
-  if (n.IsScalar()) return n.as<std::string>();
-  if (n.IsSequence()) {
-    std::string s = "[";
-    for (size_t i = 0; i < n.size(); ++i) s += (i ? "," : "") + node_text(n[i], where);
-    return s + "]";
-  }
-  throw std::invalid_argument(where + ": expected a value or a list");
+void check_stream_length(size_t beats, const std::string& where) {
+  if (beats > kMaxStreamBeats)
+    throw std::invalid_argument(where + ": " + std::to_string(beats) + " elements exceed the limit of " +
+                                std::to_string(kMaxStreamBeats) + " per stream held in memory");
 }
 
 std::vector<Beat> trace_stream(const YAML::Node& spec, const std::string& name, const std::string& base_dir,
                                const std::string& source) {
   const std::string where = source + ": stream '" + name + "'";
-  std::string file = resolve_path(spec["trace"].as<std::string>(), base_dir);
+  check_map(spec, source, "stream '" + name + "'",
+            {"trace", "kind", "rank", "where", "rows", "limit", "columns", "column", "add", "ceil_div"});
+  std::string file = resolve_path(scalar(spec["trace"], source, "trace"), base_dir);
   CsvTable t = read_csv(file);
-  std::string kind = spec["kind"] ? spec["kind"].as<std::string>() : "scalar";
-  int rank = spec["rank"] ? spec["rank"].as<int>() : 0;
-  if (rank < 0 || rank > 1) throw std::invalid_argument(where + ": rank must be 0 or 1");
+  std::string kind = spec["kind"] ? scalar(spec["kind"], source, "kind") : "scalar";
+  const int64_t rank = spec["rank"] ? integer(spec["rank"], source, "rank", {0, 1}) : 0;
   // Row filters.
-  std::vector<const std::vector<std::string>*> rows;
-  for (const auto& r : t.rows) {
-    bool keep = true;
-    if (spec["where"]) {
-      for (auto it = spec["where"].begin(); it != spec["where"].end(); ++it)
-        keep = keep && r[t.column(it->first.as<std::string>(), file)] == it->second.as<std::string>();
+  std::vector<size_t> filter_cols;
+  std::vector<std::string> filter_values;
+  if (spec["where"]) {
+    check_map(spec["where"], source, "where", {});
+    for (auto it = spec["where"].begin(); it != spec["where"].end(); ++it) {
+      filter_cols.push_back(t.column(scalar(it->first, source, "where key"), file));
+      filter_values.push_back(scalar(it->second, source, "where." + it->first.Scalar()));
     }
-    if (keep) rows.push_back(&r);
+  }
+  std::vector<size_t> rows;  // data row numbers (0-based) kept
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    bool keep = true;
+    for (size_t k = 0; k < filter_cols.size(); ++k) keep = keep && t.rows[r][filter_cols[k]] == filter_values[k];
+    if (keep) rows.push_back(r);
   }
   if (spec["rows"]) {
-    auto v = spec["rows"].as<std::vector<int64_t>>();
-    if (v.size() != 2 || v[0] < 1 || v[1] < v[0] || size_t(v[1]) > rows.size())
-      throw std::invalid_argument(where + ": rows must be [first, last] within 1.." + std::to_string(rows.size()));
-    rows = std::vector<const std::vector<std::string>*>(rows.begin() + (v[0] - 1), rows.begin() + v[1]);
+    const YAML::Node& rs = spec["rows"];
+    if (!rs.IsSequence() || rs.size() != 2)
+      throw std::invalid_argument(at(source, rs) + ": rows must be [first, last]");
+    const IntRange within{1, int64_t(rows.size())};
+    const int64_t first = integer(rs[0], source, "rows[0]", within), last = integer(rs[1], source, "rows[1]", within);
+    if (last < first) throw std::invalid_argument(at(source, rs) + ": rows must be [first, last] with first <= last");
+    rows = std::vector<size_t>(rows.begin() + (first - 1), rows.begin() + last);
   }
   if (spec["limit"]) {
-    size_t n = spec["limit"].as<size_t>();
+    const uint64_t n = uint64_t(integer(spec["limit"], source, "limit", kCountRange));
     if (n < rows.size()) rows.resize(n);
   }
+  if (rows.empty()) throw std::invalid_argument(where + ": no rows selected from " + file);
+  check_stream_length(rows.size(), where);
   std::vector<Token> toks;
   if (kind == "selector") {
-    std::string prefix = spec["columns"] ? spec["columns"].as<std::string>() : "expert";
+    std::string prefix = spec["columns"] ? scalar(spec["columns"], source, "columns") : "expert";
     std::vector<size_t> cols;
     for (size_t i = 0; i < t.header.size(); ++i)
       if (t.header[i].rfind(prefix, 0) == 0) cols.push_back(i);
     if (cols.empty()) throw std::invalid_argument(file + ": no columns starting with '" + prefix + "'");
-    for (const auto* r : rows) {
+    for (size_t r : rows) {
       Selector s;
       for (size_t c : cols) {
-        int64_t e = to_int((*r)[c], file);
-        if (e < 0 || e >= Selector::kMaxBits) throw std::invalid_argument(file + ": expert id " + std::to_string(e) + " out of range");
+        const int64_t e = cell_int(t.rows[r][c], file, r + 1);
+        if (e < 0 || e >= Selector::kMaxBits)
+          throw std::invalid_argument(file + ": data row " + std::to_string(r + 1) + ": expert id " +
+                                      std::to_string(e) + " outside 0.." + std::to_string(Selector::kMaxBits - 1));
         s.set(int(e));
       }
       toks.push_back(Token::e(Element(s)));
     }
   } else if (kind == "scalar") {
     if (!spec["column"]) throw std::invalid_argument(where + ": a scalar trace stream needs 'column'");
-    size_t c = t.column(spec["column"].as<std::string>(), file);
-    int64_t add = spec["add"] ? spec["add"].as<int64_t>() : 0;
-    int64_t div = spec["ceil_div"] ? spec["ceil_div"].as<int64_t>() : 1;
-    if (div < 1) throw std::invalid_argument(where + ": ceil_div must be >= 1");
-    for (const auto* r : rows) {
-      int64_t v = to_int((*r)[c], file) + add;
-      toks.push_back(Token::e(Element(Scalar{(v + div - 1) / div})));
+    size_t c = t.column(scalar(spec["column"], source, "column"), file);
+    const IntRange offsets{-kMaxParamValue, kMaxParamValue};
+    const int64_t add = spec["add"] ? integer(spec["add"], source, "add", offsets) : 0;
+    const int64_t div = spec["ceil_div"] ? integer(spec["ceil_div"], source, "ceil_div", kPositiveRange) : 1;
+    for (size_t r : rows) {
+      // Trace values are checked against the same bound as parameters: the sum and the rounding
+      // below stay inside 64 bits, and a value no trace could hold is named, not wrapped.
+      const int64_t raw = cell_int(t.rows[r][c], file, r + 1);
+      if (raw < -kMaxParamValue || raw > kMaxParamValue)
+        throw std::invalid_argument(file + ": data row " + std::to_string(r + 1) + ": " + t.header[c] + " " +
+                                    std::to_string(raw) + " outside the allowed range " +
+                                    IntRange{-kMaxParamValue, kMaxParamValue}.text());
+      const int64_t v = raw + add;
+      const int64_t q = v >= 0 ? (v + div - 1) / div : -((-v) / div);
+      toks.push_back(Token::e(Element(Scalar{q})));
     }
   } else {
-    throw std::invalid_argument(where + ": kind must be selector or scalar, got '" + kind + "'");
+    throw std::invalid_argument(at(source, spec["kind"]) + ": kind must be selector or scalar, got '" + kind + "'");
   }
-  if (rows.empty()) throw std::invalid_argument(where + ": no rows selected from " + file);
   if (rank == 1) toks.push_back(Token::s(1));
   toks.push_back(Token::d());
   return to_beats(toks);
+}
+
+std::vector<Beat> repeat_stream(const YAML::Node& spec, const std::string& name, const std::string& source) {
+  // {repeat: ELEMENT, count: N, rank: 0|1}: N copies of one element.
+  check_map(spec, source, "stream '" + name + "'", {"repeat", "count", "rank"});
+  Element e = parse_element(scalar(spec["repeat"], source, "repeat"));
+  const int64_t n = spec["count"] ? integer(spec["count"], source, "count", {0, int64_t(kMaxStreamBeats)}) : 1;
+  const int64_t rank = spec["rank"] ? integer(spec["rank"], source, "rank", {0, 1}) : 0;
+  std::vector<Token> toks(size_t(n), Token::e(e));
+  if (rank == 1 && n > 0) toks.push_back(Token::s(1));
+  toks.push_back(Token::d());
+  return to_beats(toks);
+}
+
+TensorSpec tensor_spec(const std::string& name, const YAML::Node& n, const std::string& base_dir,
+                       const std::string& source) {
+  TensorSpec t;
+  t.name = name;
+  const std::string key = "tensor '" + name + "'";
+  const std::string where = source + ": " + key;
+  check_map(n, source, key, {"shape", "dtype", "init", "seed", "file", "block"});
+  const YAML::Node& shape = n["shape"];
+  if (!shape || !shape.IsSequence() || shape.size() != 2)
+    throw std::invalid_argument(where + ": shape must be [rows, cols]");
+  t.rows = uint64_t(integer(shape[0], source, key + " rows", kPositiveRange));
+  t.cols = uint64_t(integer(shape[1], source, key + " cols", kPositiveRange));
+  uint64_t elements = 0;
+  if (__builtin_mul_overflow(t.rows, t.cols, &elements) || elements > kMaxTensorElements)
+    throw std::invalid_argument(where + ": shape [" + std::to_string(t.rows) + ", " + std::to_string(t.cols) +
+                                "] has more elements than the limit of " + std::to_string(kMaxTensorElements));
+  if (n["dtype"]) {
+    try {
+      t.dtype = parse_dtype(scalar(n["dtype"], source, "dtype"));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(at(source, n["dtype"]) + ": " + e.what());
+    }
+  }
+  t.init = n["init"] ? scalar(n["init"], source, "init") : "zeros";
+  if (t.init != "zeros" && t.init != "random" && t.init != "file" && t.init != "output")
+    throw std::invalid_argument(at(source, n["init"]) + ": init must be zeros, random, file or output, got '" + t.init +
+                                "'");
+  if (n["seed"]) t.seed = uint64_t(integer(n["seed"], source, "seed", {0, INT64_MAX}));
+  if (n["file"]) t.file = resolve_path(scalar(n["file"], source, "file"), base_dir);
+  if (n["block"]) {
+    const YAML::Node& block = n["block"];
+    if (!block.IsSequence() || block.size() != 2)
+      throw std::invalid_argument(where + ": block must be [rows, cols] (a blocked layout) or absent (row-major)");
+    t.block_rows = uint64_t(integer(block[0], source, key + " block rows", kPositiveRange));
+    t.block_cols = uint64_t(integer(block[1], source, key + " block cols", kPositiveRange));
+    if (t.rows % t.block_rows || t.cols % t.block_cols)
+      throw std::invalid_argument(where + ": block [" + std::to_string(t.block_rows) + ", " +
+                                  std::to_string(t.block_cols) + "] must divide the shape [" + std::to_string(t.rows) +
+                                  ", " + std::to_string(t.cols) + "]");
+  }
+  if (t.init == "file" && t.file.empty()) throw std::invalid_argument(where + ": init: file needs 'file:'");
+  if (!t.file.empty() && t.init != "file")
+    throw std::invalid_argument(where + ": 'file:' is read only with init: file (init is " + t.init + ")");
+  if (t.init == "file") check_tensor_file(t, where);
+  return t;
+}
+
+// A numbered port ("in3", "out12") beyond what selectors can address is a typo or a runaway
+// generator; named ports are checked against the operator when the graph is elaborated.
+void check_port_number(const std::string& port, const std::string& where) {
+  size_t k = port.size();
+  while (k > 0 && std::isdigit(uint8_t(port[k - 1]))) --k;
+  if (k == port.size()) return;
+  int64_t index = 0;
+  if (!parse_int64(port.substr(k), index) || uint64_t(index) >= kMaxNumberedPorts)
+    throw std::invalid_argument(where + ": port '" + port + "': numbered ports go from 0 to " +
+                                std::to_string(kMaxNumberedPorts - 1));
+}
+
+NodeSpec node_spec_from(const YAML::Node& n, const std::string& source) {
+  NodeSpec s;
+  if (!n.IsMap() || !n["name"] || !n["op"])
+    throw std::invalid_argument(at(source, n) + ": every node needs 'name' and 'op'");
+  s.name = scalar(n["name"], source, "name");
+  if (s.name.empty()) throw std::invalid_argument(at(source, n["name"]) + ": a node name must not be empty");
+  s.op = scalar(n["op"], source, "op");
+  const std::string where = source + ": node '" + s.name + "'";
+  try {
+    OpRegistry::instance().find(s.op);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(where + ": " + e.what());  // unknown operator, with the list
+  }
+  const std::string key = "node '" + s.name + "'";
+  check_map(n, source, key, {"name", "op", "params", "inputs", "compute_bw", "depth", "outputs", "impl", "dims", "types"});
+  if (n["params"]) {
+    check_map(n["params"], source, key + " params", {});
+    for (auto it = n["params"].begin(); it != n["params"].end(); ++it) {
+      const std::string p = scalar(it->first, source, "parameter name");
+      s.params[p] = node_text(it->second, source, key + " parameter '" + p + "'");
+    }
+  }
+  if (n["inputs"]) {
+    check_map(n["inputs"], source, key + " inputs", {});
+    for (auto it = n["inputs"].begin(); it != n["inputs"].end(); ++it) {
+      const std::string port = scalar(it->first, source, "input port");
+      const std::string from = scalar(it->second, source, key + " input '" + port + "'");
+      check_port_number(port, where);
+      check_port_number(from.substr(from.find('.') == std::string::npos ? from.size() : from.find('.') + 1),
+                        where + ": input '" + port + "'");
+      s.inputs[port] = from;
+    }
+  }
+  if (n["dims"]) {
+    check_map(n["dims"], source, key + " dims", {});
+    for (auto it = n["dims"].begin(); it != n["dims"].end(); ++it) {
+      const std::string port = scalar(it->first, source, "dims port");
+      // A copy: `it->second` is a member of a temporary proxy, gone before a range-for's body runs.
+      const YAML::Node sizes = it->second;
+      if (!sizes.IsSequence()) throw std::invalid_argument(where + ": dims." + port + " must be a list");
+      for (const YAML::Node& d : sizes) s.dims[port].push_back(scalar(d, source, key + " dims." + port));
+    }
+  }
+  if (n["impl"]) s.impl = scalar(n["impl"], source, "impl");
+  if (n["types"]) {
+    check_map(n["types"], source, key + " types", {});
+    for (auto it = n["types"].begin(); it != n["types"].end(); ++it)
+      s.types[scalar(it->first, source, "types port")] = scalar(it->second, source, key + " types");
+  }
+  if (!s.impl.empty() && s.impl != "approx" && s.impl != "hls" && s.impl != "rtl")
+    throw std::invalid_argument(where + ": impl must be approx, hls or rtl, got '" + s.impl + "'");
+  if (n["compute_bw"])
+    s.compute_bw = uint64_t(integer(n["compute_bw"], source, key + " compute_bw", {1, int64_t(kMaxBandwidth)}));
+  if (n["depth"]) s.depth = uint32_t(integer(n["depth"], source, key + " depth", {1, int64_t(kMaxFifoDepth)}));
+  if (n["outputs"])
+    s.num_outputs = size_t(integer(n["outputs"], source, key + " outputs", {1, int64_t(kMaxNumberedPorts)}));
+  return s;
 }
 
 }  // namespace
 
 Graph parse_graph(const std::string& yaml_text, const std::string& source, const std::string& base_dir,
                   const std::vector<std::pair<std::string, std::string>>& sets) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::Exception& e) {
-    throw std::invalid_argument(source + ": " + e.what());
-  }
+  YAML::Node root = load_strict(yaml_text, source);
   if (!root.IsMap()) throw std::invalid_argument(source + ": a graph file is a mapping with 'nodes:'");
-  static const std::set<std::string> top = {"name", "description", "params", "streams", "tensors", "symbols", "nodes", "impl"};
-  for (auto it = root.begin(); it != root.end(); ++it)
-    if (!top.count(it->first.as<std::string>()))
-      throw std::invalid_argument(source + ": unknown top-level key '" + it->first.as<std::string>() +
-                                  "' (expected name, description, params, streams, tensors, symbols, nodes, impl)");
+  check_map(root, source, "the graph", {"name", "description", "params", "streams", "tensors", "symbols", "nodes", "impl"});
   // Graph parameters and their overrides.
   std::map<std::string, std::string> vars;
   if (root["params"]) {
-    for (auto it = root["params"].begin(); it != root["params"].end(); ++it)
-      vars[it->first.as<std::string>()] = node_text(it->second, source);
+    check_map(root["params"], source, "params", {});
+    for (auto it = root["params"].begin(); it != root["params"].end(); ++it) {
+      const std::string k = scalar(it->first, source, "parameter name");
+      vars[k] = node_text(it->second, source, "graph parameter '" + k + "'");
+    }
   }
   std::vector<std::pair<std::string, std::string>> node_sets;
   for (const auto& [k, v] : sets) {
@@ -197,7 +350,7 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
     else
       node_sets.push_back({k, v});
   }
-  // Re-parse with substitutions applied to the text.
+  // Re-parse with substitutions applied to the text (line by line, so positions stay right).
   std::string text = yaml_text;
   if (!vars.empty() || text.find("${") != std::string::npos) {
     std::stringstream in(yaml_text), outs;
@@ -211,22 +364,29 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
       outs << (in_params || comment ? line : substitute(line, vars, source)) << "\n";
     }
     text = outs.str();
-    root = YAML::Load(text);
+    root = load_strict(text, source);
   }
 
   Graph g;
   g.source = source;
-  g.name = root["name"] ? root["name"].as<std::string>() : fs::path(source).stem().string();
-  if (root["description"]) g.description = root["description"].as<std::string>();
-  if (root["impl"]) g.impl = root["impl"].as<std::string>();
+  g.name = root["name"] ? scalar(root["name"], source, "name") : fs::path(source).stem().string();
+  if (root["description"]) g.description = scalar(root["description"], source, "description");
+  if (root["impl"]) {
+    g.impl = scalar(root["impl"], source, "impl");
+    if (g.impl != "approx" && g.impl != "hls" && g.impl != "rtl")
+      throw std::invalid_argument(at(source, root["impl"]) + ": impl must be approx, hls or rtl, got '" + g.impl + "'");
+  }
   if (root["symbols"]) {
-    if (!root["symbols"].IsMap()) throw std::invalid_argument(source + ": symbols: must map a symbol to its value");
-    for (auto it = root["symbols"].begin(); it != root["symbols"].end(); ++it)
-      g.symbols[it->first.as<std::string>()] = node_text(it->second, source + ": symbol '" + it->first.as<std::string>() + "'");
+    check_map(root["symbols"], source, "symbols", {});
+    for (auto it = root["symbols"].begin(); it != root["symbols"].end(); ++it) {
+      const std::string k = scalar(it->first, source, "symbol name");
+      g.symbols[k] = node_text(it->second, source, "symbol '" + k + "'");
+    }
   }
   if (root["streams"]) {
+    check_map(root["streams"], source, "streams", {});
     for (auto it = root["streams"].begin(); it != root["streams"].end(); ++it) {
-      std::string name = it->first.as<std::string>();
+      const std::string name = scalar(it->first, source, "stream name");
       YAML::Emitter spec;
       spec.SetMapFormat(YAML::Flow);
       spec.SetSeqFormat(YAML::Flow);
@@ -234,115 +394,35 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
       g.stream_specs[name] = spec.c_str();
       try {
         if (it->second.IsScalar())
-          g.streams[name] = to_beats(parse_tokens(it->second.as<std::string>()));
-        else if (it->second["trace"])
+          g.streams[name] = to_beats(parse_tokens(it->second.Scalar()));
+        else if (it->second.IsMap() && it->second["trace"])
           g.streams[name] = trace_stream(it->second, name, base_dir, source);
-        else if (it->second["repeat"]) {
-          // {repeat: ELEMENT, count: N, rank: 0|1}: N copies of one element.
-          Element e = parse_element(it->second["repeat"].as<std::string>());
-          int64_t n = it->second["count"] ? it->second["count"].as<int64_t>() : 1;
-          int rank = it->second["rank"] ? it->second["rank"].as<int>() : 0;
-          if (n < 0 || rank < 0 || rank > 1) throw std::invalid_argument("count must be >= 0 and rank 0 or 1");
-          std::vector<Token> toks(size_t(n), Token::e(e));
-          if (rank == 1 && n > 0) toks.push_back(Token::s(1));
-          toks.push_back(Token::d());
-          g.streams[name] = to_beats(toks);
-        }
+        else if (it->second.IsMap() && it->second["repeat"])
+          g.streams[name] = repeat_stream(it->second, name, source);
         else
           throw std::invalid_argument("expected token text, {trace: FILE, ...} or {repeat: ELEMENT, count: N}");
+        check_stream_length(g.streams[name].size(), source + ": stream '" + name + "'");
       } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(source + ": stream '" + name + "': " + e.what());
+        const std::string msg = e.what();
+        // Messages that already name the file keep their own position.
+        if (msg.rfind(source, 0) == 0) throw;
+        throw std::invalid_argument(at(source, it->second) + ": stream '" + name + "': " + msg);
       }
     }
   }
   if (root["tensors"]) {
-    for (auto it = root["tensors"].begin(); it != root["tensors"].end(); ++it) {
-      TensorSpec t;
-      t.name = it->first.as<std::string>();
-      const YAML::Node& n = it->second;
-      const std::string where = source + ": tensor '" + t.name + "'";
-      if (!n.IsMap()) throw std::invalid_argument(where + ": expected a map with shape, dtype, init, seed, file, block");
-      for (auto kv = n.begin(); kv != n.end(); ++kv) {
-        static const std::set<std::string> keys = {"shape", "dtype", "init", "seed", "file", "block"};
-        const std::string k = kv->first.as<std::string>();
-        if (!keys.count(k))
-          throw std::invalid_argument(where + ": unknown key '" + k + "' (expected shape, dtype, init, seed, file, block)");
-      }
-      if (!n["shape"] || !n["shape"].IsSequence() || n["shape"].size() != 2)
-        throw std::invalid_argument(where + ": shape must be [rows, cols]");
-      auto shape = n["shape"].as<std::vector<int64_t>>();
-      if (shape[0] < 1 || shape[1] < 1) throw std::invalid_argument(where + ": dimensions must be >= 1");
-      t.rows = uint64_t(shape[0]);
-      t.cols = uint64_t(shape[1]);
-      if (n["dtype"]) t.dtype = parse_dtype(n["dtype"].as<std::string>());
-      t.init = n["init"] ? n["init"].as<std::string>() : "zeros";
-      if (t.init != "zeros" && t.init != "random" && t.init != "file" && t.init != "output")
-        throw std::invalid_argument(where + ": init must be zeros, random, file or output");
-      if (n["seed"]) t.seed = n["seed"].as<uint64_t>();
-      if (n["file"]) t.file = resolve_path(n["file"].as<std::string>(), base_dir);
-      if (n["block"]) {
-        if (!n["block"].IsSequence() || n["block"].size() != 2)
-          throw std::invalid_argument(where + ": block must be [rows, cols] (a blocked layout) or absent (row-major)");
-        auto block = n["block"].as<std::vector<int64_t>>();
-        if (block[0] < 1 || block[1] < 1 || uint64_t(shape[0]) % uint64_t(block[0]) || uint64_t(shape[1]) % uint64_t(block[1]))
-          throw std::invalid_argument(where + ": block [" + std::to_string(block[0]) + ", " + std::to_string(block[1]) +
-                                      "] must be >= 1 and divide the shape [" + std::to_string(shape[0]) + ", " +
-                                      std::to_string(shape[1]) + "]");
-        t.block_rows = uint64_t(block[0]);
-        t.block_cols = uint64_t(block[1]);
-      }
-      if (t.init == "file" && t.file.empty()) throw std::invalid_argument(where + ": init: file needs 'file:'");
-      if (t.init == "file") check_tensor_file(t, where);
-      g.tensors.push_back(std::move(t));
-    }
+    check_map(root["tensors"], source, "tensors", {});
+    for (auto it = root["tensors"].begin(); it != root["tensors"].end(); ++it)
+      g.tensors.push_back(tensor_spec(scalar(it->first, source, "tensor name"), it->second, base_dir, source));
   }
   if (!root["nodes"] || !root["nodes"].IsSequence()) throw std::invalid_argument(source + ": 'nodes:' must be a list");
-  static const std::set<std::string> node_keys = {"name", "op", "params", "inputs", "compute_bw", "depth", "outputs", "impl", "dims", "types"};
+  std::map<std::string, YAML::Mark> node_names;
   for (const YAML::Node& n : root["nodes"]) {
-    NodeSpec s;
-    if (!n.IsMap() || !n["name"] || !n["op"]) throw std::invalid_argument(source + ": every node needs 'name' and 'op'");
-    s.name = n["name"].as<std::string>();
-    s.op = n["op"].as<std::string>();
-    const std::string where = source + ": node '" + s.name + "'";
-    try {
-      OpRegistry::instance().find(s.op);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(where + ": " + e.what());  // unknown operator, with the list
-    }
-    for (auto it = n.begin(); it != n.end(); ++it)
-      if (!node_keys.count(it->first.as<std::string>()))
-        throw std::invalid_argument(where + ": unknown key '" + it->first.as<std::string>() + "'");
-    if (n["params"])
-      for (auto it = n["params"].begin(); it != n["params"].end(); ++it)
-        s.params[it->first.as<std::string>()] = node_text(it->second, where);
-    if (n["inputs"]) {
-      if (!n["inputs"].IsMap()) throw std::invalid_argument(where + ": inputs must map port -> producer.port");
-      for (auto it = n["inputs"].begin(); it != n["inputs"].end(); ++it)
-        s.inputs[it->first.as<std::string>()] = it->second.as<std::string>();
-    }
-    if (n["dims"]) {
-      if (!n["dims"].IsMap()) throw std::invalid_argument(where + ": dims must map an output port to a list of sizes");
-      for (auto it = n["dims"].begin(); it != n["dims"].end(); ++it) {
-        if (!it->second.IsSequence()) throw std::invalid_argument(where + ": dims." + it->first.as<std::string>() + " must be a list");
-        for (const YAML::Node& d : it->second) s.dims[it->first.as<std::string>()].push_back(d.as<std::string>());
-      }
-    }
-    if (n["impl"]) s.impl = n["impl"].as<std::string>();
-    if (n["types"]) {
-      if (!n["types"].IsMap()) throw std::invalid_argument(where + ": types must map an output port to a stream type");
-      for (auto it = n["types"].begin(); it != n["types"].end(); ++it)
-        s.types[it->first.as<std::string>()] = it->second.as<std::string>();
-    }
-    if (!s.impl.empty() && s.impl != "approx" && s.impl != "hls" && s.impl != "rtl")
-      throw std::invalid_argument(source + ": node '" + s.name + "': impl must be approx, hls or rtl, got '" + s.impl + "'");
-    try {
-      if (n["compute_bw"]) s.compute_bw = n["compute_bw"].as<uint64_t>();
-      if (n["depth"]) s.depth = n["depth"].as<uint32_t>();
-      if (n["outputs"]) s.num_outputs = n["outputs"].as<size_t>();
-    } catch (const YAML::Exception&) {
-      throw std::invalid_argument(where + ": compute_bw, depth and outputs must be non-negative integers");
-    }
-    g.nodes.push_back(std::move(s));
+    g.nodes.push_back(node_spec_from(n, source));
+    const auto [prev, fresh] = node_names.emplace(g.nodes.back().name, n["name"].Mark());
+    if (!fresh)
+      throw std::invalid_argument(at(source, n["name"]) + ": duplicate node name '" + g.nodes.back().name +
+                                  "' (first given at line " + std::to_string(prev->second.line + 1) + ")");
   }
   // --set node.param=value
   for (const auto& [k, v] : node_sets) {
@@ -354,6 +434,15 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
     if (!target)
       throw std::invalid_argument("--set " + k + ": not a hardware parameter, a graph parameter or node.param");
     target->params[k.substr(dot + 1)] = v;
+  }
+  // Every node's parameters parsed and range-checked now, before anything is built from them.
+  for (const NodeSpec& s : g.nodes) {
+    const OpInfo& info = OpRegistry::instance().find(s.op);
+    try {
+      Params(s.op, s.name, &info.params, s.params);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(source + ": " + e.what());
+    }
   }
   return g;
 }

@@ -72,9 +72,17 @@ TileData initial_values(const TensorSpec& t) {
   return d;
 }
 
+void prepare_output_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw std::invalid_argument("cannot use '" + dir + "' as the output folder: " +
+                                (ec ? ec.message() : std::string("it is not a folder")));
+}
+
 std::string write_tensor_npy(const std::string& dir, const std::string& name, uint64_t rows, uint64_t cols,
                              DType dtype, const TileData& values) {
-  std::filesystem::create_directories(dir);
+  prepare_output_dir(dir);
   NpyArray a;
   a.shape = {rows, cols};
   a.is_int = dtype == DType::INT32;

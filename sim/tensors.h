@@ -19,6 +19,10 @@ void check_tensor_file(const TensorSpec& t, const std::string& where);
 // file; output (zeros). bf16 values are rounded to bf16 when stored.
 TileData initial_values(const TensorSpec& t);
 
+// Creates the output folder (and its parents) if needed; throws std::invalid_argument naming it
+// when it cannot be made or is not a folder.
+void prepare_output_dir(const std::string& dir);
+
 // Writes DIR/NAME.npy (float32 for bf16/fp32, int32 for int32); returns the path.
 std::string write_tensor_npy(const std::string& dir, const std::string& name, uint64_t rows, uint64_t cols,
                              DType dtype, const TileData& values);

@@ -24,9 +24,14 @@
 #include "graphs/layers/blocks.h"
 #include "graphs/layers/layer.h"
 #include "sim/frontend/builder.h"
+#include "hw/stream/number_text.h"
 #include "sim/loader.h"
 
 namespace stepsim::layers {
+
+// Longest KV cache a request may have (tokens): 16 Mi, far beyond any context window, and small
+// enough that the cache tensor and the tile count of one request stay host-sized.
+constexpr int64_t kMaxKvTokens = int64_t(1) << 24;
 
 std::vector<int64_t> kv_lengths(const std::string& file, int64_t first, int64_t n) {
   CsvTable t = read_csv(resolve_path(file, "."));
@@ -35,7 +40,14 @@ std::vector<int64_t> kv_lengths(const std::string& file, int64_t first, int64_t 
     throw std::invalid_argument("layer attention: rows " + std::to_string(first) + ".." + std::to_string(first + n - 1) +
                                 " are outside the " + std::to_string(t.rows.size()) + " rows of " + file);
   std::vector<int64_t> v;
-  for (int64_t r = first; r < first + n; ++r) v.push_back(std::stoll(t.rows[size_t(r - 1)][col]));
+  for (int64_t r = first; r < first + n; ++r) {
+    const std::string& cell = t.rows[size_t(r - 1)][col];
+    int64_t len = 0;
+    if (!parse_int64(cell, len) || len < 0 || len > kMaxKvTokens)
+      throw std::invalid_argument(file + ": data row " + std::to_string(r) + ": ContextTokens '" + cell +
+                                  "' is not a KV length in 0.." + std::to_string(kMaxKvTokens) + " tokens");
+    v.push_back(len);
+  }
   return v;
 }
 

@@ -17,6 +17,21 @@ void check_layout(const std::string& fn, int64_t base, int64_t stride) {
   require(stride > 0, fn, "stride must be > 0, got " + std::to_string(stride));
 }
 
+// base + (outer * per + t) * stride: tile t of slot `outer` (an expert, a request) of `per`
+// tiles, or an error naming the function when the address leaves 64 bits.
+int64_t slot_tile_address(const std::string& fn, int64_t base, int64_t outer, int64_t per, int64_t t,
+                          int64_t stride) {
+  int64_t index = 0, offset = 0, address = 0;
+  const bool overflow = __builtin_mul_overflow(outer, per, &index) || __builtin_add_overflow(index, t, &index) ||
+                        __builtin_mul_overflow(index, stride, &offset) ||
+                        __builtin_add_overflow(base, offset, &address);
+  require(!overflow, fn,
+          "the address of tile " + std::to_string(t) + " of slot " + std::to_string(outer) + " (" +
+              std::to_string(per) + " tiles per slot, base " + std::to_string(base) + ", stride " +
+              std::to_string(stride) + ") does not fit in 64 bits");
+  return address;
+}
+
 }  // namespace
 
 std::vector<int64_t> expert_tile_addresses(int64_t expert_id, int64_t tiles_per_expert,
@@ -28,7 +43,7 @@ std::vector<int64_t> expert_tile_addresses(int64_t expert_id, int64_t tiles_per_
   check_layout(fn, base, stride);
   std::vector<int64_t> out(static_cast<size_t>(tiles_per_expert));
   for (int64_t t = 0; t < tiles_per_expert; ++t)
-    out[size_t(t)] = base + (expert_id * tiles_per_expert + t) * stride;
+    out[size_t(t)] = slot_tile_address(fn, base, expert_id, tiles_per_expert, t, stride);
   return out;
 }
 
@@ -40,14 +55,14 @@ std::vector<int64_t> kv_cache_tile_addresses(int64_t request_id, int64_t kv_len,
   require(kv_len >= 0, fn, "kv_len must be >= 0, got " + std::to_string(kv_len));
   require(tile_rows > 0, fn, "tile_rows must be > 0, got " + std::to_string(tile_rows));
   check_layout(fn, base, stride);
-  const int64_t n = (kv_len + tile_rows - 1) / tile_rows;
+  const int64_t n = kv_len / tile_rows + (kv_len % tile_rows != 0);  // ceil, without overflow
   require(n <= max_tiles_per_request, fn,
           "kv_len " + std::to_string(kv_len) + " needs " + std::to_string(n) +
               " tiles of " + std::to_string(tile_rows) + " rows, more than max_tiles_per_request " +
               std::to_string(max_tiles_per_request));
   std::vector<int64_t> out(static_cast<size_t>(n));
   for (int64_t t = 0; t < n; ++t)
-    out[size_t(t)] = base + (request_id * max_tiles_per_request + t) * stride;
+    out[size_t(t)] = slot_tile_address(fn, base, request_id, max_tiles_per_request, t, stride);
   return out;
 }
 
@@ -63,8 +78,7 @@ KvWriteAddress kv_cache_write_address(int64_t request_id, int64_t position, int6
   require(t < max_tiles_per_request, fn,
           "position " + std::to_string(position) + " is in tile " + std::to_string(t) +
               ", beyond max_tiles_per_request " + std::to_string(max_tiles_per_request));
-  return {base + (request_id * max_tiles_per_request + t) * stride,
-          uint32_t(position % tile_rows)};
+  return {slot_tile_address(fn, base, request_id, max_tiles_per_request, t, stride), uint32_t(position % tile_rows)};
 }
 
 std::vector<Tile> address_tiles(const std::vector<int64_t>& addresses) {

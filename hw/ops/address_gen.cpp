@@ -174,10 +174,11 @@ void register_address_ops(OpRegistry& r) {
                "One address per cycle.",
                {{"in", "selectors (e.g. EagerMerge's sel)"}},
                {{"out", "tile indices for RandomOffChipLoad: [sel dims.., tiles_per_expert] for one-hot selectors"}},
-               {{"tiles_per_expert", T::kInt, "", "tiles of one expert's weight, in the order it consumes them", true},
-                {"experts", T::kIntList, "[]", "expert id of each selector bit (empty = bit i is expert i)"},
+               {{"tiles_per_expert", T::kInt, "", "tiles of one expert's weight, in the order it consumes them", true, kPositiveRange},
+                {"experts", T::kIntList, "[]", "expert id of each selector bit (empty = bit i is expert i)", false,
+                 {0, Selector::kMaxBits - 1}},
                 {"base", T::kInt, "0", "first tile index of the tensor region"},
-                {"stride", T::kInt, "1", "index step per tile"}},
+                {"stride", T::kInt, "1", "index step per tile", false, kPositiveRange}},
                false, [](const OpConfig& c) { return std::make_unique<ExpertAddrGen>(c); }});
   r.add(OpInfo{"KvCacheAddrGen", "address generation",
                "Per request (idx, kv_len): the ceil(kv_len / tile_rows) KV-cache tile indices idx*max_tiles + t as "
@@ -188,8 +189,8 @@ void register_address_ops(OpRegistry& r) {
                {{"addr", "tile indices for RandomOffChipLoad/Store: [.., tiles]"},
                 {"last", "one-hot selectors: {1} on each request's last tile"},
                 {"valid", "tokens held by each tile, int32 [1x1] (tile_rows, fewer in the last tile; for mask_cols)"}},
-               {{"tile_rows", T::kInt, "", "tokens per KV tile", true},
-                {"max_tiles", T::kInt, "", "tile slots per request in the cache tensor", true}},
+               {{"tile_rows", T::kInt, "", "tokens per KV tile", true, kPositiveRange},
+                {"max_tiles", T::kInt, "", "tile slots per request in the cache tensor", true, kPositiveRange}},
                false, [](const OpConfig& c) { return std::make_unique<KvCacheAddrGen>(c); }});
 }
 

@@ -439,16 +439,17 @@ void register_higher_order_ops(OpRegistry& r) {
                roofline + " The store term applies on the emitting element.",
                {{"in*", "streams of equal shape"}}, {{"out", "rank a-b stream"}},
                {{"fn", T::kString, "", "accum function: " + fn_list(accum_function_names()), true},
-                {"rank", T::kInt, "1", "reduction rank b"},
+                {"rank", T::kInt, "1", "reduction rank b", false, {1, kMaxStopLevel}},
                 {"bank_rank", T::kInt, "0",
                  "q > 0 (needs rank 2): the input is [.., C, B1..Bq, K]; K and C are reduced into a bank of "
                  "accumulators indexed by B1..Bq, emitted in bank order after the last C (output [.., B1..Bq]); "
-                 "bit-identical to rank 2 over [.., B1..Bq, C, K]"}},
+                 "bit-identical to rank 2 over [.., B1..Bq, C, K]",
+                 false, {0, kMaxStopLevel - 2}}},
                true, [](const OpConfig& c) { return std::make_unique<Accum>(c, false); }});
   r.add(OpInfo{"Scan", "higher-order", "Like Accum, but emits the accumulator state after every element.", roofline,
                {{"in*", "streams of equal shape"}}, {{"out", "same shape"}},
                {{"fn", T::kString, "", "accum function: " + fn_list(accum_function_names()), true},
-                {"rank", T::kInt, "1", "rank at which the state resets"}},
+                {"rank", T::kInt, "1", "rank at which the state resets", false, {1, kMaxStopLevel}}},
                true, [](const OpConfig& c) { return std::make_unique<Accum>(c, true); }});
   r.add(OpInfo{"FlatMap", "higher-order",
                "Expands every element into a rank-`rank` stream (e.g. RetileStreamify) and concatenates them; "
@@ -457,7 +458,7 @@ void register_higher_order_ops(OpRegistry& r) {
                "movement (0 FLOPs), so the node gets no compute units (like the artifact's RetileStreamify).",
                {{"in*", "data (plus the padding flags for filter_padding)"}}, {{"out", "rank a+rank stream"}},
                {{"fn", T::kString, "", "flatmap function: " + fn_list(flatmap_function_names()), true},
-                {"rank", T::kInt, "1", "rank of each expansion (0 for filter_padding)"}},
+                {"rank", T::kInt, "1", "rank of each expansion (0 for filter_padding)", false, kRankRange}},
                false, [](const OpConfig& c) { return std::make_unique<FlatMap>(c); }});
 }
 

@@ -473,13 +473,16 @@ class RandomOffChipStore : public OffChipOp {
 void register_offchip_ops(OpRegistry& r) {
   using T = ParamSpec::Type;
   const ParamSpec tensor{"tensor", T::kString, "", "stored tensor (graph tensors: section)", true};
-  const ParamSpec tile{"tile", T::kIntList, "", "tile shape [rows, cols] in elements; must divide the tensor", true};
+  const ParamSpec tile{"tile", T::kIntList, "", "tile shape [rows, cols] in elements; must divide the tensor", true,
+                       kPositiveRange};
   const ParamSpec out_shape{"out_shape", T::kIntList, "[]",
-                            "tiled view shape, outermost first, in tiles (empty = the whole tiled tensor)"};
+                            "tiled view shape, outermost first, in tiles (empty = the whole tiled tensor)", false,
+                            kPositiveRange};
   const ParamSpec stride{"stride", T::kIntList, "[]",
                          "tiled view strides in tiles (empty = row-major over out_shape; 0 re-reads)"};
   const ParamSpec offset{"offset", T::kInt, "0", "first tile of the view (row-major tile index of the tiled tensor)"};
-  const ParamSpec par{"par_dispatch", T::kInt, "0", "requests issued per cycle (0 = the preset's par_dispatch)"};
+  const ParamSpec par{"par_dispatch", T::kInt, "0", "requests issued per cycle (0 = the preset's par_dispatch)", false,
+                      {0, kMaxParDispatch}};
   const std::string tile_timing =
       "Per tile: rows x ceil(cols*bytes/request_bytes) requests with the tensor's row pitch (a blocked tensor: "
       "per block row of the tile, or per row inside one block), par_dispatch per cycle from the op's time, through "

@@ -319,7 +319,7 @@ void register_onchip_ops(OpRegistry& r) {
                "stored tensor.",
                "1 cycle per stored element; the reference is emitted when a stop >= rank arrives.",
                {{"in", "rank-a stream of tiles"}}, {{"out", "rank a-rank stream of buffer references"}},
-               {{"rank", T::kInt, "", "bufferize rank b: number of inner dimensions stored", true}}, false,
+               {{"rank", T::kInt, "", "bufferize rank b: number of inner dimensions stored", true, {1, kMaxStopLevel}}}, false,
                [](const OpConfig& c) { return std::make_unique<Bufferize>(c); }});
   r.add(OpInfo{"Streamify", "on-chip memory",
                "Replays each referenced buffer: `repeat` times (static) or once per element of the ref stream's inner "
@@ -328,9 +328,9 @@ void register_onchip_ops(OpRegistry& r) {
                {{"in", "buffer references"}, {"ref", "reference stream (repeat count per buffer)", true}},
                {{"out", "replayed stream"}},
                {{"repeat", T::kIntList, "[]", "static repeat factors, outermost first (no ref input)"},
-                {"rank", T::kInt, "1", "repeat rank c of the ref stream"},
+                {"rank", T::kInt, "1", "repeat rank c of the ref stream", false, kRankRange},
                 {"stride", T::kIntList, "[]", "affine view strides in elements"},
-                {"out_shape", T::kIntList, "[]", "affine view shape (empty = linear)"}},
+                {"out_shape", T::kIntList, "[]", "affine view shape (empty = linear)", false, kCountRange}},
                false, [](const OpConfig& c) { return std::make_unique<Streamify>(c); }});
 }
 

@@ -266,6 +266,8 @@ class StepOp : public Op {
   }
 };
 
+static_assert(kRankRange.max == kMaxStopLevel, "rank parameters end at the highest stop level");
+
 // SystemC object names allow only [A-Za-z0-9_].
 std::string sc_safe_name(const std::string& name);
 

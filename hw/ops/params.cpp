@@ -15,16 +15,12 @@ const char* param_type_name(ParamSpec::Type t) {
   return "?";
 }
 
-namespace {
-bool parse_int(const std::string& s, int64_t& out) {
-  try {
-    size_t pos = 0;
-    out = std::stoll(s, &pos, 0);
-    return pos == s.size();
-  } catch (const std::exception&) {
-    return false;
-  }
+std::string allowed_values(const ParamSpec& p) {
+  const bool integer = p.type == ParamSpec::Type::kInt || p.type == ParamSpec::Type::kIntList;
+  return integer ? p.range.text() : "";
 }
+
+namespace {
 std::string trim(const std::string& s) {
   size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
   return a == std::string::npos ? "" : s.substr(a, b - a + 1);
@@ -43,7 +39,7 @@ std::vector<int64_t> parse_int_list(const std::string& text) {
   std::string item;
   while (std::getline(ss, item, ',')) {
     int64_t v;
-    if (!parse_int(trim(item), v)) throw std::invalid_argument("'" + trim(item) + "' is not an integer");
+    if (!parse_int64(trim(item), v)) throw std::invalid_argument("'" + trim(item) + "' is not a 64-bit integer");
     out.push_back(v);
   }
   return out;
@@ -66,8 +62,9 @@ Params::Params(std::string op_name, std::string node_name, const std::vector<Par
     if (s.required && !values_.count(s.name))
       throw std::invalid_argument("node '" + node_ + "' (" + op_ + "): missing required parameter '" + s.name +
                                   "' (" + s.doc + ")");
-    // Validate types eagerly so bad values fail at load, not mid-simulation.
-    if (values_.count(s.name)) {
+    // Validate types and ranges eagerly (defaults too) so bad values fail at load, before
+    // anything is sized from them, not mid-simulation.
+    if (values_.count(s.name) || !s.required) {
       switch (s.type) {
         case ParamSpec::Type::kInt: get_int(s.name); break;
         case ParamSpec::Type::kIntList: get_ints(s.name); break;
@@ -97,16 +94,25 @@ void Params::fail(const std::string& k, const std::string& why) const {
 int64_t Params::get_int(const std::string& k) const {
   int64_t v;
   std::string r = trim(raw(k));
-  if (!parse_int(r, v)) fail(k, "expects an int, got '" + r + "'");
+  const IntRange& range = spec(k).range;
+  if (!parse_int64(r, v)) fail(k, "expects an integer in " + range.text() + ", got '" + r + "'");
+  if (!range.contains(v)) fail(k, "is " + r + ", outside the allowed range " + range.text());
   return v;
 }
 
 std::vector<int64_t> Params::get_ints(const std::string& k) const {
+  std::vector<int64_t> v;
+  const IntRange& range = spec(k).range;
   try {
-    return parse_int_list(raw(k));
+    v = parse_int_list(raw(k));
   } catch (const std::invalid_argument& e) {
-    fail(k, std::string("expects a list of ints: ") + e.what());
+    fail(k, "expects a list of integers in " + range.text() + ": " + e.what());
   }
+  for (size_t i = 0; i < v.size(); ++i)
+    if (!range.contains(v[i]))
+      fail(k, "entry " + std::to_string(i) + " is " + std::to_string(v[i]) + ", outside the allowed range " +
+                  range.text());
+  return v;
 }
 
 std::string Params::get_string(const std::string& k) const { return raw(k); }

@@ -346,7 +346,7 @@ void register_routing_ops(OpRegistry& r) {
                "consumer is a Bufferize).",
                {{"in", "data, rank a"}, {"sel", "multi-hot selectors over the outer a-rank dimensions"}},
                {{"out*", "rank `rank` stream per output"}},
-               {{"rank", T::kInt, "0", "partition rank: inner dimensions routed per selector element"}}, false,
+               {{"rank", T::kInt, "0", "partition rank: inner dimensions routed per selector element", false, kRankRange}}, false,
                [](const OpConfig& c) { return std::make_unique<Partition>(c); }});
   r.add(OpInfo{"Reassemble", "routing",
                "For each selector element, concatenates one chunk from every selected input in arrival order "
@@ -354,17 +354,18 @@ void register_routing_ops(OpRegistry& r) {
                "Each element is released at max(now, arrival + routing_switch_cycles + memory-unit read) + "
                "memory-unit write (read if it sits in one, write if the consumer is a Bufferize).",
                {{"in*", "rank-a inputs"}, {"sel", "multi-hot selectors"}}, {{"out", "rank a+b+1 stream"}},
-               {{"rank", T::kInt, "0", "reassemble rank a: each chunk is a level-a unit"}}, false,
+               {{"rank", T::kInt, "0", "reassemble rank a: each chunk is a level-a unit", false,
+                 {0, kMaxStopLevel - 1}}}, false,
                [](const OpConfig& c) { return std::make_unique<Reassemble>(c); }});
   r.add(OpInfo{"EagerMerge", "routing",
                "Forwards whole chunks in arrival order from any input and emits the source index as a selector.",
                "0-cycle latency, one element per cycle; ties go to the lowest input.", {{"in*", "rank-a inputs"}},
                {{"out", "merged data"}, {"sel", "one-hot selector per chunk (rank 0)"}},
-               {{"rank", T::kInt, "0", "chunk rank a"}}, false,
+               {{"rank", T::kInt, "0", "chunk rank a", false, kRankRange}}, false,
                [](const OpConfig& c) { return std::make_unique<EagerMerge>(c); }});
   r.add(OpInfo{"Parallelize", "routing", "Distributes chunks round-robin over the outputs (static parallelization).",
                "0 cycles; each element becomes visible routing_switch_cycles later.", {{"in", "stream"}},
-               {{"out*", "one stream per region"}}, {{"rank", T::kInt, "0", "chunk rank"}}, false,
+               {{"out*", "one stream per region"}}, {{"rank", T::kInt, "0", "chunk rank", false, kRankRange}}, false,
                [](const OpConfig& c) { return std::make_unique<Parallelize>(c); }});
 }
 

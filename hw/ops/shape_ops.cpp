@@ -417,15 +417,16 @@ void register_shape_ops(OpRegistry& r) {
   const char* lat = "shape_op_latency cycles per beat (0 in step-artifact).";
   r.add(OpInfo{"Flatten", "shape", "Merges dimensions min..max (0 = innermost) into one; ragged sizes absorb.", lat,
                {{"in", "rank-a stream"}}, {{"out", "rank a-(max-min) stream"}},
-               {{"min", T::kInt, "0", "lowest merged dimension"}, {"max", T::kInt, "1", "highest merged dimension"}},
+               {{"min", T::kInt, "0", "lowest merged dimension", false, kRankRange},
+                {"max", T::kInt, "1", "highest merged dimension", false, kRankRange}},
                false, [](const OpConfig& c) { return std::make_unique<Flatten>(c); }});
   r.add(OpInfo{"Reshape", "shape",
                "Splits dimension `rank` into chunks of `chunk`; the innermost dimension is padded with `pad`, "
                "flagged on the padding output.",
                lat, {{"in", "rank-a stream"}},
                {{"out", "rank a+1 stream"}, {"pad", "1 where the element is padding, else 0", true}},
-               {{"chunk", T::kInt, "", "chunk size S", true},
-                {"rank", T::kInt, "0", "dimension to split (0 = innermost)"},
+               {{"chunk", T::kInt, "", "chunk size S", true, {1, int64_t(kMaxStreamBeats)}},
+                {"rank", T::kInt, "0", "dimension to split (0 = innermost)", false, {0, kMaxStopLevel - 1}},
                 {"pad", T::kString, "zero", "padding element (text notation) or 'zero' for a zero tile/scalar"}},
                false, [](const OpConfig& c) { return std::make_unique<Reshape>(c); }});
   r.add(OpInfo{"Promote", "shape",
@@ -433,18 +434,19 @@ void register_shape_ops(OpRegistry& r) {
                "innermost dimensions.",
                std::string(lat) + " The outermost form holds one beat until the done token.",
                {{"in", "rank-a stream"}}, {{"out", "rank a+1 stream"}},
-               {{"rank", T::kInt, "-1", "-1 = new outermost dimension; r >= 0 = insert above r inner dimensions"}},
+               {{"rank", T::kInt, "-1", "-1 = new outermost dimension; r >= 0 = insert above r inner dimensions", false,
+                 {-1, kMaxStopLevel - 1}}},
                false, [](const OpConfig& c) { return std::make_unique<Promote>(c); }});
   r.add(OpInfo{"Expand", "shape",
                "Repeats each data element across the reference stream's inner `rank` dimensions (dynamic broadcast).",
                lat, {{"in", "data whose inner `rank` dimensions have size 1"}, {"ref", "stream giving the shape"}},
                {{"out", "the ref's shape, data's elements"}},
-               {{"rank", T::kInt, "1", "expand rank: the smallest stop level of the data stream"}}, false,
+               {{"rank", T::kInt, "1", "expand rank: the smallest stop level of the data stream", false, kRankRange}}, false,
                [](const OpConfig& c) { return std::make_unique<Expand>(c); }});
   r.add(OpInfo{"Repeat", "shape", "Adds a new innermost dimension holding `count` copies of every element.",
                "One copy per cycle: copies of an element arriving at t are sent at t..t+count-1.",
                {{"in", "rank-a stream"}}, {{"out", "rank a+1 stream"}},
-               {{"count", T::kInt, "", "copies per element", true}}, false,
+               {{"count", T::kInt, "", "copies per element", true, {0, int64_t(kMaxStreamBeats)}}}, false,
                [](const OpConfig& c) { return std::make_unique<Repeat>(c); }});
   r.add(OpInfo{"Zip", "shape", "Pairs the elements of streams with identical structure into tuples.", lat,
                {{"in*", "streams of equal shape"}}, {{"out", "stream of tuples"}}, {}, false,

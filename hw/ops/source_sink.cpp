@@ -47,6 +47,8 @@ class Sink : public Op {
       times.push_back(ctx().now());
       charge(0);
       bool done = b.done;
+      if (rec.size() == kMaxStreamBeats)
+        fail("more than " + std::to_string(kMaxStreamBeats) + " beats arrived; a sink records at most that many");
       rec.push_back(std::move(b));
       if (done) break;
     }
@@ -66,7 +68,7 @@ void register_source_sink_ops(OpRegistry& r) {
                  true}},
                {{"out*", "copies of the stream (usually just out0)"}},
                {{"stream", ParamSpec::Type::kString, "", "name of the stream in the graph's streams: section", true},
-                {"interval", ParamSpec::Type::kInt, "1", "cycles between beats"}},
+                {"interval", ParamSpec::Type::kInt, "1", "cycles between beats", false, {0, int64_t(kMaxCycles)}}},
                false,
                [](const OpConfig& c) { return std::make_unique<Source>(c); }});
   r.add(OpInfo{"Sink", "source/sink", "Consumes a stream and records every beat with its arrival time.",

@@ -1,11 +1,17 @@
 #include "hw/presets/hardware.h"
 
 #include "hw/fabric/onchip_requirement.h"
+#include "hw/presets/strict_yaml.h"
+#include "hw/stream/number_text.h"
 
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <limits>
+#include <type_traits>
 #include <stdexcept>
 
 namespace stepsim {
@@ -18,25 +24,22 @@ struct Field {
   std::function<std::string(const HardwareParams&)> get;
 };
 
-uint64_t to_u64(const std::string& key, const std::string& v) {
-  try {
-    size_t pos = 0;
-    if (v.empty() || v[0] == '-') throw std::invalid_argument("");
-    uint64_t x = std::stoull(v, &pos, 0);
-    if (pos != v.size()) throw std::invalid_argument("");
-    return x;
-  } catch (const std::exception&) {
-    throw std::invalid_argument("hardware parameter '" + key + "': expected a non-negative integer, got '" + v + "'");
-  }
+// A whole decimal number in min..max (no sign, no fraction, nothing cut to the field's width).
+uint64_t to_u64(const std::string& key, const std::string& v, uint64_t min, uint64_t max) {
+  int64_t x = 0;
+  if (!parse_int64(v, x) || x < 0 || uint64_t(x) < min || uint64_t(x) > max)
+    throw std::invalid_argument("hardware parameter '" + key + "': expected an integer in " + std::to_string(min) +
+                                ".." + std::to_string(max) + ", got '" + v + "'");
+  return uint64_t(x);
 }
 double to_f64(const std::string& key, const std::string& v) {
   try {
     size_t pos = 0;
     double x = std::stod(v, &pos);
-    if (pos != v.size() || !(x > 0)) throw std::invalid_argument("");
+    if (pos != v.size() || !(x > 0) || !(x <= 1e6)) throw std::invalid_argument("");
     return x;
   } catch (const std::exception&) {
-    throw std::invalid_argument("hardware parameter '" + key + "': expected a positive number, got '" + v + "'");
+    throw std::invalid_argument("hardware parameter '" + key + "': expected a number in (0, 1e6], got '" + v + "'");
   }
 }
 bool to_bool(const std::string& key, const std::string& v) {
@@ -46,27 +49,20 @@ bool to_bool(const std::string& key, const std::string& v) {
 }
 
 template <typename T>
-Field uint_field(const char* key, const char* unit, const char* doc, T HardwareParams::*m, uint64_t min = 0) {
-  return Field{{key, unit, doc},
-               [=](HardwareParams& h, const std::string& v) {
-                 uint64_t x = to_u64(key, v);
-                 if (x < min)
-                   throw std::invalid_argument(std::string("hardware parameter '") + key + "' must be >= " +
-                                               std::to_string(min));
-                 h.*m = T(x);
-               },
+Field uint_field(const char* key, const char* unit, const char* doc, T HardwareParams::*m, uint64_t min,
+                 uint64_t max) {
+  static_assert(std::is_unsigned_v<T>);
+  if (max > std::numeric_limits<T>::max()) throw std::logic_error(std::string(key) + ": range exceeds its type");
+  return Field{{key, unit, doc, min, max},
+               [=](HardwareParams& h, const std::string& v) { h.*m = T(to_u64(key, v, min, max)); },
                [=](const HardwareParams& h) { return std::to_string(h.*m); }};
 }
 template <typename T>
-Field hbm_uint(const char* key, const char* unit, const char* doc, T HbmParams::*m, uint64_t min = 0) {
-  return Field{{key, unit, doc},
-               [=](HardwareParams& h, const std::string& v) {
-                 uint64_t x = to_u64(key, v);
-                 if (x < min)
-                   throw std::invalid_argument(std::string("hardware parameter '") + key + "' must be >= " +
-                                               std::to_string(min));
-                 h.hbm.*m = T(x);
-               },
+Field hbm_uint(const char* key, const char* unit, const char* doc, T HbmParams::*m, uint64_t min, uint64_t max) {
+  static_assert(std::is_unsigned_v<T>);
+  if (max > std::numeric_limits<T>::max()) throw std::logic_error(std::string(key) + ": range exceeds its type");
+  return Field{{key, unit, doc, min, max},
+               [=](HardwareParams& h, const std::string& v) { h.hbm.*m = T(to_u64(key, v, min, max)); },
                [=](const HardwareParams& h) { return std::to_string(h.hbm.*m); }};
 }
 
@@ -79,25 +75,25 @@ const std::vector<Field>& field_table() {
        [](HardwareParams& h, const std::string& v) { h.clock_ghz = to_f64("clock_ghz", v); },
        [](const HardwareParams& h) { return std::to_string(h.clock_ghz); }},
       uint_field("onchip_bw", "B/cycle", "bandwidth of one on-chip memory unit (roofline memory terms)",
-                 &HardwareParams::onchip_bw, 1),
+                 &HardwareParams::onchip_bw, 1, kMaxBandwidth),
       uint_field("compute_bw", "FLOPs/cycle", "default compute bandwidth of a higher-order node",
-                 &HardwareParams::compute_bw, 1),
+                 &HardwareParams::compute_bw, 1, kMaxBandwidth),
       uint_field("pcu_flops", "FLOPs/cycle", "compute bandwidth of one compute unit (PCU)",
-                 &HardwareParams::pcu_flops, 1),
-      uint_field("pmu_capacity", "B", "capacity of one on-chip memory unit (PMU)", &HardwareParams::pmu_capacity, 1),
-      uint_field("num_pcus", "units", "compute units on the fabric", &HardwareParams::num_pcus),
-      uint_field("num_pmus", "units", "memory units on the fabric", &HardwareParams::num_pmus),
-      uint_field("fifo_depth", "beats", "default depth of every channel", &HardwareParams::fifo_depth, 1),
+                 &HardwareParams::pcu_flops, 1, kMaxBandwidth),
+      uint_field("pmu_capacity", "B", "capacity of one on-chip memory unit (PMU)", &HardwareParams::pmu_capacity, 1, kMaxBandwidth),
+      uint_field("num_pcus", "units", "compute units on the fabric", &HardwareParams::num_pcus, 0, kMaxUnits),
+      uint_field("num_pmus", "units", "memory units on the fabric", &HardwareParams::num_pmus, 0, kMaxUnits),
+      uint_field("fifo_depth", "beats", "default depth of every channel", &HardwareParams::fifo_depth, 1, kMaxFifoDepth),
       uint_field("send_latency", "cycles", "cycles from send to visibility on a channel",
-                 &HardwareParams::send_latency),
+                 &HardwareParams::send_latency, 0, kMaxCycles),
       uint_field("response_latency", "cycles", "cycles before a dequeued slot can be refilled",
-                 &HardwareParams::response_latency),
+                 &HardwareParams::response_latency, 0, kMaxCycles),
       uint_field("shape_op_latency", "cycles", "cycles a shape operator spends per beat",
-                 &HardwareParams::shape_op_latency),
+                 &HardwareParams::shape_op_latency, 0, kMaxCycles),
       uint_field("routing_switch_cycles", "cycles", "cycles a routing operator spends to switch port",
-                 &HardwareParams::routing_switch_cycles),
+                 &HardwareParams::routing_switch_cycles, 0, kMaxCycles),
       uint_field("par_dispatch", "requests/cycle", "off-chip requests one load/store issues per cycle",
-                 &HardwareParams::par_dispatch, 1),
+                 &HardwareParams::par_dispatch, 1, kMaxParDispatch),
       {{"offchip_one_tile_in_flight", "bool",
         "reference quirk: an off-chip load/store issues its next tile only after the previous one completed; "
         "false pipelines the address generator (next tile issued the cycle after the last request)"},
@@ -110,22 +106,22 @@ const std::vector<Field>& field_table() {
                  "store waits for its oldest writes beyond it, and a load's tiles in flight wait in its address "
                  "generator (floor(ag_max_outstanding / requests per tile) of them) instead of in its output "
                  "channel; 0 = no limit for stores, and a load's output channel holds its tiles in flight",
-                 &HardwareParams::ag_max_outstanding),
+                 &HardwareParams::ag_max_outstanding, 0, kMaxFifoDepth),
       uint_field("load_buffer_tiles", "tiles",
                  "tiles an off-chip load's memory unit holds for its consumer: the load's output channel is "
                  "that deep (at least fifo_depth, at most pmu_capacity / tile bytes, unless the node sets "
                  "`depth`); 0 = the output channel is a FIFO of fifo_depth like any other",
-                 &HardwareParams::load_buffer_tiles),
+                 &HardwareParams::load_buffer_tiles, 0, kMaxFifoDepth),
       uint_field("ag_load_pipeline_cycles", "cycles",
                  "cycles an off-chip load's tile takes from its last response to its output channel beyond the "
                  "memory's completion (the address generator unit's request and output registers: 2; 0: the "
                  "reference)",
-                 &HardwareParams::ag_load_pipeline_cycles),
+                 &HardwareParams::ag_load_pipeline_cycles, 0, kMaxCycles),
       uint_field("ag_store_pipeline_cycles", "cycles",
                  "cycles an off-chip store's acknowledgement (RandomOffChipStore's ack, the end of a store) comes "
                  "after its last write completes (the address generator unit's input, request, response and "
                  "output registers: 4; 0: the reference)",
-                 &HardwareParams::ag_store_pipeline_cycles),
+                 &HardwareParams::ag_store_pipeline_cycles, 0, kMaxCycles),
       {{"input_register", "bool",
         "an operator takes its input beats into an input register as a firing starts (Map, Accum, Scan, "
         "FlatMap, Reassemble, RandomOffChipLoad/Store), so their channel slots free then, as in the fabric's "
@@ -135,19 +131,19 @@ const std::vector<Field>& field_table() {
       {{"loads_sum_inputs", "bool", "n-ary Map adds its memory-unit loads instead of taking the max"},
        [](HardwareParams& h, const std::string& v) { h.loads_sum_inputs = to_bool("loads_sum_inputs", v); },
        [](const HardwareParams& h) { return std::string(h.loads_sum_inputs ? "true" : "false"); }},
-      hbm_uint("hbm.channels", "channels", "independent HBM channels", &HbmParams::channels, 1),
-      hbm_uint("hbm.request_bytes", "B", "bytes per off-chip request", &HbmParams::request_bytes, 1),
+      hbm_uint("hbm.channels", "channels", "independent HBM channels", &HbmParams::channels, 1, kMaxHbmChannels),
+      hbm_uint("hbm.request_bytes", "B", "bytes per off-chip request", &HbmParams::request_bytes, 1, kMaxFifoDepth),
       hbm_uint("hbm.init_interval", "cycles", "cycles between requests accepted by one channel",
-               &HbmParams::init_interval, 1),
-      hbm_uint("hbm.latency", "cycles", "cycles from service start to response", &HbmParams::latency),
-      hbm_uint("hbm.startup", "cycles", "start-up cycles added before a response", &HbmParams::startup),
+               &HbmParams::init_interval, 1, kMaxCycles),
+      hbm_uint("hbm.latency", "cycles", "cycles from service start to response", &HbmParams::latency, 0, kMaxCycles),
+      hbm_uint("hbm.startup", "cycles", "start-up cycles added before a response", &HbmParams::startup, 0, kMaxCycles),
       {{"hbm.startup_every_request", "bool", "every request pays start-up (reference quirk) or only the first"},
        [](HardwareParams& h, const std::string& v) {
          h.hbm.startup_every_request = to_bool("hbm.startup_every_request", v);
        },
        [](const HardwareParams& h) { return std::string(h.hbm.startup_every_request ? "true" : "false"); }},
       hbm_uint("hbm.link_latency", "cycles", "cycles between an initiator and the HBM, each way",
-               &HbmParams::link_latency),
+               &HbmParams::link_latency, 0, kMaxCycles),
       {{"hbm.mapping", "-", "request-to-channel mapping: round_robin or address_interleave"},
        [](HardwareParams& h, const std::string& v) {
          try {
@@ -189,13 +185,16 @@ std::string known_keys() {
 void apply_yaml(HardwareParams& h, const YAML::Node& node, const std::string& prefix, const std::string& file) {
   if (!node.IsMap()) throw std::invalid_argument(file + ": expected a mapping" + (prefix.empty() ? "" : " under '" + prefix + "'"));
   for (auto it = node.begin(); it != node.end(); ++it) {
-    std::string key = prefix + it->first.as<std::string>();
+    std::string key = prefix + scalar(it->first, file, "parameter name");
     if (it->second.IsMap()) {
       apply_yaml(h, it->second, key + ".", file);
-    } else if (it->second.IsScalar()) {
-      h.set(key, it->second.as<std::string>());
-    } else {
-      throw std::invalid_argument(file + ": parameter '" + key + "' must be a scalar");
+      continue;
+    }
+    try {
+      h.set(key, scalar(it->second, file, "parameter '" + key + "'"));
+    } catch (const std::invalid_argument& e) {
+      const std::string msg = e.what();
+      throw std::invalid_argument(msg.rfind(file, 0) == 0 ? msg : at(file, it->second) + ": " + msg);
     }
   }
 }
@@ -241,12 +240,11 @@ HardwareParams load_preset(const std::string& name_or_path) {
     for (const std::string& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
     throw std::invalid_argument("unknown preset '" + name_or_path + "'; known presets: " + names);
   }
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::Exception& e) {
-    throw std::invalid_argument("preset " + path + ": " + e.what());
-  }
+  std::ifstream f(path);
+  std::stringstream text;
+  text << f.rdbuf();
+  if (!f) throw std::invalid_argument("cannot read preset file '" + path + "'");
+  const YAML::Node root = load_strict(text.str(), path);
   HardwareParams h;
   apply_yaml(h, root, "", path);
   return h;

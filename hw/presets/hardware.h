@@ -13,6 +13,16 @@
 
 namespace stepsim {
 
+// Upper limits of the hardware parameters (HardwareParams::set rejects larger values). Far above
+// any fabric, and small enough that the simulator's own structures (one per unit, channel or
+// beat slot) stay within a host's memory.
+constexpr uint64_t kMaxUnits = uint64_t(1) << 20;          // num_pcus, num_pmus
+constexpr uint64_t kMaxFifoDepth = uint64_t(1) << 20;      // beats per channel
+constexpr uint64_t kMaxHbmChannels = 4096;
+constexpr uint64_t kMaxParDispatch = uint64_t(1) << 16;    // requests per cycle
+constexpr uint64_t kMaxCycles = uint64_t(1) << 30;         // any latency or interval in cycles
+constexpr uint64_t kMaxBandwidth = uint64_t(1) << 40;      // B/cycle, FLOPs/cycle, bytes
+
 struct HardwareParams {
   std::string name = "step-artifact";
   double clock_ghz = 1.0;                  // for reporting wall-clock equivalents only
@@ -45,6 +55,7 @@ struct HardwareParams {
   // Dotted names of every field with its documentation and unit.
   struct FieldDoc {
     std::string key, unit, doc;
+    uint64_t min = 0, max = 0;  // allowed range of an integer field (0..0: not an integer)
   };
   static const std::vector<FieldDoc>& fields();
   static bool has_field(const std::string& key);  // a hardware parameter (not a graph one)

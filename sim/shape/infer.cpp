@@ -227,8 +227,9 @@ Topology topology(const Graph& g) {
       const std::string src = r.substr(0, r.find('.')), sport = r.substr(r.find('.') + 1);
       const OpInfo& si = reg.find(g.find(src)->op);
       for (const PortSpec& p : si.outputs)
-        if (is_numbered(p) && sport.rfind(base_of(p), 0) == 0 && sport.size() > base_of(p).size()) {
-          const size_t idx = std::stoul(sport.substr(base_of(p).size()));
+        if (is_numbered(p) && sport.rfind(base_of(p), 0) == 0 && sport.size() > base_of(p).size() &&
+            std::all_of(sport.begin() + long(base_of(p).size()), sport.end(), ::isdigit)) {
+          const size_t idx = std::stoul(sport.substr(base_of(p).size()));  // < 256: the loader checked
           t.numbered_outs[src] = std::max(t.numbered_outs[src], idx + 1);
         }
     }

@@ -68,7 +68,7 @@ TEST(MapTiming, OutputIntoBufferizePaysTheWriteBackTerm) {
   EXPECT_EQ(expected, 68u);  // the lead's worked value
   EXPECT_EQ(r.cycles, expected);
   EXPECT_EQ(r.recorded_times.at("sink").front(), expected);
-  EXPECT_EQ(format_beats(r.recorded.at("sink")), "Buf[2] D");
+  EXPECT_EQ(format_beats(r.recorded.at("sink")), "Buf[2](T[16x64] T[16x64] S1) D");
 }
 
 // Source -> Bufferize -> Streamify: the replayed tiles sit in a memory unit.
@@ -200,7 +200,7 @@ TEST(BufferizeTiming, OneTilePerCycleWithBackPressureFromADepthTwoFifo) {
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(finish_of(r, "buf"), kSend + n * 1);  // 9
   EXPECT_EQ(r.cycles, kSend + n * 1 + kSend);     // 10
-  EXPECT_EQ(format_beats(r.recorded.at("sink")), "Buf[8] D");
+  EXPECT_EQ(format_beats(r.recorded.at("sink")), "Buf[8](T[16x64] T[16x64] T[16x64] T[16x64] T[16x64] T[16x64] T[16x64] T[16x64] S1) D");
 }
 
 TEST(StreamifyTiming, OneCyclePerEmittedTileWithRepeat) {

@@ -664,14 +664,20 @@ inline std::vector<UnitCase> eager_merge_cases(size_t n, uint64_t seed) {
         for (int k = 0; k < kN; ++k) {
           std::vector<Beat> b;
           const int chunks = rnd(r, 0, 4);
+          bool outer = false;  // a bare S(rank+1) was inserted: the stream has rank + 1
           for (int i = 0; i < chunks; ++i) {
             std::vector<Token> t = random_chunk(r, rank, k, seq);
             t.push_back(Token::d());
             std::vector<Beat> cb = to_beats(t);  // the done rides on the chunk's last beat
             cb.back().done = false;
             b.insert(b.end(), cb.begin(), cb.end());
-            if (r() % 4 == 0) b.push_back(Beat::bare_stop(uint8_t(rank + 1)));
+            if (r() % 4 == 0) {
+              b.push_back(Beat::bare_stop(uint8_t(rank + 1)));
+              outer = true;
+            }
           }
+          // A well-formed stream of rank + 1 ends with S(rank+1) (hw/stream/token.h).
+          if (outer && b.back().stop != rank + 1) b.push_back(Beat::bare_stop(uint8_t(rank + 1)));
           if (!b.empty() && r() % 2) {
             b.back().done = true;
           } else {

@@ -155,7 +155,12 @@ TEST(UnitsCapacity, PmuWaitsForRoomAndFlagsABufferLargerThanItsMemory) {
   }
   // A stream that ends inside a buffer (no closing stop) is an error too.
   {
-    PmuRun r = run_pmu({pmu_case(c, "1 2 S1 3 D")}, 4);
+    // Built beat by beat: the text notation refuses a stream that ends inside a dimension.
+    UnitCase open = pmu_case(c, "D");
+    Beat last = Beat::data(Element(Scalar{3}));
+    last.done = true;
+    open.inputs[0] = {Beat::data(Element(Scalar{1})), Beat::data(Element(Scalar{2}), 1), last};
+    PmuRun r = run_pmu({open}, 4);
     ASSERT_TRUE(r.run.result.ok) << r.run.result.error;
     EXPECT_TRUE(r.err);
   }

@@ -119,9 +119,17 @@ void expect_case(int mode, int rank, const std::vector<Beat>& in, const std::vec
   const RetileRef ref = retile_reference<T>(c);
   EXPECT_EQ(compare_retile<T>(want, ref.out), "") << "the reference";
   EXPECT_EQ(ref.err, err) << "the reference";
-  bool ok = false;
-  const std::string text = retile_approx<T>(c, &ok, nullptr);
   if (approx == "-") return;
+  bool ok = false;
+  std::string text;
+  try {
+    text = retile_approx<T>(c, &ok, nullptr);
+  } catch (const std::invalid_argument& e) {
+    // The approximate operator takes only well-formed streams (hw/stream/token.h); a case that
+    // feeds the units a stream ending inside an open dimension checks the units alone.
+    EXPECT_NE(std::string(e.what()).find("the stream ends inside an open dimension"), std::string::npos) << e.what();
+    return;
+  }
   if (approx.empty()) {
     EXPECT_FALSE(ok) << "the approximate operator should fail, gave " << text;
   } else {
@@ -192,13 +200,13 @@ TEST(UnitsRetile, ErrorCases) {
   // No error: the done after a closed group.
   expect_case(0, 1, {elem(tile({a}), 1), Beat::done_beat()}, {elem(out_tile({a})), Beat::done_beat()}, false,
               "T[1x4] D");
-  // Mode 1: a header above T (T rows leave); a stop 15 (S15 leaves: the approximate FlatMap
-  // emits S16, which the 4-bit stop pins cannot carry).
+  // Mode 1: a header above T (T rows leave); a stop 15 (S15 leaves: the unit flags it, and the
+  // approximate FlatMap refuses to emit S16, which the 4-bit stop field cannot carry).
   expect_case(1, 0, {elem(tile({a, b, c, d}, true, 7), 1, true)},
               {elem(out_tile({a})), elem(out_tile({b})), elem(out_tile({c})), elem(out_tile({d}), 2, true)}, true,
               "-");  // the operator reads the header: 7 rows
-  expect_case(1, 0, {elem(tile({a}), 15, true)}, {elem(out_tile({a}), 15, true)}, true, "T[1x4] S16 D");
-  expect_case(1, 0, {bare(15, true)}, {bare(15, true)}, true, "S16 D");
+  expect_case(1, 0, {elem(tile({a}), 15, true)}, {elem(out_tile({a}), 15, true)}, true, "");
+  expect_case(1, 0, {bare(15, true)}, {bare(15, true)}, true, "");
 }
 
 // The checks themselves catch wrong outputs: a lane, a don't-care lane, the header, a stop.

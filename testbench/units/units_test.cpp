@@ -157,7 +157,7 @@ TEST(UnitsTiming, NewShapeUnitsOneBeatPerCycle) {
   EXPECT_EQ(t.latency, 1u);
   EXPECT_EQ(t.beats, 200u);
   EXPECT_EQ(t.span, 200u);
-  t = full_rate<ReshapeBench>(one_case({3, 0, 0}, {"1 2 S1 3 4 S1 5 D"}));  // padding, one per cycle
+  t = full_rate<ReshapeBench>(one_case({3, 0, 0}, {"1 2 S1 3 4 S1 5 S1 D"}));  // padding, one per cycle
   EXPECT_EQ(t.beats, 9u);
   EXPECT_EQ(t.span, 9u);
 }
