@@ -2,13 +2,12 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <cstdio>
-#include <fstream>
 #include <functional>
 #include <stdexcept>
 
 #include "hw/stream/tile.h"
 #include "hw/stream/token.h"
+#include "sim/output_file.h"
 
 namespace stepsim {
 
@@ -107,18 +106,6 @@ std::string graph_to_yaml(const Graph& g) {
   return y;
 }
 
-void write_graph(const Graph& g, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    if (!f) throw std::runtime_error("cannot write '" + path + "'");
-    f << graph_to_yaml(g);
-    if (!f) throw std::runtime_error("cannot write '" + path + "'");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot write '" + path + "'");
-  }
-}
+void write_graph(const Graph& g, const std::string& path) { write_output_file(path, "graph file", graph_to_yaml(g)); }
 
 }  // namespace stepsim

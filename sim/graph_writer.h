@@ -10,7 +10,7 @@
 namespace stepsim {
 
 std::string graph_to_yaml(const Graph& g);
-// Writes atomically (a temporary file renamed into place); throws std::runtime_error.
+// Writes through OutputFile (sim/output_file.h); throws std::runtime_error naming the path.
 void write_graph(const Graph& g, const std::string& path);
 
 }  // namespace stepsim

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -13,6 +14,12 @@
 #include "sim/graph.h"
 
 namespace stepsim {
+
+// How far a running simulation has got (SimOptions::progress).
+struct SimProgress {
+  uint64_t cycles = 0;      // simulated so far: the furthest local clock of any operator
+  double wall_seconds = 0;  // since the run started
+};
 
 struct SimOptions {
   HardwareParams hw;
@@ -29,6 +36,10 @@ struct SimOptions {
   // Functional mode: keep the values of the stored tensors in SimResult::stored (co-simulation
   // compares them between its two runs).
   bool keep_stored = false;
+  // Long runs: called every progress_interval seconds of wall time while the graph runs, from a
+  // thread of its own (the run loop checks nothing: unset, it costs nothing).
+  std::function<void(const SimProgress&)> progress;
+  double progress_interval = 0.25;
 };
 
 struct NodeResult {

@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <map>
 #include <sstream>
-#include <fstream>
 #include <iomanip>
 #include <ostream>
 #include <stdexcept>
@@ -42,48 +40,70 @@ std::vector<std::string> split_values(const std::string& text) {
 
 namespace {
 
+// Units after the run beyond the fabric's: "28 memory units > 10", or "" when the run fits.
+std::string fabric_excess(const SimResult& r, const HardwareParams& hw) {
+  std::string why;
+  if (r.compute_units > hw.num_pcus)
+    why = std::to_string(r.compute_units) + " compute units > " + std::to_string(hw.num_pcus);
+  if (r.memory_units > hw.num_pmus)
+    why += (why.empty() ? "" : ", ") + std::to_string(r.memory_units) + " memory units > " + std::to_string(hw.num_pmus);
+  return why;
+}
+
+// Runs one point and fills its figures (throws for a graph that does not load or run).
+void measure_point(const SweepSpec& spec, const std::vector<std::pair<std::string, std::string>>& params,
+                   const std::vector<std::pair<std::string, std::string>>& sets, SweepRow& row) {
+  SimOptions opt;
+  opt.hw = load_preset(spec.preset);
+  std::vector<std::pair<std::string, std::string>> graph_sets;
+  for (const auto& [k, v] : sets) {
+    if (HardwareParams::has_field(k)) opt.hw.set(k, v);
+    else graph_sets.push_back({k, v});
+  }
+  Graph g = spec.layer.empty() ? load_graph(spec.graph_file, graph_sets)
+                               : layers::build_layer(spec.layer, std::map<std::string, std::string>(params.begin(), params.end()));
+  SimResult r = simulate(g, opt);
+  if (!r.ok) {
+    row.status = "error: " + r.error;
+    return;
+  }
+  const nlohmann::json j = make_report(g, opt, r).json;
+  row.ran = true;
+  row.cycles = j["cycles"].get<uint64_t>();
+  row.time_us = double(row.cycles) / (opt.hw.clock_ghz * 1e3);
+  row.read_bytes = j["offchip"]["read_bytes"].get<uint64_t>();
+  row.write_bytes = j["offchip"]["write_bytes"].get<uint64_t>();
+  row.bw_util = j["offchip"]["bandwidth_utilization"].get<double>();
+  row.compute_util = j["compute"]["utilization"].get<double>();
+  row.onchip_bytes = j["onchip"]["requirement_bytes"].get<uint64_t>();
+  row.compute_units = r.compute_units;
+  row.memory_units = r.memory_units;
+  // The static allocation rejects a graph before its run; buffers that grow during the run can
+  // still take more memory units than the fabric has, and such a point is no design.
+  const std::string excess = fabric_excess(r, opt.hw);
+  row.ok = excess.empty();
+  row.status = row.ok ? "ok" : "does not fit: " + excess;
+}
+
 SweepRow run_point(const SweepSpec& spec, const std::vector<std::pair<std::string, std::string>>& params,
                    const std::vector<std::pair<std::string, std::string>>& sets) {
   SweepRow row;
   for (const auto& kv : params) row.values.push_back(kv.second);
   for (const auto& kv : sets) row.values.push_back(kv.second);
+  const auto t0 = std::chrono::steady_clock::now();
   try {
-    SimOptions opt;
-    opt.hw = load_preset(spec.preset);
-    std::vector<std::pair<std::string, std::string>> graph_sets;
-    for (const auto& [k, v] : sets) {
-      if (HardwareParams::has_field(k)) opt.hw.set(k, v);
-      else graph_sets.push_back({k, v});
-    }
-    Graph g = spec.layer.empty() ? load_graph(spec.graph_file, graph_sets)
-                                 : layers::build_layer(spec.layer, std::map<std::string, std::string>(params.begin(), params.end()));
-    const auto t0 = std::chrono::steady_clock::now();
-    SimResult r = simulate(g, opt);
-    row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!r.ok) {
-      row.error = r.error;
-      return row;
-    }
-    const nlohmann::json j = make_report(g, opt, r).json;
-    row.ok = true;
-    row.cycles = j["cycles"].get<uint64_t>();
-    row.time_us = double(row.cycles) / (opt.hw.clock_ghz * 1e3);
-    row.read_bytes = j["offchip"]["read_bytes"].get<uint64_t>();
-    row.write_bytes = j["offchip"]["write_bytes"].get<uint64_t>();
-    row.bw_util = j["offchip"]["bandwidth_utilization"].get<double>();
-    row.compute_util = j["compute"]["utilization"].get<double>();
-    row.onchip_bytes = j["onchip"]["requirement_bytes"].get<uint64_t>();
-    row.compute_units = j["fabric"]["compute_units"].get<uint64_t>();
-    row.memory_units = j["fabric"]["memory_units"].get<uint64_t>();
+    measure_point(spec, params, sets, row);
   } catch (const std::exception& e) {
-    row.error = e.what();
+    row.status = std::string("error: ") + e.what();
   }
+  row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return row;
 }
 
-// The result columns: header with unit, and the cell of a row.
+// The result columns: header with unit, least width, and the cell of a row that ran.
 struct Column {
   const char* header;
+  size_t width;
   std::string (*cell)(const SweepRow&);
 };
 
@@ -95,44 +115,68 @@ std::string fixed(double v, int digits) {
 
 const std::vector<Column>& columns() {
   static const std::vector<Column> c = {
-      {"cycles", [](const SweepRow& r) { return std::to_string(r.cycles); }},
-      {"time [us]", [](const SweepRow& r) { return fixed(r.time_us, 3); }},
-      {"off-chip read [B]", [](const SweepRow& r) { return std::to_string(r.read_bytes); }},
-      {"off-chip written [B]", [](const SweepRow& r) { return std::to_string(r.write_bytes); }},
-      {"off-chip bw use [%]", [](const SweepRow& r) { return fixed(100 * r.bw_util, 1); }},
-      {"compute use [%]", [](const SweepRow& r) { return fixed(100 * r.compute_util, 2); }},
-      {"on-chip requirement [B]", [](const SweepRow& r) { return std::to_string(r.onchip_bytes); }},
-      {"compute units", [](const SweepRow& r) { return std::to_string(r.compute_units); }},
-      {"memory units", [](const SweepRow& r) { return std::to_string(r.memory_units); }},
-      {"wall [s]", [](const SweepRow& r) { return fixed(r.wall_s, 3); }},
+      {"cycles", 10, [](const SweepRow& r) { return std::to_string(r.cycles); }},
+      {"time [us]", 10, [](const SweepRow& r) { return fixed(r.time_us, 3); }},
+      {"off-chip read [B]", 0, [](const SweepRow& r) { return std::to_string(r.read_bytes); }},
+      {"off-chip written [B]", 0, [](const SweepRow& r) { return std::to_string(r.write_bytes); }},
+      {"off-chip bw use [%]", 0, [](const SweepRow& r) { return fixed(100 * r.bw_util, 1); }},
+      {"compute use [%]", 0, [](const SweepRow& r) { return fixed(100 * r.compute_util, 2); }},
+      {"on-chip requirement [B]", 0, [](const SweepRow& r) { return std::to_string(r.onchip_bytes); }},
+      {"compute units", 0, [](const SweepRow& r) { return std::to_string(r.compute_units); }},
+      {"memory units", 0, [](const SweepRow& r) { return std::to_string(r.memory_units); }},
   };
   return c;
 }
+const char* const kWallHeader = "wall [s]";
 
-std::vector<std::vector<std::string>> table(const SweepResult& r, bool quote_errors) {
-  std::vector<std::vector<std::string>> t;
+std::vector<std::string> header_cells(const SweepResult& r) {
   std::vector<std::string> head = r.keys;
   for (const Column& c : columns()) head.push_back(c.header);
-  head.push_back("status");
-  t.push_back(head);
-  for (const SweepRow& row : r.rows) {
-    std::vector<std::string> line = row.values;
-    for (const Column& c : columns()) line.push_back(row.ok ? c.cell(row) : "");
-    std::string status = row.ok ? "ok" : "error: " + row.error;
-    if (quote_errors) {
-      std::string q = "\"";
-      for (char ch : status) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-      status = q + "\"";
-    }
-    line.push_back(status);
-    t.push_back(line);
-  }
-  return t;
+  head.push_back(kWallHeader);
+  return head;  // then "status"
+}
+
+// Every cell of a row but the status; the figures are empty when the point did not run.
+std::vector<std::string> row_cells(const SweepRow& row) {
+  std::vector<std::string> line = row.values;
+  for (const Column& c : columns()) line.push_back(row.ran ? c.cell(row) : "");
+  line.push_back(fixed(row.wall_s, 3));
+  return line;
+}
+
+std::vector<size_t> column_widths(const SweepResult& r) {
+  std::vector<size_t> w;
+  for (size_t k = 0; k < r.keys.size(); ++k) w.push_back(std::max(r.keys[k].size(), r.value_widths[k]));
+  for (const Column& c : columns()) w.push_back(std::max(std::string(c.header).size(), c.width));
+  w.push_back(std::string(kWallHeader).size());
+  return w;
+}
+
+// Right-aligned cells, then the status (a multi-line error on one line).
+void print_line(const std::vector<size_t>& widths, const std::vector<std::string>& cells, std::string status,
+                std::ostream& out) {
+  for (size_t i = 0; i < cells.size(); ++i) out << (i ? "  " : "") << std::setw(int(widths[i])) << cells[i];
+  std::replace(status.begin(), status.end(), '\n', ' ');
+  out << "  " << status << std::endl;
+}
+
+std::string csv_cell(const std::string& s, bool quote) {
+  if (!quote && s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return q + "\"";
+}
+
+// The status is quoted unless it is "ok" (an error is text, often with commas).
+void write_csv_line(const std::vector<std::string>& cells, const std::string& status, bool quote_status,
+                    std::ostream& out) {
+  for (const std::string& c : cells) out << csv_cell(c, false) << ",";
+  out << csv_cell(status, quote_status) << "\n";
 }
 
 }  // namespace
 
-SweepResult run_sweep(const SweepSpec& spec) {
+SweepResult run_sweep(const SweepSpec& spec, const SweepObserver& observe) {
   if (spec.graph_file.empty() == spec.layer.empty()) throw std::invalid_argument("sweep: give a graph file or --layer, not both");
   if (!spec.layer.empty()) layers::LayerRegistry::instance().find(spec.layer);  // unknown layer -> clear error
   for (const auto& [k, v] : spec.sets)
@@ -146,13 +190,18 @@ SweepResult run_sweep(const SweepSpec& spec) {
     if (v.empty() || std::any_of(v.begin(), v.end(), [](const std::string& s) { return s.empty(); }))
       throw std::invalid_argument("sweep: '" + k + "' has an empty value");
     res.keys.push_back(k);
+    size_t widest = 0;
+    for (const std::string& x : v) widest = std::max(widest, x.size());
+    res.value_widths.push_back(widest);
   }
+  if (observe) observe(res);
   std::vector<size_t> idx(axes.size(), 0);
   for (;;) {
     std::vector<std::pair<std::string, std::string>> params, sets;
     for (size_t a = 0; a < axes.size(); ++a)
       (a < spec.params.size() ? params : sets).push_back({axes[a].first, axes[a].second[idx[a]]});
     res.rows.push_back(run_point(spec, params, sets));
+    if (observe) observe(res);
     size_t a = axes.size();
     while (a > 0 && ++idx[a - 1] == axes[a - 1].second.size()) idx[--a] = 0;
     if (a == 0) break;
@@ -160,35 +209,20 @@ SweepResult run_sweep(const SweepSpec& spec) {
   return res;
 }
 
-void print_sweep(const SweepResult& r, std::ostream& out) {
-  const auto t = table(r, false);
-  std::vector<size_t> w(t[0].size(), 0);
-  for (const auto& line : t)
-    for (size_t i = 0; i + 1 < line.size(); ++i) w[i] = std::max(w[i], line[i].size());
-  for (const auto& line : t) {
-    for (size_t i = 0; i < line.size(); ++i) {
-      out << (i ? "  " : "");
-      if (i + 1 < line.size()) out << std::setw(int(w[i])) << line[i];
-      else out << line[i];
-    }
-    out << "\n";
-  }
+void print_sweep_header(const SweepResult& r, std::ostream& out) {
+  print_line(column_widths(r), header_cells(r), "status", out);
 }
 
-void write_sweep_csv(const SweepResult& r, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    if (!f) throw std::invalid_argument("cannot write " + path);
-    for (const auto& line : table(r, true)) {
-      for (size_t i = 0; i < line.size(); ++i) {
-        const bool quote = i + 1 < line.size() && line[i].find(',') != std::string::npos;
-        f << (i ? "," : "") << (quote ? "\"" + line[i] + "\"" : line[i]);
-      }
-      f << "\n";
-    }
-  }
-  std::rename(tmp.c_str(), path.c_str());
+void print_sweep_row(const SweepResult& r, const SweepRow& row, std::ostream& out) {
+  print_line(column_widths(r), row_cells(row), row.status, out);
+}
+
+void write_sweep_csv_header(const SweepResult& r, std::ostream& out) {
+  write_csv_line(header_cells(r), "status", false, out);
+}
+
+void write_sweep_csv_row(const SweepRow& row, std::ostream& out) {
+  write_csv_line(row_cells(row), row.status, row.status != "ok", out);
 }
 
 }  // namespace stepsim

@@ -4,6 +4,8 @@
 // graph parameters (--set for a file) and layer parameters (--param tile_n=8,16,0).
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <utility>
@@ -22,27 +24,38 @@ struct SweepSpec {
 
 struct SweepRow {
   std::vector<std::string> values;  // one per swept key, params first, then sets
-  bool ok = false;
-  std::string error;  // when !ok
+  bool ok = false;  // ran, and the units it used fit the fabric
+  bool ran = false;  // the run finished: the figures below are measured (also when it does not fit)
+  std::string status;  // "ok", "does not fit: 28 memory units > 10", or "error: ..."
   uint64_t cycles = 0, read_bytes = 0, write_bytes = 0, onchip_bytes = 0, compute_units = 0, memory_units = 0;
-  double time_us = 0, bw_util = 0, compute_util = 0, wall_s = 0;
+  double time_us = 0, bw_util = 0, compute_util = 0;
+  double wall_s = 0;  // wall-clock seconds of the point: building or loading its graph, and the run
 };
 
 struct SweepResult {
-  std::vector<std::string> keys;  // swept keys, params first, then sets
+  std::vector<std::string> keys;     // swept keys, params first, then sets
+  std::vector<size_t> value_widths;  // per key: its widest value (the table's columns)
   std::vector<SweepRow> rows;
   bool all_ok() const;
 };
+
+// Called once the spec is checked (no rows yet), then after each point with its row last.
+using SweepObserver = std::function<void(const SweepResult& so_far)>;
 
 // "8,16,[1,2]" -> {"8", "16", "[1,2]"}: commas inside brackets belong to the value.
 std::vector<std::string> split_values(const std::string& text);
 
 // Runs every point (a failed point records its error and the sweep goes on). Throws
 // std::invalid_argument for a bad spec (no graph, an empty value list, a graph --set with a layer).
-SweepResult run_sweep(const SweepSpec& spec);
+SweepResult run_sweep(const SweepSpec& spec, const SweepObserver& observe = {});
 
-// A fixed-width table with units in the header, and the same as CSV.
-void print_sweep(const SweepResult& r, std::ostream& out);
-void write_sweep_csv(const SweepResult& r, const std::string& path);
+// The table as it grows, units in the header: the header once, then each row (flushed) as its
+// point finishes. The columns are as wide as the headers and the swept values, so no row waits
+// for the last one; a wider number shifts the rest of its row.
+void print_sweep_header(const SweepResult& r, std::ostream& out);
+void print_sweep_row(const SweepResult& r, const SweepRow& row, std::ostream& out);
+// The same table as CSV lines (the status quoted when it is not "ok").
+void write_sweep_csv_header(const SweepResult& r, std::ostream& out);
+void write_sweep_csv_row(const SweepRow& row, std::ostream& out);
 
 }  // namespace stepsim
