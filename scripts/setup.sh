@@ -1,10 +1,34 @@
 #!/usr/bin/env bash
 # Installs the Debian packages stepsim needs and builds it with CMake (Release) into build/.
+#
+#   bash scripts/setup.sh main [CMAKE ARGS]   the simulator alone: the packages it needs and the
+#                                             stepsim target (scripts/demo.sh)
+#   bash scripts/setup.sh all [CMAKE ARGS]    every package and target: tests, benchmarks, the
+#                                             Verilated RTL units (scripts/test.sh)
+#
+# Both use the same build/ folder and set every optional part explicitly (CMake would otherwise
+# keep what the previous configure chose), so `all` after `main` builds everything again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PACKAGES=(g++ cmake make pkg-config libsystemc-dev libboost-context-dev libginac-dev libyaml-cpp-dev nlohmann-json3-dev
-          libgtest-dev libgmock-dev libbenchmark-dev python3-matplotlib
-          verilator yosys qflow-tech-osu018)
+what="${1:-all}"
+shift || true
+# The simulator's own libraries, and the compiler.
+PACKAGES=(g++ cmake make pkg-config libsystemc-dev libboost-context-dev libboost-program-options-dev libginac-dev
+          libyaml-cpp-dev nlohmann-json3-dev)
+case "$what" in
+  main)
+    OPTIONS=(-DSTEPSIM_TESTS=OFF -DSTEPSIM_BENCHMARKS=OFF -DSTEPSIM_RTL=OFF)
+    TARGET=(--target stepsim) ;;
+  all)
+    # Tests, benchmarks, plots, the RTL units (Verilator), their lint/synthesis and area.
+    # STEPSIM_RTL unset: back to its default, on when CMake finds Verilator.
+    PACKAGES+=(libgtest-dev libgmock-dev libbenchmark-dev python3-matplotlib verilator yosys qflow-tech-osu018)
+    OPTIONS=(-DSTEPSIM_TESTS=ON -DSTEPSIM_BENCHMARKS=ON -USTEPSIM_RTL)
+    TARGET=() ;;
+  *)
+    echo "usage: bash scripts/setup.sh main|all [CMAKE ARGS]" >&2
+    exit 2 ;;
+esac
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -12,5 +36,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y "${missing[@]}"
 fi
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@"
-cmake --build build -j"$(nproc)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${OPTIONS[@]}" "$@"
+cmake --build build -j"$(nproc)" "${TARGET[@]}"

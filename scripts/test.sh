@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Sets up (packages + build) and runs every test under CTest.
+# Sets up (every package + a build of everything: tests, benchmarks, RTL units) and runs every
+# test under CTest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh all
 cd build
 ctest --output-on-failure -j"$(nproc)"
