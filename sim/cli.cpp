@@ -36,6 +36,7 @@
 #include "sim/loader.h"
 #include "sim/output_file.h"
 #include "sim/report.h"
+#include "sim/shape/infer.h"
 #include "sim/simulation.h"
 #include "sim/sweep.h"
 
@@ -301,6 +302,20 @@ class ProgressLine {
 
 bool is_terminal(const std::ostream& err) { return &err == &std::cerr && ::isatty(STDERR_FILENO); }
 
+// After a failed run: the static shape check's finding (what `stepsim analyze` says), which names
+// both ends of a mismatched edge and both shapes where the run saw only the operator's side; an
+// indented line under the error, or "" when the shapes check out or cannot be inferred.
+std::string static_shape_note(const Graph& g) {
+  try {
+    shape::SymbolTable syms;
+    shape::infer_types(g, syms);
+  } catch (const shape::ShapeError& e) {
+    return "  shape check (stepsim analyze): " + std::string(e.what()) + "\n";
+  } catch (const std::exception&) {
+  }
+  return "";
+}
+
 // A co-simulation: the graph all-approximate and with nodes on the units, compared.
 int run_cosim(const Graph& g, const SimOptions& opt, const Invocation& in, const std::string& impl,
               const std::function<void()>& discard_outputs, ProgressLine& progress, Streams s) {
@@ -312,8 +327,12 @@ int run_cosim(const Graph& g, const SimOptions& opt, const Invocation& in, const
   progress.clear();
   if (!cr.approx.ok || !cr.cosim.ok) {
     discard_outputs();
-    s.err << "error: " << (cr.cosim.ok ? "approximate run: " + cr.approx.error : "co-simulation: " + cr.cosim.error)
-          << "\n";
+    // When the all-approximate run fails too, the graph itself is at fault: its error is reported
+    // as a plain run would report it. Only a failure of the run with units is the co-simulation's.
+    if (!cr.approx.ok)
+      s.err << "error: " << cr.approx.error << "\n";
+    else
+      s.err << "error: co-simulation (the run with nodes on " << co.impl << " units): " << cr.cosim.error << "\n";
     return 1;
   }
   // The usual summary (of the run with the units), then the comparison with the approximate run.
@@ -374,7 +393,7 @@ int run_graph(const Invocation& in, const std::function<void()>& discard_outputs
   progress.clear();
   if (!r.ok) {
     discard_outputs();
-    s.err << "error: " << r.error << "\n";
+    s.err << "error: " << r.error << "\n" << static_shape_note(g);
     return 1;
   }
   Report rep = make_report(g, opt, r);

@@ -1,4 +1,5 @@
 #include "sim/simulation.h"
+#include "sim/host_limits.h"
 
 #include <algorithm>
 #include <chrono>
@@ -16,6 +17,7 @@
 #include "hw/fabric/allocation.h"
 #include "hw/fabric/offchip.h"
 #include "hw/fabric/onchip_requirement.h"
+#include "sim/output_file.h"
 #include "sim/tensors.h"
 
 namespace stepsim {
@@ -211,6 +213,8 @@ void delete_sc_kernel() {
 
 SimResult simulate(const Graph& graph, const SimOptions& options) {
   auto wall0 = std::chrono::steady_clock::now();
+  check_host_memory(graph, options.hw, options.functional);  // before anything is allocated
+  if (options.functional && !options.output_dir.empty()) prepare_output_dir(options.output_dir);
   Plan plan = plan_graph(graph);
   const OpRegistry& reg = OpRegistry::instance();
 
@@ -561,13 +565,21 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
     r.ok = true;
     // Functional mode: every tensor a store wrote (and every declared output) as DIR/NAME.npy.
     if (options.functional && (!options.output_dir.empty() || options.keep_stored)) {
-      for (const TensorSpec& spec : graph.tensors) {
-        const OffChipTensor& t = memory->tensor(spec.name);
-        if (!t.written && spec.init != "output") continue;
-        TileData values = memory->read_values(t);
-        if (!options.output_dir.empty())
-          r.written_files.push_back(write_tensor_npy(options.output_dir, t.name, t.rows, t.cols, t.dtype, values));
-        if (options.keep_stored) r.stored[t.name] = std::move(values);
+      try {
+        for (const TensorSpec& spec : graph.tensors) {
+          const OffChipTensor& t = memory->tensor(spec.name);
+          if (!t.written && spec.init != "output") continue;
+          TileData values = memory->read_values(t);
+          if (!options.output_dir.empty())
+            r.written_files.push_back(write_tensor_npy(options.output_dir, t.name, t.rows, t.cols, t.dtype, values));
+          if (options.keep_stored) r.stored[t.name] = std::move(values);
+        }
+      } catch (const std::exception& e) {
+        // A run whose outputs could not all be written failed: none of them is left behind.
+        for (const std::string& f : r.written_files) discard_output_file(f);
+        r.written_files.clear();
+        r.ok = false;
+        r.error = e.what();
       }
     }
   }

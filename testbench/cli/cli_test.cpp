@@ -189,4 +189,32 @@ TEST_F(Cli, EvalBadInputs) {
   EXPECT_NE(ok.output.find("out: T[16x64] S1 D"), std::string::npos) << ok.output;
 }
 
+TEST_F(Cli, AGraphErrorUnderCosimulationIsNotBlamedOnTheUnits) {
+  // Only a Promote is on a unit; the Map's error is the graph's own (the all-approximate run fails
+  // the same way), so it reads as in a plain run, without a "co-simulation" prefix.
+  const std::string g = write("tap.yaml",
+                              "streams:\n  a: 'T[2x4] T[2x4] S1 D'\nnodes:\n"
+                              "  - {name: a, op: Source, params: {stream: a}}\n"
+                              "  - {name: f, op: Promote, inputs: {in: a}, impl: hls}\n"
+                              "  - {name: m, op: Map, params: {fn: matmul}, inputs: {in0: f, in1: f}}\n"
+                              "  - {name: k, op: Sink, inputs: {in: m}}\n");
+  const CliRun r = stepsim({"run", g});
+  expect_failure(r, {"error: node 'm' (Map): map function 'matmul': inner dimensions differ"});
+  EXPECT_EQ(r.output.find("co-simulation"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, AFailedRunAddsTheStaticShapeCheckNamingBothEnds) {
+  // The run sees only the Map's side of the mismatch; the static check names both producers
+  // and both shapes, as `stepsim analyze` does.
+  const std::string g = write("mismatch.yaml",
+                              "streams:\n  a: 'T[2x4] T[2x4] S1 D'\n  b: 'T[2x4] T[2x4] T[2x4] S1 D'\nnodes:\n"
+                              "  - {name: a, op: Source, params: {stream: a}}\n"
+                              "  - {name: b, op: Source, params: {stream: b}}\n"
+                              "  - {name: m, op: Map, params: {fn: add}, inputs: {in0: a, in1: b}}\n"
+                              "  - {name: k, op: Sink, inputs: {in: m}}\n");
+  expect_failure(stepsim({"run", g}),
+                 {"\n  shape check (stepsim analyze): node 'm' (Map): inputs must have the same shape: in0 from "
+                  "'a.out0' is [1, 2] of T[2x4:bf16], in1 from 'b.out0' is [1, 3] of T[2x4:bf16] (dimension 0: 2 vs 3)\n"});
+}
+
 }  // namespace
