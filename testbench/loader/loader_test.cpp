@@ -75,10 +75,10 @@ TEST(Parameters, SourceIntervalAndRepeatCountAreBounded) {
             "g.yaml: node 'r' (Repeat): parameter 'count' is 2000000000, outside the allowed range 0..16777216");
   EXPECT_EQ(load_error(kHead + "  - {name: r, op: Reshape, params: {chunk: 99999999999}, inputs: {in: src}}\n"),
             "g.yaml: node 'r' (Reshape): parameter 'chunk' is 99999999999, outside the allowed range 1..16777216");
-  EXPECT_EQ(load_error(kHead + "  - {name: r, op: Streamify, params: {out_shape: [2, 0], stride: [1, 1]}, inputs: "
+  EXPECT_EQ(load_error(kHead + "  - {name: r, op: Streamify, params: {out_shape: [2, -1], stride: [1, 1]}, inputs: "
                                "{in: src}}\n"),
-            "g.yaml: node 'r' (Streamify): parameter 'out_shape' entry 1 is 0, outside the allowed range "
-            "1..1099511627776");
+            "g.yaml: node 'r' (Streamify): parameter 'out_shape' entry 1 is -1, outside the allowed range "
+            "0..1099511627776");
 }
 
 TEST(StrictYaml, RepeatedKeysAnywhereAreErrors) {
