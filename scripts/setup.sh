@@ -20,9 +20,11 @@ case "$what" in
     OPTIONS=(-DSTEPSIM_TESTS=OFF -DSTEPSIM_BENCHMARKS=OFF -DSTEPSIM_RTL=OFF)
     TARGET=(--target stepsim) ;;
   all)
-    # Tests, benchmarks, plots, the RTL units (Verilator), their lint/synthesis and area.
+    # Tests, benchmarks, plots, the RTL units (Verilator), their lint/synthesis and area, and the
+    # bounded libFuzzer run of the default tests (clang; docs/checking.md).
     # STEPSIM_RTL unset: back to its default, on when CMake finds Verilator.
-    PACKAGES+=(libgtest-dev libgmock-dev libbenchmark-dev python3-matplotlib verilator yosys qflow-tech-osu018)
+    PACKAGES+=(libgtest-dev libgmock-dev libbenchmark-dev python3-matplotlib verilator yosys qflow-tech-osu018
+               clang libfuzzer-14-dev libclang-rt-14-dev)
     OPTIONS=(-DSTEPSIM_TESTS=ON -DSTEPSIM_BENCHMARKS=ON -USTEPSIM_RTL)
     TARGET=() ;;
   *)
