@@ -3,7 +3,8 @@
 // written back as YAML text and run through the real `stepsim run`. Every edit belongs to a
 // class with an expected outcome:
 //
-//   neutral       map entries reordered, scalars quoted: must run, with the original's cycles
+//   neutral       every mapping's entries shuffled, scalars quoted: must run, with the original's
+//                 cycles
 //   dup_key       a key repeated with another value: must be rejected
 //   unknown_key   a fixed key (node field, operator parameter, tensor or stream field, port)
 //                 misspelled: must be rejected
@@ -237,14 +238,14 @@ bool mutate_tree(Tree& g, MutationClass c, std::mt19937_64& rng, std::string& de
   auto map_entries = [](const Site& s) { return s.parent->kind == Tree::kMap; };
   switch (c) {
     case MutationClass::kNeutral: {
-      // Every mapping's entries in reverse order: the meaning of a YAML mapping has no order.
-      std::function<void(Tree&)> reverse_maps = [&](Tree& t) {
-        std::reverse(t.map.begin(), t.map.end());
-        for (auto& e : t.map) reverse_maps(e.second);
-        for (auto& e : t.items) reverse_maps(e);
+      // Every mapping's entries shuffled: the meaning of a YAML mapping has no order.
+      std::function<void(Tree&)> shuffle_maps = [&](Tree& t) {
+        for (size_t i = t.map.size(); i > 1; --i) std::swap(t.map[i - 1], t.map[pick(rng, i)]);
+        for (auto& e : t.map) shuffle_maps(e.second);
+        for (auto& e : t.items) shuffle_maps(e);
       };
-      reverse_maps(g);
-      description = "every mapping reversed";
+      shuffle_maps(g);
+      description = "every mapping shuffled";
       return true;
     }
     case MutationClass::kDupKey: {
