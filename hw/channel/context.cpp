@@ -4,6 +4,9 @@
 #include <stdexcept>
 
 #include <boost/context/protected_fixedsize_stack.hpp>
+#if STEPSIM_ASAN_FIBERS
+#include <pthread.h>
+#endif
 
 #include "hw/channel/channel.h"
 
@@ -17,6 +20,7 @@ Context::Context(std::string name, Scheduler* scheduler) : scheduler_(scheduler)
   index_ = scheduler_->add_context(this);
 }
 
+#if !STEPSIM_ASAN_FIBERS
 void Context::spawn(std::function<void()> body, size_t stack_bytes) {
   Scheduler* s = scheduler_;
   fiber_ = boost::context::fiber(
@@ -31,6 +35,111 @@ void Context::spawn(std::function<void()> body, size_t stack_bytes) {
         return std::move(next ? next->fiber_ : s->main_);
       });
 }
+#else
+// The same fiber, telling AddressSanitizer about each switch (context.h).
+namespace {
+// Boost's guarded stack, recording where it is for the switch announcements. Its shadow is
+// cleared both ways: frames left by an exception or an unwind must not poison the next mapping
+// at the same address (this ASan does not clear the shadow on munmap).
+class RecordedStack {
+ public:
+  RecordedStack(size_t bytes, FiberStack* where) : stack_(bytes), where_(where) {}
+  boost::context::stack_context allocate() {
+    boost::context::stack_context sc = stack_.allocate();
+    // sp is the top (stacks grow down); the lowest page is the guard (PROT_NONE), which
+    // LeakSanitizer must not scan.
+    const size_t guard = boost::context::stack_traits::page_size();
+    __asan_unpoison_memory_region(static_cast<char*>(sc.sp) - sc.size, sc.size);
+    where_->bottom = static_cast<char*>(sc.sp) - sc.size + guard;
+    where_->size = sc.size - guard;
+    return sc;
+  }
+  void deallocate(boost::context::stack_context& sc) noexcept {
+    __asan_unpoison_memory_region(static_cast<char*>(sc.sp) - sc.size, sc.size);
+    stack_.deallocate(sc);
+  }
+
+ private:
+  boost::context::protected_fixedsize_stack stack_;
+  FiberStack* where_;
+};
+
+// While a fiber's body runs: if Boost unwinds it (~Context), the last thing before Boost jumps
+// back is to announce that switch (the fiber ends: no fake stack to keep).
+class UnwindAnnouncement {
+ public:
+  explicit UnwindAnnouncement(const FiberStack& destroyer) : destroyer_(destroyer) {}
+  ~UnwindAnnouncement() {
+    if (armed_) __sanitizer_start_switch_fiber(nullptr, destroyer_.bottom, destroyer_.size);
+  }
+  void disarm() { armed_ = false; }
+
+ private:
+  const FiberStack& destroyer_;
+  bool armed_ = true;
+};
+}  // namespace
+
+void Context::spawn(std::function<void()> body, size_t stack_bytes) {
+  Scheduler* s = scheduler_;
+  fiber_ = boost::context::fiber(
+      std::allocator_arg, RecordedStack(stack_bytes, &stack_),
+      [s, self = this, body = std::move(body)](boost::context::fiber&& from) {
+        FiberStack came_from;
+        __sanitizer_finish_switch_fiber(nullptr, &came_from.bottom, &came_from.size);
+        // The Scheduler's loop makes the first switch of a run: its stack is the first one left.
+        if (!s->main_stack_.size) s->main_stack_ = came_from;
+        self->started_ = true;
+        *s->save_slot_ = std::move(from);
+        UnwindAnnouncement unwind(s->unwind_to_);
+        body();  // ends with finish() (Op::thread_main)
+        unwind.disarm();
+        Context* next = s->next_fiber();
+        s->save_slot_ = &s->finished_;
+        ++s->switches_;
+        __sanitizer_start_switch_fiber(nullptr, next ? next->stack_.bottom : s->main_stack_.bottom,
+                                       next ? next->stack_.size : s->main_stack_.size);
+        return std::move(next ? next->fiber_ : s->main_);
+      });
+}
+
+// SystemC announces its switch into a thread (sc_cor_pkg_qt::yield) but not the switch out of a
+// thread that ends (abort): ASan would go on believing that the OS thread runs on the ended
+// thread's coroutine stack (LeakSanitizer then scans it at exit, perhaps unmapped; an exception
+// thrown later finds sp outside the stack it knows). The Scheduler's thread, about to end, hands
+// ASan the OS thread's own stack back, as if SystemC had not announced anything.
+void Scheduler::end_of_thread_for_asan() {
+  pthread_attr_t attr;
+  void* bottom = nullptr;
+  size_t size = 0;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+  const bool known = pthread_attr_getstack(&attr, &bottom, &size) == 0;
+  pthread_attr_destroy(&attr);
+  if (!known) return;
+  void* fake_stack = nullptr;
+  __sanitizer_start_switch_fiber(&fake_stack, bottom, size);
+  __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+}
+
+// A fiber still suspended (a deadlock, an operator error that stopped the run) is unwound by
+// ~fiber: a switch to its stack and back, announced like the others. A fiber that never ran
+// has no code of ours on its stack to announce the way back: this side announces both.
+Context::~Context() {
+  if (!fiber_) return;
+  void* fake_stack = nullptr;
+  __sanitizer_start_switch_fiber(&fake_stack, stack_.bottom, stack_.size);
+  const bool announces_return = started_;
+  fiber_ = boost::context::fiber();  // runs the unwind on the fiber's stack
+  if (announces_return) {
+    __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+  } else {
+    FiberStack here;
+    __sanitizer_finish_switch_fiber(fake_stack, &here.bottom, &here.size);  // ASan: "on the fiber"
+    __sanitizer_start_switch_fiber(&fake_stack, here.bottom, here.size);
+    __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+  }
+}
+#endif
 
 void Context::suspend() {
   wake_pending_ = false;
@@ -206,8 +315,14 @@ void Scheduler::main() {
   // Every context starts runnable, the last created on top (in a chain built from the source
   // on, the consumers block first and the source's beats then go down the chain depth first).
   for (Context* c : contexts_) push(c);
-  while (Context* c = next_fiber()) switch_to(&main_, c->fiber_);
+  while (Context* c = next_fiber()) {
+    switching_to(c);
+    switch_to(&main_, c->fiber_);
+  }
   // Empty stack: every context finished or is blocked (a deadlock), or stop().
+#if STEPSIM_ASAN_FIBERS
+  end_of_thread_for_asan();
+#endif
 }
 
 Context* Scheduler::next_fiber() {
@@ -221,6 +336,7 @@ Context* Scheduler::next_fiber() {
 void Scheduler::yield(Context* self) {
   Context* next = next_fiber();
   if (next == self) return;  // a stepped context run meanwhile woke it: no switch
+  switching_to(next);
   switch_to(&self->fiber_, next ? next->fiber_ : main_);
 }
 

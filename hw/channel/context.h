@@ -31,10 +31,40 @@
 #include <boost/context/fiber.hpp>
 #include <systemc>
 
+// AddressSanitizer keeps one stack per thread. Told nothing, it takes a fiber's stack for
+// foreign memory: an exception thrown in an operator fiber then leaves the fiber's frames
+// poisoned (stack-use-after-scope / stack-buffer-overflow reports later). So, in an ASan build
+// only, every switch announces the stack it goes to (__sanitizer_start_switch_fiber) and every
+// resumed side confirms it (__sanitizer_finish_switch_fiber); see the Scheduler and
+// docs/checking.md. Boost.Context's own BOOST_USE_ASAN support is no option here: it exists
+// only for its ucontext back end, which Debian's libboost_context does not build (it has the
+// fcontext assembly only) and which keeps a thread-global "current fiber" that the SystemC
+// threads (one OS thread, QuickThreads switching) would share. SystemC itself annotates its
+// own coroutine switches (libsystemc calls the same hooks when they are present).
+#if defined(__SANITIZE_ADDRESS__)
+#define STEPSIM_ASAN_FIBERS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define STEPSIM_ASAN_FIBERS 1
+#endif
+#endif
+#if STEPSIM_ASAN_FIBERS
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 namespace stepsim {
 
 class Channel;
 class Scheduler;
+
+#if STEPSIM_ASAN_FIBERS
+// The bounds of a stack, as the sanitizer hooks take them (bottom = lowest address).
+struct FiberStack {
+  const void* bottom = nullptr;
+  size_t size = 0;
+};
+#endif
 
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max() / 4;
 
@@ -43,6 +73,9 @@ class alignas(64) Context {
   enum class State : uint8_t { kRunnable, kBlockedRecv, kBlockedSend, kArbWait, kFinished };
 
   Context(std::string name, Scheduler* scheduler);
+#if STEPSIM_ASAN_FIBERS
+  ~Context();  // a suspended fiber is unwound: announced to ASan like any other switch
+#endif
 
   const std::string& name() const { return name_; }
   uint64_t now() const { return now_; }
@@ -157,6 +190,10 @@ class alignas(64) Context {
   // While select_earliest waits: its candidates (its next action needs one of them).
   const std::vector<Channel*>* arb_candidates_ = nullptr;
   boost::context::fiber fiber_;  // the suspended body (empty while it runs, or once finished)
+#if STEPSIM_ASAN_FIBERS
+  FiberStack stack_;      // the fiber's stack (spawn)
+  bool started_ = false;  // its body ran (it announces its own switches from then on)
+#endif
 };
 
 // Runs the contexts of one simulation (their fibers, from a run stack inside one SystemC
@@ -218,14 +255,58 @@ class Scheduler : public sc_core::sc_module {
   // Returns when `self` is resumed.
   void yield(Context* self);
   void push(Context* c) { runnable_[top_++] = c; }
+  // For ASan only (no code otherwise): the next switch_to goes to `next`'s fiber, or to the
+  // Scheduler's loop when `next` is null.
+  void switching_to([[maybe_unused]] Context* next) {
+#if STEPSIM_ASAN_FIBERS
+    switch_target_ = next ? next->stack_ : main_stack_;
+#endif
+  }
   Context* pop() { return top_ ? runnable_[--top_] : nullptr; }
   // Switches from the current fiber (kept in *save) to `target`; returns when resumed.
   void switch_to(boost::context::fiber* save, boost::context::fiber& target) {
     ++switches_;
     save_slot_ = save;
+#if STEPSIM_ASAN_FIBERS
+    AsanSwitch announced(this, switch_target_);
+#endif
     boost::context::fiber from = std::move(target).resume();
+#if STEPSIM_ASAN_FIBERS
+    announced.arrived();
+#endif
     *save_slot_ = std::move(from);  // the fiber that resumed this one
   }
+#if STEPSIM_ASAN_FIBERS
+  // One switch away from the current stack: announced on construction, confirmed by arrived()
+  // when this side is resumed. Destroyed without arrived(), the switch ended in Boost's forced
+  // unwind of this fiber (~Context): the stack is the fiber's now, and the unwind ends with a
+  // switch back to the destroyer, whose stack is kept in unwind_to_.
+  class AsanSwitch {
+   public:
+    AsanSwitch(Scheduler* s, const FiberStack& to) : scheduler_(s) {
+      __sanitizer_start_switch_fiber(&fake_stack_, to.bottom, to.size);
+    }
+    void arrived() {
+      __sanitizer_finish_switch_fiber(fake_stack_, nullptr, nullptr);
+      arrived_ = true;
+    }
+    ~AsanSwitch() {
+      if (!arrived_) {
+        FiberStack& from = scheduler_->unwind_to_;
+        __sanitizer_finish_switch_fiber(fake_stack_, &from.bottom, &from.size);
+      }
+    }
+
+   private:
+    Scheduler* scheduler_;
+    void* fake_stack_ = nullptr;
+    bool arrived_ = false;
+  };
+  void end_of_thread_for_asan();  // (context.cpp)
+  FiberStack switch_target_;  // the stack the next switch_to goes to (switching_to)
+  FiberStack main_stack_;  // the Scheduler thread's stack, learned at the first switch from it
+  FiberStack unwind_to_;   // the stack of the ~Context unwinding a suspended fiber
+#endif
 
   // Run stack: runnable_[0, top_) (each context is on it at most once: one slot per context).
   std::vector<Context*> runnable_;

@@ -148,7 +148,7 @@ struct AgOffchip : sc_core::sc_module {
   static bits_t<DW> low_bytes(const bits_t<DW>& v, const bits_t<LW>& len) {
     bits_t<DW> m = all_ones<DW>();
     m = m >> (DW - 8 * int(len.to_uint()));
-    return v & m;
+    return bits_and<DW>(v, m);
   }
 
   // l / d and l % d by restoring division, one subtract step per bit (d = 0 gives all ones and l).
@@ -377,7 +377,7 @@ struct AgOffchip : sc_core::sc_module {
             bits_t<TW + DW> rs = low_bytes(lane, len);
             rs = rs << (8 * int(r_ofs.to_uint()));
             const bits_t<TW> placed = rs.range(TW - 1, 0);
-            merged = merged | placed;
+            merged = bits_or<TW>(merged, placed);
           }
           const bool lc = last_chunk_of(row_bytes, r_chunk);
           a_last = lc && r_row == rows - 1;

@@ -96,7 +96,7 @@ struct PcuRetile : sc_core::sc_module {
         const int rows = total > T ? T : total;
         bits_t<DW> next = acc;
         for (int i = 0; i < T; ++i)
-          if (h.elem && i >= held && i < total) next.range(RB * i + RB - 1, RB * i) = h.data.range(RB * (i - held) + RB - 1, RB * (i - held));
+          if (h.elem && i >= held && i < total) copy_range<RB, DW, W>(next, RB * i, h.data, RB * (i - held));
         const bool closes = h.stop >= rank;
         if (closes || h.done) {
           if (ofree) {
@@ -142,7 +142,7 @@ struct PcuRetile : sc_core::sc_module {
             const bool last = k == rr - 1;
             o.elem = true;
             for (int j = 0; j < T; ++j)
-              if (j == k) o.data.range(RB - 1, 0) = h.data.range(RB * j + RB - 1, RB * j);
+              if (j == k) copy_range<RB, W, W>(o.data, 0, h.data, RB * j);
             o.data.range(W - 1, DW) = 1u;
             o.stop = last ? close : stop_t(0);
             o.done = last && h.done;

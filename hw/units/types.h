@@ -86,6 +86,44 @@ inline bool any_bit(const bits_t<W>& v) {
     return v != 0;
 }
 
+// a & b and a | b. For wide values word by word: SystemC's & | ^ on two sc_bv go through an
+// sc_lv_base temporary whose clean_tail() shifts a 32-bit word by 32 when W is a multiple of 32
+// (undefined behaviour, UBSan "shift exponent 32" at sc_lv_base.h:303; the result happened to
+// be right). Same bits, no temporary.
+template <int W>
+inline bits_t<W> bits_and(const bits_t<W>& a, const bits_t<W>& b) {
+  if constexpr (W > 64) {
+    bits_t<W> r;
+    for (int i = 0; i < r.size(); ++i) r.set_word(i, a.get_word(i) & b.get_word(i));
+    return r;
+  } else {
+    return a & b;
+  }
+}
+template <int W>
+inline bits_t<W> bits_or(const bits_t<W>& a, const bits_t<W>& b) {
+  if constexpr (W > 64) {
+    bits_t<W> r;
+    for (int i = 0; i < r.size(); ++i) r.set_word(i, a.get_word(i) | b.get_word(i));
+    return r;
+  } else {
+    return a | b;
+  }
+}
+
+// dst[dlo+W-1:dlo] = src[slo+W-1:slo] on wide values. SystemC's range-to-range assignment builds
+// the same sc_lv_base temporary as & and | (a shift by 32 when W is a multiple of 32); going
+// through a W-bit value does not.
+template <int W, int WD, int WS>
+inline void copy_range(bits_t<WD>& dst, int dlo, const bits_t<WS>& src, int slo) {
+  if constexpr (W > 64) {
+    const bits_t<W> v = src.range(slo + W - 1, slo);
+    dst.range(dlo + W - 1, dlo) = v;
+  } else {
+    dst.range(dlo + W - 1, dlo) = src.range(slo + W - 1, slo).to_uint64();
+  }
+}
+
 // Bits [lo+W-1:lo] of a WV-bit value, and the assignment to them (static bit loops).
 template <int W, int WV>
 inline bits_t<W> slice(const bits_t<WV>& v, int lo) {
