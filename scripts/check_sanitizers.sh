@@ -13,8 +13,7 @@ jobs=${JOBS:-2}
 
 # halt_on_error: the first report ends the test (UBSan checks stay recoverable in the build so
 # that ubsan.supp can name one in a system header, see there). Leaks are checked: the only
-# suppression is libcln's 26 bytes at start-up (lsan.supp). The gtest discovery at build time
-# runs the test programs too, so these are set before the build.
+# suppression is libcln's 26 bytes at start-up (lsan.supp).
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:check_initialization_order=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$repo/testbench/fuzz/ubsan.supp"
 export LSAN_OPTIONS="suppressions=$repo/testbench/fuzz/lsan.supp:print_suppressions=0"

@@ -199,7 +199,18 @@ class ProgressWatch {
 
 }  // namespace
 
+namespace {
+// What cannot be torn down: a kernel whose clocked unit threads never end, and the modules of a
+// run in it. Kept reachable here and never destroyed (no destructor runs under a suspended
+// thread, not even at exit), so that a leak checker does not take them for leaks.
+void keep_forever(const void* p) {
+  static auto* kept = new std::vector<const void*>;
+  if (p) kept->push_back(p);
+}
+}  // namespace
+
 void new_sc_kernel() {
+  keep_forever(sc_core::sc_curr_simcontext);  // a kernel not deleted (delete_sc_kernel) stays
   sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
   sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
@@ -586,8 +597,10 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
   // Units (hw/bridge) keep clocked threads that never end: such a kernel is left behind too.
   bool bridged = false;
   for (const auto& [name, impl] : impl_of) bridged = bridged || impl.first != "approx";
-  if (finished && !bridged) {
-    // Every thread has ended: the modules and the kernel can go.
+  if (!bridged) {
+    // Every SystemC thread has ended (the Scheduler's returns on a deadlock or an error too):
+    // the modules and the kernel can go, once the fibers still suspended are unwound.
+    scheduler->unwind_suspended();
     ops.clear();
     channels.clear();
     memory.reset();
@@ -595,11 +608,11 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
     delete_sc_kernel();
   } else {
     // Suspended SystemC threads cannot be torn down safely: leave this (small) kernel behind.
-    for (auto& [n, op] : ops) op.release();
-    for (auto& c : channels) c.release();
-    memory.release();
-    scheduler.release();
-    env.release();
+    for (auto& [n, op] : ops) keep_forever(op.release());
+    for (auto& c : channels) keep_forever(c.release());
+    keep_forever(memory.release());
+    keep_forever(scheduler.release());
+    keep_forever(env.release());
   }
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return r;

@@ -5,7 +5,11 @@
 
 #include <boost/context/protected_fixedsize_stack.hpp>
 #if STEPSIM_ASAN_FIBERS
+#include <dlfcn.h>
 #include <pthread.h>
+
+#include <cstdio>
+#include <cstring>
 #endif
 
 #include "hw/channel/channel.h"
@@ -52,9 +56,14 @@ class RecordedStack {
     __asan_unpoison_memory_region(static_cast<char*>(sc.sp) - sc.size, sc.size);
     where_->bottom = static_cast<char*>(sc.sp) - sc.size + guard;
     where_->size = sc.size - guard;
+    // A suspended fiber's locals are live: LeakSanitizer scans only thread stacks, so the
+    // fiber's stack is a root while it exists (a co-simulation leaves its fibers suspended).
+    __lsan_register_root_region(where_->bottom, where_->size);
     return sc;
   }
   void deallocate(boost::context::stack_context& sc) noexcept {
+    const size_t guard = boost::context::stack_traits::page_size();
+    __lsan_unregister_root_region(static_cast<char*>(sc.sp) - sc.size + guard, sc.size - guard);
     __asan_unpoison_memory_region(static_cast<char*>(sc.sp) - sc.size, sc.size);
     stack_.deallocate(sc);
   }
@@ -70,7 +79,7 @@ class UnwindAnnouncement {
  public:
   explicit UnwindAnnouncement(const FiberStack& destroyer) : destroyer_(destroyer) {}
   ~UnwindAnnouncement() {
-    if (armed_) __sanitizer_start_switch_fiber(nullptr, destroyer_.bottom, destroyer_.size);
+    if (armed_) start_switch(nullptr, destroyer_);
   }
   void disarm() { armed_ = false; }
 
@@ -86,7 +95,7 @@ void Context::spawn(std::function<void()> body, size_t stack_bytes) {
       std::allocator_arg, RecordedStack(stack_bytes, &stack_),
       [s, self = this, body = std::move(body)](boost::context::fiber&& from) {
         FiberStack came_from;
-        __sanitizer_finish_switch_fiber(nullptr, &came_from.bottom, &came_from.size);
+        finish_switch(nullptr, &came_from);
         // The Scheduler's loop makes the first switch of a run: its stack is the first one left.
         if (!s->main_stack_.size) s->main_stack_ = came_from;
         self->started_ = true;
@@ -97,8 +106,7 @@ void Context::spawn(std::function<void()> body, size_t stack_bytes) {
         Context* next = s->next_fiber();
         s->save_slot_ = &s->finished_;
         ++s->switches_;
-        __sanitizer_start_switch_fiber(nullptr, next ? next->stack_.bottom : s->main_stack_.bottom,
-                                       next ? next->stack_.size : s->main_stack_.size);
+        start_switch(nullptr, next ? next->stack_ : s->main_stack_);
         return std::move(next ? next->fiber_ : s->main_);
       });
 }
@@ -117,28 +125,81 @@ void Scheduler::end_of_thread_for_asan() {
   pthread_attr_destroy(&attr);
   if (!known) return;
   void* fake_stack = nullptr;
-  __sanitizer_start_switch_fiber(&fake_stack, bottom, size);
-  __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+  start_switch(&fake_stack, FiberStack{bottom, size});
+  finish_switch(fake_stack);
 }
+
+#if !defined(__clang__)
+// ASan's idea of the current stack matters at a no-return point (a throw): it unpoisons the
+// stack from there up, and with the wrong bounds it skips that ("ASan is ignoring requested
+// __asan_handle_no_return") and leaves stale poison that later reads as stack-buffer-overflow
+// or stack-use-after-scope. Our switches keep it right, but SystemC 2.3.4's do not always:
+// it announces its main coroutine as a null stack, does not announce the end of a thread, and
+// after sc_core::wait() in a fiber it announces the thread's coroutine stack. So, in a gcc ASan
+// build (a shared libasan this definition can stand in front of), every no-return point first
+// tells ASan the stack it is really on: the mapping that holds the stack pointer.
+namespace {
+FiberStack mapping_containing(const void* p) {
+  FiberStack found;
+  FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (!maps) return found;
+  char line[256];
+  bool line_start = true;
+  while (std::fgets(line, sizeof line, maps)) {
+    unsigned long lo = 0, hi = 0;
+    if (line_start && std::sscanf(line, "%lx-%lx", &lo, &hi) == 2 && uintptr_t(p) >= lo && uintptr_t(p) < hi) {
+      found = FiberStack{reinterpret_cast<const void*>(lo), size_t(hi - lo)};
+      break;
+    }
+    line_start = std::strchr(line, '\n') != nullptr;
+  }
+  std::fclose(maps);
+  return found;
+}
+}  // namespace
+
+extern "C" void __asan_handle_no_return() {
+  using Real = void (*)();
+  static const Real real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "__asan_handle_no_return"));
+  // (No cache of the last mapping: stacks are freed and their addresses reused with other
+  // bounds, and a stale top would leave the catching frames poisoned.)
+  if (!switch_pending) {  // (during a switch ASan picks the side by the stack pointer itself)
+    const FiberStack here = mapping_containing(__builtin_frame_address(0));
+    if (here.size) {
+      void* fake_stack = nullptr;
+      start_switch(&fake_stack, here);
+      finish_switch(fake_stack);
+    }
+  }
+  real();
+}
+#endif
+// Referenced by the link of every program in a sanitizer build (CMakeLists.txt), so that the
+// definition above is in programs that use no fiber too.
+extern "C" const int stepsim_asan_stacks = 1;
 
 // A fiber still suspended (a deadlock, an operator error that stopped the run) is unwound by
 // ~fiber: a switch to its stack and back, announced like the others. A fiber that never ran
 // has no code of ours on its stack to announce the way back: this side announces both.
-Context::~Context() {
+void Context::unwind() {
   if (!fiber_) return;
   void* fake_stack = nullptr;
-  __sanitizer_start_switch_fiber(&fake_stack, stack_.bottom, stack_.size);
+  start_switch(&fake_stack, stack_);
   const bool announces_return = started_;
   fiber_ = boost::context::fiber();  // runs the unwind on the fiber's stack
   if (announces_return) {
-    __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+    finish_switch(fake_stack);
   } else {
     FiberStack here;
-    __sanitizer_finish_switch_fiber(fake_stack, &here.bottom, &here.size);  // ASan: "on the fiber"
-    __sanitizer_start_switch_fiber(&fake_stack, here.bottom, here.size);
-    __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
+    finish_switch(fake_stack, &here);  // ASan now believes it is on the fiber
+    start_switch(&fake_stack, here);
+    finish_switch(fake_stack);
   }
 }
+#endif
+
+#if !STEPSIM_ASAN_FIBERS
+void Context::unwind() { fiber_ = boost::context::fiber(); }
 #endif
 
 void Context::suspend() {

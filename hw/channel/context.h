@@ -51,6 +51,7 @@
 #if STEPSIM_ASAN_FIBERS
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
+#include <sanitizer/lsan_interface.h>
 #endif
 
 namespace stepsim {
@@ -64,6 +65,18 @@ struct FiberStack {
   const void* bottom = nullptr;
   size_t size = 0;
 };
+// The two halves of an announced switch. `switch_pending` is true between them (on this OS
+// thread: the fibers and SystemC's coroutines all share it), when ASan must not be told
+// anything else (context.cpp, __asan_handle_no_return).
+inline thread_local bool switch_pending = false;
+inline void start_switch(void** fake_stack, const FiberStack& to) {
+  switch_pending = true;
+  __sanitizer_start_switch_fiber(fake_stack, to.bottom, to.size);
+}
+inline void finish_switch(void* fake_stack, FiberStack* from = nullptr) {
+  __sanitizer_finish_switch_fiber(fake_stack, from ? &from->bottom : nullptr, from ? &from->size : nullptr);
+  switch_pending = false;
+}
 #endif
 
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max() / 4;
@@ -74,8 +87,12 @@ class alignas(64) Context {
 
   Context(std::string name, Scheduler* scheduler);
 #if STEPSIM_ASAN_FIBERS
-  ~Context();  // a suspended fiber is unwound: announced to ASan like any other switch
+  ~Context() { unwind(); }
 #endif
+  // Ends a fiber still suspended (a deadlock, an operator error that stopped the run): its
+  // stack is unwound, running the destructors of the body's locals. Call it while the
+  // operator's members still exist (Scheduler::unwind_suspended); ~Context does it otherwise.
+  void unwind();
 
   const std::string& name() const { return name_; }
   uint64_t now() const { return now_; }
@@ -226,6 +243,11 @@ class Scheduler : public sc_core::sc_module {
   // Ends the run after the current context blocks or finishes (an operator error): nothing
   // else runs.
   void stop() { stop_ = true; }
+  // After the run: unwinds every fiber still suspended (Context::unwind), before the operators
+  // that own the contexts are destroyed.
+  void unwind_suspended() {
+    for (Context* c : contexts_) c->unwind();
+  }
   // Context switches made (fiber resumes), for the benchmarks.
   uint64_t switches() const { return switches_; }
 
@@ -283,18 +305,13 @@ class Scheduler : public sc_core::sc_module {
   // switch back to the destroyer, whose stack is kept in unwind_to_.
   class AsanSwitch {
    public:
-    AsanSwitch(Scheduler* s, const FiberStack& to) : scheduler_(s) {
-      __sanitizer_start_switch_fiber(&fake_stack_, to.bottom, to.size);
-    }
+    AsanSwitch(Scheduler* s, const FiberStack& to) : scheduler_(s) { start_switch(&fake_stack_, to); }
     void arrived() {
-      __sanitizer_finish_switch_fiber(fake_stack_, nullptr, nullptr);
+      finish_switch(fake_stack_);
       arrived_ = true;
     }
     ~AsanSwitch() {
-      if (!arrived_) {
-        FiberStack& from = scheduler_->unwind_to_;
-        __sanitizer_finish_switch_fiber(fake_stack_, &from.bottom, &from.size);
-      }
+      if (!arrived_) finish_switch(fake_stack_, &scheduler_->unwind_to_);
     }
 
    private:
