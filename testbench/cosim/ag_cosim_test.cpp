@@ -189,7 +189,7 @@ nodes:
   ASSERT_EQ(r.tensors.size(), 1u);
   EXPECT_EQ(r.tensors[0].differing, 0u);
   for (const CosimNodeRow& n : r.nodes) {
-    if (n.name == "ld" || n.name == "st") EXPECT_EQ(n.impl, "hls") << n.name;
+    if (n.name == "ld" || n.name == "st") { EXPECT_EQ(n.impl, "hls") << n.name; }
     if (n.name == "lw") {
       EXPECT_EQ(n.impl, "approx");
       EXPECT_NE(n.note.find("stored in [16 x 16] blocks"), std::string::npos) << n.note;
@@ -317,7 +317,7 @@ void expect_random_good(const std::string& impl) {
   EXPECT_TRUE(r.identical) << rep.str();
   EXPECT_EQ(r.bridged_nodes, 3u) << rep.str();  // gather, fork, scatter
   for (const CosimNodeRow& n : r.nodes)
-    if (n.op == "RandomOffChipLoad" || n.op == "RandomOffChipStore") EXPECT_EQ(n.impl, impl) << n.name;
+    if (n.op == "RandomOffChipLoad" || n.op == "RandomOffChipStore") { EXPECT_EQ(n.impl, impl) << n.name; }
   EXPECT_EQ(r.cosim.recorded.at("gs").size(), 16u);  // 16 tiles (the stops and the done ride on them)
   const double err = (double(r.cosim.cycles) - double(r.approx.cycles)) / double(r.approx.cycles);
   std::cout << "AG random access co-simulation (" << impl << "): " << r.approx.cycles << " cycles approximate, "

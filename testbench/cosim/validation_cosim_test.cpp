@@ -45,7 +45,7 @@ TEST(CosimValidation, SwigluReducedPointWithinThreePercentOfTheUnits) {
   print_cosim_report(r, rep);
   EXPECT_TRUE(r.identical) << rep.str();
   for (const CosimNodeRow& n : r.nodes)  // every node but the sinks on its unit
-    if (n.op != "Sink") EXPECT_EQ(n.impl, co.impl) << n.name << ": " << n.note;
+    if (n.op != "Sink") { EXPECT_EQ(n.impl, co.impl) << n.name << ": " << n.note; }
 
   const double err = (double(model.cycles) - double(r.cosim.cycles)) / double(r.cosim.cycles);
   std::cout << "validation (16, 256, 64): model " << model.cycles << " cycles, units (" << co.impl << ") "

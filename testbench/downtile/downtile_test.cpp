@@ -65,7 +65,7 @@ TEST_P(DowntileSwiglu, SameOutputAndPayloadWithOnlyPhysicalTiles) {
   Analysis a = analyze_graph(d, "paper");
   for (const auto& [n, t] : a.types.nodes)
     for (const auto& [port, s] : t.outputs)
-      if (s.elem.kind == shape::ElemType::Tile) EXPECT_EQ(shape::to_string(s.elem.rows) + "x" + shape::to_string(s.elem.cols), "16x16") << n;
+      if (s.elem.kind == shape::ElemType::Tile) { EXPECT_EQ(shape::to_string(s.elem.rows) + "x" + shape::to_string(s.elem.cols), "16x16") << n; }
   // Off-chip payload: the same bytes read and written.
   Analysis la = analyze_graph(g, "paper");
   EXPECT_EQ(shape::to_string(a.metrics.read_bytes), shape::to_string(la.metrics.read_bytes));

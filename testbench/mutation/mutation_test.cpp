@@ -2,8 +2,8 @@
 // run through the real `stepsim run`; every run either succeeds or fails with one clear line, never
 // by a signal, a time-out or library text, and never succeeds where the meaning changed silently.
 //
-// STEPSIM_MUTANTS (default 3) sets the mutants per example and class; a campaign:
-//   STEPSIM_MUTANTS=100 build/testbench/test_mutation --gtest_filter='*Campaign*' \
+// STEPSIM_MUTANTS (default 3) sets the mutants per example and class; a campaign (one line):
+//   STEPSIM_MUTANTS=100 build/testbench/test_mutation --gtest_filter='*Campaign*'
 //     --gtest_also_run_disabled_tests
 // prints the counts per class (ran, clean error, unclear error, crash, hang).
 #include <gtest/gtest.h>
@@ -145,15 +145,16 @@ Counts run_class(MutationClass c, int per_example) {
       const std::string what = file.filename().string() + " [" + class_name(c) + "] " + m.description;
       EXPECT_TRUE(v == Verdict::kRan || v == Verdict::kCleanError)
           << what << ": " << verdict_name(v) << " (exit " << r.exit_code << ")\n" << r.err;
-      if (v != Verdict::kRan) EXPECT_FALSE(r.report_written) << what << ": a failed run left a report";
+      if (v != Verdict::kRan) { EXPECT_FALSE(r.report_written) << what << ": a failed run left a report"; }
       if (must_reject(c) && v == Verdict::kRan) {
         ++counts.wrongly_ran;
         ADD_FAILURE() << what << ": ran (exit 0, " << r.cycles << " cycles) but must be rejected";
       }
-      if (must_run_unchanged(c))
+      if (must_run_unchanged(c)) {
         EXPECT_TRUE(v == Verdict::kRan && r.cycles == baseline.cycles)
             << what << ": " << verdict_name(v) << ", " << r.cycles << " cycles, expected " << baseline.cycles
             << "\n" << r.err;
+      }
     }
   }
   return counts;

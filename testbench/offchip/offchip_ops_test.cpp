@@ -258,13 +258,14 @@ TEST(LinearOffChipLoad, WindowCountsRequestsNotRows) {
   for (uint64_t limit : {8u, 64u}) {
     const uint64_t one_row = arrival("[1, 8192]", "[1, 8192]", limit);
     EXPECT_EQ(one_row, arrival("[16, 512]", "[16, 512]", limit)) << "limit " << limit;
-    if (limit == 8) EXPECT_GT(one_row, arrival("[1, 8192]", "[1, 8192]", 0));  // throttled
+    if (limit == 8) { EXPECT_GT(one_row, arrival("[1, 8192]", "[1, 8192]", 0));  // throttled
   }
 }
 
 // A pipelined store keeps at most ag_max_outstanding L requests unacknowledged, in chunks of
 // L / 2 requests. Four [64 x 64] tiles (64 rows of 2 requests) from a literal source, 1 request
 // per cycle, each answered R1 = 18 cycles after its issue. With L = 16: chunks of 8 requests;
+    }
 // chunk i starts 8 cycles after chunk i - 1 and not before chunk i - 2 is answered (its last
 // request, 7 cycles after its start, + R1). With L = 0 (no limit) or a window larger than the
 // round trip the tiles go out back to back.
@@ -733,7 +734,7 @@ nodes:
       EXPECT_EQ(f.recorded_times.at("sb"), r.recorded_times.at("sb"));
       EXPECT_EQ(f.offchip_read_bytes, r.offchip_read_bytes);
       EXPECT_EQ(f.offchip_write_bytes, r.offchip_write_bytes);
-      if (functional) EXPECT_EQ(read_npy(dir_f + "/c.npy").f, read_npy(dir_r + "/c.npy").f);
+      if (functional) { EXPECT_EQ(read_npy(dir_f + "/c.npy").f, read_npy(dir_r + "/c.npy").f); }
     }
   }
 }

@@ -122,7 +122,7 @@ inline void expect_matches(const StreamType& want, const std::vector<Beat>& beat
     const Dim& d = want.dims[i];
     const ex v = d.size.subs(subs).expand();
     const bool ragged = c.size[i] < 0;
-    if (ragged) EXPECT_EQ(d.kind, DimKind::Ragged) << "dim " << i << " is ragged in the run";
+    if (ragged) { EXPECT_EQ(d.kind, DimKind::Ragged) << "dim " << i << " is ragged in the run"; }
     if (GiNaC::is_a<GiNaC::numeric>(v)) {
       if (d.kind == DimKind::Ragged)
         EXPECT_TRUE(v == c.total[i]) << "dim " << i << ": rule total " << v << ", run total " << c.total[i];
@@ -133,7 +133,7 @@ inline void expect_matches(const StreamType& want, const std::vector<Beat>& beat
     }
   }
   const ex card = want.card().subs(subs).expand();
-  if (GiNaC::is_a<GiNaC::numeric>(card)) EXPECT_TRUE(card == c.elements) << "card " << card << " vs " << c.elements;
+  if (GiNaC::is_a<GiNaC::numeric>(card)) { EXPECT_TRUE(card == c.elements) << "card " << card << " vs " << c.elements; }
   for (const Beat& b : beats)  // the first element that does not match
     if (b.has_elem) {
       // An Accum whose reduction saw no element emits an empty (0x0) accumulator tile.
