@@ -1,6 +1,6 @@
 // Rounds an fp32 value to bf16, ties to even (combinational); NaN keeps its sign and upper
 // payload with the quiet bit set. SystemC twin: bf16_round in hw/units/fp32_arith.h
-// (= hw/functions/bf16.h bf16_bits_from_f32).
+// (= hw/stream/bf16.h bf16_bits_from_f32).
 module bf16_round (
   input  logic [31:0] x_i,
   output logic [15:0] y_o

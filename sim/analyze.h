@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/graph.h"
+#include "sim/graph/graph.h"
 #include "sim/shape/metrics.h"
 
 namespace stepsim {

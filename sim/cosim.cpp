@@ -10,8 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "hw/functions/bf16.h"
-#include "sim/output_file.h"
+#include "hw/stream/bf16.h"
+#include "sim/graph/output_file.h"
 
 namespace stepsim {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/graph.h"
+#include "sim/graph/graph.h"
 #include "sim/simulation.h"
 
 namespace stepsim {

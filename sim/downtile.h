@@ -24,7 +24,7 @@
 
 #include <cstdint>
 
-#include "sim/graph.h"
+#include "sim/graph/graph.h"
 
 namespace stepsim {
 

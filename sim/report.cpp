@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "hw/ops/op.h"
-#include "sim/output_file.h"
+#include "sim/graph/output_file.h"
 
 namespace stepsim {
 

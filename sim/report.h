@@ -1,5 +1,5 @@
 // Run reports: the human summary, the JSON report (keys documented in docs/user-guide.md, "The JSON report") and the
-// Perfetto/Chrome trace of operator firings. Every file goes through OutputFile (sim/output_file.h).
+// Perfetto/Chrome trace of operator firings. Every file goes through OutputFile (sim/graph/output_file.h).
 #pragma once
 
 #include <ostream>
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cosim.h"
-#include "sim/graph.h"
+#include "sim/graph/graph.h"
 #include "sim/simulation.h"
 
 namespace stepsim {

@@ -1,5 +1,5 @@
 #include "sim/simulation.h"
-#include "sim/host_limits.h"
+#include "sim/graph/host_limits.h"
 
 #include <algorithm>
 #include <chrono>
@@ -15,10 +15,10 @@
 
 #include "hw/bridge/unit_bridge.h"
 #include "hw/fabric/allocation.h"
-#include "hw/fabric/offchip.h"
+#include "hw/memory/offchip.h"
 #include "hw/fabric/onchip_requirement.h"
-#include "sim/output_file.h"
-#include "sim/tensors.h"
+#include "sim/graph/output_file.h"
+#include "sim/graph/tensors.h"
 
 namespace stepsim {
 

@@ -11,7 +11,7 @@
 #include "hw/channel/channel.h"
 #include "hw/ops/op.h"
 #include "hw/presets/hardware.h"
-#include "sim/graph.h"
+#include "sim/graph/graph.h"
 
 namespace stepsim {
 

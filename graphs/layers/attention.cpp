@@ -25,7 +25,7 @@
 #include "graphs/layers/layer.h"
 #include "sim/frontend/builder.h"
 #include "hw/stream/number_text.h"
-#include "sim/loader.h"
+#include "sim/graph/loader.h"
 
 namespace stepsim::layers {
 

@@ -3,7 +3,7 @@
 
 #include <stdexcept>
 
-#include "sim/loader.h"
+#include "sim/graph/loader.h"
 
 namespace stepsim::layers {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "hw/ops/params.h"
-#include "sim/graph.h"
+#include "sim/graph/graph.h"
 
 namespace stepsim::layers {
 

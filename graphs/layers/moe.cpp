@@ -20,7 +20,7 @@
 #include "graphs/layers/blocks.h"
 #include "graphs/layers/layer.h"
 #include "sim/frontend/builder.h"
-#include "sim/loader.h"
+#include "sim/graph/loader.h"
 
 namespace stepsim::layers {
 

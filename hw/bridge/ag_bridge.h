@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/fabric/offchip.h"
+#include "hw/memory/offchip.h"
 
 namespace stepsim::bridge {
 

@@ -145,7 +145,7 @@ struct UnitImpl {
 void register_unit_impl(UnitImpl impl);
 // nullptr if no such implementation was built in.
 const UnitImpl* find_unit_impl(const std::string& name);
-void register_rtl_units();  // defined by the RTL build (hw/bridge/rtl); see sim/main.cpp
+void register_rtl_units();  // defined by the RTL build (hw/bridge/rtl); see sim/apps/main.cpp
 
 // Why a node cannot be bridged ("" = it can): shared by the hls and rtl implementations (the
 // same units with the same pins and parameters).

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "hw/bridge/unit_bridge.h"
-#include "hw/functions/bf16.h"
+#include "hw/stream/bf16.h"
 #include "hw/stream/tile.h"
 #include "hw/units/ag_offchip.h"
 #include "hw/units/pcu_tile_map.h"

@@ -56,6 +56,11 @@ struct Registry {
   Registry() {
     add(std::make_unique<PaperModel>());
     add(std::make_unique<ArtifactModel>());
+    // The preset parameter lists the names (hw/presets/hardware.h): one model for each.
+    std::vector<std::string> names;
+    for (const auto& kv : models) names.push_back(kv.first);
+    if (names != onchip_requirement_models())
+      throw std::logic_error("the on-chip requirement models differ from onchip_requirement_models()");
   }
   void add(std::unique_ptr<OnChipRequirementModel> m) {
     std::string n = m->name();
@@ -83,10 +88,6 @@ uint64_t NodeObservation::matmul_operand_bytes() const {
   return b;
 }
 
-void register_onchip_requirement_model(std::unique_ptr<OnChipRequirementModel> model) {
-  registry().add(std::move(model));
-}
-
 const OnChipRequirementModel& onchip_requirement_model(const std::string& name) {
   auto& m = registry().models;
   auto it = m.find(name);
@@ -96,12 +97,6 @@ const OnChipRequirementModel& onchip_requirement_model(const std::string& name) 
     throw std::invalid_argument("unknown on-chip requirement model '" + name + "'; known: " + names);
   }
   return *it->second;
-}
-
-std::vector<std::string> onchip_requirement_model_names() {
-  std::vector<std::string> v;
-  for (const auto& kv : registry().models) v.push_back(kv.first);
-  return v;
 }
 
 std::vector<NodeObservation> observe_nodes(const std::vector<const Op*>& ops, const std::vector<OpLink>& links) {

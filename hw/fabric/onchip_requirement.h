@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "hw/ops/op.h"
+#include "hw/presets/hardware.h"
 
 namespace stepsim {
 
@@ -73,11 +74,9 @@ class OnChipRequirementModel {
   virtual uint64_t requirement(const NodeObservation& n) const = 0;
 };
 
-// Registry of models by name ("paper" and "artifact" are built in). register_* throws
-// std::logic_error for a duplicate name; find throws std::invalid_argument listing the names.
-void register_onchip_requirement_model(std::unique_ptr<OnChipRequirementModel> model);
+// The model of a name of onchip_requirement_models() (hw/presets/hardware.h, where a new model's
+// name is added too); throws std::invalid_argument listing the names.
 const OnChipRequirementModel& onchip_requirement_model(const std::string& name);
-std::vector<std::string> onchip_requirement_model_names();  // sorted
 
 // One elaborated channel: producer output port -> consumer input port.
 struct OpLink {

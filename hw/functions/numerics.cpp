@@ -1,6 +1,6 @@
 #include "hw/functions/numerics.h"
 
-#include "hw/functions/bf16.h"
+#include "hw/stream/bf16.h"
 
 namespace stepsim {
 

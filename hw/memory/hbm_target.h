@@ -36,7 +36,7 @@
 #include <systemc>
 #include <tlm>
 
-#include "hw/memory/hbm_params.h"
+#include "hw/presets/hbm_params.h"
 #include "hw/memory/hbm_timing.h"
 #include "hw/memory/sparse_memory.h"
 

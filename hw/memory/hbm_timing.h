@@ -88,7 +88,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "hw/memory/hbm_params.h"
+#include "hw/presets/hbm_params.h"
 
 namespace stepsim {
 

@@ -1,11 +1,11 @@
 // Off-chip memory operators (paper §2.1): tiled reads and writes of tensors stored in HBM.
 // They are the address generators of the fabric: every tile becomes a strided block of
-// 64-byte requests sent through the TLM-2.0 socket of OffChipMemory (hw/fabric/offchip.h).
+// 64-byte requests sent through the TLM-2.0 socket of OffChipMemory (hw/memory/offchip.h).
 #include <algorithm>
 #include <deque>
 #include <memory>
 
-#include "hw/fabric/offchip.h"
+#include "hw/memory/offchip.h"
 #include "hw/ops/op.h"
 
 namespace stepsim {

@@ -25,7 +25,7 @@
 
 namespace stepsim {
 
-class OffChipMemory;  // hw/fabric/offchip.h
+class OffChipMemory;  // hw/memory/offchip.h
 class Op;
 
 // One firing of an operator, for the Perfetto/Chrome timeline.

@@ -1,6 +1,5 @@
 #include "hw/presets/hardware.h"
 
-#include "hw/fabric/onchip_requirement.h"
 #include "hw/presets/strict_yaml.h"
 #include "hw/stream/number_text.h"
 
@@ -164,10 +163,12 @@ const std::vector<Field>& field_table() {
         "formulas of the reported on-chip memory requirement: paper (§3.4 table) or artifact (its default "
         "mode=1); hw/fabric/onchip_requirement.h"},
        [](HardwareParams& h, const std::string& v) {
-         try {
-           onchip_requirement_model(v);
-         } catch (const std::exception& e) {
-           throw std::invalid_argument(std::string("hardware parameter 'onchip_requirement_model': ") + e.what());
+         const std::vector<std::string>& known = onchip_requirement_models();
+         if (std::find(known.begin(), known.end(), v) == known.end()) {
+           std::string names;
+           for (const std::string& n : known) names += (names.empty() ? "" : ", ") + n;
+           throw std::invalid_argument("hardware parameter 'onchip_requirement_model': unknown on-chip requirement "
+                                       "model '" + v + "'; known: " + names);
          }
          h.onchip_requirement_model = v;
        },
@@ -202,6 +203,11 @@ void apply_yaml(HardwareParams& h, const YAML::Node& node, const std::string& pr
 std::string presets_dir() { return std::string(STEPSIM_SOURCE_DIR) + "/hw/presets"; }
 
 }  // namespace
+
+const std::vector<std::string>& onchip_requirement_models() {
+  static const std::vector<std::string> names = {"artifact", "paper"};
+  return names;
+}
 
 void HardwareParams::set(const std::string& key, const std::string& value) {
   for (const Field& f : field_table())

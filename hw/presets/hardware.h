@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/memory/hbm_params.h"
+#include "hw/presets/hbm_params.h"
 
 namespace stepsim {
 
@@ -47,7 +47,7 @@ struct HardwareParams {
   uint32_t load_buffer_tiles = 0;          // tiles a load's memory unit holds for its consumer (0: a FIFO)
   HbmParams hbm;                          // the off-chip memory model (hw/memory)
   std::string hbm_mode = "fast";           // fast (one transaction per tile) | request (per request)
-  std::string onchip_requirement_model = "paper";  // formulas of the on-chip requirement (hw/fabric)
+  std::string onchip_requirement_model = "paper";  // one of onchip_requirement_models()
 
   // Sets one field by its dotted name ("hbm.channels"); throws std::invalid_argument naming an
   // unknown key or a bad value.
@@ -75,5 +75,10 @@ struct HardwareParams {
 // Loads a preset by name (from hw/presets/NAME.yaml) or by path to a YAML file.
 HardwareParams load_preset(const std::string& name_or_path);
 std::vector<std::string> preset_names();
+
+// The names of the formulas of the reported on-chip requirement, sorted: the values of
+// `onchip_requirement_model`. hw/fabric/onchip_requirement.cpp implements one model per name
+// (and checks at start-up that it implements exactly these).
+const std::vector<std::string>& onchip_requirement_models();
 
 }  // namespace stepsim

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "hw/functions/bf16.h"
+#include "hw/stream/bf16.h"
 
 namespace stepsim {
 

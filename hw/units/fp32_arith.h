@@ -5,7 +5,7 @@
 //   * a NaN operand gives that NaN quieted (the first operand's when both are NaN);
 //   * Inf - Inf and 0 * Inf give x86's default NaN 0xFFC00000;
 //   * an exact zero sum is +0, except (-0) + (-0) = -0.
-// bf16_round is hw/functions/bf16.h bf16_bits_from_f32; fp32_max is numerics.h max_f32;
+// bf16_round is hw/stream/bf16.h bf16_bits_from_f32; fp32_max is numerics.h max_f32;
 // fp32_div is IEEE division (x86 divss); fp32_exp, fp32_sigmoid and fp32_silu are numerics.h
 // exp_f32, sigmoid_f32 and silu_f32, the same operations in the same order.
 // RTL twins: rtl/fp32_add.sv, rtl/fp32_mul.sv, rtl/fp32_max.sv, rtl/bf16_round.sv,

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "hw/presets/hardware.h"
-#include "sim/loader.h"
+#include "sim/graph/loader.h"
 #include "sim/simulation.h"
 
 namespace {

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "hw/presets/hardware.h"
-#include "sim/graph.h"
+#include "sim/graph/graph.h"
 #include "sim/simulation.h"
 
 namespace {

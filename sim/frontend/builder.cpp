@@ -1,7 +1,7 @@
 #include "sim/frontend/builder.h"
 
 #include "hw/ops/op.h"
-#include "sim/loader.h"
+#include "sim/graph/loader.h"
 #include "sim/shape/metrics.h"
 
 namespace stepsim::frontend {

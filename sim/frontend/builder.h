@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/graph.h"
+#include "sim/graph/graph.h"
 #include "sim/shape/infer.h"
 
 namespace stepsim::frontend {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/graph.h"
+#include "sim/graph/graph.h"
 #include "sim/shape/stream_type.h"
 
 namespace stepsim::shape {

@@ -4,7 +4,7 @@
 // link).
 #include <sys/stat.h>
 
-#include "sim/loader.h"
+#include "sim/graph/loader.h"
 #include "testbench/cli/cli_fixture.h"
 
 namespace {

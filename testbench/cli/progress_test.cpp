@@ -7,7 +7,7 @@
 #include <chrono>
 #include <regex>
 
-#include "sim/loader.h"
+#include "sim/graph/loader.h"
 #include "sim/simulation.h"
 #include "testbench/cli/cli_fixture.h"
 

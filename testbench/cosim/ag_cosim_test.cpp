@@ -17,7 +17,7 @@
 #include "hw/memory/hbm_timing.h"
 #include "hw/presets/hardware.h"
 #include "sim/cosim.h"
-#include "sim/loader.h"
+#include "sim/graph/loader.h"
 #include "sim/simulation.h"
 #include "testbench/cosim/cosim_util.h"
 

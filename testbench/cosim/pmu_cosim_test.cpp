@@ -16,7 +16,7 @@
 #include "hw/presets/hardware.h"
 #include "sim/cosim.h"
 #include "sim/downtile.h"
-#include "sim/loader.h"
+#include "sim/graph/loader.h"
 #include "sim/simulation.h"
 #include "testbench/cosim/cosim_util.h"
 

@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "hw/presets/hardware.h"
-#include "sim/cli.h"
-#include "sim/docs.h"
-#include "sim/loader.h"
+#include "sim/apps/cli.h"
+#include "sim/apps/docs.h"
+#include "sim/graph/loader.h"
 #include "sim/report.h"
 #include "sim/simulation.h"
 
@@ -71,7 +71,7 @@ TEST(GeneratedDocs, LayerLibraryIsUpToDate) { expect_generated("layers.md", {"la
 TEST(GeneratedDocs, EveryHardwareParameterSaysWhereItsValueComesFrom) {
   for (const auto& f : HardwareParams::fields())
     EXPECT_FALSE(preset_param_origin(f.key).empty())
-        << "hardware parameter '" << f.key << "' has no origin note: add it to origins() in sim/docs.cpp "
+        << "hardware parameter '" << f.key << "' has no origin note: add it to origins() in sim/apps/docs.cpp "
         << "and run scripts/gen_docs.sh";
 }
 

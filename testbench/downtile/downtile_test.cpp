@@ -10,7 +10,7 @@
 #include "hw/presets/hardware.h"
 #include "sim/analyze.h"
 #include "sim/downtile.h"
-#include "sim/npy.h"
+#include "sim/graph/npy.h"
 #include "sim/simulation.h"
 
 namespace stepsim {

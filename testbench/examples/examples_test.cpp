@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "hw/presets/hardware.h"
-#include "sim/loader.h"
+#include "sim/graph/loader.h"
 #include "sim/simulation.h"
 
 namespace stepsim {

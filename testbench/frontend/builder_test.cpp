@@ -1,6 +1,6 @@
 // The C++ frontend (sim/frontend/builder.h): shapes printed while a graph is built, producer /
 // consumer mismatches caught at construction, named dynamic dimensions, the YAML round trip
-// (sim/graph_writer.h + load_graph) and a run of a built graph.
+// (sim/graph/graph_writer.h + load_graph) and a run of a built graph.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,8 +10,8 @@
 
 #include "hw/presets/hardware.h"
 #include "sim/frontend/builder.h"
-#include "sim/graph_writer.h"
-#include "sim/loader.h"
+#include "sim/graph/graph_writer.h"
+#include "sim/graph/loader.h"
 #include "sim/shape/metrics.h"
 #include "sim/simulation.h"
 

@@ -1,10 +1,10 @@
-// bf16 rounding (hw/functions/bf16.h) and the Tile helpers (hw/stream/tile.cpp).
+// bf16 rounding (hw/stream/bf16.h) and the Tile helpers (hw/stream/tile.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <stdexcept>
 
-#include "hw/functions/bf16.h"
+#include "hw/stream/bf16.h"
 #include "hw/stream/tile.h"
 
 namespace stepsim {

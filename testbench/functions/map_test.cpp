@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "hw/functions/bf16.h"
+#include "hw/stream/bf16.h"
 #include "hw/functions/functions.h"
 #include "hw/functions/numerics.h"
 #include "testbench/functions/test_util.h"

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <functional>
 
-#include "hw/functions/bf16.h"
+#include "hw/stream/bf16.h"
 #include "hw/functions/numerics.h"
 
 namespace stepsim {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/functions/bf16.h"
+#include "hw/stream/bf16.h"
 #include "hw/stream/tile.h"
 
 namespace stepsim::testing_util {

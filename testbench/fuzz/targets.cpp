@@ -9,9 +9,9 @@
 #include <typeinfo>
 
 #include "hw/stream/token.h"
-#include "sim/loader.h"
-#include "sim/npy.h"
-#include "sim/tensors.h"
+#include "sim/graph/loader.h"
+#include "sim/graph/npy.h"
+#include "sim/graph/tensors.h"
 
 namespace stepsim::fuzz {
 

@@ -11,9 +11,9 @@ namespace stepsim::fuzz {
 
 // One input through one parser. Each may throw; outcome() judges what it threw.
 using Target = void (*)(const uint8_t* data, size_t size);
-void graph(const uint8_t* data, size_t size);   // parse_graph (sim/loader.h)
+void graph(const uint8_t* data, size_t size);   // parse_graph (sim/graph/loader.h)
 void tokens(const uint8_t* data, size_t size);  // parse_tokens, to_beats, format round trip (hw/stream/token.h)
-void npy(const uint8_t* data, size_t size);     // read_npy_header, read_npy, check_tensor_file (sim/npy.h)
+void npy(const uint8_t* data, size_t size);     // read_npy_header, read_npy, check_tensor_file (sim/graph/npy.h)
 void csv(const uint8_t* data, size_t size);     // read_csv, and the file as trace streams in parse_graph
 
 // Runs `target` on the input. Empty when it returned or threw the tool's clear error: exactly a

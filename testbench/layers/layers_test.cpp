@@ -14,11 +14,11 @@
 #include "graphs/layers/layer.h"
 #include "hw/presets/hardware.h"
 #include "sim/analyze.h"
-#include "sim/graph_writer.h"
-#include "sim/loader.h"
-#include "sim/npy.h"
+#include "sim/graph/graph_writer.h"
+#include "sim/graph/loader.h"
+#include "sim/graph/npy.h"
 #include "sim/simulation.h"
-#include "sim/tensors.h"
+#include "sim/graph/tensors.h"
 #include "testbench/layers/reference.h"
 
 namespace stepsim {

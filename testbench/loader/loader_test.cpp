@@ -9,8 +9,8 @@
 #include "hw/ops/op.h"
 #include "hw/presets/hardware.h"
 #include "hw/stream/number_text.h"
-#include "sim/host_limits.h"
-#include "sim/loader.h"
+#include "sim/graph/host_limits.h"
+#include "sim/graph/loader.h"
 
 namespace stepsim {
 namespace {

@@ -12,8 +12,8 @@
 #include <regex>
 
 #include "hw/presets/hardware.h"
-#include "sim/loader.h"
-#include "sim/npy.h"
+#include "sim/graph/loader.h"
+#include "sim/graph/npy.h"
 #include "sim/simulation.h"
 
 namespace stepsim {

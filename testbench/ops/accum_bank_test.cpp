@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <unistd.h>
 
-#include "sim/loader.h"
-#include "sim/npy.h"
+#include "sim/graph/loader.h"
+#include "sim/graph/npy.h"
 #include "testbench/ops/testutil.h"
 
 namespace stepsim {

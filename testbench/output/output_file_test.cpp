@@ -1,4 +1,4 @@
-// OutputFile (sim/output_file.h): what lands where for every kind of path, and that a failed
+// OutputFile (sim/graph/output_file.h): what lands where for every kind of path, and that a failed
 // write leaves nothing behind that looks complete.
 #include <fcntl.h>
 #include <signal.h>
@@ -9,7 +9,7 @@
 #include <functional>
 #include <thread>
 
-#include "sim/output_file.h"
+#include "sim/graph/output_file.h"
 #include "testbench/output/output_util.h"
 
 namespace {
@@ -132,7 +132,7 @@ TEST_F(OutputFileTest, SymlinkLoopIsAnError) {
   EXPECT_EQ(names_in(dir_), (std::set<std::string>{"a", "b"}));
 }
 
-// Under a file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored as sim/main.cpp does) the write fails:
+// Under a file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored as sim/apps/main.cpp does) the write fails:
 // the error names the file and the reason, and the old file is untouched, no temporary is left.
 TEST_F(OutputFileTest, FileSizeLimitIsAWriteErrorWithNothingPartialLeft) {
   write_text(path("r.json"), "old\n");

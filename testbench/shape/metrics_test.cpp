@@ -10,7 +10,7 @@
 #include "hw/functions/functions.h"
 #include "hw/presets/hardware.h"
 #include "sim/analyze.h"
-#include "sim/loader.h"
+#include "sim/graph/loader.h"
 #include "sim/simulation.h"
 
 namespace stepsim::shape {

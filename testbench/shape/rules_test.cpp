@@ -12,7 +12,7 @@
 #include "hw/ops/op.h"
 #include "hw/presets/hardware.h"
 #include "sim/eval.h"
-#include "sim/loader.h"
+#include "sim/graph/loader.h"
 #include "shape_check.h"
 
 namespace stepsim::shape {

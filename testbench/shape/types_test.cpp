@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <set>
 
-#include "sim/loader.h"
+#include "sim/graph/loader.h"
 #include "sim/shape/infer.h"
 #include "sim/shape/metrics.h"
 

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "graph_builder.h"
-#include "sim/loader.h"
+#include "sim/graph/loader.h"
 
 namespace stepsim {
 namespace {

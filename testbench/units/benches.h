@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "hw/functions/bf16.h"
+#include "hw/stream/bf16.h"
 #include "hw/functions/functions.h"
 #include "hw/presets/hardware.h"
 #include "hw/stream/random_stream.h"

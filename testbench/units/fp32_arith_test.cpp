@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "hw/functions/bf16.h"
+#include "hw/stream/bf16.h"
 #include "hw/functions/numerics.h"
 #include "hw/units/fp32_arith.h"
 

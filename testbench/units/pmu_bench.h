@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "hw/units/pmu_buffer.h"
-#include "sim/graph.h"
+#include "sim/graph/graph.h"
 #include "sim/simulation.h"
 #include "testbench/units/benches.h"
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "hw/stream/tile.h"
-#include "sim/graph.h"
+#include "sim/graph/graph.h"
 
 namespace stepsim {
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/graph.h"
+#include "sim/graph/graph.h"
 
 namespace stepsim {
 

@@ -36,7 +36,7 @@
 #include "hw/channel/context.h"
 #include "hw/memory/hbm_initiator.h"
 #include "hw/memory/hbm_target.h"
-#include "hw/ops/op.h"
+#include "hw/presets/hardware.h"
 #include "hw/stream/tile.h"
 
 namespace stepsim {

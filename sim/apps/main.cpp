@@ -1,7 +1,7 @@
-// stepsim: the command-line tool (subcommands and options in sim/cli.cpp).
+// stepsim: the command-line tool (subcommands and options in sim/apps/cli.cpp).
 #include <iostream>
 
-#include "sim/cli.h"
+#include "sim/apps/cli.h"
 #ifdef STEPSIM_HAVE_RTL
 #include "hw/bridge/unit_bridge.h"
 #endif

@@ -1,4 +1,4 @@
-#include "sim/graph_writer.h"
+#include "sim/graph/graph_writer.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -7,7 +7,7 @@
 
 #include "hw/stream/tile.h"
 #include "hw/stream/token.h"
-#include "sim/output_file.h"
+#include "sim/graph/output_file.h"
 
 namespace stepsim {
 
@@ -31,7 +31,7 @@ std::string flow(const std::function<void(YAML::Emitter&)>& body) {
 
 std::string graph_to_yaml(const Graph& g) {
   std::string y;
-  y += "# Written by stepsim (sim/graph_writer.cpp).\n";
+  y += "# Written by stepsim (sim/graph/graph_writer.cpp).\n";
   y += "name: " + flow([&](YAML::Emitter& e) { e << g.name; }) + "\n";
   if (!g.description.empty()) y += "description: " + flow([&](YAML::Emitter& e) { e << g.description; }) + "\n";
   if (!g.impl.empty()) y += "impl: " + g.impl + "\n";

@@ -1,5 +1,5 @@
-#include "sim/npy.h"
-#include "sim/output_file.h"
+#include "sim/graph/npy.h"
+#include "sim/graph/output_file.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -223,7 +223,7 @@ void write_npy(const std::string& path, const NpyArray& a) {
   size_t total = 10 + dict.size() + 1;
   dict.append((64 - total % 64) % 64, ' ');
   dict += '\n';
-  OutputFile file(path, "tensor");  // atomic for a regular file (sim/output_file.h)
+  OutputFile file(path, "tensor");  // atomic for a regular file (sim/graph/output_file.h)
   std::ostream& out = file.stream();
   out.write("\x93NUMPY\x01\x00", 8);
   const uint16_t len = uint16_t(dict.size());

@@ -1,4 +1,4 @@
-#include "hw/memory/hbm_params.h"
+#include "hw/presets/hbm_params.h"
 
 #include <sstream>
 #include <stdexcept>

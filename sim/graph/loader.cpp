@@ -1,5 +1,5 @@
-#include "sim/loader.h"
-#include "sim/tensors.h"
+#include "sim/graph/loader.h"
+#include "sim/graph/tensors.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -16,7 +16,7 @@
 #include "hw/ops/op.h"
 #include "hw/presets/strict_yaml.h"
 #include "hw/stream/number_text.h"
-#include "sim/host_limits.h"
+#include "sim/graph/host_limits.h"
 
 namespace stepsim {
 

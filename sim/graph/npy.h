@@ -27,7 +27,7 @@ NpyArray read_npy_header(const std::string& path);
 NpyArray check_npy(const std::string& path);
 NpyArray read_npy(const std::string& path);
 
-// Writes through OutputFile (sim/output_file.h): a regular file is replaced atomically, so an
+// Writes through OutputFile (sim/graph/output_file.h): a regular file is replaced atomically, so an
 // interrupted run leaves no file that looks complete; a failed write throws std::runtime_error
 // naming the file. 2-D shape [rows, cols]; f as float32 (is_int = false) or i as int32.
 void write_npy(const std::string& path, const NpyArray& a);

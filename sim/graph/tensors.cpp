@@ -1,9 +1,9 @@
-#include "sim/tensors.h"
+#include "sim/graph/tensors.h"
 
 #include <filesystem>
 #include <stdexcept>
 
-#include "sim/npy.h"
+#include "sim/graph/npy.h"
 
 namespace stepsim {
 

@@ -1,4 +1,4 @@
-#include "sim/sweep.h"
+#include "sim/apps/sweep.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,7 +10,7 @@
 
 #include "graphs/layers/layer.h"
 #include "hw/presets/hardware.h"
-#include "sim/loader.h"
+#include "sim/graph/loader.h"
 #include "sim/report.h"
 #include "sim/simulation.h"
 

@@ -5,12 +5,12 @@
 
 #include <string>
 
-#include "sim/graph.h"
+#include "sim/graph/graph.h"
 
 namespace stepsim {
 
 std::string graph_to_yaml(const Graph& g);
-// Writes through OutputFile (sim/output_file.h); throws std::runtime_error naming the path.
+// Writes through OutputFile (sim/graph/output_file.h); throws std::runtime_error naming the path.
 void write_graph(const Graph& g, const std::string& path);
 
 }  // namespace stepsim

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "hw/presets/hardware.h"
-#include "sim/graph.h"
+#include "sim/graph/graph.h"
 
 namespace stepsim {
 

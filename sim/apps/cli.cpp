@@ -2,7 +2,7 @@
 // build, downtile, sweep), its options parsed with Boost.Program_options. Every option error is
 // one line that names the subcommand and the option ("run: unknown option '--foo'", "--outputs
 // expects an integer in 1..256, got '100000'"); `stepsim SUBCOMMAND --help` lists the options.
-#include "sim/cli.h"
+#include "sim/apps/cli.h"
 
 #include <unistd.h>
 
@@ -29,16 +29,16 @@
 #include "hw/stream/token.h"
 #include "sim/analyze.h"
 #include "sim/cosim.h"
-#include "sim/docs.h"
+#include "sim/apps/docs.h"
 #include "sim/downtile.h"
 #include "sim/eval.h"
-#include "sim/graph_writer.h"
-#include "sim/loader.h"
-#include "sim/output_file.h"
+#include "sim/graph/graph_writer.h"
+#include "sim/graph/loader.h"
+#include "sim/graph/output_file.h"
 #include "sim/report.h"
 #include "sim/shape/infer.h"
 #include "sim/simulation.h"
-#include "sim/sweep.h"
+#include "sim/apps/sweep.h"
 
 #ifndef STEPSIM_VERSION
 #define STEPSIM_VERSION "unknown"

@@ -1,10 +1,10 @@
-#include "hw/fabric/offchip.h"
+#include "hw/memory/offchip.h"
 
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
-#include "hw/functions/bf16.h"
+#include "hw/stream/bf16.h"
 
 namespace stepsim {
 

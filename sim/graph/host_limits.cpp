@@ -1,4 +1,4 @@
-#include "sim/host_limits.h"
+#include "sim/graph/host_limits.h"
 
 #include <cstdlib>
 #include <sstream>
