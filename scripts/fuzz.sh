@@ -7,8 +7,8 @@
 #   scripts/fuzz.sh --smoke     the default tests' bounded run: replays the saved findings and the
 #                               seeds, then fuzzes each target for 25 s (fixed seed), stopping at
 #                               its first finding
-# Options: --build-dir DIR (default build-fuzz), --core LIBSTEPSIM_CORE.a (a stepsim_core built
-# elsewhere: only the parsers are compiled here; without it the whole core is built
+# Options: --build-dir DIR (default build-fuzz), --core BUILD (a build folder whose layer
+# libraries are linked: only the parsers are compiled here; without it every layer is built
 # instrumented), --targets "graph tokens npy csv", --parallel N, --seconds S (per target).
 #
 # Needs clang++ and libFuzzer (Debian clang, libfuzzer-14-dev, libclang-rt-14-dev). Findings are
@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
     --build-dir) build=$2; shift ;;
-    --core) core=$2; shift ;;
+    --core) core=$(realpath "$2"); shift ;;
     --targets) targets=$2; shift ;;
     --parallel) parallel=$2; shift ;;
     --seconds) seconds=$2; shift ;;
