@@ -17,6 +17,9 @@
 # test_fuzz and the next --smoke run replay it. Exit status: 0 nothing found and every saved
 # finding passes, 1 otherwise, 77 (--smoke) clang or libFuzzer missing.
 set -euo pipefail
+# The whole script is one block: bash reads it all before running it, so editing this file
+# during an hour-long run cannot break the run's summary.
+{
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
 build="$repo/build-fuzz"
@@ -192,3 +195,4 @@ for t in $targets; do
 done
 echo "fuzz.sh: $(( $(date +%s) - start )) s in all"
 exit $status
+}
