@@ -7,7 +7,8 @@ namespace stepsim {
 
 using shape::ex;
 
-Analysis analyze_graph(const Graph& g, const std::string& onchip_model, const std::map<std::string, std::string>& values) {
+Analysis analyze_graph(const Graph& g, const std::string& onchip_model,
+                       const std::map<std::string, std::string>& values) {
   Analysis a;
   a.onchip_model = onchip_model;
   a.types = shape::infer_types(g, a.syms);
@@ -47,7 +48,8 @@ void print_analysis(const Graph& g, Analysis& a, std::ostream& out) {
   out << "graph " << g.name << ": " << g.nodes.size() << " nodes, shapes in the graph's symbols\n";
   out << "\nstreams (node.port: [dims, outermost first; ~ = ragged, its symbol is the sum] of element):\n";
   for (const std::string& n : a.types.order)
-    for (const auto& [port, t] : a.types.nodes.at(n).outputs) out << "  " << n << "." << port << ": " << t.str() << "\n";
+    for (const auto& [port, t] : a.types.nodes.at(n).outputs)
+      out << "  " << n << "." << port << ": " << t.str() << "\n";
   std::vector<std::string> names = a.syms.names();
   if (!names.empty()) {
     out << "\nsymbols (dynamic and ragged dimensions):\n";
@@ -71,11 +73,14 @@ void print_analysis(const Graph& g, Analysis& a, std::ostream& out) {
   out << "\ntotals:\n";
   out << "  off-chip read          " << with_value(m.read_bytes, a.syms) << " B\n";
   out << "  off-chip written       " << with_value(m.write_bytes, a.syms) << " B\n";
-  out << "  off-chip traffic       " << with_value(m.traffic(), a.syms) << " B (a lower bound if other operators spill)\n";
+  out << "  off-chip traffic       " << with_value(m.traffic(), a.syms)
+      << " B (a lower bound if other operators spill)\n";
   out << "  FLOPs                  " << with_value(m.flops, a.syms) << " FLOPs\n";
-  out << "  on-chip requirement    " << with_value(m.onchip_bytes, a.syms) << " B (" << a.onchip_model << " formulas)\n";
+  out << "  on-chip requirement    " << with_value(m.onchip_bytes, a.syms) << " B (" << a.onchip_model
+      << " formulas)\n";
   int64_t f = 0, t = 0;
-  if (shape::to_int(shape::evaluate(m.flops, a.syms), f) && shape::to_int(shape::evaluate(m.traffic(), a.syms), t) && t > 0) {
+  if (shape::to_int(shape::evaluate(m.flops, a.syms), f) && shape::to_int(shape::evaluate(m.traffic(), a.syms), t) &&
+      t > 0) {
     std::ostringstream oi;
     oi << std::fixed << std::setprecision(3) << double(f) / double(t);
     out << "  operational intensity  " << oi.str() << " FLOPs/B (FLOPs / off-chip traffic)\n";
@@ -116,7 +121,8 @@ nlohmann::json analysis_json(const Graph& g, Analysis& a) {
     for (const auto& [port, t] : a.types.nodes.at(n).outputs) j["streams"][n + "." + port] = t.str();
   for (const std::string& s : a.syms.names()) {
     auto it = a.syms.values().find(s);
-    j["symbols"][s] = it == a.syms.values().end() ? nlohmann::json(nullptr) : nlohmann::json(shape::to_string(it->second));
+    j["symbols"][s] =
+        it == a.syms.values().end() ? nlohmann::json(nullptr) : nlohmann::json(shape::to_string(it->second));
   }
   for (const shape::NodeMetrics& n : a.metrics.nodes) {
     nlohmann::json jn;

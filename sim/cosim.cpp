@@ -1,10 +1,10 @@
 #include "sim/cosim.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -62,8 +62,10 @@ std::string element_text(const Element& e) {
           continue;
         }
         const uint32_t bits = f32_bits(t.data->f[k]);
-        if (t.dtype == DType::BF16) std::snprintf(buf, sizeof buf, "%04x", unsigned(bits >> 16));
-        else std::snprintf(buf, sizeof buf, "%08x", unsigned(bits));
+        if (t.dtype == DType::BF16)
+          std::snprintf(buf, sizeof buf, "%04x", unsigned(bits >> 16));
+        else
+          std::snprintf(buf, sizeof buf, "%08x", unsigned(bits));
         s << (k ? "," : "") << buf;
       }
       if (shown < n) s << ",...(" << n << ")";
@@ -83,7 +85,8 @@ std::string element_text(const Element& e) {
 std::string element_key(const Element& e) {
   if (e.is_tile()) {
     const Tile& t = e.tile();
-    std::string k = std::string(dtype_name(t.dtype)) + "[" + std::to_string(t.rows) + "x" + std::to_string(t.cols) + "]";
+    std::string k =
+        std::string(dtype_name(t.dtype)) + "[" + std::to_string(t.rows) + "x" + std::to_string(t.cols) + "]";
     if (t.has_data()) {
       if (t.dtype == DType::INT32)
         k.append(reinterpret_cast<const char*>(t.data->i.data()), t.data->i.size() * sizeof(int32_t));
@@ -99,7 +102,8 @@ std::string element_key(const Element& e) {
   }
   if (e.is_buffer()) {
     std::string k = "buf{";
-    for (const Beat& b : e.buffer()->beats) k += (b.has_elem ? element_key(b.elem) : "") + "/" + std::to_string(b.stop) + ";";
+    for (const Beat& b : e.buffer()->beats)
+      k += (b.has_elem ? element_key(b.elem) : "") + "/" + std::to_string(b.stop) + ";";
     return k + "}";
   }
   return e.to_string();
@@ -259,13 +263,12 @@ CosimReport cosimulate(const Graph& graph, const SimOptions& options, const Cosi
       if (!same_beat(alog[k].beat, clog[k].beat)) {
         row.identical = false;
         row.mismatch = "beat " + std::to_string(k) + ": approx " + beat_payload_text(alog[k].beat) + " (cycle " +
-                       std::to_string(alog[k].cycle) + "), co-sim " + beat_payload_text(clog[k].beat) +
-                       " (cycle " + std::to_string(clog[k].cycle) + ")";
+                       std::to_string(alog[k].cycle) + "), co-sim " + beat_payload_text(clog[k].beat) + " (cycle " +
+                       std::to_string(clog[k].cycle) + ")";
       }
     if (row.identical && alog.size() != clog.size()) {
       row.identical = false;
-      row.mismatch = "approx sent " + std::to_string(alog.size()) + " beats, co-sim " +
-                     std::to_string(clog.size());
+      row.mismatch = "approx sent " + std::to_string(alog.size()) + " beats, co-sim " + std::to_string(clog.size());
     }
     if (!row.identical && order_dependent.count(ends_of(name).first)) row.reordered = same_beats_reordered(alog, clog);
     r.identical = r.identical && row.identical;
@@ -281,9 +284,9 @@ CosimReport cosimulate(const Graph& graph, const SimOptions& options, const Cosi
     const bool ints = !a.i.empty();
     row.elements = ints ? a.i.size() : a.f.size();
     for (uint64_t k = 0; k < row.elements; ++k) {
-      const bool same = !c ? false
-                           : ints ? k < c->i.size() && c->i[k] == a.i[k]
-                                  : k < c->f.size() && f32_bits(c->f[k]) == f32_bits(a.f[k]);
+      const bool same = !c     ? false
+                        : ints ? k < c->i.size() && c->i[k] == a.i[k]
+                               : k < c->f.size() && f32_bits(c->f[k]) == f32_bits(a.f[k]);
       row.differing += same ? 0 : 1;
     }
     r.equivalent = r.equivalent && row.differing == 0;
@@ -303,7 +306,8 @@ CosimReport cosimulate(const Graph& graph, const SimOptions& options, const Cosi
         auto it = logs.find(row.name);
         if (it == logs.end()) continue;
         const std::string path =
-            (fs::path(cosim.dir) / (safe_file_name(row.name) + (which ? std::string(".cosim") : std::string(".approx")) + ".log"))
+            (fs::path(cosim.dir) /
+             (safe_file_name(row.name) + (which ? std::string(".cosim") : std::string(".approx")) + ".log"))
                 .string();
         OutputFile f(path, "transaction log");
         f.stream() << "# cycle\tchannel\tpayload\n";
@@ -349,8 +353,7 @@ void print_cosim_report(const CosimReport& r, std::ostream& out) {
   } else {
     out << "Payload streams: identical on " << same << " of " << r.channels.size() << " channels";
     if (reordered) {
-      out << "; the same beats in another order on " << reordered
-          << " downstream of an arrival-order decision (";
+      out << "; the same beats in another order on " << reordered << " downstream of an arrival-order decision (";
       for (size_t k = 0; k < r.order_nodes.size(); ++k) out << (k ? ", " : "") << r.order_nodes[k];
       out << ")";
     }
@@ -360,9 +363,10 @@ void print_cosim_report(const CosimReport& r, std::ostream& out) {
   if (!r.tensors.empty()) {
     out << "Stored tensors:";
     for (const CosimTensorRow& t : r.tensors)
-      out << " " << t.name << " " << (t.differing ? "DIFFERS (" + std::to_string(t.differing) + " of " +
-                                                      std::to_string(t.elements) + " elements)"
-                                                : std::string("identical"));
+      out << " " << t.name << " "
+          << (t.differing
+                  ? "DIFFERS (" + std::to_string(t.differing) + " of " + std::to_string(t.elements) + " elements)"
+                  : std::string("identical"));
     out << ".\n";
   }
   out << "Verdict: " << (r.equivalent ? "equivalent" : "NOT equivalent")
@@ -377,7 +381,8 @@ void print_cosim_report(const CosimReport& r, std::ostream& out) {
                 r.bridged_nodes, (unsigned long long)r.unit_clocks, r.cosim.wall_seconds, r.approx.wall_seconds,
                 double(r.cosim.cycles) / w, double(r.unit_clocks) / w);
   out << buf << "\n";
-  out << "| node | op | impl | approx cycles | co-sim cycles | difference | error |\n|---|---|---|---:|---:|---:|---:|\n";
+  out << "| node | op | impl | approx cycles | co-sim cycles | difference | error "
+         "|\n|---|---|---|---:|---:|---:|---:|\n";
   for (const CosimNodeRow& n : r.nodes)
     out << "| " << n.name << " | " << n.op << " | " << n.impl << (n.note.empty() ? "" : " (no unit)") << " | "
         << n.approx_cycles << " | " << n.cosim_cycles << " | " << int64_t(n.cosim_cycles) - int64_t(n.approx_cycles)
@@ -392,7 +397,10 @@ void print_cosim_report(const CosimReport& r, std::ostream& out) {
   out << "\n| channel | beats | identical | last beat approx | last beat co-sim |\n|---|---:|---|---:|---:|\n";
   for (const CosimChannelRow& c : r.channels)
     out << "| " << c.name << (c.bridged ? " *" : "") << " | " << c.cosim_beats << " | "
-        << (c.identical ? "yes" : c.reordered ? "reordered" : "NO: " + c.mismatch) << " | " << c.approx_last << " | " << c.cosim_last << " |\n";
+        << (c.identical   ? "yes"
+            : c.reordered ? "reordered"
+                          : "NO: " + c.mismatch)
+        << " | " << c.approx_last << " | " << c.cosim_last << " |\n";
   out << "\n(* = a channel of a node on a unit; its transaction logs are written with --cosim-dir.)\n";
 }
 

@@ -46,7 +46,7 @@ struct CosimReport {
   SimResult approx, cosim;
   std::vector<CosimNodeRow> nodes;
   std::vector<CosimChannelRow> channels;
-  bool identical = true;  // every channel's payload stream, beat by beat
+  bool identical = true;                // every channel's payload stream, beat by beat
   std::vector<CosimTensorRow> tensors;  // functional mode: the stored tensors
   // The verdict: every channel identical or reordered, and every stored tensor bit-identical.
   bool equivalent = true;

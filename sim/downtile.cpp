@@ -39,12 +39,19 @@ class Downtiler {
     out.name = g_.name + "_t" + std::to_string(T_);
     for (const NodeSpec& n : g_.nodes) {
       if (!n.dims.empty() || !n.types.empty()) fail(n, "declared output dims/types are not supported");
-      if (n.op == "LinearOffChipLoad" || n.op == "LinearOffChipStore") add(out, offchip(n));
-      else if (n.op == "Repeat") repeat(out, n);
-      else if (n.op == "Map") map(out, n);
-      else if (n.op == "Accum") accum(out, n);
-      else if (n.op == "Sink" || (n.op == "Source" && !carries_tiles(n))) add(out, n);
-      else fail(n, "operator " + n.op + " is not supported (LinearOffChipLoad/Store, Repeat, Map, Accum matmul_acc, Sink)");
+      if (n.op == "LinearOffChipLoad" || n.op == "LinearOffChipStore")
+        add(out, offchip(n));
+      else if (n.op == "Repeat")
+        repeat(out, n);
+      else if (n.op == "Map")
+        map(out, n);
+      else if (n.op == "Accum")
+        accum(out, n);
+      else if (n.op == "Sink" || (n.op == "Source" && !carries_tiles(n)))
+        add(out, n);
+      else
+        fail(n,
+             "operator " + n.op + " is not supported (LinearOffChipLoad/Store, Repeat, Map, Accum matmul_acc, Sink)");
     }
     SymbolTable check;
     shape::infer_types(out, check);  // the result must type-check
@@ -61,7 +68,8 @@ class Downtiler {
 
   int64_t as_int(const NodeSpec& n, const shape::ex& e, const std::string& what) {
     int64_t v = 0;
-    if (!shape::to_int(shape::evaluate(e, syms_), v)) fail(n, what + " " + shape::to_string(e) + " is not a known integer");
+    if (!shape::to_int(shape::evaluate(e, syms_), v))
+      fail(n, what + " " + shape::to_string(e) + " is not a known integer");
     return v;
   }
   const shape::StreamType& input_type(const NodeSpec& n, const std::string& port) {
@@ -76,8 +84,8 @@ class Downtiler {
     if (e.has_rows_mean) fail(n, "input '" + port + "' has tiles of varying rows");
     const int64_t r = as_int(n, e.rows, "tile rows"), c = as_int(n, e.cols, "tile cols");
     if (r % T_ || c % T_)
-      fail(n, "tile [" + std::to_string(r) + "x" + std::to_string(c) + "] of input '" + port + "' is not a multiple of " +
-                  std::to_string(T_));
+      fail(n, "tile [" + std::to_string(r) + "x" + std::to_string(c) + "] of input '" + port +
+                  "' is not a multiple of " + std::to_string(T_));
     return {r / T_, c / T_};
   }
   bool carries_tiles(const NodeSpec& n) {
@@ -97,7 +105,8 @@ class Downtiler {
     if (!t) fail(n, "unknown tensor '" + tname + "'");
     const std::vector<int64_t> tile = ints(n, "tile");
     if (tile.size() != 2 || tile[0] % T_ || tile[1] % T_ || int64_t(t->rows) % tile[0] || int64_t(t->cols) % tile[1])
-      fail(n, "tile " + n.params.at("tile") + " must divide tensor '" + tname + "' and be a multiple of " + std::to_string(T_));
+      fail(n, "tile " + n.params.at("tile") + " must divide tensor '" + tname + "' and be a multiple of " +
+                  std::to_string(T_));
     const int64_t gc = int64_t(t->cols) / tile[1], pc = int64_t(t->cols) / T_, br = tile[0] / T_, bc = tile[1] / T_;
     std::vector<int64_t> shape = ints(n, "out_shape"), stride = ints(n, "stride");
     if (shape.empty()) shape = {int64_t(t->rows) / tile[0], gc};
@@ -155,8 +164,10 @@ class Downtiler {
       matmul(out, n, 0, fn.find("_t") != std::string::npos, fn.size() > 4 && fn.substr(fn.size() - 4) == "_f32");
       return;
     }
-    static const std::set<std::string> elementwise = {"add", "sub", "mul", "div", "max", "min", "exp", "sigmoid", "silu"};
-    if (!elementwise.count(fn)) fail(n, "function '" + fn + "' is not supported (matmul variants and element-wise functions)");
+    static const std::set<std::string> elementwise = {"add", "sub", "mul",     "div", "max",
+                                                      "min", "exp", "sigmoid", "silu"};
+    if (!elementwise.count(fn))
+      fail(n, "function '" + fn + "' is not supported (matmul variants and element-wise functions)");
     std::pair<int64_t, int64_t> first{-1, -1};
     for (const auto& [port, ref] : n.inputs) {
       const auto t = tile_of(n, port);
@@ -189,8 +200,9 @@ class Downtiler {
     if (int64_t(a.dims.size()) <= rank) fail(n, "rank " + std::to_string(rank) + " exceeds the input's dimensions");
     const bool bank = rank == 1;
     const int64_t view_rank = bank ? 0 : rank;  // reduced logical dims inside the buffers
-    std::vector<int64_t> red;  // the buffered reduced logical dims, outermost first
-    for (size_t d = a.dims.size() - size_t(view_rank); d < a.dims.size(); ++d) red.push_back(as_int(n, a.dims[d].size, "reduced dimension"));
+    std::vector<int64_t> red;                   // the buffered reduced logical dims, outermost first
+    for (size_t d = a.dims.size() - size_t(view_rank); d < a.dims.size(); ++d)
+      red.push_back(as_int(n, a.dims[d].size, "reduced dimension"));
     // Buffer element strides of the reduced dims (row-major over [red.., rows, cols] of blocks).
     auto red_strides = [&](int64_t block_elems) {
       std::vector<int64_t> s(red.size());
@@ -213,10 +225,11 @@ class Downtiler {
     sb.push_back(transposed ? 1 : nb);
     const std::string buffered_rank = std::to_string(view_rank + 2);
     auto view = [&](const std::string& port, const std::string& tag, const std::vector<int64_t>& stride) {
-      NodeSpec buf = node_spec(n.name + "_" + tag + "_buf", "Bufferize", {{"rank", buffered_rank}}, {{"in", n.inputs.at(port)}});
-      NodeSpec play = node_spec(n.name + "_" + tag + "_view", "Streamify",
-                                {{"stride", int_list(stride)}, {"out_shape", int_list(shape)}},
-                                {{"in", buf.name + ".out"}});
+      NodeSpec buf =
+          node_spec(n.name + "_" + tag + "_buf", "Bufferize", {{"rank", buffered_rank}}, {{"in", n.inputs.at(port)}});
+      NodeSpec play =
+          node_spec(n.name + "_" + tag + "_view", "Streamify",
+                    {{"stride", int_list(stride)}, {"out_shape", int_list(shape)}}, {{"in", buf.name + ".out"}});
       add(out, buf);
       add(out, play);
       return play.name + ".out";

@@ -24,7 +24,9 @@ std::string bytes_text(uint64_t b) {
     return s.str();
   }
   const char* unit = b >= (uint64_t(1) << 30) ? "GiB" : b >= (uint64_t(1) << 20) ? "MiB" : "KiB";
-  const double div = b >= (uint64_t(1) << 30) ? double(uint64_t(1) << 30) : b >= (uint64_t(1) << 20) ? 1048576.0 : 1024.0;
+  const double div = b >= (uint64_t(1) << 30)   ? double(uint64_t(1) << 30)
+                     : b >= (uint64_t(1) << 20) ? 1048576.0
+                                                : 1024.0;
   s << std::fixed << std::setprecision(2) << double(b) / div << " " << unit << " (" << b << " B)";
   return s.str();
 }
@@ -127,9 +129,8 @@ std::string resource_text(const Bottleneck& b, const SimResult& r, const Hardwar
   std::ostringstream s;
   if (b.resource == "offchip") {
     const double peak = hw.hbm.peak_bytes_per_cycle();
-    const double use = r.cycles && peak > 0
-                           ? double(r.offchip_read_bytes + r.offchip_write_bytes) / (double(r.cycles) * peak)
-                           : 0.0;
+    const double use =
+        r.cycles && peak > 0 ? double(r.offchip_read_bytes + r.offchip_write_bytes) / (double(r.cycles) * peak) : 0.0;
     if (b.impl != "approx") {
       s << "off-chip requests, issued by the address-generator unit";
     } else if (hw.offchip_one_tile_in_flight) {
@@ -137,7 +138,8 @@ std::string resource_text(const Bottleneck& b, const SimResult& r, const Hardwar
     } else {
       s << "off-chip requests, issued at par_dispatch per cycle (preset par_dispatch=" << hw.par_dispatch
         << "; tiles overlap: offchip_one_tile_in_flight=false";
-      if (hw.ag_max_outstanding) s << "; at most ag_max_outstanding=" << hw.ag_max_outstanding << " requests unanswered";
+      if (hw.ag_max_outstanding)
+        s << "; at most ag_max_outstanding=" << hw.ag_max_outstanding << " requests unanswered";
       s << ")";
     }
     if (r.offchip_uncontended)
@@ -321,8 +323,8 @@ void print_summary(const Report& rep, std::ostream& out) {
   out << "  cycles                     " << j["cycles"].get<uint64_t>() << " cycles\n";
   out << "  off-chip read              " << j["offchip"]["read_bytes"].get<uint64_t>() << " B\n";
   out << "  off-chip written           " << j["offchip"]["write_bytes"].get<uint64_t>() << " B\n";
-  out << "  off-chip bandwidth use     " << num(100.0 * j["offchip"]["bandwidth_utilization"].get<double>())
-      << " % of " << num(j["offchip"]["peak_bytes_per_cycle"].get<double>()) << " B/cycle\n";
+  out << "  off-chip bandwidth use     " << num(100.0 * j["offchip"]["bandwidth_utilization"].get<double>()) << " % of "
+      << num(j["offchip"]["peak_bytes_per_cycle"].get<double>()) << " B/cycle\n";
   out << "  FLOPs executed             " << j["compute"]["flops"].get<uint64_t>() << " FLOPs\n";
   out << "  compute allocated          " << j["compute"]["allocated_flops_per_cycle"].get<uint64_t>()
       << " FLOPs/cycle on " << j["compute"]["compute_units"].get<uint64_t>() << " compute units\n";
@@ -369,9 +371,10 @@ void print_summary(const Report& rep, std::ostream& out) {
   }
   if (j.contains("cosim")) {
     const json& c = j["cosim"];
-    out << "  co-simulation              " << c["bridged_nodes"].get<uint64_t>() << " nodes on " << c["impl"].get<std::string>()
-        << " units (" << c["unit_clocks"].get<uint64_t>() << " clock edges); the all-approximate run took "
-        << c["approx_cycles"].get<uint64_t>() << " cycles; their firings, FLOPs and on-chip bytes are the approximate run's\n";
+    out << "  co-simulation              " << c["bridged_nodes"].get<uint64_t>() << " nodes on "
+        << c["impl"].get<std::string>() << " units (" << c["unit_clocks"].get<uint64_t>()
+        << " clock edges); the all-approximate run took " << c["approx_cycles"].get<uint64_t>()
+        << " cycles; their firings, FLOPs and on-chip bytes are the approximate run's\n";
   }
   out << "  simulation wall time       " << std::setprecision(3) << j["wall_seconds"].get<double>() << " s\n";
 }
@@ -389,12 +392,16 @@ void write_trace(const Graph&, const SimResult& r, const std::string& path) {
     const NodeResult& n = r.nodes[i];
     const bool on_unit = n.impl != "approx";
     bridged = bridged || on_unit;
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", int(i)},
-                      {"args", {{"name", n.name + " (" + n.op + (on_unit ? " on the " + n.impl + " unit" : "") + ")"}}}});
+    events.push_back(
+        {{"name", "thread_name"},
+         {"ph", "M"},
+         {"pid", 0},
+         {"tid", int(i)},
+         {"args", {{"name", n.name + " (" + n.op + (on_unit ? " on the " + n.impl + " unit" : "") + ")"}}}});
   }
   for (const TraceEvent& e : r.trace)
-    events.push_back({{"name", r.nodes[size_t(e.op)].op}, {"ph", "X"}, {"pid", 0}, {"tid", e.op}, {"ts", e.start},
-                      {"dur", e.dur}});
+    events.push_back(
+        {{"name", r.nodes[size_t(e.op)].op}, {"ph", "X"}, {"pid", 0}, {"tid", e.op}, {"ts", e.start}, {"dur", e.dur}});
   json j;
   j["traceEvents"] = std::move(events);
   j["displayTimeUnit"] = "ns";

@@ -15,8 +15,8 @@
 
 #include "hw/bridge/unit_bridge.h"
 #include "hw/fabric/allocation.h"
-#include "hw/memory/offchip.h"
 #include "hw/fabric/onchip_requirement.h"
+#include "hw/memory/offchip.h"
 #include "sim/graph/output_file.h"
 #include "sim/graph/tensors.h"
 
@@ -81,7 +81,8 @@ Plan plan_graph(const Graph& g) {
   const OpRegistry& reg = OpRegistry::instance();
   for (const NodeSpec& n : plan.nodes) {
     if (n.name.empty()) throw std::invalid_argument(g.source + ": a node has no name");
-    if (!names.insert(n.name).second) throw std::invalid_argument(g.source + ": node name '" + n.name + "' is used twice");
+    if (!names.insert(n.name).second)
+      throw std::invalid_argument(g.source + ": node name '" + n.name + "' is used twice");
     reg.find(n.op);  // unknown operator -> clear error
   }
   // Collect edges with normalised port names.
@@ -124,14 +125,18 @@ Plan plan_graph(const Graph& g) {
 
 std::string state_text(const Context& c) {
   switch (c.state()) {
-    case Context::State::kBlockedRecv: return "waits for data on '" + c.blocked_on()->name() + "' (empty)";
+    case Context::State::kBlockedRecv:
+      return "waits for data on '" + c.blocked_on()->name() + "' (empty)";
     case Context::State::kBlockedSend:
       return "waits for space on '" + c.blocked_on()->name() + "' (full, " +
              std::to_string(c.blocked_on()->occupancy()) + "/" +
              std::to_string(c.blocked_on()->params().depth + c.blocked_on()->params().inflight) + ")";
-    case Context::State::kArbWait: return "waits for an arrival-order decision (inputs empty)";
-    case Context::State::kRunnable: return "is runnable";
-    case Context::State::kFinished: return "finished";
+    case Context::State::kArbWait:
+      return "waits for an arrival-order decision (inputs empty)";
+    case Context::State::kRunnable:
+      return "is runnable";
+    case Context::State::kFinished:
+      return "finished";
   }
   return "?";
 }
@@ -275,7 +280,8 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
   auto scheduler = std::make_unique<Scheduler>("scheduler");
   env->scheduler = scheduler.get();
   std::vector<OffChipTensorDecl> decls;
-  for (const TensorSpec& t : graph.tensors) decls.push_back(OffChipTensorDecl{t.name, t.rows, t.cols, t.dtype, t.block_rows, t.block_cols});
+  for (const TensorSpec& t : graph.tensors)
+    decls.push_back(OffChipTensorDecl{t.name, t.rows, t.cols, t.dtype, t.block_rows, t.block_cols});
   std::unique_ptr<OffChipMemory> memory = std::make_unique<OffChipMemory>("offchip", options.hw, decls);
   env->memory = memory.get();
   if (options.functional)
@@ -295,7 +301,9 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
   // Streamify, with the same impl on both sides (hw/bridge/pmu_bridge.h). Anything else can't
   // go on the unit: why not, by node.
   // The node's `impl:`, else the default (a default skips nodes without a unit, below).
-  auto impl_for = [&](const NodeSpec& n) { return !n.impl.empty() ? n.impl : default_impl.empty() ? "approx" : default_impl; };
+  auto impl_for = [&](const NodeSpec& n) {
+    return !n.impl.empty() ? n.impl : default_impl.empty() ? "approx" : default_impl;
+  };
   std::map<std::string, std::string> unpaired;
   {
     std::map<std::string, std::vector<const Edge*>> out_edges, in_edges;
@@ -308,7 +316,8 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
       const NodeSpec* partner = nullptr;
       if (n.op == "Bufferize") {
         const auto& o = out_edges[n.name];
-        if (o.size() == 1 && node_by_name[o[0]->to]->op == "Streamify" && o[0]->to_port == "in") partner = node_by_name[o[0]->to];
+        if (o.size() == 1 && node_by_name[o[0]->to]->op == "Streamify" && o[0]->to_port == "in")
+          partner = node_by_name[o[0]->to];
       } else if (n.op == "Streamify") {
         for (const Edge* e : in_edges[n.name])
           if (e->to_port == "in" && node_by_name[e->from]->op == "Bufferize" && out_edges[e->from].size() == 1)
@@ -326,12 +335,13 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
         pc.info = &reg.find(partner->op);
         pc.params = Params(partner->op, partner->name, &pc.info->params, partner->params);
         const std::string why = unit->unsupported(pc);
-        if (!why.empty()) unpaired[n.name] = "its partner '" + partner->name + "' cannot run on the memory unit: " + why;
+        if (!why.empty())
+          unpaired[n.name] = "its partner '" + partner->name + "' cannot run on the memory unit: " + why;
         // The pair as a whole (an affine view over a Bufferize rank the unit does not track).
         if (why.empty()) {
           const Params own(n.op, n.name, &reg.find(n.op).params, n.params);
           const std::string pair = n.op == "Bufferize" ? bridge::pmu_pair_unsupported(own, pc.params)
-                                                      : bridge::pmu_pair_unsupported(pc.params, own);
+                                                       : bridge::pmu_pair_unsupported(pc.params, own);
           if (!pair.empty()) unpaired[n.name] = pair;
         }
       }
@@ -351,7 +361,8 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
     cfg.num_inputs = nin;
     cfg.num_outputs = nout;
     cfg.compute_bw = info.uses_compute ? n.compute_bw.value_or(options.hw.compute_bw) : 0;
-    if (n.compute_bw && *n.compute_bw == 0) throw std::invalid_argument("node '" + n.name + "': compute_bw must be > 0");
+    if (n.compute_bw && *n.compute_bw == 0)
+      throw std::invalid_argument("node '" + n.name + "': compute_bw must be > 0");
     cfg.write_back_mu.assign(nout, false);
     for (const Edge& e : plan.edges)
       if (e.from == n.name && node_by_name[e.to]->op == "Bufferize") {
@@ -364,9 +375,9 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
     if (impl != "approx") {
       unit = bridge::find_unit_impl(impl);
       if (!unit)
-        throw std::invalid_argument("node '" + n.name + "': impl " + impl +
-                                    (impl == "rtl" ? " is not built in (needs Verilator: STEPSIM_RTL)"
-                                                   : " is unknown (approx, hls, rtl)"));
+        throw std::invalid_argument(
+            "node '" + n.name + "': impl " + impl +
+            (impl == "rtl" ? " is not built in (needs Verilator: STEPSIM_RTL)" : " is unknown (approx, hls, rtl)"));
       const std::string why = unpaired.count(n.name) ? unpaired.at(n.name) : unit->unsupported(cfg);
       if (!why.empty()) {
         if (!n.impl.empty())
@@ -436,8 +447,8 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
     for (const PortSpec& p : info.inputs) {
       size_t cnt = is_numbered(p) ? use[name].in_numbered : 1;
       if (is_numbered(p) && cnt == 0 && !p.optional)
-        throw std::invalid_argument("node '" + name + "' (" + info.name + ") needs at least one input " +
-                                    port_base(p) + "0");
+        throw std::invalid_argument("node '" + name + "' (" + info.name + ") needs at least one input " + port_base(p) +
+                                    "0");
       for (size_t k = 0; k < cnt; ++k, ++idx)
         if (!p.optional && !bound_in[name].count(int(idx)))
           throw std::invalid_argument("node '" + name + "' (" + info.name + "): input '" +
@@ -517,7 +528,7 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
     // depend on elaboration order; at most kMaxLines operators are listed.
     constexpr size_t kMaxLines = 20;
     std::vector<std::string> groups[3];
-    const Context* start = nullptr;  // where to look for a wait-for cycle
+    const Context* start = nullptr;       // where to look for a wait-for cycle
     for (const auto& [name, op] : ops) {  // std::map: sorted by name
       const Context& c = op->ctx();
       if (c.state() == Context::State::kFinished) continue;
@@ -545,9 +556,12 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
       const Context* c = start;
       while (c && std::find(path.begin(), path.end(), c) == path.end()) {
         path.push_back(c);
-        if (c->state() == Context::State::kBlockedSend) c = c->blocked_on()->consumer();
-        else if (c->state() == Context::State::kBlockedRecv) c = c->blocked_on()->producer();
-        else c = nullptr;
+        if (c->state() == Context::State::kBlockedSend)
+          c = c->blocked_on()->consumer();
+        else if (c->state() == Context::State::kBlockedRecv)
+          c = c->blocked_on()->producer();
+        else
+          c = nullptr;
       }
       if (c) {
         std::string cyc;
@@ -558,7 +572,8 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
             cyc += "... (" + std::to_string(len - 9) + " more) -> ";
             it = path.end() - 1;
           }
-          cyc += "'" + (*it)->name() + "' " + ((*it)->state() == Context::State::kBlockedSend ? "-(full)-> " : "-(empty)-> ");
+          cyc += "'" + (*it)->name() + "' " +
+                 ((*it)->state() == Context::State::kBlockedSend ? "-(full)-> " : "-(empty)-> ");
         }
         msg += "\n  wait-for cycle: " + cyc + "'" + c->name() + "'";
       }

@@ -71,11 +71,11 @@ struct ChannelResult {
 
 struct SimResult {
   bool ok = false;
-  std::string error;      // why the run failed (deadlock, operator error)
-  uint64_t cycles = 0;    // largest final local time over all operators
+  std::string error;    // why the run failed (deadlock, operator error)
+  uint64_t cycles = 0;  // largest final local time over all operators
   std::vector<NodeResult> nodes;
   std::vector<ChannelResult> channels;
-  std::map<std::string, std::vector<Beat>> recorded;          // Sink node -> beats
+  std::map<std::string, std::vector<Beat>> recorded;  // Sink node -> beats
   std::map<std::string, std::vector<uint64_t>> recorded_times;
   std::vector<TraceEvent> trace;
   uint64_t offchip_read_bytes = 0, offchip_write_bytes = 0;  // measured: requests x request_bytes

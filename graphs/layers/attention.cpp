@@ -23,8 +23,8 @@
 
 #include "graphs/layers/blocks.h"
 #include "graphs/layers/layer.h"
-#include "sim/frontend/builder.h"
 #include "hw/stream/number_text.h"
+#include "sim/frontend/builder.h"
 #include "sim/graph/loader.h"
 
 namespace stepsim::layers {
@@ -37,8 +37,9 @@ std::vector<int64_t> kv_lengths(const std::string& file, int64_t first, int64_t 
   CsvTable t = read_csv(resolve_path(file, "."));
   const size_t col = t.column("ContextTokens", file);
   if (first < 1 || first + n - 1 > int64_t(t.rows.size()))
-    throw std::invalid_argument("layer attention: rows " + std::to_string(first) + ".." + std::to_string(first + n - 1) +
-                                " are outside the " + std::to_string(t.rows.size()) + " rows of " + file);
+    throw std::invalid_argument("layer attention: rows " + std::to_string(first) + ".." +
+                                std::to_string(first + n - 1) + " are outside the " + std::to_string(t.rows.size()) +
+                                " rows of " + file);
   std::vector<int64_t> v;
   for (int64_t r = first; r < first + n; ++r) {
     const std::string& cell = t.rows[size_t(r - 1)][col];
@@ -124,7 +125,8 @@ std::vector<Stream> add_attention(GraphBuilder& b, const AttentionSpec& a) {
       dispatch = source("assign", meta_depth);
     }
     // [1, B(, G), 1]: a request's queries move together.
-    Stream q = b.load("q_load", a.q, {qpk, hd}, grouped ? std::vector<int64_t>{B, G, 1} : std::vector<int64_t>{B, 1}, {}, go);
+    Stream q =
+        b.load("q_load", a.q, {qpk, hd}, grouped ? std::vector<int64_t>{B, G, 1} : std::vector<int64_t>{B, 1}, {}, go);
     Stream idx = source("idx", meta_depth);
     Stream kvl = source("kv_len", meta_depth);
     qs = b.partition("q_route", q, dispatch, size_t(R), grouped ? 2 : 1);
@@ -151,7 +153,8 @@ std::vector<Stream> add_attention(GraphBuilder& b, const AttentionSpec& a) {
   std::vector<Stream> acks;
   for (int64_t r = 0; r < regions; ++r) {
     const std::string pre = "r" + std::to_string(r) + "_";
-    auto gen = b.add(pre + "addr", "KvCacheAddrGen", {{"tile_rows", std::to_string(tn)}, {"max_tiles", std::to_string(a.max_tiles)}},
+    auto gen = b.add(pre + "addr", "KvCacheAddrGen",
+                     {{"tile_rows", std::to_string(tn)}, {"max_tiles", std::to_string(a.max_tiles)}},
                      {{"idx", ids[size_t(r)]}, {"kv_len", lens[size_t(r)]}});
     Stream addr = gen.at("addr"), last = gen.at("last"), valid = gen.at("valid");
     // Static schemes: the KV tiles each region reads are known from the trace.
@@ -170,10 +173,12 @@ std::vector<Stream> add_attention(GraphBuilder& b, const AttentionSpec& a) {
     Stream sm = b.map(pre + "mask", "mask_cols", {s, valid}, bw);  // key positions past kv_len
     Stream o = b.accum(pre + "attn", "flash_attn_update", 1, {sm, v}, bw);
     if (grouped)  // one output tile per request, its heads' rows stacked: one store and one completion per request
-      acks.push_back(b.add1(pre + "store", "RandomOffChipStore", {{"tensor", a.out}, {"tile", frontend::int_list({G * qpk, hd})}},
+      acks.push_back(b.add1(pre + "store", "RandomOffChipStore",
+                            {{"tensor", a.out}, {"tile", frontend::int_list({G * qpk, hd})}},
                             {{"waddr", reqs[size_t(r)]}, {"wdata", b.accum(pre + "heads", "retile_row", 1, {o}, bw)}}));
     else
-      acks.push_back(b.add1(pre + "store", "RandomOffChipStore", {{"tensor", a.out}, {"tile", frontend::int_list({qpk, hd})}},
+      acks.push_back(b.add1(pre + "store", "RandomOffChipStore",
+                            {{"tensor", a.out}, {"tile", frontend::int_list({qpk, hd})}},
                             {{"waddr", ids[size_t(r)]}, {"wdata", o}}));
     if (!a.writeback) {
       b.sink(pre + "last", last);
@@ -193,8 +198,9 @@ std::vector<Stream> add_attention(GraphBuilder& b, const AttentionSpec& a) {
       parts[1].set_dim(0, requests);
       b.sink(pre + kv + "_rest", parts[0]);
       b.set_depth(pre + kv + "_last", a.writeback_depth);
-      Stream done = b.add1(pre + kv + "_wb", "RandomOffChipStore", {{"tensor", t}, {"tile", frontend::int_list({tn, hd})}},
-                           {{"waddr", ka[1]}, {"wdata", parts[1]}});
+      Stream done =
+          b.add1(pre + kv + "_wb", "RandomOffChipStore", {{"tensor", t}, {"tile", frontend::int_list({tn, hd})}},
+                 {{"waddr", ka[1]}, {"wdata", parts[1]}});
       b.sink(pre + kv + "_wb_done", done);
     }
     b.sink(pre + "addr_rest", ka[0]);
@@ -228,8 +234,10 @@ namespace {
 Graph build_attention(const Params& p) {
   const std::string model = p.get_string("model");
   AttentionSpec a;
-  if (model == "mixtral") a.head_dim = 128, a.q_per_kv = 4;
-  else if (model != "qwen") throw std::invalid_argument("layer attention: model must be qwen or mixtral, got '" + model + "'");
+  if (model == "mixtral")
+    a.head_dim = 128, a.q_per_kv = 4;
+  else if (model != "qwen")
+    throw std::invalid_argument("layer attention: model must be qwen or mixtral, got '" + model + "'");
   if (p.get_int("head_dim")) a.head_dim = p.get_int("head_dim");
   if (p.get_int("q_per_kv")) a.q_per_kv = p.get_int("q_per_kv");
   const int64_t B = p.get_int("batch"), hd = a.head_dim, qpk = a.q_per_kv;
@@ -240,7 +248,8 @@ Graph build_attention(const Params& p) {
   if (B < 1 || a.regions < 1 || a.tile_n < 1 || hd < 1 || qpk < 1)
     throw std::invalid_argument("layer attention: sizes must be >= 1");
   if (a.parallel != "interleaved" && a.parallel != "coarse" && a.parallel != "dynamic")
-    throw std::invalid_argument("layer attention: parallel must be interleaved, coarse or dynamic, got '" + a.parallel + "'");
+    throw std::invalid_argument("layer attention: parallel must be interleaved, coarse or dynamic, got '" + a.parallel +
+                                "'");
   if (a.parallel == "dynamic" && B < a.regions)
     throw std::invalid_argument("layer attention: dynamic parallelization needs batch >= regions");
   for (int64_t c : kv_lengths(p.get_string("kv_trace"), p.get_int("kv_first_row"), B)) {
@@ -278,8 +287,9 @@ void register_attention(LayerRegistry& r) {
           {"batch", T::kInt, "64", "requests"},
           {"kv_trace", T::kString, "shared:traces/azure/AzureLLMInferenceTrace_conv.csv",
            "Azure LLM inference trace (ContextTokens = KV length before the decoded token)"},
-          {"kv_first_row", T::kInt, "4007", "first data row (1-based) of the batch in kv_trace (4007: the artifact's "
-                                            "medium-variability B=64 batch)"},
+          {"kv_first_row", T::kInt, "4007",
+           "first data row (1-based) of the batch in kv_trace (4007: the artifact's "
+           "medium-variability B=64 batch)"},
           {"parallel", T::kString, "dynamic", "interleaved, coarse or dynamic"},
           {"regions", T::kInt, "4", "parallel regions"},
           {"per_region", T::kInt, "16", "requests per region for coarse parallelization"},

@@ -36,7 +36,8 @@ struct DecoderModel {
   int64_t hidden, q_heads, kv_heads, head_dim;
 };
 
-std::string text_list(const std::vector<int64_t>& v, const std::string& fmt_open = "", const std::string& fmt_close = "") {
+std::string text_list(const std::vector<int64_t>& v, const std::string& fmt_open = "",
+                      const std::string& fmt_close = "") {
   std::string s;
   for (int64_t x : v) s += fmt_open + std::to_string(x) + fmt_close + " ";
   return s + "D";
@@ -45,9 +46,12 @@ std::string text_list(const std::vector<int64_t>& v, const std::string& fmt_open
 Graph build_decoder(const Params& p) {
   const std::string model = p.get_string("model");
   DecoderModel m;
-  if (model == "qwen") m = {2048, 32, 4, 64};
-  else if (model == "mixtral") m = {4096, 32, 8, 128};
-  else throw std::invalid_argument("layer decoder: model must be qwen or mixtral, got '" + model + "'");
+  if (model == "qwen")
+    m = {2048, 32, 4, 64};
+  else if (model == "mixtral")
+    m = {4096, 32, 8, 128};
+  else
+    throw std::invalid_argument("layer decoder: model must be qwen or mixtral, got '" + model + "'");
   if (p.get_int("hidden")) m.hidden = p.get_int("hidden");
   if (p.get_int("head_dim")) m.head_dim = p.get_int("head_dim");
   if (p.get_int("q_heads")) m.q_heads = p.get_int("q_heads");
@@ -56,9 +60,12 @@ Graph build_decoder(const Params& p) {
                 Hkv = m.kv_heads, tn = p.get_int("tile_n");
   if (B < 1 || R < 1 || D < 1 || hd < 1 || Hq < 1 || Hkv < 1 || tn < 1)
     throw std::invalid_argument("layer decoder: sizes must be >= 1");
-  if (B % R) throw std::invalid_argument("layer decoder: regions " + std::to_string(R) + " must divide batch " + std::to_string(B));
+  if (B % R)
+    throw std::invalid_argument("layer decoder: regions " + std::to_string(R) + " must divide batch " +
+                                std::to_string(B));
   if (Hq % Hkv)
-    throw std::invalid_argument("layer decoder: kv_heads " + std::to_string(Hkv) + " must divide q_heads " + std::to_string(Hq));
+    throw std::invalid_argument("layer decoder: kv_heads " + std::to_string(Hkv) + " must divide q_heads " +
+                                std::to_string(Hq));
   const int64_t Bt = B / R, qpk = Hq / Hkv, cols = Hq + 2 * Hkv;
   const std::string attn_par = p.get_string("attention");
   if (attn_par != "interleaved" && attn_par != "dynamic")
@@ -92,10 +99,11 @@ Graph build_decoder(const Params& p) {
   GraphBuilder b("decoder_" + model + "_b" + std::to_string(B) + "_" + attn_par + "_" +
                      (moe_tile ? "static" + std::to_string(moe_tile) : std::string("dynamic")) +
                      (moe_regions ? "_tm" + std::to_string(moe_regions) : ""),
-                 "decoder layer of " + model + " (hidden " + std::to_string(D) + ", " + std::to_string(Hq) + " query / " +
-                     std::to_string(Hkv) + " KV heads of " + std::to_string(hd) + "), batch " + std::to_string(B) + " in " +
-                     std::to_string(R) + " regions, KV lengths from rows " + std::to_string(p.get_int("kv_first_row")) +
-                     ".. of " + p.get_string("kv_trace") + ", " + attn_par + " attention, MoE " +
+                 "decoder layer of " + model + " (hidden " + std::to_string(D) + ", " + std::to_string(Hq) +
+                     " query / " + std::to_string(Hkv) + " KV heads of " + std::to_string(hd) + "), batch " +
+                     std::to_string(B) + " in " + std::to_string(R) + " regions, KV lengths from rows " +
+                     std::to_string(p.get_int("kv_first_row")) + ".. of " + p.get_string("kv_trace") + ", " + attn_par +
+                     " attention, MoE " +
                      (moe_tile ? "static tile " + std::to_string(moe_tile) : std::string("dynamic tiling")) +
                      (moe_regions ? ", time-multiplexed over " + std::to_string(moe_regions) + " regions" : ""));
   b.tensor("x", uint64_t(B), uint64_t(D), DType::BF16, seed);
@@ -117,9 +125,10 @@ Graph build_decoder(const Params& p) {
   std::vector<Stream> qkv_acks;
   for (int64_t r = 0; r < R; ++r) {
     const std::string id = std::to_string(r);
-    Stream xr = b.add1("x" + id, "LinearOffChipLoad",
-                       {{"tensor", "x"}, {"tile", frontend::int_list({Bt, D})}, {"out_shape", "[1]"}, {"offset", id}}, {});
-    Stream m1 = b.map("proj" + id, "matmul", {b.repeat("xrep" + id, xr, cols), wr[size_t(r)]}, bw);  // [1,1,cols]
+    Stream xr =
+        b.add1("x" + id, "LinearOffChipLoad",
+               {{"tensor", "x"}, {"tile", frontend::int_list({Bt, D})}, {"out_shape", "[1]"}, {"offset", id}}, {});
+    Stream m1 = b.map("proj" + id, "matmul", {b.repeat("xrep" + id, xr, cols), wr[size_t(r)]}, bw);       // [1,1,cols]
     Stream rows = b.flatten("flat" + id, b.flatmap("rows" + id, "retile_streamify_row", 1, {m1}), 0, 3);  // [cols*Bt]
     std::vector<int64_t> which, qa, ka, va;
     for (int64_t c = 0; c < cols; ++c)
@@ -164,8 +173,11 @@ Graph build_decoder(const Params& p) {
     const std::string id = std::to_string(r);
     // Token t's head j is row (r*Bt + t)*Hq + j of attn: [1, Hq, Bt] of [1 x hd], then [1, Hq] of [Bt x hd].
     Stream o = b.add1("o" + id, "LinearOffChipLoad",
-                      {{"tensor", "attn"}, {"tile", frontend::int_list({1, hd})}, {"out_shape", frontend::int_list({Hq, Bt})},
-                       {"stride", frontend::int_list({1, Hq})}, {"offset", std::to_string(r * Bt * Hq)}},
+                      {{"tensor", "attn"},
+                       {"tile", frontend::int_list({1, hd})},
+                       {"out_shape", frontend::int_list({Hq, Bt})},
+                       {"stride", frontend::int_list({1, Hq})},
+                       {"offset", std::to_string(r * Bt * Hq)}},
                       {{"ref", *go}});
     Stream ot = b.accum("otile" + id, "retile_row", 1, {o}, bw);
     Stream proj = b.accum("proj" + id, "matmul_acc", 1, {ot, wor[size_t(r)]}, bw);  // [1] of [Bt x D]
@@ -174,7 +186,8 @@ Graph build_decoder(const Params& p) {
                        {{"ref", *go}});
     Stream hr = b.map("residual" + id, "add", {proj, b.flatten("xflat" + id, xr, 0, 1)}, bw);
     b.literal_stream("h" + id + "_addr", id + " D");
-    h_acks.push_back(b.add1("h" + id + "_store", "RandomOffChipStore", {{"tensor", "h"}, {"tile", frontend::int_list({Bt, D})}},
+    h_acks.push_back(b.add1("h" + id + "_store", "RandomOffChipStore",
+                            {{"tensor", "h"}, {"tile", frontend::int_list({Bt, D})}},
                             {{"waddr", b.source("h" + id + "_addr", "h" + id + "_addr")}, {"wdata", hr}}));
   }
 
@@ -204,39 +217,43 @@ Graph build_decoder(const Params& p) {
 }  // namespace
 
 void register_decoder(LayerRegistry& r) {
-  r.add({"decoder",
-         "One Transformer decoder layer in decode (paper Fig. 17): QKV generation and output projection over batch "
-         "regions, GQA attention over every KV head (interleaved or dynamic), MoE (static or dynamic tiling, optionally "
-         "time-multiplexed); phases hand over through HBM, each starting when the previous one's stores are acknowledged",
-         {{"model", T::kString, "qwen",
-           "qwen (hidden 2048, 32 query / 4 KV heads of 64, MoE 128 experts top-8) or mixtral (4096, 32 / 8 of 128, "
-           "8 experts top-2)"},
-          {"batch", T::kInt, "64", "requests (tokens decoded)"},
-          {"regions", T::kInt, "4", "batch regions of the QKV generation, output projection and attention"},
-          {"attention", T::kString, "dynamic", "attention parallelization: interleaved or dynamic"},
-          {"tile_n", T::kInt, "32", "tokens per KV-cache tile"},
-          {"kv_trace", T::kString, "shared:traces/azure/AzureLLMInferenceTrace_conv.csv",
-           "Azure LLM inference trace (ContextTokens = KV length before the decoded token)"},
-          {"kv_first_row", T::kInt, "4007", "first data row (1-based) of the batch in kv_trace (the artifact's "
-                                            "medium-variability B=64 batch)"},
-          {"moe_tile_n", T::kInt, "0", "MoE static tile of the per-expert token dimension; 0 = dynamic tiling"},
-          {"moe_tile_f", T::kInt, "64", "MoE intermediate tile"},
-          {"moe_regions", T::kInt, "0", "time-multiplexed MoE over this many regions (must divide the experts); 0 = one "
-                                        "pipeline per expert"},
-          {"moe_trace", T::kString, "", "routing trace CSV of this layer (default: the model's b64/b1024 trace)"},
-          {"hidden", T::kInt, "0", "hidden dimension (0 = the model's)"},
-          {"inter", T::kInt, "0", "MoE intermediate dimension (0 = the model's)"},
-          {"head_dim", T::kInt, "0", "head dimension (0 = the model's)"},
-          {"q_heads", T::kInt, "0", "query heads (0 = the model's)"},
-          {"kv_heads", T::kInt, "0", "KV heads (0 = the model's)"},
-          {"proj_compute_bw", T::kInt, "0", "FLOPs/cycle per QKV / output-projection node (0 = the preset's compute_bw)"},
-          {"attn_compute_bw", T::kInt, "2048", "FLOPs/cycle per attention node (the artifact's attention runs: 2048)"},
-          {"moe_compute_bw", T::kInt, "0", "FLOPs/cycle per MoE node (0 = the preset's compute_bw)"},
-          {"attn_fifo_depth", T::kInt, "1", "FIFO depth of the attention's data streams (the artifact's attention runs: 1; 0 "
-                                            "= the preset's fifo_depth)"},
-          {"metadata_depth", T::kInt, "16", "FIFO depth of the attention's request metadata and dispatch streams"},
-          {"seed", T::kInt, "1", "seed of the random tensors"}},
-         build_decoder});
+  r.add(
+      {"decoder",
+       "One Transformer decoder layer in decode (paper Fig. 17): QKV generation and output projection over batch "
+       "regions, GQA attention over every KV head (interleaved or dynamic), MoE (static or dynamic tiling, optionally "
+       "time-multiplexed); phases hand over through HBM, each starting when the previous one's stores are acknowledged",
+       {{"model", T::kString, "qwen",
+         "qwen (hidden 2048, 32 query / 4 KV heads of 64, MoE 128 experts top-8) or mixtral (4096, 32 / 8 of 128, "
+         "8 experts top-2)"},
+        {"batch", T::kInt, "64", "requests (tokens decoded)"},
+        {"regions", T::kInt, "4", "batch regions of the QKV generation, output projection and attention"},
+        {"attention", T::kString, "dynamic", "attention parallelization: interleaved or dynamic"},
+        {"tile_n", T::kInt, "32", "tokens per KV-cache tile"},
+        {"kv_trace", T::kString, "shared:traces/azure/AzureLLMInferenceTrace_conv.csv",
+         "Azure LLM inference trace (ContextTokens = KV length before the decoded token)"},
+        {"kv_first_row", T::kInt, "4007",
+         "first data row (1-based) of the batch in kv_trace (the artifact's "
+         "medium-variability B=64 batch)"},
+        {"moe_tile_n", T::kInt, "0", "MoE static tile of the per-expert token dimension; 0 = dynamic tiling"},
+        {"moe_tile_f", T::kInt, "64", "MoE intermediate tile"},
+        {"moe_regions", T::kInt, "0",
+         "time-multiplexed MoE over this many regions (must divide the experts); 0 = one "
+         "pipeline per expert"},
+        {"moe_trace", T::kString, "", "routing trace CSV of this layer (default: the model's b64/b1024 trace)"},
+        {"hidden", T::kInt, "0", "hidden dimension (0 = the model's)"},
+        {"inter", T::kInt, "0", "MoE intermediate dimension (0 = the model's)"},
+        {"head_dim", T::kInt, "0", "head dimension (0 = the model's)"},
+        {"q_heads", T::kInt, "0", "query heads (0 = the model's)"},
+        {"kv_heads", T::kInt, "0", "KV heads (0 = the model's)"},
+        {"proj_compute_bw", T::kInt, "0", "FLOPs/cycle per QKV / output-projection node (0 = the preset's compute_bw)"},
+        {"attn_compute_bw", T::kInt, "2048", "FLOPs/cycle per attention node (the artifact's attention runs: 2048)"},
+        {"moe_compute_bw", T::kInt, "0", "FLOPs/cycle per MoE node (0 = the preset's compute_bw)"},
+        {"attn_fifo_depth", T::kInt, "1",
+         "FIFO depth of the attention's data streams (the artifact's attention runs: 1; 0 "
+         "= the preset's fifo_depth)"},
+        {"metadata_depth", T::kInt, "16", "FIFO depth of the attention's request metadata and dispatch streams"},
+        {"seed", T::kInt, "1", "seed of the random tensors"}},
+       build_decoder});
 }
 
 }  // namespace stepsim::layers

@@ -62,7 +62,8 @@ std::vector<int64_t> expert_bins(const std::string& trace_file, size_t num_exper
       if (t.header[c].rfind("expert", 0) == 0) {
         const long e = std::stol(row[c]);
         if (e < 0 || size_t(e) >= num_experts)
-          throw std::invalid_argument(trace_file + ": expert id " + row[c] + " outside 0.." + std::to_string(num_experts - 1));
+          throw std::invalid_argument(trace_file + ": expert id " + row[c] + " outside 0.." +
+                                      std::to_string(num_experts - 1));
         ++bins[size_t(e)];
       }
   }

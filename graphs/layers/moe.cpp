@@ -38,10 +38,12 @@ struct ModelPreset {
 
 const std::map<std::string, ModelPreset>& models() {
   static const std::map<std::string, ModelPreset> m = {
-      {"mixtral", {8, 2, 4096, 14336, "shared:traces/moe/mixtral8x7b_b64_iter008_layer010.csv",
-                   "shared:traces/moe/mixtral8x7b_b1024_iter019_layer009.csv"}},
-      {"qwen", {128, 8, 2048, 768, "shared:traces/moe/qwen3_30b_a3b_b64_iter032_layer012.csv",
-                "shared:traces/moe/qwen3_30b_a3b_b1024_iter022_layer016.csv"}},
+      {"mixtral",
+       {8, 2, 4096, 14336, "shared:traces/moe/mixtral8x7b_b64_iter008_layer010.csv",
+        "shared:traces/moe/mixtral8x7b_b1024_iter019_layer009.csv"}},
+      {"qwen",
+       {128, 8, 2048, 768, "shared:traces/moe/qwen3_30b_a3b_b64_iter032_layer012.csv",
+        "shared:traces/moe/qwen3_30b_a3b_b1024_iter022_layer016.csv"}},
   };
   return m;
 }
@@ -85,8 +87,8 @@ MoeSetup setup(const Params& p, const std::string& layer) {
   int64_t rows_in_trace = 0;
   for (int64_t v : s.bins) rows_in_trace += v;
   if (rows_in_trace != s.B * s.topk)
-    throw std::invalid_argument("layer " + layer + ": trace " + s.trace + " has " + std::to_string(rows_in_trace / s.topk) +
-                                " tokens, batch is " + std::to_string(s.B));
+    throw std::invalid_argument("layer " + layer + ": trace " + s.trace + " has " +
+                                std::to_string(rows_in_trace / s.topk) + " tokens, batch is " + std::to_string(s.B));
   const int64_t maxbin = *std::max_element(s.bins.begin(), s.bins.end());
   // Reassemble takes the experts' rows in token order: room for every row an expert holds back.
   s.deep = uint32_t((s.dynamic ? maxbin : (maxbin + s.tn - 1) / s.tn * s.tn) + 2);
@@ -141,8 +143,8 @@ Front front(GraphBuilder& b, const MoeSetup& s, const MoeIo& io) {
 
 // The SwiGLU FFN of one packed-tile stream: x [C] of [rows x D] repeated over the F/tile_f
 // intermediate tiles, weights [C, F/tile_f]; returns [C] of [rows x D].
-Stream ffn(GraphBuilder& b, const MoeSetup& s, const std::string& pre, const Stream& x, const Stream& w1, const Stream& w3,
-           const Stream& w2) {
+Stream ffn(GraphBuilder& b, const MoeSetup& s, const std::string& pre, const Stream& x, const Stream& w1,
+           const Stream& w3, const Stream& w2) {
   Stream xr = b.repeat(pre + "xrep", x, s.N);
   Stream gate = b.map(pre + "gate", "matmul", {xr, w1}, s.bw);
   Stream up = b.map(pre + "up", "matmul", {xr, w3}, s.bw);
@@ -207,8 +209,8 @@ void add_moe_per_expert(GraphBuilder& b, const MoeSetup& s, const MoeIo& io) {
 int64_t tm_regions(const MoeSetup& s, const Params& p) {
   const int64_t R = p.get_int("regions");
   if (R < 1 || s.E % R)
-    throw std::invalid_argument("layer moe_tm: regions " + std::to_string(R) + " must divide the " + std::to_string(s.E) +
-                                " experts");
+    throw std::invalid_argument("layer moe_tm: regions " + std::to_string(R) + " must divide the " +
+                                std::to_string(s.E) + " experts");
   return R;
 }
 
@@ -229,9 +231,9 @@ void add_moe_tm(GraphBuilder& b, const MoeSetup& s, int64_t R, const MoeIo& io) 
     }
     auto [x, sel] = b.eager_merge(pre + "merge", ins, 0);
     b.set_depth(pre + "merge", s.deep);
-    Stream addr = b.add1(pre + "addr", "ExpertAddrGen", {{"tiles_per_expert", std::to_string(s.N)},
-                                                         {"experts", frontend::int_list(experts)}},
-                         {{"in", sel}});
+    Stream addr =
+        b.add1(pre + "addr", "ExpertAddrGen",
+               {{"tiles_per_expert", std::to_string(s.N)}, {"experts", frontend::int_list(experts)}}, {{"in", sel}});
     Stream w1 = b.random_load(pre + "w1", "w1", {s.D, s.tf}, addr);
     Stream w3 = b.random_load(pre + "w3", "w3", {s.D, s.tf}, addr);
     Stream w2 = b.random_load(pre + "w2", "w2", {s.tf, s.D}, addr);
@@ -249,7 +251,8 @@ void add_moe_tm(GraphBuilder& b, const MoeSetup& s, int64_t R, const MoeIo& io) 
 
 Graph build_moe(const Params& p) {
   const MoeSetup s = setup(p, "moe");
-  GraphBuilder b("moe_" + s.model + (s.dynamic ? "_dynamic" : "_static" + std::to_string(s.tn)), "MoE layer, " + describe(s));
+  GraphBuilder b("moe_" + s.model + (s.dynamic ? "_dynamic" : "_static" + std::to_string(s.tn)),
+                 "MoE layer, " + describe(s));
   add_moe_per_expert(b, s, MoeIo{});
   return b.graph();
 }
@@ -257,9 +260,10 @@ Graph build_moe(const Params& p) {
 Graph build_moe_tm(const Params& p) {
   const MoeSetup s = setup(p, "moe_tm");
   const int64_t R = tm_regions(s, p);
-  GraphBuilder b("moe_tm_" + s.model + "_r" + std::to_string(R) + (s.dynamic ? "_dynamic" : "_static" + std::to_string(s.tn)),
-                 "time-multiplexed MoE layer, " + std::to_string(R) + " regions of " + std::to_string(s.E / R) +
-                     " experts, " + describe(s));
+  GraphBuilder b(
+      "moe_tm_" + s.model + "_r" + std::to_string(R) + (s.dynamic ? "_dynamic" : "_static" + std::to_string(s.tn)),
+      "time-multiplexed MoE layer, " + std::to_string(R) + " regions of " + std::to_string(s.E / R) + " experts, " +
+          describe(s));
   add_moe_tm(b, s, R, MoeIo{});
   return b.graph();
 }
@@ -268,39 +272,45 @@ Graph build_moe_tm(const Params& p) {
 
 void add_moe(GraphBuilder& b, const std::string& layer, const Params& p, const MoeIo& io) {
   const MoeSetup s = setup(p, layer);
-  if (layer == "moe_tm") add_moe_tm(b, s, tm_regions(s, p), io);
-  else add_moe_per_expert(b, s, io);
+  if (layer == "moe_tm")
+    add_moe_tm(b, s, tm_regions(s, p), io);
+  else
+    add_moe_per_expert(b, s, io);
 }
 
 void register_moe(LayerRegistry& r) {
   r.add({"moe",
          "MoE layer with SwiGLU experts routed by a real trace (Mixtral-8x7B or Qwen3-30B-A3B); static tiling "
          "(tile_n) or dynamic tiling (tile_n = 0)",
-         {{"model", T::kString, "mixtral", "mixtral (8 experts, top-2, 4096/14336) or qwen (128 experts, top-8, 2048/768)"},
+         {{"model", T::kString, "mixtral",
+           "mixtral (8 experts, top-2, 4096/14336) or qwen (128 experts, top-8, 2048/768)"},
           {"batch", T::kInt, "64", "tokens; the first `batch` rows of the trace"},
           {"tile_n", T::kInt, "16", "static tile of the per-expert token dimension; 0 = dynamic tiling"},
           {"tile_f", T::kInt, "64", "intermediate tile"},
           {"hidden", T::kInt, "0", "hidden dimension (0 = the model's)"},
           {"inter", T::kInt, "0", "intermediate dimension (0 = the model's)"},
-          {"trace", T::kString, "", "routing trace CSV (default: the model's b64 or b1024 trace in ../shared/traces/moe)"},
+          {"trace", T::kString, "",
+           "routing trace CSV (default: the model's b64 or b1024 trace in ../shared/traces/moe)"},
           {"compute_bw", T::kInt, "0", "FLOPs/cycle per higher-order node (0 = the preset's compute_bw)"},
           {"seed", T::kInt, "1", "seed of the random tensors"}},
          build_moe});
-  r.add({"moe_tm",
-         "Configuration-time-multiplexed MoE (paper §5.3): `regions` SwiGLU pipelines shared by the experts through "
-         "EagerMerge, weights fetched per tile with ExpertAddrGen + RandomOffChipLoad, results partitioned back; "
-         "static (tile_n) or dynamic (tile_n = 0) tiling",
-         {{"model", T::kString, "qwen", "mixtral (8 experts, top-2, 4096/14336) or qwen (128 experts, top-8, 2048/768)"},
-          {"regions", T::kInt, "32", "parallel regions (expert pipelines); must divide the experts"},
-          {"batch", T::kInt, "64", "tokens; the first `batch` rows of the trace"},
-          {"tile_n", T::kInt, "32", "static tile of the per-expert token dimension; 0 = dynamic tiling"},
-          {"tile_f", T::kInt, "48", "intermediate tile"},
-          {"hidden", T::kInt, "0", "hidden dimension (0 = the model's)"},
-          {"inter", T::kInt, "0", "intermediate dimension (0 = the model's)"},
-          {"trace", T::kString, "", "routing trace CSV (default: the model's b64 or b1024 trace in ../shared/traces/moe)"},
-          {"compute_bw", T::kInt, "0", "FLOPs/cycle per higher-order node (0 = the preset's compute_bw)"},
-          {"seed", T::kInt, "1", "seed of the random tensors"}},
-         build_moe_tm});
+  r.add(
+      {"moe_tm",
+       "Configuration-time-multiplexed MoE (paper §5.3): `regions` SwiGLU pipelines shared by the experts through "
+       "EagerMerge, weights fetched per tile with ExpertAddrGen + RandomOffChipLoad, results partitioned back; "
+       "static (tile_n) or dynamic (tile_n = 0) tiling",
+       {{"model", T::kString, "qwen", "mixtral (8 experts, top-2, 4096/14336) or qwen (128 experts, top-8, 2048/768)"},
+        {"regions", T::kInt, "32", "parallel regions (expert pipelines); must divide the experts"},
+        {"batch", T::kInt, "64", "tokens; the first `batch` rows of the trace"},
+        {"tile_n", T::kInt, "32", "static tile of the per-expert token dimension; 0 = dynamic tiling"},
+        {"tile_f", T::kInt, "48", "intermediate tile"},
+        {"hidden", T::kInt, "0", "hidden dimension (0 = the model's)"},
+        {"inter", T::kInt, "0", "intermediate dimension (0 = the model's)"},
+        {"trace", T::kString, "",
+         "routing trace CSV (default: the model's b64 or b1024 trace in ../shared/traces/moe)"},
+        {"compute_bw", T::kInt, "0", "FLOPs/cycle per higher-order node (0 = the preset's compute_bw)"},
+        {"seed", T::kInt, "1", "seed of the random tensors"}},
+       build_moe_tm});
 }
 
 }  // namespace stepsim::layers

@@ -45,9 +45,9 @@ Graph build_swiglu(const Params& p) {
   const int64_t M = B / tb, N = F / tf, K = D / th;
   const uint64_t bw = uint64_t(p.get_int("compute_bw"));
 
-  GraphBuilder b("swiglu", "SwiGLU expert, schedule mn_mk: batch " + std::to_string(B) + ", hidden " + std::to_string(D) +
-                               ", intermediate " + std::to_string(F) + ", tiles [" + std::to_string(tb) + ", " +
-                               std::to_string(th) + ", " + std::to_string(tf) + "]");
+  GraphBuilder b("swiglu", "SwiGLU expert, schedule mn_mk: batch " + std::to_string(B) + ", hidden " +
+                               std::to_string(D) + ", intermediate " + std::to_string(F) + ", tiles [" +
+                               std::to_string(tb) + ", " + std::to_string(th) + ", " + std::to_string(tf) + "]");
   const uint64_t seed = uint64_t(p.get_int("seed"));
   const int64_t block = p.get_int("block");
   if (block < 0) throw std::invalid_argument("layer swiglu: block must be >= 0, got " + std::to_string(block));

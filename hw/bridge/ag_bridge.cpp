@@ -29,8 +29,9 @@ AgSetup ag_setup(const OpConfig& cfg) {
                            std::to_string(kAgP16) + " lanes), r = 1..the columns";
   const bool fits = tile.size() == 2 && (tile[1] == kT || tile[1] == kT16) && tile[0] >= 1 && tile[0] <= tile[1];
   if (!fits || t.dtype != DType::BF16) {
-    s.error = want + "; the node has tile [" + (tile.size() == 2 ? std::to_string(tile[0]) + ", " + std::to_string(tile[1]) : "?") +
-              "] of a " + dtype_name(t.dtype) + " tensor";
+    s.error = want + "; the node has tile [" +
+              (tile.size() == 2 ? std::to_string(tile[0]) + ", " + std::to_string(tile[1]) : "?") + "] of a " +
+              dtype_name(t.dtype) + " tensor";
     return s;
   }
   const int kt = int(tile[1]), kr = int(tile[0]);
@@ -42,7 +43,8 @@ AgSetup ag_setup(const OpConfig& cfg) {
     const int64_t p = pd > 0 ? pd : int64_t(cfg.env->hw.par_dispatch);
     if (p != kAgP16) {
       s.error = "the [r x " + std::to_string(kT16) + "] address generator issues " + std::to_string(kAgP16) +
-                " requests per cycle; the node has par_dispatch " + std::to_string(p) + (pd > 0 ? "" : " (the preset's)");
+                " requests per cycle; the node has par_dispatch " + std::to_string(p) +
+                (pd > 0 ? "" : " (the preset's)");
       return s;
     }
     s.p = kAgP16;
@@ -65,7 +67,8 @@ AgSetup ag_setup(const OpConfig& cfg) {
   if (s.shape.empty()) s.shape = {int64_t(tiles_r), int64_t(s.tiles_c)};
   if (s.stride.empty()) {
     s.stride.assign(s.shape.size(), 1);
-    for (int d = int(s.shape.size()) - 2; d >= 0; --d) s.stride[size_t(d)] = s.stride[size_t(d) + 1] * s.shape[size_t(d) + 1];
+    for (int d = int(s.shape.size()) - 2; d >= 0; --d)
+      s.stride[size_t(d)] = s.stride[size_t(d) + 1] * s.shape[size_t(d) + 1];
   }
   if (s.stride.size() != s.shape.size()) {
     s.error = "stride and out_shape differ in length";
@@ -79,7 +82,8 @@ AgSetup ag_setup(const OpConfig& cfg) {
   const uint64_t lim = uint64_t(1) << kAgIW;
   s.tiles = tiles_r * s.tiles_c;
   if (s.tiles_c >= lim || s.offset / s.tiles_c >= lim || (s.random && s.tiles >= lim)) {
-    s.error = "tensor '" + t.name + "' is too large for the address generator's " + std::to_string(kAgIW) + "-bit tile indices";
+    s.error = "tensor '" + t.name + "' is too large for the address generator's " + std::to_string(kAgIW) +
+              "-bit tile indices";
     return s;
   }
   for (size_t d = 0; d < s.shape.size(); ++d)
@@ -94,7 +98,8 @@ AgSetup ag_setup(const OpConfig& cfg) {
   if (t.blocked() && !(t.spans_blocks(kr, kt) && t.block_cols == uint64_t(kt))) {
     s.error = "tensor '" + t.name + "' is stored in [" + std::to_string(t.block_rows) + " x " +
               std::to_string(t.block_cols) + "] blocks; the address generator takes row-major tensors or blocks " +
-              std::to_string(kt) + " wide that tile its [" + std::to_string(kr) + " x " + std::to_string(kt) + "] tiles";
+              std::to_string(kt) + " wide that tile its [" + std::to_string(kr) + " x " + std::to_string(kt) +
+              "] tiles";
     return s;
   }
   const Burst first = t.tile_burst(0, kr, kt);
@@ -116,10 +121,12 @@ std::string ag_unsupported(const OpConfig& cfg) { return ag_setup(cfg).error; }
 std::string ag_index(const AgSetup& s, const Element& e, uint64_t& l) {
   // As OffChipOp::address_of (hw/ops/offchip_ops.cpp), so both runs fail alike.
   const std::optional<int64_t> v = index_value(e);
-  if (!v) return "the address stream carries " + e.to_string() + "; expected a scalar or a 1x1 int32 tile holding a tile index";
+  if (!v)
+    return "the address stream carries " + e.to_string() +
+           "; expected a scalar or a 1x1 int32 tile holding a tile index";
   if (*v < 0 || uint64_t(*v) >= s.tiles)
-    return "tile index " + std::to_string(*v) + " is outside tensor '" + s.tensor->name + "' (" + std::to_string(s.tiles) +
-           " tiles of [" + std::to_string(s.r) + " x " + std::to_string(s.t) + "])";
+    return "tile index " + std::to_string(*v) + " is outside tensor '" + s.tensor->name + "' (" +
+           std::to_string(s.tiles) + " tiles of [" + std::to_string(s.r) + " x " + std::to_string(s.t) + "])";
   l = uint64_t(*v);
   return "";
 }

@@ -84,7 +84,7 @@ struct MemPortPins : PinGroup {
   sc_core::sc_signal<bits_t<P * 7>> req_len;
   sc_core::sc_signal<bits_t<P * 512>> req_wdata, rsp_data;
   bool s_rsp_valid = false;
-  bits_t<P * 512> s_rsp_data = 0;
+  bits_t<P* 512> s_rsp_data = 0;
   void flush() override {
     req_ready.write(true);
     rsp_valid.write(s_rsp_valid);
@@ -107,14 +107,15 @@ struct MemPortPins : PinGroup {
 template <class Dut, int T = kT, int P = 1>
 class AgBridge : public BridgeBase {
  public:
-  static constexpr int kTB = 2 * T * T;           // bytes of a full [T x T] tile
+  static constexpr int kTB = 2 * T * T;              // bytes of a full [T x T] tile
   static constexpr int kPW = units::TileBits<T>::W;  // the tile payload: lanes, header (docs/unit-protocol.md)
   static constexpr int kGW = units::clog2(kTB + 1);
 
   AgBridge(const OpConfig& cfg, const std::string& impl)
       : BridgeBase(cfg, impl), setup_(ag_setup(cfg)), dut_(unit_name().c_str()) {
     if (!setup_.error.empty()) throw std::invalid_argument(setup_.error);
-    if (setup_.t != T || setup_.p != P) throw std::logic_error("AgBridge: the wrong instance for node '" + cfg.name + "'");
+    if (setup_.t != T || setup_.p != P)
+      throw std::logic_error("AgBridge: the wrong instance for node '" + cfg.name + "'");
     memory_ = cfg.env->memory;
     memory_->add_client(&ctx());
     bind_clock(dut_);
@@ -164,7 +165,7 @@ class AgBridge : public BridgeBase {
     // The quasi-static configuration, written before the reset edges.
     const AgSetup& s = setup_;
     const uint64_t tc = s.tiles_c;
-    bits_t<kAgMR * kAgIW> sh = 0, sq = 0, sr = 0;
+    bits_t<kAgMR*kAgIW> sh = 0, sq = 0, sr = 0;
     for (size_t d = 0; d < kAgMR; ++d) {
       const bool used = d < s.shape.size();
       units::set_slice<kAgIW, kAgMR * kAgIW>(sh, kAgIW * int(d), bits_t<kAgIW>(used ? uint64_t(s.shape[d]) : 1));
@@ -237,9 +238,9 @@ class AgBridge : public BridgeBase {
     if (units::bit_of<P>(lanes, 0)) {  // a bundle taken at this edge (req_ready_i is always high)
       const bool write = mem_.req_write.read();
       const bool data = functional();
-      const bits_t<P * kAgAW> addrs = mem_.req_addr.read();
-      const bits_t<P * 7> lens = mem_.req_len.read();
-      const bits_t<P * 512> w = mem_.req_wdata.read();
+      const bits_t<P* kAgAW> addrs = mem_.req_addr.read();
+      const bits_t<P* 7> lens = mem_.req_len.read();
+      const bits_t<P* 512> w = mem_.req_wdata.read();
       Rsp r;
       r.at = std::max(c + 1, last_at_);
       r.data = 0;
@@ -297,7 +298,8 @@ class AgBridge : public BridgeBase {
   // A loaded tile: [r x T] from the header's r rows (the unit drives the other lanes 0).
   Element tile_out(const bits_t<kPW>& v) const {
     const uint32_t r = uint32_t(units::tile_rows<T>(v).to_uint());
-    if (r != uint32_t(setup_.r)) fail("the address generator emitted a tile of " + std::to_string(r) + " rows, not " + std::to_string(setup_.r));
+    if (r != uint32_t(setup_.r))
+      fail("the address generator emitted a tile of " + std::to_string(r) + " rows, not " + std::to_string(setup_.r));
     Tile t = shape_tile(r, uint32_t(T), DType::BF16);
     t.in_memory_unit = true;  // staged in the load's memory unit, as the approximate load marks it
     if (functional()) {

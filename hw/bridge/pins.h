@@ -65,7 +65,7 @@ inline Payload mask_bits(int w) { return w >= 128 ? ~Payload(0) : (Payload(1) <<
 // The bridge's view of one input stream of the unit (a plain port, or lane i of a group).
 struct PinIn {
   virtual ~PinIn() = default;
-  virtual bool ready() const = 0;                       // the unit's <p>_ready_o (this lane)
+  virtual bool ready() const = 0;                        // the unit's <p>_ready_o (this lane)
   virtual void drive(bool valid, const PinBeat& b) = 0;  // staged; written by flush()
 };
 
@@ -86,7 +86,7 @@ struct PinTrace {
 
 struct PinGroup {
   virtual ~PinGroup() = default;
-  virtual void flush() = 0;  // writes the staged values to the signals
+  virtual void flush() = 0;                                                 // writes the staged values to the signals
   virtual void traces(const std::string& p, std::vector<PinTrace>& t) = 0;  // its pins, named <p>_<pin>
 };
 
@@ -103,7 +103,8 @@ Payload chunk_of(const bits_t<W>& v, int c) {
 template <int W>
 void wide_traces(const std::string& name, const sc_core::sc_signal<bits_t<W>>& sig, std::vector<PinTrace>& t) {
   for (int c = 0; 128 * c < W; ++c)
-    t.push_back({name + "_" + std::to_string(c), std::min(128, W - 128 * c), [&sig, c] { return chunk_of<W>(sig.read(), c); }});
+    t.push_back(
+        {name + "_" + std::to_string(c), std::min(128, W - 128 * c), [&sig, c] { return chunk_of<W>(sig.read(), c); }});
 }
 
 // An input port group of N streams of W payload bits (N = 1: a plain stream port; the types
@@ -138,7 +139,7 @@ struct InPins : PinGroup {
   void flush() override {
     bits_t<N> v = 0, e = 0, d = 0;
     Payload x = 0;
-    [[maybe_unused]] bits_t<N * W> wide = 0;
+    [[maybe_unused]] bits_t<N* W> wide = 0;
     bits_t<4 * N> s = 0;
     for (int i = 0; i < N; ++i) {
       units::set_bit<N>(v, i, s_valid[i]);

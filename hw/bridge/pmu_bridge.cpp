@@ -41,7 +41,8 @@ PmuWritePort* PmuWritePort::of(const Context* producer) {
 
 void PmuWritePort::run() {
   if (!has_out(0) || !is_pmu_reader(out(0).consumer()))
-    fail("impl: " + impl_ + ": the memory unit runs a Bufferize -> Streamify pair; this Bufferize's output must go "
+    fail("impl: " + impl_ +
+         ": the memory unit runs a Bufferize -> Streamify pair; this Bufferize's output must go "
          "straight to a Streamify node on the unit too (give both nodes the same impl, or neither)");
   Channel& link = out(0);
   // The link is the unit's write path: its log shows the buffer references the write side forms

@@ -87,7 +87,8 @@ class PmuBridge : public BridgeBase {
   void run() override {
     const PmuWritePort* w = has_in(0) ? PmuWritePort::of(in(0).producer()) : nullptr;
     if (!w)
-      fail("impl: " + impl() + ": the memory unit runs a Bufferize -> Streamify pair; this Streamify's input must "
+      fail("impl: " + impl() +
+           ": the memory unit runs a Bufferize -> Streamify pair; this Streamify's input must "
            "come straight from a Bufferize node on the unit too (give both nodes the same impl, or neither)");
     rank_.write(stop_t(w->rank()));
     const bool dyn = has_in(1);
@@ -123,7 +124,8 @@ class PmuBridge : public BridgeBase {
     if (err_.read())
       fail("the memory unit raised err_o: a buffer of more than " + std::to_string(kPmuCap) +
            " elements (its capacity in this configuration: " + std::to_string(kPmuBanks) + " banks x " +
-           std::to_string(kPmuDepth) + " words), an input stream that ended inside a buffer, or an affine "
+           std::to_string(kPmuDepth) +
+           " words), an input stream that ended inside a buffer, or an affine "
            "read outside the buffer");
   }
   sc_core::sc_signal<stop_t> rank_, ref_rank_, nrep_;

@@ -7,9 +7,7 @@
 
 namespace stepsim::bridge {
 
-UnitBridge::UnitBridge(const OpConfig& cfg, std::string impl) : Op(cfg), impl_(std::move(impl)) {
-  rst_n_.write(false);
-}
+UnitBridge::UnitBridge(const OpConfig& cfg, std::string impl) : Op(cfg), impl_(std::move(impl)) { rst_n_.write(false); }
 
 void UnitBridge::add_input(int op_input, PinIn* pin, Encoder enc, std::vector<PinBeat> fixed) {
   In in;
@@ -170,16 +168,14 @@ void UnitBridge::count_pin_waits(uint64_t cycles) {
 uint64_t UnitBridge::input_wait_cycles(const Channel* c) {
   uint64_t n = 0;
   for (const In& in : in_streams_)
-    if (in.op_input >= 0 && has_in(size_t(in.op_input)) && &this->in(size_t(in.op_input)) == c)
-      n += in.wait_cycles;
+    if (in.op_input >= 0 && has_in(size_t(in.op_input)) && &this->in(size_t(in.op_input)) == c) n += in.wait_cycles;
   return n;
 }
 
 uint64_t UnitBridge::output_wait_cycles(const Channel* c) {
   uint64_t n = 0;
   for (const Out& o : out_streams_)
-    if (o.op_output >= 0 && has_out(size_t(o.op_output)) && &this->out(size_t(o.op_output)) == c)
-      n += o.wait_cycles;
+    if (o.op_output >= 0 && has_out(size_t(o.op_output)) && &this->out(size_t(o.op_output)) == c) n += o.wait_cycles;
   return n;
 }
 
@@ -331,15 +327,16 @@ const UnitImpl* find_unit_impl(const std::string& name) {
 namespace {
 constexpr int kMaxN = 4;   // consumers / inputs of the router units (RTL default N)
 constexpr int kMaxN8 = 8;  // Partition and Reassemble also at N = 8 (unit_bridges.h)
-}
+}  // namespace
 
 std::string unit_unsupported(const OpConfig& cfg) {
   const std::string& op = cfg.info->name;
   const Params& p = cfg.params;
   auto stop_param = [&](const char* name, int64_t lo) -> std::string {
     const int64_t v = p.get_int(name);
-    if (v < lo || v > 15) return std::string(name) + " = " + std::to_string(v) + " is outside the unit's range " +
-                                 std::to_string(lo) + "..15";
+    if (v < lo || v > 15)
+      return std::string(name) + " = " + std::to_string(v) + " is outside the unit's range " + std::to_string(lo) +
+             "..15";
     return "";
   };
   if (op == "Flatten") {
@@ -382,14 +379,17 @@ std::string unit_unsupported(const OpConfig& cfg) {
     const size_t data_in = op == "Reassemble" ? cfg.num_inputs - 1 : cfg.num_inputs;
     const int max_in = op == "Reassemble" ? kMaxN8 : kMaxN;
     if (data_in > size_t(max_in))
-      return "the " + op + " unit has up to " + std::to_string(max_in) + " inputs, the node has " + std::to_string(data_in);
+      return "the " + op + " unit has up to " + std::to_string(max_in) + " inputs, the node has " +
+             std::to_string(data_in);
     return stop_param("rank", 0);
   }
   if (op == "Map") {
     const std::string fn = p.get_string("fn");
     if (fn == "mul" || fn == "add") {
       if (cfg.num_inputs != 2)
-        return "Map " + fn + " runs on pcu_ew ([1 x 8] tiles) or pcu_tile_map ([r x 4] or [r x 16] tiles, r <= the side) with 2 inputs";
+        return "Map " + fn +
+               " runs on pcu_ew ([1 x 8] tiles) or pcu_tile_map ([r x 4] or [r x 16] tiles, r <= the side) with 2 "
+               "inputs";
       return "";
     }
     if (fn == "matmul" || fn == "matmul_t") {
@@ -405,7 +405,8 @@ std::string unit_unsupported(const OpConfig& cfg) {
       return "";
     }
     return "no unit computes Map fn=" + fn +
-           " (units: mul, add, row_sum, row_max on [1 x 8] bf16 tiles; matmul, matmul_t, mul, add, silu, exp, sigmoid on "
+           " (units: mul, add, row_sum, row_max on [1 x 8] bf16 tiles; matmul, matmul_t, mul, add, silu, exp, sigmoid "
+           "on "
            "[r x 4] or [r x 16] bf16 tiles, r <= the side)";
   }
   if (op == "Accum" || op == "Scan") {
@@ -419,7 +420,8 @@ std::string unit_unsupported(const OpConfig& cfg) {
       return stop_param("rank", 1);
     } else {
       return "no unit computes " + op + " fn=" + fn +
-             " (units: add, max on [1 x 8], [r x 4] or [r x 16] bf16 tiles; matmul_acc, matmul_t_acc on [r x 4] or [r x 16] "
+             " (units: add, max on [1 x 8], [r x 4] or [r x 16] bf16 tiles; matmul_acc, matmul_t_acc on [r x 4] or [r "
+             "x 16] "
              "bf16 tiles; retile_row on [r x 4] or [r x 16] bf16 tiles)";
     }
     // The tile Accum unit keeps the bank (pcu_tile_accum, cfg_bank_i); the closing stop q + 2 must fit 4 bits.
@@ -432,16 +434,19 @@ std::string unit_unsupported(const OpConfig& cfg) {
     if (fn != "retile_streamify_row")
       return "no unit computes FlatMap fn=" + fn + " (units: retile_streamify_row on [r x 4] or [r x 16] bf16 tiles)";
     if (cfg.num_inputs != 1) return "the FlatMap retile_streamify_row unit (pcu_retile) has 1 input";
-    if (p.get_int("rank") != 1) return "the retile unit expands each tile into a rank-1 stream of rows; the node has rank " +
-                                       std::to_string(p.get_int("rank"));
+    if (p.get_int("rank") != 1)
+      return "the retile unit expands each tile into a rank-1 stream of rows; the node has rank " +
+             std::to_string(p.get_int("rank"));
     return "";
   }
   if (op == "Bufferize" || op == "Streamify") return pmu_unsupported(cfg);
-  if (op == "LinearOffChipLoad" || op == "LinearOffChipStore" || op == "RandomOffChipLoad" || op == "RandomOffChipStore")
+  if (op == "LinearOffChipLoad" || op == "LinearOffChipStore" || op == "RandomOffChipLoad" ||
+      op == "RandomOffChipStore")
     return ag_unsupported(cfg);  // ag_bridge.cpp
   return "no cycle-accurate unit implements " + op +
          " (units: Flatten, Promote, Repeat, Expand, Reshape, Zip, Broadcast, Partition, Reassemble, EagerMerge, "
-         "Map mul/add/matmul/matmul_t/silu/exp/sigmoid/row_sum/row_max, Accum add/max/matmul_acc/matmul_t_acc/retile_row, "
+         "Map mul/add/matmul/matmul_t/silu/exp/sigmoid/row_sum/row_max, Accum "
+         "add/max/matmul_acc/matmul_t_acc/retile_row, "
          "Scan add/max/matmul_acc/matmul_t_acc, "
          "FlatMap retile_streamify_row, Bufferize -> Streamify, Linear/RandomOffChipLoad/Store)";
 }

@@ -93,10 +93,10 @@ class UnitBridge : public Op {
     size_t fixed_pos = 0;
     bool presented = false;
     PinBeat cur;
-    bool finished = false;           // its done beat was taken
-    uint64_t quiet_until = 0;        // no arrival at or before this time (lower bound - 1)
+    bool finished = false;     // its done beat was taken
+    uint64_t quiet_until = 0;  // no arrival at or before this time (lower bound - 1)
     bool quiet_known = false;
-    bool waiting = false;            // this cycle: the pin is ready, no beat to offer
+    bool waiting = false;  // this cycle: the pin is ready, no beat to offer
     uint64_t wait_cycles = 0;
   };
   struct Out {
@@ -152,6 +152,6 @@ void register_rtl_units();  // defined by the RTL build (hw/bridge/rtl); see sim
 std::string unit_unsupported(const OpConfig& cfg);
 std::string pmu_unsupported(const OpConfig& cfg);  // Bufferize, Streamify (pmu_bridge.cpp)
 std::string pmu_pair_unsupported(const Params& bufferize, const Params& streamify);  // the pair (pmu_bridge.cpp)
-std::string ag_unsupported(const OpConfig& cfg);   // LinearOffChipLoad/Store (ag_bridge.cpp)
+std::string ag_unsupported(const OpConfig& cfg);  // LinearOffChipLoad/Store (ag_bridge.cpp)
 
 }  // namespace stepsim::bridge

@@ -26,9 +26,9 @@ constexpr int kN = 4;   // router consumers / inputs
 constexpr int kN8 = 8;  // the routers once more with 8 outputs / inputs (an 8-expert MoE)
 constexpr int kZipN = 2;
 constexpr int kCW = 8;
-constexpr int kL = 8;  // compute lanes of the vector units ([1 x kL] tiles)
-constexpr int kT = 4;  // tile side of the tile units ([kT x kT] tiles)
-constexpr int kTS = 2;  // pipeline stages of the tile Map unit
+constexpr int kL = 8;     // compute lanes of the vector units ([1 x kL] tiles)
+constexpr int kT = 4;     // tile side of the tile units ([kT x kT] tiles)
+constexpr int kTS = 2;    // pipeline stages of the tile Map unit
 constexpr int kT16 = 16;  // the second tile side ([16 x 16] tiles, the SwiGLU validation), NS = kTS
 // Accumulator bank entries of the tile Accum units (RTL: pcu_tile_accum's default NB, and
 // pcu_tile_accum_t16's: tiles (64, 256, *) give 4 x 16 output blocks of 16 x 16).
@@ -58,7 +58,9 @@ class BridgeBase : public UnitBridge {
       if (!e.is_selector()) fail("the selector input carries " + e.to_string() + ", not a selector");
       Payload p = 0;
       for (int i : e.selector().indices()) {
-        if (i >= n) fail("selector " + e.to_string() + " names output " + std::to_string(i) + "; the unit has " + std::to_string(n));
+        if (i >= n)
+          fail("selector " + e.to_string() + " names output " + std::to_string(i) + "; the unit has " +
+               std::to_string(n));
         p |= Payload(1) << i;
       }
       return p;
@@ -76,7 +78,8 @@ class BridgeBase : public UnitBridge {
   // and the outputs are shape-only tiles again.
   Encoder tiles(int lanes) {
     return [this, lanes](const Element& e) {
-      if (!e.is_tile()) fail("the compute unit needs [1 x " + std::to_string(lanes) + "] bf16 tiles, got " + e.to_string());
+      if (!e.is_tile())
+        fail("the compute unit needs [1 x " + std::to_string(lanes) + "] bf16 tiles, got " + e.to_string());
       const Tile& t = e.tile();
       if (t.rows != 1 || t.cols != uint32_t(lanes) || t.dtype != DType::BF16)
         fail("the compute unit needs [1 x " + std::to_string(lanes) + "] bf16 tiles, got [" + std::to_string(t.rows) +
@@ -130,7 +133,8 @@ class BridgeBase : public UnitBridge {
     bits_t<units::TileBits<T>::W> v = 0;
     const Tile& t = element(h).tile();
     if (t.has_data())
-      for (size_t l = 0; l < t.elems(); ++l) v.range(16 * int(l) + 15, 16 * int(l)) = uint32_t(f32_bits(t.data->f[l]) >> 16);
+      for (size_t l = 0; l < t.elems(); ++l)
+        v.range(16 * int(l) + 15, 16 * int(l)) = uint32_t(f32_bits(t.data->f[l]) >> 16);
     units::set_tile_rows<T>(v, units::tile_rows_t<T>(t.rows));
     return v;
   }
@@ -403,8 +407,10 @@ class ReassembleBridge : public BridgeBase {
     add_group(&out_, "out");
     const int n = int(cfg.num_inputs) - 1;  // in0..in(n-1), then sel
     for (int i = 0; i < N; ++i)
-      if (i < n) add_input(i, &in_.lanes[i], handles());
-      else add_input(-1, &in_.lanes[i], handles(), empty_stream());
+      if (i < n)
+        add_input(i, &in_.lanes[i], handles());
+      else
+        add_input(-1, &in_.lanes[i], handles(), empty_stream());
     add_input(n, &sel_.lanes[0], selectors(n));
     add_output(0, &out_.consumers[0], elements());
   }
@@ -432,8 +438,10 @@ class EagerMergeBridge : public BridgeBase {
     add_group(&sel_, "sel");
     const int n = int(cfg.num_inputs);
     for (int i = 0; i < kN; ++i)
-      if (i < n) add_input(i, &in_.lanes[i], handles());
-      else add_input(-1, &in_.lanes[i], handles(), empty_stream());
+      if (i < n)
+        add_input(i, &in_.lanes[i], handles());
+      else
+        add_input(-1, &in_.lanes[i], handles(), empty_stream());
     add_output(0, &out_.consumers[0], elements());
     add_output(1, &sel_.consumers[0], selector_out(kN));
   }
@@ -517,9 +525,12 @@ class PcuBridge : public BridgeBase {
  protected:
   void run() override {
     const int side = tile_side();
-    if (side == kT16) attach_tile(t16_);
-    else if (side == kT) attach_tile(t4_);
-    else attach_vector();
+    if (side == kT16)
+      attach_tile(t16_);
+    else if (side == kT)
+      attach_tile(t4_);
+    else
+      attach_vector();
     UnitBridge::run();
     check_err();
   }
@@ -634,8 +645,8 @@ class PcuBridge : public BridgeBase {
   }
   void check_err() {
     if (err_used_ && err_used_->read())
-      fail("the tile Accum unit raised err_o (accumulator bank, bank_rank " + std::to_string(bank_rank()) +
-           ", rank " + std::to_string(cfg_.params.get_int("rank")) + "): more than " + std::to_string(bank_size_) +
+      fail("the tile Accum unit raised err_o (accumulator bank, bank_rank " + std::to_string(bank_rank()) + ", rank " +
+           std::to_string(cfg_.params.get_int("rank")) + "): more than " + std::to_string(bank_size_) +
            " bank entries, a chunk whose bank structure differs from the first, a bare stop in bank mode, a "
            "stream ending inside a group, or a rank other than 2");
   }
@@ -644,7 +655,7 @@ class PcuBridge : public BridgeBase {
   bool accum_;  // Accum or Scan
   sc_core::sc_signal<bool> op_, scan_sig_;
   sc_core::sc_signal<stop_t> rank_;
-  sc_core::sc_signal<stop_t> bank_;  // the tile Accum's cfg_bank_i (bank_rank)
+  sc_core::sc_signal<stop_t> bank_;                     // the tile Accum's cfg_bank_i (bank_rank)
   const sc_core::sc_signal<bool>* err_used_ = nullptr;  // the chosen tile Accum's err_o
   int bank_size_ = 0;
   sc_core::sc_signal<bits_t<2>> top2_;
@@ -763,7 +774,8 @@ std::unique_ptr<Op> create_unit_bridge(const OpConfig& cfg, const std::string& i
     return std::make_unique<PartitionBridge<typename U::Partition>>(cfg, impl);
   }
   if (op == "Reassemble") {
-    if (cfg.num_inputs - 1 > size_t(kN)) return std::make_unique<ReassembleBridge<typename U::Reassemble8, kN8>>(cfg, impl);
+    if (cfg.num_inputs - 1 > size_t(kN))
+      return std::make_unique<ReassembleBridge<typename U::Reassemble8, kN8>>(cfg, impl);
     return std::make_unique<ReassembleBridge<typename U::Reassemble>>(cfg, impl);
   }
   if (op == "EagerMerge") return std::make_unique<EagerMergeBridge<typename U::EagerMerge>>(cfg, impl);
@@ -772,11 +784,13 @@ std::unique_ptr<Op> create_unit_bridge(const OpConfig& cfg, const std::string& i
   if (op == "Map" || op == "Accum" || op == "Scan") return std::make_unique<PcuBridge<U>>(cfg, impl);
   if (op == "Bufferize") return std::make_unique<PmuWritePort>(cfg, impl);
   if (op == "Streamify") return std::make_unique<PmuBridge<typename U::Pmu>>(cfg, impl);
-  if (op == "LinearOffChipLoad" || op == "LinearOffChipStore" || op == "RandomOffChipLoad" || op == "RandomOffChipStore") {
+  if (op == "LinearOffChipLoad" || op == "LinearOffChipStore" || op == "RandomOffChipLoad" ||
+      op == "RandomOffChipStore") {
     // The instance from the node's tile (ag_setup): [4 x 4] one lane, [16 x 16] kAgP16 lanes.
     if (ag_setup(cfg).t != kT16) return std::make_unique<AgBridge<typename U::Ag>>(cfg, impl);
     if constexpr (std::is_void_v<typename U::Ag16>)
-      throw std::invalid_argument("node '" + cfg.name + "': this build has no Verilated [16 x 16] address generator (STEPSIM_RTL_T16=OFF)");
+      throw std::invalid_argument("node '" + cfg.name +
+                                  "': this build has no Verilated [16 x 16] address generator (STEPSIM_RTL_T16=OFF)");
     else
       return std::make_unique<AgBridge<typename U::Ag16, kT16, kAgP16>>(cfg, impl);
   }

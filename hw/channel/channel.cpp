@@ -6,9 +6,15 @@
 namespace stepsim {
 
 Channel::Channel(std::string name, ChannelParams params, Context* producer, Context* consumer)
-    : producer_(producer), consumer_(consumer), depth_(params.depth + params.inflight),
-      send_latency_(params.send_latency), response_latency_(params.response_latency),
-      fifo_depth_(params.depth), staged_(params.inflight > 0), name_(std::move(name)), params_(params) {
+    : producer_(producer),
+      consumer_(consumer),
+      depth_(params.depth + params.inflight),
+      send_latency_(params.send_latency),
+      response_latency_(params.response_latency),
+      fifo_depth_(params.depth),
+      staged_(params.inflight > 0),
+      name_(std::move(name)),
+      params_(params) {
   if (params_.depth < 1) throw std::invalid_argument("channel '" + name_ + "': depth must be >= 1");
   slots_.resize(depth_);
   ring_ = slots_.data();

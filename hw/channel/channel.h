@@ -48,12 +48,12 @@ struct ChannelParams {
 };
 
 struct ChannelStats {
-  uint64_t beats = 0;           // transfers
-  uint64_t elements = 0;        // beats carrying an element
-  uint64_t bytes = 0;           // element bytes carried
-  uint32_t peak_occupancy = 0;  // max beats held at once
-  uint64_t producer_stall_cycles = 0;  // sender waited for a free slot
-  uint64_t consumer_starve_cycles = 0; // receiver waited for data
+  uint64_t beats = 0;                   // transfers
+  uint64_t elements = 0;                // beats carrying an element
+  uint64_t bytes = 0;                   // element bytes carried
+  uint32_t peak_occupancy = 0;          // max beats held at once
+  uint64_t producer_stall_cycles = 0;   // sender waited for a free slot
+  uint64_t consumer_starve_cycles = 0;  // receiver waited for data
   uint64_t last_send_time = 0;
 };
 
@@ -101,7 +101,6 @@ struct TileStat {
   uint32_t last_rows_ = UINT32_MAX, last_cols_ = 0;
   DType last_dtype_ = DType::BF16;
 };
-
 
 // One logged transfer (co-simulation transaction logs, docs/cosim.md): the sender's model time.
 struct LoggedBeat {
@@ -213,9 +212,9 @@ class alignas(64) Channel {
  private:
   struct Slot {
     alignas(Beat) unsigned char raw[sizeof(Beat)];  // the beat held (constructed by send)
-    uint64_t ready = 0;  // visible time of the beat held
-    uint64_t freed = 0;  // time the slot becomes reusable by the sender
-    uint64_t sent = 0;   // send time of the beat held
+    uint64_t ready = 0;                             // visible time of the beat held
+    uint64_t freed = 0;                             // time the slot becomes reusable by the sender
+    uint64_t sent = 0;                              // send time of the beat held
     Beat* beat() { return std::launder(reinterpret_cast<Beat*>(raw)); }
     const Beat* beat() const { return std::launder(reinterpret_cast<const Beat*>(raw)); }
   };
@@ -244,7 +243,7 @@ class alignas(64) Channel {
   // The rare paths (channel.cpp).
   void wait_for_space(const Beat& beat);
   void wait_for_data();
-  uint64_t stall(uint64_t freed);  // the producer waits for its slot: returns its new clock
+  uint64_t stall(uint64_t freed);    // the producer waits for its slot: returns its new clock
   uint64_t starve(uint64_t ready) {  // the consumer waits for the beat: returns its new clock
     Context* c = consumer_;
     starve_cycles_ += ready - c->now();
@@ -303,9 +302,9 @@ class alignas(64) Channel {
   uint32_t size_ = 0;      // beats held
   uint32_t depth_;         // slots of the ring: the FIFO's depth plus the staged beats
   uint32_t send_latency_, response_latency_;
-  uint32_t fifo_depth_;    // ChannelParams::depth (= depth_ unless staged)
-  uint32_t peak_ = 0;      // ChannelStats::peak_occupancy
-  bool staged_;            // ChannelParams::inflight > 0
+  uint32_t fifo_depth_;  // ChannelParams::depth (= depth_ unless staged)
+  uint32_t peak_ = 0;    // ChannelStats::peak_occupancy
+  bool staged_;          // ChannelParams::inflight > 0
   bool done_sent_ = false;
   bool consumer_waits_ = false;  // set_consumer_waits
   bool producer_waits_ = false;  // set_producer_waits

@@ -27,17 +27,16 @@ Context::Context(std::string name, Scheduler* scheduler) : scheduler_(scheduler)
 #if !STEPSIM_ASAN_FIBERS
 void Context::spawn(std::function<void()> body, size_t stack_bytes) {
   Scheduler* s = scheduler_;
-  fiber_ = boost::context::fiber(
-      std::allocator_arg, boost::context::protected_fixedsize_stack(stack_bytes),
-      [s, body = std::move(body)](boost::context::fiber&& from) {
-        *s->save_slot_ = std::move(from);
-        body();  // ends with finish() (Op::thread_main)
-        // Continue with the next runnable context, or with the Scheduler's loop.
-        Context* next = s->next_fiber();
-        s->save_slot_ = &s->finished_;
-        ++s->switches_;
-        return std::move(next ? next->fiber_ : s->main_);
-      });
+  fiber_ = boost::context::fiber(std::allocator_arg, boost::context::protected_fixedsize_stack(stack_bytes),
+                                 [s, body = std::move(body)](boost::context::fiber&& from) {
+                                   *s->save_slot_ = std::move(from);
+                                   body();  // ends with finish() (Op::thread_main)
+                                   // Continue with the next runnable context, or with the Scheduler's loop.
+                                   Context* next = s->next_fiber();
+                                   s->save_slot_ = &s->finished_;
+                                   ++s->switches_;
+                                   return std::move(next ? next->fiber_ : s->main_);
+                                 });
 }
 #else
 // The same fiber, telling AddressSanitizer about each switch (context.h).
@@ -91,24 +90,24 @@ class UnwindAnnouncement {
 
 void Context::spawn(std::function<void()> body, size_t stack_bytes) {
   Scheduler* s = scheduler_;
-  fiber_ = boost::context::fiber(
-      std::allocator_arg, RecordedStack(stack_bytes, &stack_),
-      [s, self = this, body = std::move(body)](boost::context::fiber&& from) {
-        FiberStack came_from;
-        finish_switch(nullptr, &came_from);
-        // The Scheduler's loop makes the first switch of a run: its stack is the first one left.
-        if (!s->main_stack_.size) s->main_stack_ = came_from;
-        self->started_ = true;
-        *s->save_slot_ = std::move(from);
-        UnwindAnnouncement unwind(s->unwind_to_);
-        body();  // ends with finish() (Op::thread_main)
-        unwind.disarm();
-        Context* next = s->next_fiber();
-        s->save_slot_ = &s->finished_;
-        ++s->switches_;
-        start_switch(nullptr, next ? next->stack_ : s->main_stack_);
-        return std::move(next ? next->fiber_ : s->main_);
-      });
+  fiber_ = boost::context::fiber(std::allocator_arg, RecordedStack(stack_bytes, &stack_),
+                                 [s, self = this, body = std::move(body)](boost::context::fiber&& from) {
+                                   FiberStack came_from;
+                                   finish_switch(nullptr, &came_from);
+                                   // The Scheduler's loop makes the first switch of a run: its stack is the first one
+                                   // left.
+                                   if (!s->main_stack_.size) s->main_stack_ = came_from;
+                                   self->started_ = true;
+                                   *s->save_slot_ = std::move(from);
+                                   UnwindAnnouncement unwind(s->unwind_to_);
+                                   body();  // ends with finish() (Op::thread_main)
+                                   unwind.disarm();
+                                   Context* next = s->next_fiber();
+                                   s->save_slot_ = &s->finished_;
+                                   ++s->switches_;
+                                   start_switch(nullptr, next ? next->stack_ : s->main_stack_);
+                                   return std::move(next ? next->fiber_ : s->main_);
+                                 });
 }
 
 // SystemC announces its switch into a thread (sc_cor_pkg_qt::yield) but not the switch out of a

@@ -320,15 +320,15 @@ class Scheduler : public sc_core::sc_module {
     bool arrived_ = false;
   };
   void end_of_thread_for_asan();  // (context.cpp)
-  FiberStack switch_target_;  // the stack the next switch_to goes to (switching_to)
-  FiberStack main_stack_;  // the Scheduler thread's stack, learned at the first switch from it
-  FiberStack unwind_to_;   // the stack of the ~Context unwinding a suspended fiber
+  FiberStack switch_target_;      // the stack the next switch_to goes to (switching_to)
+  FiberStack main_stack_;         // the Scheduler thread's stack, learned at the first switch from it
+  FiberStack unwind_to_;          // the stack of the ~Context unwinding a suspended fiber
 #endif
 
   // Run stack: runnable_[0, top_) (each context is on it at most once: one slot per context).
   std::vector<Context*> runnable_;
   size_t top_ = 0;
-  boost::context::fiber main_;   // the Scheduler thread's loop, while a fiber runs
+  boost::context::fiber main_;  // the Scheduler thread's loop, while a fiber runs
   // Where the fiber that control leaves is kept: set by the switching side, used by the side
   // that is resumed (it stores the continuation it received there).
   boost::context::fiber* save_slot_ = nullptr;

@@ -64,8 +64,8 @@ FabricAllocation allocate_fabric(const std::vector<AllocationRequest>& nodes, co
     throw std::invalid_argument(
         "graph needs " + std::to_string(a.memory_units) + " memory units (PMU, " + bytes_text(hw.pmu_capacity) +
         " each; one per Bufferize and per off-chip load/store staging buffer) but the fabric has " +
-        std::to_string(hw.num_pmus) + " (num_pmus); users: " +
-        largest_users(a.nodes, &NodeAllocation::memory_units) + ". Raise num_pmus (--set)");
+        std::to_string(hw.num_pmus) + " (num_pmus); users: " + largest_users(a.nodes, &NodeAllocation::memory_units) +
+        ". Raise num_pmus (--set)");
   a.buffer_pmu_limit = 1 + (hw.num_pmus - a.memory_units);
   return a;
 }

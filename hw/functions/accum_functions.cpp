@@ -28,9 +28,8 @@ using UpdateFn = std::function<Tile(Tile, const std::vector<Tile>&, const Tile&)
 using OutShapeFn = std::function<Tile(const Tile&)>;
 using FinalizeFn = std::function<Tile(const Tile&, const Tile&)>;
 
-AccumFunction make_accum(const std::string& name, const std::string& desc, int arity,
-                         ShapeFn shape, FlopsFn flops, UpdateFn update, OutShapeFn out_shape,
-                         FinalizeFn finalize = nullptr,
+AccumFunction make_accum(const std::string& name, const std::string& desc, int arity, ShapeFn shape, FlopsFn flops,
+                         UpdateFn update, OutShapeFn out_shape, FinalizeFn finalize = nullptr,
                          std::function<uint64_t(const Tile&)> fin_flops = nullptr) {
   AccumFunction f;
   f.name = name;
@@ -50,9 +49,10 @@ AccumFunction make_accum(const std::string& name, const std::string& desc, int a
     Tile next = shape(acc, in);
     const bool payload = payload_mode(kAcc, name, in);
     if (!is_empty_acc(acc) && acc.has_data() != payload)
-      fail(kAcc, name, "accumulator " + acc.to_string() +
-                           (acc.has_data() ? " has a payload but the inputs are shape-only"
-                                           : " is shape-only but the inputs carry payloads"));
+      fail(kAcc, name,
+           "accumulator " + acc.to_string() +
+               (acc.has_data() ? " has a payload but the inputs are shape-only"
+                               : " is shape-only but the inputs carry payloads"));
     if (!payload) return next;
     return update(std::move(acc), in, next);
   };
@@ -76,18 +76,16 @@ AccumFunction make_accum(const std::string& name, const std::string& desc, int a
 }
 
 // Rounds the fp32 accumulator to the output dtype.
-Tile round_out(const Tile& acc, const Tile& out) {
-  return finish(out.rows, out.cols, out.dtype, acc.data->f);
-}
+Tile round_out(const Tile& acc, const Tile& out) { return finish(out.rows, out.cols, out.dtype, acc.data->f); }
 
 // ---- matmul_acc ----
 AccumFunction matmul_acc_fn(const std::string& name, bool bt, bool f32_out) {
   auto shape = [name, bt](const Tile& acc, const std::vector<Tile>& in) {
     auto d = detail::matmul_dims(kAcc, name, in[0], in[1], bt);
     if (!is_empty_acc(acc) && (acc.rows != d.M || acc.cols != d.N || acc.dtype != DType::FP32))
-      fail(kAcc, name, "accumulator " + acc.to_string() + " does not match the product of A " +
-                           in[0].to_string() + " and B " + in[1].to_string() + " ([" +
-                           std::to_string(d.M) + "x" + std::to_string(d.N) + ":fp32])");
+      fail(kAcc, name,
+           "accumulator " + acc.to_string() + " does not match the product of A " + in[0].to_string() + " and B " +
+               in[1].to_string() + " ([" + std::to_string(d.M) + "x" + std::to_string(d.N) + ":fp32])");
     return shape_tile(d.M, d.N, DType::FP32);
   };
   auto flops = [name, bt](const Tile&, const std::vector<Tile>& in) {
@@ -119,8 +117,7 @@ AccumFunction elementwise_acc_fn(const std::string& name, bool is_max, bool f32_
     check_float(kAcc, name, x);
     if (is_empty_acc(acc)) return shape_tile(x.rows, x.cols, is_max ? x.dtype : DType::FP32);
     if (acc.rows != x.rows || acc.cols != x.cols)
-      fail(kAcc, name, "input " + x.to_string() + " does not match the accumulator " +
-                           acc.to_string());
+      fail(kAcc, name, "input " + x.to_string() + " does not match the accumulator " + acc.to_string());
     return shape_tile(x.rows, x.cols, is_max ? promote(acc.dtype, x.dtype) : DType::FP32);
   };
   auto flops = [](const Tile&, const std::vector<Tile>& in) { return in[0].elems(); };
@@ -147,8 +144,8 @@ AccumFunction elementwise_acc_fn(const std::string& name, bool is_max, bool f32_
     return shape_tile(acc.rows, acc.cols, f32_out ? DType::FP32 : DType::BF16);
   };
   return make_accum(name,
-                    std::string("acc = acc + x elementwise, fp32 accumulator; ") +
-                        (f32_out ? "fp32" : "bf16") + " output; M*N FLOPs per update",
+                    std::string("acc = acc + x elementwise, fp32 accumulator; ") + (f32_out ? "fp32" : "bf16") +
+                        " output; M*N FLOPs per update",
                     1, shape, flops, update, out_shape, round_out);
 }
 
@@ -158,11 +155,10 @@ AccumFunction retile_fn(const std::string& name, bool rows) {
     const Tile& x = in[0];
     if (is_empty_acc(acc)) return shape_tile(x.rows, x.cols, x.dtype);
     if (acc.dtype != x.dtype || (rows ? acc.cols != x.cols : acc.rows != x.rows))
-      fail(kAcc, name, "cannot append " + x.to_string() + " to " + acc.to_string() +
-                           (rows ? " (needs equal cols and dtype)"
-                                 : " (needs equal rows and dtype)"));
-    return rows ? shape_tile(acc.rows + x.rows, x.cols, x.dtype)
-                : shape_tile(x.rows, acc.cols + x.cols, x.dtype);
+      fail(kAcc, name,
+           "cannot append " + x.to_string() + " to " + acc.to_string() +
+               (rows ? " (needs equal cols and dtype)" : " (needs equal rows and dtype)"));
+    return rows ? shape_tile(acc.rows + x.rows, x.cols, x.dtype) : shape_tile(x.rows, acc.cols + x.cols, x.dtype);
   };
   auto flops = [](const Tile&, const std::vector<Tile>&) { return uint64_t(0); };
   auto update = [rows](Tile acc, const std::vector<Tile>& in, const Tile& next) {
@@ -182,8 +178,7 @@ AccumFunction retile_fn(const std::string& name, bool rows) {
     auto interleave = [&](auto& out, const auto& a, const auto& b) {
       out.reserve(next.elems());
       for (uint32_t r = 0; r < next.rows; ++r) {
-        out.insert(out.end(), a.begin() + size_t(r) * acc.cols,
-                   a.begin() + size_t(r + 1) * acc.cols);
+        out.insert(out.end(), a.begin() + size_t(r) * acc.cols, a.begin() + size_t(r + 1) * acc.cols);
         out.insert(out.end(), b.begin() + size_t(r) * x.cols, b.begin() + size_t(r + 1) * x.cols);
       }
     };
@@ -196,9 +191,8 @@ AccumFunction retile_fn(const std::string& name, bool rows) {
     return t;
   };
   auto out_shape = [](const Tile& acc) { return shape_tile(acc.rows, acc.cols, acc.dtype); };
-  const char* desc =
-      rows ? "concatenates tiles vertically: [r1xC],[r2xC].. -> [(r1+r2..)xC]; 0 FLOPs"
-           : "concatenates tiles horizontally: [Rxc1],[Rxc2].. -> [Rx(c1+c2..)]; 0 FLOPs";
+  const char* desc = rows ? "concatenates tiles vertically: [r1xC],[r2xC].. -> [(r1+r2..)xC]; 0 FLOPs"
+                          : "concatenates tiles horizontally: [Rxc1],[Rxc2].. -> [Rx(c1+c2..)]; 0 FLOPs";
   return make_accum(name, desc, 1, shape, flops, update, out_shape);
 }
 
@@ -210,17 +204,17 @@ AccumFunction flash_attn_fn() {
     check_float(kAcc, name, s);
     check_float(kAcc, name, v);
     if (s.cols != v.rows)
-      fail(kAcc, name, "score tile S " + s.to_string() + " and value tile V " + v.to_string() +
-                           " disagree on T (expects S[MxT], V[TxD])");
+      fail(kAcc, name,
+           "score tile S " + s.to_string() + " and value tile V " + v.to_string() +
+               " disagree on T (expects S[MxT], V[TxD])");
     return detail::MatmulDims{s.rows, s.cols, v.cols};  // M, T, D
   };
   auto shape = [name, dims](const Tile& acc, const std::vector<Tile>& in) {
     auto d = dims(in);
-    if (!is_empty_acc(acc) &&
-        (acc.rows != d.M || acc.cols != d.N + 2 || acc.dtype != DType::FP32))
-      fail(kAcc, name, "accumulator " + acc.to_string() + " does not match S " +
-                           in[0].to_string() + ", V " + in[1].to_string() + " (expects [" +
-                           std::to_string(d.M) + "x" + std::to_string(d.N + 2) + ":fp32])");
+    if (!is_empty_acc(acc) && (acc.rows != d.M || acc.cols != d.N + 2 || acc.dtype != DType::FP32))
+      fail(kAcc, name,
+           "accumulator " + acc.to_string() + " does not match S " + in[0].to_string() + ", V " + in[1].to_string() +
+               " (expects [" + std::to_string(d.M) + "x" + std::to_string(d.N + 2) + ":fp32])");
     return shape_tile(d.M, d.N + 2, DType::FP32);
   };
   auto flops = [dims](const Tile&, const std::vector<Tile>& in) {

@@ -16,30 +16,25 @@ inline std::string shapes_str(const std::vector<Tile>& in) {
   return s;
 }
 
-[[noreturn]] inline void fail(const std::string& kind, const std::string& name,
-                              const std::string& what) {
+[[noreturn]] inline void fail(const std::string& kind, const std::string& name, const std::string& what) {
   throw std::invalid_argument(kind + " function '" + name + "': " + what);
 }
 
-inline void check_arity(const std::string& kind, const std::string& name, int arity,
-                        const std::vector<Tile>& in) {
+inline void check_arity(const std::string& kind, const std::string& name, int arity, const std::vector<Tile>& in) {
   if (int(in.size()) != arity)
-    fail(kind, name, "takes " + std::to_string(arity) + " input(s), got " +
-                         std::to_string(in.size()) + " (" + shapes_str(in) + ")");
+    fail(
+        kind, name,
+        "takes " + std::to_string(arity) + " input(s), got " + std::to_string(in.size()) + " (" + shapes_str(in) + ")");
 }
 
 inline void check_float(const std::string& kind, const std::string& name, const Tile& t) {
-  if (t.dtype == DType::INT32)
-    fail(kind, name, "needs bf16 or fp32 input, got " + t.to_string());
+  if (t.dtype == DType::INT32) fail(kind, name, "needs bf16 or fp32 input, got " + t.to_string());
 }
 
-inline DType promote(DType a, DType b) {
-  return (a == DType::BF16 && b == DType::BF16) ? DType::BF16 : DType::FP32;
-}
+inline DType promote(DType a, DType b) { return (a == DType::BF16 && b == DType::BF16) ? DType::BF16 : DType::FP32; }
 
 // True if every tile carries a payload, false if none does; throws if mixed.
-inline bool payload_mode(const std::string& kind, const std::string& name,
-                         const std::vector<Tile>& in) {
+inline bool payload_mode(const std::string& kind, const std::string& name, const std::vector<Tile>& in) {
   size_t with = 0;
   for (const Tile& t : in) with += t.has_data() ? 1 : 0;
   if (with != 0 && with != in.size())
@@ -70,8 +65,7 @@ struct MatmulDims {
   uint32_t M, K, N;
 };
 // Checks A[MxK] x B[KxN] (or B[NxK] when bt) and float dtypes; `kind`/`name` for messages.
-MatmulDims matmul_dims(const std::string& kind, const std::string& name, const Tile& a,
-                       const Tile& b, bool bt);
+MatmulDims matmul_dims(const std::string& kind, const std::string& name, const Tile& a, const Tile& b, bool bt);
 // out[MxN] (row-major fp32): for each (i,j) in k order, first ? s = p_0 : s = out[i][j],
 // then s = s + p_k. With first and K = 0, out = +0.
 void matmul_accumulate(const Tile& a, const Tile& b, bool bt, float* out, bool first);

@@ -44,17 +44,14 @@ std::vector<Tile> split(const Tile& x, bool row) {
 }
 
 // The int32 control tile's values, checked against the expected count.
-const std::vector<int32_t>& mask_values(const std::string& name, const Tile& x,
-                                        const Tile& mask, uint32_t n) {
-  if (mask.dtype != DType::INT32)
-    fail(kFlat, name, "control tile must be int32, got " + mask.to_string());
+const std::vector<int32_t>& mask_values(const std::string& name, const Tile& x, const Tile& mask, uint32_t n) {
+  if (mask.dtype != DType::INT32) fail(kFlat, name, "control tile must be int32, got " + mask.to_string());
   if (mask.elems() != n || (mask.rows != 1 && mask.cols != 1))
-    fail(kFlat, name, "control tile " + mask.to_string() + " does not match " + x.to_string() +
-                          " (expects " + std::to_string(n) + " flags as [" +
-                          std::to_string(n) + "x1] or [1x" + std::to_string(n) + "])");
+    fail(kFlat, name,
+         "control tile " + mask.to_string() + " does not match " + x.to_string() + " (expects " + std::to_string(n) +
+             " flags as [" + std::to_string(n) + "x1] or [1x" + std::to_string(n) + "])");
   if (!mask.has_data())
-    fail(kFlat, name, "control tile " + mask.to_string() +
-                          " needs its payload, also in timing mode");
+    fail(kFlat, name, "control tile " + mask.to_string() + " needs its payload, also in timing mode");
   return mask.data->i;
 }
 
@@ -101,11 +98,10 @@ std::map<std::string, FlatMapFunction> build() {
                   return out;
                 }));
   const std::string fp = "filter_padding";
-  add(make_flat(fp, "(x, int32 flag [1x1]) -> {x} if flag == 0 else {}; 0 FLOPs", 2,
-                [fp](const std::vector<Tile>& in) {
-                  const auto& flag = mask_values(fp, in[0], in[1], 1);
-                  return flag[0] == 0 ? std::vector<Tile>{in[0]} : std::vector<Tile>{};
-                }));
+  add(make_flat(fp, "(x, int32 flag [1x1]) -> {x} if flag == 0 else {}; 0 FLOPs", 2, [fp](const std::vector<Tile>& in) {
+    const auto& flag = mask_values(fp, in[0], in[1], 1);
+    return flag[0] == 0 ? std::vector<Tile>{in[0]} : std::vector<Tile>{};
+  }));
   return m;
 }
 
@@ -133,11 +129,10 @@ std::vector<std::string> flatmap_function_names() {
   return v;
 }
 
-std::vector<Tile> filter_padding(const std::vector<Tile>& tiles,
-                                 const std::vector<bool>& is_padding) {
+std::vector<Tile> filter_padding(const std::vector<Tile>& tiles, const std::vector<bool>& is_padding) {
   if (tiles.size() != is_padding.size())
-    throw std::invalid_argument("filter_padding: " + std::to_string(tiles.size()) +
-                                " tiles but " + std::to_string(is_padding.size()) + " flags");
+    throw std::invalid_argument("filter_padding: " + std::to_string(tiles.size()) + " tiles but " +
+                                std::to_string(is_padding.size()) + " flags");
   std::vector<Tile> out;
   for (size_t k = 0; k < tiles.size(); ++k)
     if (!is_padding[k]) out.push_back(tiles[k]);

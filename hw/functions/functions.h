@@ -155,8 +155,7 @@ const FlatMapFunction& flatmap_function(const std::string& name);
 std::vector<std::string> flatmap_function_names();  // sorted
 
 // Drops the tiles whose flag is set. Throws std::invalid_argument if the sizes differ.
-std::vector<Tile> filter_padding(const std::vector<Tile>& tiles,
-                                 const std::vector<bool>& is_padding);
+std::vector<Tile> filter_padding(const std::vector<Tile>& tiles, const std::vector<bool>& is_padding);
 
 // ---------------------------------------------------------------------------------------
 // Address generation. An "address" is base + index * stride, where index counts tiles in
@@ -167,17 +166,16 @@ std::vector<Tile> filter_padding(const std::vector<Tile>& tiles,
 // Expert weights: the E experts' weight tiles are stored back to back, expert e owning
 // tile indices [e*tiles_per_expert, (e+1)*tiles_per_expert) in the order the expert consumes
 // them. Returns the tiles_per_expert addresses of expert `expert_id`, in order.
-std::vector<int64_t> expert_tile_addresses(int64_t expert_id, int64_t tiles_per_expert,
-                                           int64_t base = 0, int64_t stride = 1);
+std::vector<int64_t> expert_tile_addresses(int64_t expert_id, int64_t tiles_per_expert, int64_t base = 0,
+                                           int64_t stride = 1);
 
 // KV cache: request r owns max_tiles_per_request consecutive tile slots of tile_rows tokens
 // each (slot index r*max_tiles_per_request + t holds tokens [t*tile_rows, (t+1)*tile_rows)).
 // Returns the addresses of the ceil(kv_len / tile_rows) tiles that hold tokens 0..kv_len-1
 // (kv_len = 0 -> none). For decode, pass kv_len = cached length + 1 to include the new
 // token. Throws if the tiles exceed max_tiles_per_request.
-std::vector<int64_t> kv_cache_tile_addresses(int64_t request_id, int64_t kv_len,
-                                             int64_t tile_rows, int64_t max_tiles_per_request,
-                                             int64_t base = 0, int64_t stride = 1);
+std::vector<int64_t> kv_cache_tile_addresses(int64_t request_id, int64_t kv_len, int64_t tile_rows,
+                                             int64_t max_tiles_per_request, int64_t base = 0, int64_t stride = 1);
 
 // Where token `position` of request r is written: the tile address (as above) and the row
 // inside that tile.
@@ -186,8 +184,7 @@ struct KvWriteAddress {
   uint32_t row;
 };
 KvWriteAddress kv_cache_write_address(int64_t request_id, int64_t position, int64_t tile_rows,
-                                      int64_t max_tiles_per_request, int64_t base = 0,
-                                      int64_t stride = 1);
+                                      int64_t max_tiles_per_request, int64_t base = 0, int64_t stride = 1);
 
 // Addresses as a stream of int32 [1x1] tiles. Throws if a value does not fit in int32.
 std::vector<Tile> address_tiles(const std::vector<int64_t>& addresses);

@@ -11,8 +11,7 @@ namespace stepsim {
 
 namespace detail {
 
-MatmulDims matmul_dims(const std::string& kind, const std::string& name, const Tile& a,
-                       const Tile& b, bool bt) {
+MatmulDims matmul_dims(const std::string& kind, const std::string& name, const Tile& a, const Tile& b, bool bt) {
   check_float(kind, name, a);
   check_float(kind, name, b);
   const uint32_t kb = bt ? b.cols : b.rows;
@@ -122,22 +121,20 @@ MapFunction matmul_fn(const std::string& name, bool bt, bool f32_out) {
 uint32_t bdim(const std::string& name, const Tile& a, const Tile& b, uint32_t x, uint32_t y) {
   if (x == y || y == 1) return x;
   if (x == 1) return y;
-  fail(kMap, name, "shapes " + a.to_string() + " and " + b.to_string() +
-                       " are not broadcast-compatible (each dimension must match or be 1)");
+  fail(kMap, name,
+       "shapes " + a.to_string() + " and " + b.to_string() +
+           " are not broadcast-compatible (each dimension must match or be 1)");
 }
 
 template <class Op>
-MapFunction binary_fn(const std::string& name, const std::string& desc, Op op,
-                      bool row_only = false) {
+MapFunction binary_fn(const std::string& name, const std::string& desc, Op op, bool row_only = false) {
   auto shape = [name, row_only](const std::vector<Tile>& in) {
     const Tile &a = in[0], &b = in[1];
     check_float(kMap, name, a);
     check_float(kMap, name, b);
     if (row_only && (b.rows != a.rows || b.cols != 1))
-      fail(kMap, name, "expects x[MxN] and a row vector r[Mx1], got " + a.to_string() +
-                           " and " + b.to_string());
-    return shape_tile(bdim(name, a, b, a.rows, b.rows), bdim(name, a, b, a.cols, b.cols),
-                      promote(a.dtype, b.dtype));
+      fail(kMap, name, "expects x[MxN] and a row vector r[Mx1], got " + a.to_string() + " and " + b.to_string());
+    return shape_tile(bdim(name, a, b, a.rows, b.rows), bdim(name, a, b, a.cols, b.cols), promote(a.dtype, b.dtype));
   };
   auto flops = [](const std::vector<Tile>&, const Tile& out) { return out.elems(); };
   auto compute = [op](const std::vector<Tile>& in, const Tile& out) {
@@ -145,23 +142,20 @@ MapFunction binary_fn(const std::string& name, const std::string& desc, Op op,
     std::vector<float> v(out.elems());
     for (uint32_t i = 0; i < out.rows; ++i)
       for (uint32_t j = 0; j < out.cols; ++j)
-        v[size_t(i) * out.cols + j] = op(a.f(a.rows == 1 ? 0 : i, a.cols == 1 ? 0 : j),
-                                         b.f(b.rows == 1 ? 0 : i, b.cols == 1 ? 0 : j));
+        v[size_t(i) * out.cols + j] =
+            op(a.f(a.rows == 1 ? 0 : i, a.cols == 1 ? 0 : j), b.f(b.rows == 1 ? 0 : i, b.cols == 1 ? 0 : j));
     return finish(out.rows, out.cols, out.dtype, std::move(v));
   };
   return make_map(name, desc, 2, shape, flops, compute);
 }
 
 // ---- elementwise unary ----
-MapFunction unary_fn(const std::string& name, const std::string& desc, float (*op)(float),
-                     uint64_t flops_per_elem) {
+MapFunction unary_fn(const std::string& name, const std::string& desc, float (*op)(float), uint64_t flops_per_elem) {
   auto shape = [name](const std::vector<Tile>& in) {
     check_float(kMap, name, in[0]);
     return shape_tile(in[0].rows, in[0].cols, in[0].dtype);
   };
-  auto flops = [flops_per_elem](const std::vector<Tile>&, const Tile& out) {
-    return flops_per_elem * out.elems();
-  };
+  auto flops = [flops_per_elem](const std::vector<Tile>&, const Tile& out) { return flops_per_elem * out.elems(); };
   auto compute = [op](const std::vector<Tile>& in, const Tile& out) {
     std::vector<float> v(in[0].data->f);
     for (float& x : v) x = op(x);
@@ -202,7 +196,8 @@ MapFunction mask_cols_fn() {
   auto shape = [name](const std::vector<Tile>& in) {
     check_float(kMap, name, in[0]);
     if (in[1].dtype != DType::INT32 || in[1].rows != 1 || in[1].cols != 1)
-      fail(kMap, name, "expects x[MxN] and a count int32 [1x1], got " + in[0].to_string() + " and " + in[1].to_string());
+      fail(kMap, name,
+           "expects x[MxN] and a count int32 [1x1], got " + in[0].to_string() + " and " + in[1].to_string());
     return shape_tile(in[0].rows, in[0].cols, in[0].dtype);
   };
   auto flops = [](const std::vector<Tile>&, const Tile&) { return uint64_t(0); };
@@ -214,8 +209,8 @@ MapFunction mask_cols_fn() {
         if (int64_t(j) >= n) v[size_t(i) * out.cols + j] = -INFINITY;
     return finish(out.rows, out.cols, out.dtype, std::move(v));
   };
-  return make_map(name, "x[MxN] with columns j >= n set to -Inf (n: int32 [1x1]); 0 FLOPs (a select)", 2, shape,
-                  flops, compute);
+  return make_map(name, "x[MxN] with columns j >= n set to -Inf (n: int32 [1x1]); 0 FLOPs (a select)", 2, shape, flops,
+                  compute);
 }
 
 float min_f32(float a, float b) {
@@ -238,8 +233,9 @@ std::map<std::string, MapFunction> build() {
   add(binary_fn("div", "a / b (IEEE fp32 division)" + bc, [](float a, float b) { return a / b; }));
   add(binary_fn("max", "max(a, b), NaN-propagating" + bc, max_f32));
   add(binary_fn("min", "min(a, b), NaN-propagating" + bc, min_f32));
-  add(binary_fn("sub_row", "x[MxN] - r[Mx1] (r broadcast along the row); M*N FLOPs",
-                [](float a, float b) { return a - b; }, true));
+  add(binary_fn(
+      "sub_row", "x[MxN] - r[Mx1] (r broadcast along the row); M*N FLOPs", [](float a, float b) { return a - b; },
+      true));
   add(unary_fn("exp", "exp_f32 per element (table + polynomial); 4 FLOPs/element", exp_f32, 4));
   add(unary_fn("sigmoid", "sigmoid_f32 per element; 7 FLOPs/element", sigmoid_f32, 7));
   add(unary_fn("silu", "silu_f32 = x * sigmoid(x) per element; 8 FLOPs/element", silu_f32, 8));

@@ -9,9 +9,7 @@
 
 namespace stepsim {
 
-const char* hbm_access_mode_name(HbmAccessMode m) {
-  return m == HbmAccessMode::Fast ? "fast" : "request";
-}
+const char* hbm_access_mode_name(HbmAccessMode m) { return m == HbmAccessMode::Fast ? "fast" : "request"; }
 
 HbmAccessMode parse_hbm_access_mode(const std::string& s) {
   if (s == "fast") return HbmAccessMode::Fast;
@@ -82,8 +80,8 @@ class TxnLease {
 
 }  // namespace
 
-uint64_t hbm_request(tlm::tlm_fw_transport_if<>& fw, uint64_t addr, bool write,
-                     uint64_t issue_cycle, uint8_t* data, uint32_t len, uint32_t initiator) {
+uint64_t hbm_request(tlm::tlm_fw_transport_if<>& fw, uint64_t addr, bool write, uint64_t issue_cycle, uint8_t* data,
+                     uint32_t len, uint32_t initiator) {
   TxnLease t;
   t->prepare(addr, write, data, len);
   t->ext.kind = HbmBurstExtension::Kind::Request;
@@ -104,8 +102,8 @@ void set_geometry(HbmBurstExtension& e, const Burst& b) {
 }
 }  // namespace
 
-uint64_t hbm_issue(tlm::tlm_fw_transport_if<>& fw, const Burst& b, uint32_t request_bytes,
-                   uint8_t* data, BurstResult* info) {
+uint64_t hbm_issue(tlm::tlm_fw_transport_if<>& fw, const Burst& b, uint32_t request_bytes, uint8_t* data,
+                   BurstResult* info) {
   TxnLease t;
   t->prepare(b.base, b.write, data, uint64_t(b.rows) * b.row_bytes);
   t->ext.kind = HbmBurstExtension::Kind::BurstIssue;
@@ -120,8 +118,8 @@ uint64_t hbm_issue(tlm::tlm_fw_transport_if<>& fw, const Burst& b, uint32_t requ
   return t->ext.handle;
 }
 
-bool hbm_result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t watermark,
-                uint32_t request_bytes, BurstResult* out) {
+bool hbm_result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t watermark, uint32_t request_bytes,
+                BurstResult* out) {
   TxnLease t;
   t->prepare(0, false, nullptr, 0);
   t->ext.kind = HbmBurstExtension::Kind::BurstResult;
@@ -166,8 +164,7 @@ void HbmTilePort::prepare(const Burst& b, uint8_t* data) {
   set_geometry(ext_, b);
 }
 
-uint64_t HbmTilePort::issue(tlm::tlm_fw_transport_if<>& fw, const Burst& b, uint8_t* data,
-                            BurstResult* info) {
+uint64_t HbmTilePort::issue(tlm::tlm_fw_transport_if<>& fw, const Burst& b, uint8_t* data, BurstResult* info) {
   prepare(b, data);
   ext_.kind = HbmBurstExtension::Kind::BurstIssue;
   send(fw);
@@ -180,8 +177,7 @@ uint64_t HbmTilePort::issue(tlm::tlm_fw_transport_if<>& fw, const Burst& b, uint
   return ext_.handle;
 }
 
-bool HbmTilePort::result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t watermark,
-                         BurstResult* out) {
+bool HbmTilePort::result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t watermark, BurstResult* out) {
   gp_.set_command(tlm::TLM_READ_COMMAND);
   gp_.set_address(0);
   gp_.set_data_ptr(nullptr);
@@ -213,8 +209,8 @@ BurstResult HbmTilePort::serve(tlm::tlm_fw_transport_if<>& fw, const Burst& b, u
   return r;
 }
 
-BurstResult hbm_transfer(tlm::tlm_fw_transport_if<>& fw, const Burst& b, HbmAccessMode mode,
-                         uint32_t request_bytes, uint8_t* data) {
+BurstResult hbm_transfer(tlm::tlm_fw_transport_if<>& fw, const Burst& b, HbmAccessMode mode, uint32_t request_bytes,
+                         uint8_t* data) {
   TxnLease t;
   BurstResult res;
   if (mode == HbmAccessMode::Fast) {
@@ -238,8 +234,7 @@ BurstResult hbm_transfer(tlm::tlm_fw_transport_if<>& fw, const Burst& b, HbmAcce
     for (uint64_t q = 0; q < per_row; ++q, ++j) {
       const uint64_t off = q * request_bytes;
       const uint64_t len = std::min<uint64_t>(request_bytes, b.row_bytes - off);
-      t->prepare(b.request_addr(r, q, request_bytes), b.write,
-                data ? data + r * b.row_bytes + off : nullptr, len);
+      t->prepare(b.request_addr(r, q, request_bytes), b.write, data ? data + r * b.row_bytes + off : nullptr, len);
       t->ext.issue_cycle = b.request_issue_cycle(j);
       t->ext.initiator = b.initiator;
       t->send(fw);

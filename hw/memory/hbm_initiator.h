@@ -31,14 +31,13 @@ const char* hbm_access_mode_name(HbmAccessMode m);
 HbmAccessMode parse_hbm_access_mode(const std::string& s);
 
 // One tile transfer. request_bytes must match the target's HbmParams::request_bytes.
-BurstResult hbm_transfer(tlm::tlm_fw_transport_if<>& fw, const Burst& burst,
-                         HbmAccessMode mode, uint32_t request_bytes, uint8_t* data = nullptr);
+BurstResult hbm_transfer(tlm::tlm_fw_transport_if<>& fw, const Burst& burst, HbmAccessMode mode, uint32_t request_bytes,
+                         uint8_t* data = nullptr);
 
 // One request-level transaction (len <= request_bytes data bytes at addr, or timing only).
 // Returns the completion cycle. `initiator`: same-cycle order against pending bursts.
-uint64_t hbm_request(tlm::tlm_fw_transport_if<>& fw, uint64_t addr, bool write,
-                     uint64_t issue_cycle, uint8_t* data = nullptr, uint32_t len = 0,
-                     uint32_t initiator = 0);
+uint64_t hbm_request(tlm::tlm_fw_transport_if<>& fw, uint64_t addr, bool write, uint64_t issue_cycle,
+                     uint8_t* data = nullptr, uint32_t len = 0, uint32_t initiator = 0);
 
 // Deferred fast mode. hbm_issue moves the data (if any) and registers the tile at
 // burst.issue_cycle; returns the handle (and, in *info, requests / bytes /
@@ -48,10 +47,10 @@ uint64_t hbm_request(tlm::tlm_fw_transport_if<>& fw, uint64_t addr, bool write,
 // turn at cycle t; advance the client to the tile's last issue cycle L; wait for the turn
 // at L (no client can issue before (L, this client) any more); hbm_result(h, L) with
 // burst.initiator = the client's turn index.
-uint64_t hbm_issue(tlm::tlm_fw_transport_if<>& fw, const Burst& burst, uint32_t request_bytes,
-                   uint8_t* data = nullptr, BurstResult* info = nullptr);
-bool hbm_result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t watermark,
-                uint32_t request_bytes, BurstResult* out);
+uint64_t hbm_issue(tlm::tlm_fw_transport_if<>& fw, const Burst& burst, uint32_t request_bytes, uint8_t* data = nullptr,
+                   BurstResult* info = nullptr);
+bool hbm_result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t watermark, uint32_t request_bytes,
+                BurstResult* out);
 
 // The tile transactions of fast mode through one generic payload and extension, set up once
 // and reused for every transaction: issue() and result() are those of hbm_issue / hbm_result,
@@ -66,10 +65,8 @@ class HbmTilePort {
   HbmTilePort(const HbmTilePort&) = delete;
   HbmTilePort& operator=(const HbmTilePort&) = delete;
 
-  uint64_t issue(tlm::tlm_fw_transport_if<>& fw, const Burst& burst, uint8_t* data,
-                 BurstResult* info);
-  bool result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t watermark,
-              BurstResult* out);
+  uint64_t issue(tlm::tlm_fw_transport_if<>& fw, const Burst& burst, uint8_t* data, BurstResult* info);
+  bool result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t watermark, BurstResult* out);
   BurstResult serve(tlm::tlm_fw_transport_if<>& fw, const Burst& burst, uint8_t* data);
 
  private:
@@ -83,8 +80,7 @@ class HbmTilePort {
 // Convenience wrapper around an initiator socket (bound to an HbmTarget's socket).
 class HbmInitiator {
  public:
-  HbmInitiator(tlm::tlm_initiator_socket<>& socket, HbmAccessMode mode,
-               uint32_t request_bytes = 64,
+  HbmInitiator(tlm::tlm_initiator_socket<>& socket, HbmAccessMode mode, uint32_t request_bytes = 64,
                sc_core::sc_time clock_period = sc_core::sc_time(1, sc_core::SC_NS))
       : socket_(socket), mode_(mode), request_bytes_(request_bytes), period_(clock_period) {}
 
@@ -92,10 +88,8 @@ class HbmInitiator {
   void set_mode(HbmAccessMode m) { mode_ = m; }
 
   // If delay is given, adds (completion - issue_cycle) * clock_period to it (in both modes).
-  BurstResult transfer(const Burst& burst, uint8_t* data = nullptr,
-                       sc_core::sc_time* delay = nullptr);
-  uint64_t request(uint64_t addr, bool write, uint64_t issue_cycle, uint8_t* data = nullptr,
-                   uint32_t len = 0) {
+  BurstResult transfer(const Burst& burst, uint8_t* data = nullptr, sc_core::sc_time* delay = nullptr);
+  uint64_t request(uint64_t addr, bool write, uint64_t issue_cycle, uint8_t* data = nullptr, uint32_t len = 0) {
     return hbm_request(*socket_.operator->(), addr, write, issue_cycle, data, len);
   }
   // Deferred fast mode (see hbm_issue / hbm_result).

@@ -2,14 +2,13 @@
 
 namespace stepsim {
 
-HbmTarget::HbmTarget(sc_core::sc_module_name name, const HbmParams& params,
-                     sc_core::sc_time clock_period)
+HbmTarget::HbmTarget(sc_core::sc_module_name name, const HbmParams& params, sc_core::sc_time clock_period)
     : sc_core::sc_module(name), socket("socket"), timing_(params), period_(clock_period) {
   socket.bind(*this);
 }
 
-tlm::tlm_sync_enum HbmTarget::nb_transport_fw(tlm::tlm_generic_payload& trans,
-                                              tlm::tlm_phase& phase, sc_core::sc_time& delay) {
+tlm::tlm_sync_enum HbmTarget::nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                              sc_core::sc_time& delay) {
   b_transport(trans, delay);
   phase = tlm::BEGIN_RESP;
   return tlm::TLM_COMPLETED;

@@ -36,9 +36,9 @@
 #include <systemc>
 #include <tlm>
 
-#include "hw/presets/hbm_params.h"
 #include "hw/memory/hbm_timing.h"
 #include "hw/memory/sparse_memory.h"
+#include "hw/presets/hbm_params.h"
 
 namespace stepsim {
 
@@ -63,9 +63,7 @@ class HbmBurstExtension : public tlm::tlm_extension<HbmBurstExtension> {
   bool ready = false;   // BurstResult: the result is final and was taken
 
   tlm::tlm_extension_base* clone() const override { return new HbmBurstExtension(*this); }
-  void copy_from(const tlm::tlm_extension_base& ext) override {
-    *this = static_cast<const HbmBurstExtension&>(ext);
-  }
+  void copy_from(const tlm::tlm_extension_base& ext) override { *this = static_cast<const HbmBurstExtension&>(ext); }
 };
 
 // The target implements the forward interface itself: one virtual call per transaction, no

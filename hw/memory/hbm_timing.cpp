@@ -10,8 +10,7 @@
 namespace stepsim {
 
 uint64_t HbmStats::busy_cycles() const {
-  return std::accumulate(busy_cycles_per_channel.begin(), busy_cycles_per_channel.end(),
-                         uint64_t(0));
+  return std::accumulate(busy_cycles_per_channel.begin(), busy_cycles_per_channel.end(), uint64_t(0));
 }
 
 double HbmStats::achieved_bytes_per_cycle() const {
@@ -48,15 +47,13 @@ void HbmTiming::reset(const HbmParams& params) {
 
 void HbmTiming::check_order(uint64_t issue_cycle, uint32_t initiator) {
   // Precondition: calls in non-decreasing (issue cycle, initiator) order (see header).
-  assert((issue_cycle > last_call_issue_ ||
-          (issue_cycle == last_call_issue_ && initiator >= last_call_initiator_)) &&
+  assert((issue_cycle > last_call_issue_ || (issue_cycle == last_call_issue_ && initiator >= last_call_initiator_)) &&
          "HbmTiming: calls must arrive in (issue cycle, initiator) order");
   note_call(issue_cycle, initiator);
 }
 
 void HbmTiming::note_call(uint64_t issue_cycle, uint32_t initiator) {
-  if (issue_cycle > last_call_issue_ ||
-      (issue_cycle == last_call_issue_ && initiator > last_call_initiator_)) {
+  if (issue_cycle > last_call_issue_ || (issue_cycle == last_call_issue_ && initiator > last_call_initiator_)) {
     last_call_issue_ = issue_cycle;
     last_call_initiator_ = initiator;
   }
@@ -85,9 +82,7 @@ uint64_t HbmTiming::Flow::upto(uint64_t x) const {
   return std::min<uint64_t>(n, (x - t0 + 1) * P);
 }
 
-uint64_t HbmTiming::j0_of(const Flow& f, uint32_t c) const {
-  return mod_c(uint64_t(c) + p_.channels - f.m0);
-}
+uint64_t HbmTiming::j0_of(const Flow& f, uint32_t c) const { return mod_c(uint64_t(c) + p_.channels - f.m0); }
 
 uint64_t HbmTiming::kcount(const Flow& f, uint32_t c, uint64_t J) const {
   if (!f.consecutive) {
@@ -103,8 +98,7 @@ uint64_t HbmTiming::j_of(const Flow& f, uint32_t c, uint64_t k) const {
 }
 
 uint64_t HbmTiming::step(Chan& st, uint64_t arrival, bool commit, bool* paid) {
-  const bool pay =
-      p_.startup_every_request || !st.used || went_cold(arrival, st.free, p_.cold_after);
+  const bool pay = p_.startup_every_request || !st.used || went_cold(arrival, st.free, p_.cold_after);
   const uint64_t s = std::max(arrival, st.free);
   st.free = s + p_.init_interval;
   st.used = true;
@@ -119,15 +113,13 @@ uint64_t HbmTiming::step(Chan& st, uint64_t arrival, bool commit, bool* paid) {
 // h(k) = a_k - k*II is linear plus a term periodic in k with period p = P / gcd(C, P), and
 // h(k + p) = h(k) + (C/g - p*II): the max lies in the last period if that increment is
 // positive, else in the first one. <= p terms.
-HbmTiming::RunOut HbmTiming::serve_range(Chan& st, const Flow& f, uint32_t c, uint64_t k1,
-                                         uint64_t k2, bool commit) {
+HbmTiming::RunOut HbmTiming::serve_range(Chan& st, const Flow& f, uint32_t c, uint64_t k1, uint64_t k2, bool commit) {
   RunOut o;
   const uint64_t n = k2 - k1;
   if (n == 0) return o;
   const uint64_t C = p_.channels, II = p_.init_interval;
   const uint64_t max_gap = f.max_gap;  // ceil(C / P)
-  const bool no_cold_inside =
-      p_.startup_every_request || max_gap <= II || max_gap - II <= p_.cold_after;
+  const bool no_cold_inside = p_.startup_every_request || max_gap <= II || max_gap - II <= p_.cold_after;
   if (!f.consecutive || (!no_cold_inside && n > 1)) {
     if (n > 1) ++slow_bursts_;
     for (uint64_t k = k1; k < k2; ++k) {
@@ -185,8 +177,7 @@ uint64_t HbmTiming::run_one(Chan& st, uint32_t c, const Range& r, bool commit) {
   return o.done;
 }
 
-uint64_t HbmTiming::run_channel(Chan& st, uint32_t c, std::vector<Range>& ranges,
-                                const Flow* target, bool commit) {
+uint64_t HbmTiming::run_channel(Chan& st, uint32_t c, std::vector<Range>& ranges, const Flow* target, bool commit) {
   uint64_t done = 0;
   size_t segments = 0, live = 0;
   for (const Range& r : ranges) live += r.k1 < r.k2;
@@ -216,8 +207,7 @@ uint64_t HbmTiming::run_channel(Chan& st, uint32_t c, std::vector<Range>& ranges
     // best comes first.
     uint64_t k_end = best->k2;
     if (next) {
-      const uint64_t J = best->f->before(*next) ? best->f->upto(next_a)
-                                                 : (next_a ? best->f->upto(next_a - 1) : 0);
+      const uint64_t J = best->f->before(*next) ? best->f->upto(next_a) : (next_a ? best->f->upto(next_a - 1) : 0);
       k_end = std::min(k_end, std::max(best->k1 + 1, kcount(*best->f, c, J)));
     }
     const uint64_t resp = run_one(st, c, Range{best->f, best->k1, k_end}, commit);
@@ -276,8 +266,7 @@ uint64_t HbmTiming::evaluate_ai(const Flow& b) {
     ranges_.clear();
     for (Flow& f : flows_) {
       // Flows before b precede it on ties, later ones follow it.
-      const uint64_t J = (&f == &b || f.before(b)) ? f.upto(a_last)
-                                                   : (a_last ? f.upto(a_last - 1) : 0);
+      const uint64_t J = (&f == &b || f.before(b)) ? f.upto(a_last) : (a_last ? f.upto(a_last - 1) : 0);
       const uint64_t k1 = kcount(f, c, f.folded), k2 = kcount(f, c, J);
       if (k1 < k2) ranges_.push_back({&f, k1, k2});
     }
@@ -315,8 +304,7 @@ void HbmTiming::set_dispatch(Flow& f, uint64_t P) const {
   f.max_gap = dispatch_.max_gap;
 }
 
-HbmTiming::Flow HbmTiming::virtual_flow(uint64_t t, uint64_t S, uint64_t counter,
-                                        uint64_t n) const {
+HbmTiming::Flow HbmTiming::virtual_flow(uint64_t t, uint64_t S, uint64_t counter, uint64_t n) const {
   Flow v;
   v.t0 = t;
   set_dispatch(v, S);
@@ -346,8 +334,8 @@ const HbmStats& HbmTiming::stats() const {
 // cycle), counter K at its start: S = sum b requests per cycle, virtual index
 // J = (cycle - t) * S + position, channel (K + J) mod C, owner = the segment holding J mod S.
 // For long windows (rr_advance serves short ones request by request).
-void HbmTiming::rr_window(std::vector<Flow>& flows, Chan* ch, const Seg* segs, size_t ns,
-                          uint64_t K, uint64_t t, uint64_t L, uint64_t S, bool commit) {
+void HbmTiming::rr_window(std::vector<Flow>& flows, Chan* ch, const Seg* segs, size_t ns, uint64_t K, uint64_t t,
+                          uint64_t L, uint64_t S, bool commit) {
   const uint64_t C = p_.channels, II = p_.init_interval, N = L * S;
   if (ns == 1) {  // a flow alone: the O(channels) closed form
     Flow& f = flows[segs[0].i];
@@ -377,8 +365,7 @@ void HbmTiming::rr_window(std::vector<Flow>& flows, Chan* ch, const Seg* segs, s
   if (commit) ++slow_bursts_;
   const uint64_t g = std::gcd(C, S), m = C / g;
   const uint64_t max_gap = (C + S - 1) / S;
-  const bool cold_inside = !p_.startup_every_request && max_gap > II &&
-                           max_gap - II > p_.cold_after;
+  const bool cold_inside = !p_.startup_every_request && max_gap > II && max_gap - II > p_.cold_after;
   uint64_t Lb = 0;
   if (!cold_inside && L > m) {
     Lb = L - m;
@@ -413,8 +400,13 @@ struct HbmTiming::Stepper {
   uint64_t paid = 0;  // requests that paid startup
 
   Stepper(const HbmParams& p, Chan* channels, uint32_t first)
-      : ch(channels), C(p.channels), c(first), II(p.init_interval), lat(p.latency),
-        startup(p.startup), cold_after(p.cold_after) {}
+      : ch(channels),
+        C(p.channels),
+        c(first),
+        II(p.init_interval),
+        lat(p.latency),
+        startup(p.startup),
+        cold_after(p.cold_after) {}
   // One request arriving at a on channel st, of the flow whose bookkeeping is acc (with
   // the quirk, the callers count `paid` and set acc.last_paid).
   void serve(Acc& acc, Chan& st, uint64_t a) {
@@ -485,17 +477,16 @@ struct HbmTiming::Stepper {
 
 // Cycles [t1, t2) of a window, request by request, in FIFO order: each cycle deals the
 // segments' bundles, in order, to consecutive channels from c.
-void HbmTiming::rr_requests(std::vector<Flow>& flows, Chan* ch, const Seg* segs, size_t ns,
-                            uint32_t c, uint64_t t1, uint64_t t2, bool commit) {
-  const uint64_t paid =
-      p_.startup_every_request ? rr_requests_impl<true>(flows, ch, segs, ns, c, t1, t2)
-                               : rr_requests_impl<false>(flows, ch, segs, ns, c, t1, t2);
+void HbmTiming::rr_requests(std::vector<Flow>& flows, Chan* ch, const Seg* segs, size_t ns, uint32_t c, uint64_t t1,
+                            uint64_t t2, bool commit) {
+  const uint64_t paid = p_.startup_every_request ? rr_requests_impl<true>(flows, ch, segs, ns, c, t1, t2)
+                                                 : rr_requests_impl<false>(flows, ch, segs, ns, c, t1, t2);
   if (commit) stats_.startup_paid += paid;
 }
 
 template <bool kEvery>
-uint64_t HbmTiming::rr_requests_impl(std::vector<Flow>& flows, Chan* ch, const Seg* segs,
-                                     size_t ns, uint32_t c, uint64_t t1, uint64_t t2) const {
+uint64_t HbmTiming::rr_requests_impl(std::vector<Flow>& flows, Chan* ch, const Seg* segs, size_t ns, uint32_t c,
+                                     uint64_t t1, uint64_t t2) const {
   Stepper<kEvery> st(p_, ch, c);
   if (ns == 1) {  // one flow (the common case): its bookkeeping in registers
     Flow& f = flows[segs[0].i];
@@ -526,8 +517,8 @@ uint64_t HbmTiming::rr_requests_impl(std::vector<Flow>& flows, Chan* ch, const S
 // runs alone. Updates the flows (folded, bookkeeping); returns the number of requests that
 // paid startup, and in *shared whether any cycle was shared.
 template <bool kEvery>
-uint64_t HbmTiming::rr_short_impl(std::vector<Flow>& flows, Chan* ch, const Live* live,
-                                  size_t nl, uint32_t c, bool* shared) const {
+uint64_t HbmTiming::rr_short_impl(std::vector<Flow>& flows, Chan* ch, const Live* live, size_t nl, uint32_t c,
+                                  bool* shared) const {
   Stepper<kEvery> st(p_, ch, c);
   if (live[0].P == 1 && (nl == 1 || live[1].P == 1)) {
     // One request per cycle each (the common case): the same windows as below, without the
@@ -571,7 +562,7 @@ uint64_t HbmTiming::rr_short_impl(std::vector<Flow>& flows, Chan* ch, const Live
     a0.store(f0);
     return st.paid;
   }
-  struct Run {  // a flow being served
+  struct Run {           // a flow being served
     uint64_t t, rem, P;  // next arrival, requests left, requests per cycle
     Acc acc;
     uint64_t end() const { return t + rem / P + (rem % P != 0); }  // after its last bundle
@@ -593,8 +584,7 @@ uint64_t HbmTiming::rr_short_impl(std::vector<Flow>& flows, Chan* ch, const Live
     }
   };
   Run run[2];
-  for (size_t k = 0; k < nl; ++k)
-    run[k] = Run{live[k].a, live[k].rem, live[k].P, Acc(flows[live[k].i])};
+  for (size_t k = 0; k < nl; ++k) run[k] = Run{live[k].a, live[k].rem, live[k].P, Acc(flows[live[k].i])};
   *shared = false;
   if (nl == 1) {
     alone(run[0], UINT64_MAX);
@@ -637,8 +627,8 @@ uint64_t HbmTiming::rr_short_impl(std::vector<Flow>& flows, Chan* ch, const Live
 
 // Serves every pending request with (arrival, initiator) <= (cut, cut_initiator), window
 // by window.
-void HbmTiming::rr_advance(std::vector<Flow>& flows, Chan* ch, uint64_t& counter,
-                           uint64_t cut, uint32_t cut_initiator, bool commit) {
+void HbmTiming::rr_advance(std::vector<Flow>& flows, Chan* ch, uint64_t& counter, uint64_t cut, uint32_t cut_initiator,
+                           bool commit) {
   // The flows with requests to serve, in same-cycle order (initiator, then call order =
   // seq), with their next arrival and how many of their requests the cut admits (whole
   // cycles: a multiple of P, or all that are left). Few flows are pending: keep them at
@@ -664,9 +654,8 @@ void HbmTiming::rr_advance(std::vector<Flow>& flows, Chan* ch, uint64_t& counter
     if (total <= kShortWindow * p_.channels) {
       const uint32_t c = uint32_t(mod_c(counter));
       bool shared;
-      const uint64_t paid = p_.startup_every_request
-                                ? rr_short_impl<true>(flows, ch, live, nl, c, &shared)
-                                : rr_short_impl<false>(flows, ch, live, nl, c, &shared);
+      const uint64_t paid = p_.startup_every_request ? rr_short_impl<true>(flows, ch, live, nl, c, &shared)
+                                                     : rr_short_impl<false>(flows, ch, live, nl, c, &shared);
       if (commit) {
         stats_.startup_paid += paid;
         slow_bursts_ += shared;
@@ -724,9 +713,7 @@ void HbmTiming::rr_advance(std::vector<Flow>& flows, Chan* ch, uint64_t& counter
       l.a = end;
       finished |= l.rem == 0;
     }
-    if (finished)
-      nl = size_t(std::remove_if(live, live + nl, [](const Live& l) { return l.rem == 0; }) -
-                  live);
+    if (finished) nl = size_t(std::remove_if(live, live + nl, [](const Live& l) { return l.rem == 0; }) - live);
   }
 }
 
@@ -746,14 +733,12 @@ uint64_t HbmTiming::evaluate(size_t i) {
   eval_flows_ = flows_;
   eval_ch_ = ch_;
   uint64_t counter = folded_total_;
-  rr_advance(eval_flows_, eval_ch_.data(), counter, f.arrival_of(f.n - 1), UINT32_MAX,
-             false);
+  rr_advance(eval_flows_, eval_ch_.data(), counter, f.arrival_of(f.n - 1), UINT32_MAX, false);
   return eval_flows_[i].resp_max;
 }
 
 size_t HbmTiming::index_of(uint64_t handle) const {
-  auto it = std::lower_bound(flows_.begin(), flows_.end(), handle,
-                             [](const Flow& f, uint64_t h) { return f.seq < h; });
+  auto it = std::lower_bound(flows_.begin(), flows_.end(), handle, [](const Flow& f, uint64_t h) { return f.seq < h; });
   return (it != flows_.end() && it->seq == handle) ? size_t(it - flows_.begin()) : SIZE_MAX;
 }
 
@@ -794,8 +779,7 @@ void HbmTiming::drain() {
   retire();
 }
 
-void HbmTiming::account(bool write, uint64_t requests, uint64_t issue_cycle,
-                        uint64_t completion) {
+void HbmTiming::account(bool write, uint64_t requests, uint64_t issue_cycle, uint64_t completion) {
   if (write) {
     stats_.write_requests += requests;
     stats_.bytes_written += requests * p_.request_bytes;
@@ -811,8 +795,7 @@ Completion HbmTiming::serve_request(uint64_t addr, bool write, uint64_t issue_cy
   return serve_request(addr, write, issue_cycle, 0);
 }
 
-Completion HbmTiming::serve_request(uint64_t addr, bool write, uint64_t issue_cycle,
-                                    uint32_t initiator) {
+Completion HbmTiming::serve_request(uint64_t addr, bool write, uint64_t issue_cycle, uint32_t initiator) {
   require_ordered("serve_request");
   check_order(issue_cycle, initiator);
   Completion out;
@@ -883,8 +866,7 @@ HbmTiming::Flow& HbmTiming::push_flow(const Burst& b) {
   // Consecutive channels across rows iff every row starts where the previous row's
   // requests left off, modulo the channel count.
   const uint64_t pitch = b.pitch();
-  f.consecutive =
-      b.rows == 1 || (pitch % rb == 0 && ((pitch / rb) % C + C - per_row % C) % C == 0);
+  f.consecutive = b.rows == 1 || (pitch % rb == 0 && ((pitch / rb) % C + C - per_row % C) % C == 0);
   if (f.consecutive) {
     f.m0 = uint32_t((b.base / rb) % C);
   } else {
@@ -892,8 +874,7 @@ HbmTiming::Flow& HbmTiming::push_flow(const Burst& b) {
     ChannelLists& js = js_pool_[f.js - 1];
     uint64_t j = 0;
     for (uint64_t r = 0; r < b.rows; ++r)
-      for (uint64_t q = 0; q < per_row; ++q, ++j)
-        js[(b.request_addr(r, q, p_.request_bytes) / rb) % C].push_back(j);
+      for (uint64_t q = 0; q < per_row; ++q, ++j) js[(b.request_addr(r, q, p_.request_bytes) / rb) % C].push_back(j);
   }
   for (uint32_t c = 0; c < C; ++c) {
     const uint64_t nc = kcount(f, c, n);
@@ -960,8 +941,7 @@ bool HbmTiming::try_result(uint64_t handle, uint64_t watermark, BurstResult* out
 bool HbmTiming::set_arrival_bound(uint64_t window_arrivals) {
   if (issued_total_ || !flows_.empty() || stats_.requests())
     throw std::logic_error("HbmTiming::set_arrival_bound after requests were served");
-  uncontended_ = p_.mapping == HbmMapping::RoundRobin && p_.startup_every_request &&
-                 window_arrivals <= p_.channels;
+  uncontended_ = p_.mapping == HbmMapping::RoundRobin && p_.startup_every_request && window_arrivals <= p_.channels;
   return uncontended_;
 }
 

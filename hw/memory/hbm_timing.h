@@ -103,13 +103,13 @@ struct Completion {
 
 // One tile transfer (a strided 2-D block).
 struct Burst {
-  uint64_t base = 0;         // byte address of row 0
+  uint64_t base = 0;  // byte address of row 0
   uint32_t rows = 1;
-  uint64_t row_bytes = 0;    // bytes used per row
-  uint64_t row_pitch = 0;    // bytes between row starts (full tensor row); 0 means row_bytes
+  uint64_t row_bytes = 0;  // bytes used per row
+  uint64_t row_pitch = 0;  // bytes between row starts (full tensor row); 0 means row_bytes
   bool write = false;
-  uint64_t issue_cycle = 0;  // cycle the first request is issued
-  uint32_t par_dispatch = 1; // requests issued per cycle (0 is treated as 1)
+  uint64_t issue_cycle = 0;   // cycle the first request is issued
+  uint32_t par_dispatch = 1;  // requests issued per cycle (0 is treated as 1)
   // Same-cycle order: requests reaching the memory in the same cycle are taken initiator by
   // initiator (lower first), then in call order (see the header comment). 0 for all
   // bursts = call order.
@@ -117,12 +117,8 @@ struct Burst {
 
   uint64_t pitch() const { return row_pitch ? row_pitch : row_bytes; }
   uint32_t dispatch() const { return par_dispatch ? par_dispatch : 1; }
-  uint64_t requests_per_row(uint32_t request_bytes) const {
-    return (row_bytes + request_bytes - 1) / request_bytes;
-  }
-  uint64_t requests(uint32_t request_bytes) const {
-    return uint64_t(rows) * requests_per_row(request_bytes);
-  }
+  uint64_t requests_per_row(uint32_t request_bytes) const { return (row_bytes + request_bytes - 1) / request_bytes; }
+  uint64_t requests(uint32_t request_bytes) const { return uint64_t(rows) * requests_per_row(request_bytes); }
   // Address of request q of row r.
   uint64_t request_addr(uint64_t r, uint64_t q, uint32_t request_bytes) const {
     return base + r * pitch() + q * request_bytes;
@@ -139,11 +135,11 @@ struct BurstResult {
 };
 
 struct HbmStats {
-  uint64_t bytes_read = 0;     // requests * request_bytes
+  uint64_t bytes_read = 0;  // requests * request_bytes
   uint64_t bytes_written = 0;
   uint64_t read_requests = 0;
   uint64_t write_requests = 0;
-  uint64_t startup_paid = 0;   // requests that paid the startup latency
+  uint64_t startup_paid = 0;  // requests that paid the startup latency
   std::vector<uint64_t> requests_per_channel;
   std::vector<uint64_t> busy_cycles_per_channel;  // II per request served
   uint64_t first_issue_cycle = UINT64_MAX;        // earliest issue seen (UINT64_MAX: none)
@@ -236,21 +232,21 @@ class HbmTiming {
   struct Flow {
     uint64_t seq = 0;
     uint32_t prio = 0;  // Burst::initiator
-    uint64_t t0 = 0;  // arrival of request 0
+    uint64_t t0 = 0;    // arrival of request 0
     uint64_t P = 1;
-    int p_shift = -1;         // log2(P) if P is a power of two
-    uint64_t period = 1;      // P / gcd(C, P)
-    int64_t delta = 0;        // C / gcd(C, P) - period * II
-    uint64_t max_gap = 1;     // ceil(C / P): largest arrival gap on one channel
+    int p_shift = -1;      // log2(P) if P is a power of two
+    uint64_t period = 1;   // P / gcd(C, P)
+    int64_t delta = 0;     // C / gcd(C, P) - period * II
+    uint64_t max_gap = 1;  // ceil(C / P): largest arrival gap on one channel
     uint64_t n = 0;
     bool consecutive = true;  // channel = (m0 + j) % C
     uint32_t m0 = 0;
-    uint32_t js = 0;  // !consecutive: 1 + slot in js_pool_ (request indices j per channel)
-    uint64_t folded = 0;                    // requests j < folded are in the channel states
-    uint64_t resp_max = 0;                  // latest response among folded requests
-    uint64_t last_start = 0;                // service start of the latest folded request
+    uint32_t js = 0;          // !consecutive: 1 + slot in js_pool_ (request indices j per channel)
+    uint64_t folded = 0;      // requests j < folded are in the channel states
+    uint64_t resp_max = 0;    // latest response among folded requests
+    uint64_t last_start = 0;  // service start of the latest folded request
     bool last_paid = false;
-    bool held = false;  // deferred: keep until its result is taken
+    bool held = false;   // deferred: keep until its result is taken
     BurstResult result;  // filled at issue (bytes, requests, last issue)
     uint64_t div_p(uint64_t x) const { return p_shift >= 0 ? x >> p_shift : x / P; }
     uint64_t arrival_of(uint64_t j) const { return t0 + div_p(j); }
@@ -285,7 +281,7 @@ class HbmTiming {
     uint64_t a;    // arrival of its next request
     uint64_t rem;  // requests left to serve (within the cut)
     uint64_t P;
-    size_t i;      // index in the flow list
+    size_t i;  // index in the flow list
     uint32_t prio;
     int p_shift;
   };
@@ -307,20 +303,16 @@ class HbmTiming {
   uint64_t j0_of(const Flow& f, uint32_t c) const;
   uint64_t kcount(const Flow& f, uint32_t c, uint64_t J) const;  // #k on c with j < J
   uint64_t j_of(const Flow& f, uint32_t c, uint64_t k) const;
-  uint64_t arrival(const Flow& f, uint32_t c, uint64_t k) const {
-    return f.arrival_of(j_of(f, c, k));
-  }
+  uint64_t arrival(const Flow& f, uint32_t c, uint64_t k) const { return f.arrival_of(j_of(f, c, k)); }
   uint64_t step(Chan& st, uint64_t arrival, bool commit, bool* paid);
   // Serves f's requests k in [k1, k2) on channel c in order (closed form when possible).
   // commit: real channel state (statistics).
-  RunOut serve_range(Chan& st, const Flow& f, uint32_t c, uint64_t k1, uint64_t k2,
-                     bool commit);
+  RunOut serve_range(Chan& st, const Flow& f, uint32_t c, uint64_t k1, uint64_t k2, bool commit);
   // serve_range plus the flow bookkeeping when committing; returns the latest response.
   uint64_t run_one(Chan& st, uint32_t c, const Range& r, bool commit);
   // Serves the requests of several flows on one channel in FIFO order (arrival, flow seq,
   // k), cutting them into single-flow segments; returns the latest response of `target`.
-  uint64_t run_channel(Chan& st, uint32_t c, std::vector<Range>& ranges, const Flow* target,
-                       bool commit);
+  uint64_t run_channel(Chan& st, uint32_t c, std::vector<Range>& ranges, const Flow* target, bool commit);
   // Commits every pending request with (arrival, initiator) <= (cut, cut_initiator) to the
   // channel states.
   void fold(uint64_t cut, uint32_t cut_initiator);
@@ -331,20 +323,19 @@ class HbmTiming {
   uint64_t evaluate_ai(const Flow& f);
   // RoundRobin: serve all pending requests of `flows` with (arrival, initiator) <=
   // (cut, cut_initiator) on `ch` from counter position `counter`, window by window.
-  void rr_advance(std::vector<Flow>& flows, Chan* ch, uint64_t& counter, uint64_t cut,
-                  uint32_t cut_initiator, bool commit);
-  void rr_window(std::vector<Flow>& flows, Chan* ch, const Seg* segs, size_t ns,
-                 uint64_t counter, uint64_t t, uint64_t L, uint64_t S, bool commit);
-  void rr_requests(std::vector<Flow>& flows, Chan* ch, const Seg* segs, size_t ns, uint32_t c,
-                   uint64_t t1, uint64_t t2, bool commit);
+  void rr_advance(std::vector<Flow>& flows, Chan* ch, uint64_t& counter, uint64_t cut, uint32_t cut_initiator,
+                  bool commit);
+  void rr_window(std::vector<Flow>& flows, Chan* ch, const Seg* segs, size_t ns, uint64_t counter, uint64_t t,
+                 uint64_t L, uint64_t S, bool commit);
+  void rr_requests(std::vector<Flow>& flows, Chan* ch, const Seg* segs, size_t ns, uint32_t c, uint64_t t1, uint64_t t2,
+                   bool commit);
   // A flow's bookkeeping while its requests are served (Flow::resp_max, last_start,
   // last_paid), kept in registers.
   struct Acc {
     uint64_t resp_max = 0, last_start = 0;
     bool last_paid = false;
     Acc() = default;
-    explicit Acc(const Flow& f)
-        : resp_max(f.resp_max), last_start(f.last_start), last_paid(f.last_paid) {}
+    explicit Acc(const Flow& f) : resp_max(f.resp_max), last_start(f.last_start), last_paid(f.last_paid) {}
     void store(Flow& f) const {
       f.resp_max = resp_max;
       f.last_start = last_start;
@@ -354,11 +345,11 @@ class HbmTiming {
   template <bool kEvery>
   struct Stepper;
   template <bool kEvery>
-  uint64_t rr_requests_impl(std::vector<Flow>& flows, Chan* ch, const Seg* segs, size_t ns,
-                            uint32_t c, uint64_t t1, uint64_t t2) const;
+  uint64_t rr_requests_impl(std::vector<Flow>& flows, Chan* ch, const Seg* segs, size_t ns, uint32_t c, uint64_t t1,
+                            uint64_t t2) const;
   template <bool kEvery>
-  uint64_t rr_short_impl(std::vector<Flow>& flows, Chan* ch, const Live* live, size_t nl,
-                         uint32_t c, bool* shared) const;
+  uint64_t rr_short_impl(std::vector<Flow>& flows, Chan* ch, const Live* live, size_t nl, uint32_t c,
+                         bool* shared) const;
   // RoundRobin windows (and folds of at most two bursts) of at most kShortWindow *
   // channels requests are served request by request: a step costs ~12 instructions, a
   // channel's closed form ~100.
@@ -376,16 +367,12 @@ class HbmTiming {
     return (rb & (rb - 1)) == 0 ? (b.row_bytes + rb - 1) >> __builtin_ctzll(rb) : b.requests_per_row(p_.request_bytes);
   }
   uint64_t div_c(uint64_t x) const { return c_shift_ >= 0 ? x >> c_shift_ : x / p_.channels; }
-  uint64_t mod_c(uint64_t x) const {
-    return c_shift_ >= 0 ? x & (p_.channels - 1) : x % p_.channels;
-  }
+  uint64_t mod_c(uint64_t x) const { return c_shift_ >= 0 ? x & (p_.channels - 1) : x % p_.channels; }
 
   // Request indices j per channel of a flow whose channels are not consecutive (slots are
   // reused: Flow stays trivially copyable, and pending flows move around cheaply).
   using ChannelLists = std::vector<std::vector<uint64_t>>;
-  const std::vector<uint64_t>& js_of(const Flow& f, uint32_t c) const {
-    return js_pool_[f.js - 1][c];
-  }
+  const std::vector<uint64_t>& js_of(const Flow& f, uint32_t c) const { return js_pool_[f.js - 1][c]; }
   uint32_t take_js_slot();
 
   HbmParams p_;
@@ -396,22 +383,22 @@ class HbmTiming {
   std::vector<ChannelLists> js_pool_;
   std::vector<uint32_t> js_free_;  // free slots of js_pool_
   uint64_t next_seq_ = 0;
-  uint64_t folded_total_ = 0;  // requests folded so far (round-robin counter)
-  uint64_t issued_total_ = 0;  // RoundRobin: requests issued so far (statistics)
+  uint64_t folded_total_ = 0;        // requests folded so far (round-robin counter)
+  uint64_t issued_total_ = 0;        // RoundRobin: requests issued so far (statistics)
   mutable uint64_t rr_counted_ = 0;  // RoundRobin: issued_total_ the per-channel stats show
   uint64_t last_call_issue_ = 0;
   uint32_t last_call_initiator_ = 0;
   uint64_t slow_bursts_ = 0;
-  bool uncontended_ = false;  // set_arrival_bound
-  std::vector<uint8_t> mark_;          // scratch
-  std::vector<uint64_t> new_folded_;   // scratch
-  std::vector<Range> ranges_;          // scratch
-  std::vector<Seg> segs_;              // scratch
-  std::vector<Live> live_;             // scratch
-  mutable Dispatch dispatch_;          // cache of set_dispatch
-  std::vector<Flow> eval_flows_;       // scratch (RoundRobin evaluate)
-  std::vector<Chan> eval_ch_;          // scratch (RoundRobin evaluate)
-  mutable HbmStats stats_;  // RoundRobin per-channel counts are filled in by stats()
+  bool uncontended_ = false;          // set_arrival_bound
+  std::vector<uint8_t> mark_;         // scratch
+  std::vector<uint64_t> new_folded_;  // scratch
+  std::vector<Range> ranges_;         // scratch
+  std::vector<Seg> segs_;             // scratch
+  std::vector<Live> live_;            // scratch
+  mutable Dispatch dispatch_;         // cache of set_dispatch
+  std::vector<Flow> eval_flows_;      // scratch (RoundRobin evaluate)
+  std::vector<Chan> eval_ch_;         // scratch (RoundRobin evaluate)
+  mutable HbmStats stats_;            // RoundRobin per-channel counts are filled in by stats()
 };
 
 }  // namespace stepsim

@@ -100,8 +100,8 @@ OffChipTensor& OffChipMemory::tensor(const std::string& name) {
     if (t.name == name) return t;
   std::string names;
   for (const OffChipTensor& t : tensors_) names += (names.empty() ? "" : ", ") + t.name;
-  throw std::invalid_argument("no tensor named '" + name + "' in the graph's tensors: section (declared: " +
-                              (names.empty() ? "none" : names) + ")");
+  throw std::invalid_argument("no tensor named '" + name +
+                              "' in the graph's tensors: section (declared: " + (names.empty() ? "none" : names) + ")");
 }
 
 uint64_t OffChipMemory::transfer(Context& ctx, Burst b, uint8_t* data) {
@@ -158,8 +158,8 @@ uint64_t OffChipMemory::transfer(Context& ctx, Burst b, uint8_t* data) {
       ctx.wait_for_turn(clients_);
     }
     const uint64_t addr = b.request_addr(j / per_row, j % per_row, rb);
-    completion = std::max(completion, hbm_request(*socket.operator->(), addr, b.write, ctx.now(), nullptr, 0,
-                                                  b.initiator));
+    completion =
+        std::max(completion, hbm_request(*socket.operator->(), addr, b.write, ctx.now(), nullptr, 0, b.initiator));
   }
   return completion;
 }

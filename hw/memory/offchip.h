@@ -29,9 +29,9 @@
 #include <string>
 #include <vector>
 
+#include <tlm_utils/simple_initiator_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "hw/channel/context.h"
 #include "hw/memory/hbm_initiator.h"
@@ -52,7 +52,7 @@ struct OffChipTensor {
   uint64_t rows = 0, cols = 0;
   DType dtype = DType::BF16;
   uint64_t block_rows = 0, block_cols = 0;  // 0 x 0: row-major
-  bool written = false;  // a store wrote into it during the run
+  bool written = false;                     // a store wrote into it during the run
 
   bool blocked() const { return block_rows != 0; }
   uint64_t row_bytes() const { return cols * dtype_bytes(dtype); }
@@ -113,7 +113,8 @@ class OffChipMemory : public sc_core::sc_module {
   static constexpr uint64_t kUnbounded = UINT64_MAX;
   void add_client(Context* c, uint64_t window_requests = kUnbounded) {
     clients_.push_back(c);
-    window_requests_ = window_requests > kUnbounded - window_requests_ ? kUnbounded : window_requests_ + window_requests;
+    window_requests_ =
+        window_requests > kUnbounded - window_requests_ ? kUnbounded : window_requests_ + window_requests;
   }
   // Whether the memory runs uncontended (decided from the clients' bounds at the end of
   // elaboration; false before).
@@ -148,7 +149,7 @@ class OffChipMemory : public sc_core::sc_module {
   HbmAccessMode mode_;
   std::vector<OffChipTensor> tensors_;
   std::vector<Context*> clients_;
-  uint64_t window_requests_ = 0;  // the clients' bounds summed (add_client)
+  uint64_t window_requests_ = 0;       // the clients' bounds summed (add_client)
   void end_of_elaboration() override;  // every client is known: set the HBM regime
   uint64_t tile_bytes_ = 0;
 };

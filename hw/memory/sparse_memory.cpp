@@ -36,13 +36,11 @@ void SparseMemory::write(uint64_t addr, const uint8_t* src, uint64_t len) {
   }
 }
 
-void SparseMemory::read_rows(uint64_t addr, uint64_t rows, uint64_t row_bytes, uint64_t pitch,
-                             uint8_t* packed) const {
+void SparseMemory::read_rows(uint64_t addr, uint64_t rows, uint64_t row_bytes, uint64_t pitch, uint8_t* packed) const {
   for (uint64_t r = 0; r < rows; ++r) read(addr + r * pitch, packed + r * row_bytes, row_bytes);
 }
 
-void SparseMemory::write_rows(uint64_t addr, uint64_t rows, uint64_t row_bytes,
-                              uint64_t pitch, const uint8_t* packed) {
+void SparseMemory::write_rows(uint64_t addr, uint64_t rows, uint64_t row_bytes, uint64_t pitch, const uint8_t* packed) {
   for (uint64_t r = 0; r < rows; ++r) write(addr + r * pitch, packed + r * row_bytes, row_bytes);
 }
 

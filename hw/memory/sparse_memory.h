@@ -19,10 +19,8 @@ class SparseMemory {
   void read(uint64_t addr, uint8_t* dst, uint64_t len) const;
   void write(uint64_t addr, const uint8_t* src, uint64_t len);
   // Strided 2-D block: row r lives at addr + r*pitch; `packed` holds rows*row_bytes bytes.
-  void read_rows(uint64_t addr, uint64_t rows, uint64_t row_bytes, uint64_t pitch,
-                 uint8_t* packed) const;
-  void write_rows(uint64_t addr, uint64_t rows, uint64_t row_bytes, uint64_t pitch,
-                  const uint8_t* packed);
+  void read_rows(uint64_t addr, uint64_t rows, uint64_t row_bytes, uint64_t pitch, uint8_t* packed) const;
+  void write_rows(uint64_t addr, uint64_t rows, uint64_t row_bytes, uint64_t pitch, const uint8_t* packed);
 
   size_t pages() const { return pages_.size(); }
   uint64_t bytes_allocated() const { return pages_.size() * kPageBytes; }

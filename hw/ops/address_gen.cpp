@@ -61,7 +61,8 @@ class ExpertAddrGen : public Op {
       for (size_t k = 0; k < bits.size(); ++k) {
         const int i = bits[k];
         if (!experts_.empty() && size_t(i) >= experts_.size())
-          fail("selector bit " + std::to_string(i) + " has no entry in experts (" + std::to_string(experts_.size()) + " given)");
+          fail("selector bit " + std::to_string(i) + " has no entry in experts (" + std::to_string(experts_.size()) +
+               " given)");
         const int64_t expert = experts_.empty() ? i : experts_[size_t(i)];
         const std::vector<int64_t> addr = expert_tile_addresses(expert, tiles_, base_, stride_);
         for (size_t j = 0; j < addr.size(); ++j) {
@@ -95,7 +96,8 @@ class KvCacheAddrGen : public Op {
     // A tile's valid-token count travels as an int32 [1x1] tile; a request's tiles are one
     // element's expansion.
     if (tile_rows_ < 1 || tile_rows_ > INT32_MAX)
-      fail("tile_rows is " + std::to_string(tile_rows_) + ", outside the allowed range 1.." + std::to_string(INT32_MAX));
+      fail("tile_rows is " + std::to_string(tile_rows_) + ", outside the allowed range 1.." +
+           std::to_string(INT32_MAX));
     if (max_tiles_ < 1 || uint64_t(max_tiles_) > kMaxStreamBeats)
       fail("max_tiles is " + std::to_string(max_tiles_) + ", outside the allowed range 1.." +
            std::to_string(kMaxStreamBeats));
@@ -127,7 +129,8 @@ class KvCacheAddrGen : public Op {
              " tiles of " + std::to_string(tile_rows_) + " tokens, more than max_tiles " + std::to_string(max_tiles_) +
              ": the limit is " + std::to_string(max_tiles_ * tile_rows_) + " tokens per request");
       if (r > (INT64_MAX - max_tiles_) / max_tiles_)
-        fail("request index " + std::to_string(r) + " is too large: its tile addresses r * max_tiles + t overflow 64 bits");
+        fail("request index " + std::to_string(r) +
+             " is too large: its tile addresses r * max_tiles + t overflow 64 bits");
       std::vector<int64_t> addr;
       try {
         addr = kv_cache_tile_addresses(r, n, tile_rows_, max_tiles_);
@@ -168,30 +171,40 @@ class KvCacheAddrGen : public Op {
 
 void register_address_ops(OpRegistry& r) {
   using T = ParamSpec::Type;
-  r.add(OpInfo{"ExpertAddrGen", "address generation",
+  r.add(OpInfo{"ExpertAddrGen",
+               "address generation",
                "Turns each selector into the weight-tile indices of the selected expert(s): tiles_per_expert "
                "indices base + (e*tiles_per_expert + j)*stride per set bit, as scalars (a new innermost dimension).",
                "One address per cycle.",
                {{"in", "selectors (e.g. EagerMerge's sel)"}},
                {{"out", "tile indices for RandomOffChipLoad: [sel dims.., tiles_per_expert] for one-hot selectors"}},
-               {{"tiles_per_expert", T::kInt, "", "tiles of one expert's weight, in the order it consumes them", true, kPositiveRange},
-                {"experts", T::kIntList, "[]", "expert id of each selector bit (empty = bit i is expert i)", false,
+               {{"tiles_per_expert", T::kInt, "", "tiles of one expert's weight, in the order it consumes them", true,
+                 kPositiveRange},
+                {"experts",
+                 T::kIntList,
+                 "[]",
+                 "expert id of each selector bit (empty = bit i is expert i)",
+                 false,
                  {0, Selector::kMaxBits - 1}},
                 {"base", T::kInt, "0", "first tile index of the tensor region"},
                 {"stride", T::kInt, "1", "index step per tile", false, kPositiveRange}},
-               false, [](const OpConfig& c) { return std::make_unique<ExpertAddrGen>(c); }});
-  r.add(OpInfo{"KvCacheAddrGen", "address generation",
-               "Per request (idx, kv_len): the ceil(kv_len / tile_rows) KV-cache tile indices idx*max_tiles + t as "
-               "scalars (a new innermost dimension), a selector per tile, {1} on the last tile, {0} otherwise, and "
-               "the tokens each tile holds.",
-               "One address per cycle.",
-               {{"idx", "request indices (scalars)"}, {"kv_len", "KV lengths in tokens, the new token included (scalars)"}},
-               {{"addr", "tile indices for RandomOffChipLoad/Store: [.., tiles]"},
-                {"last", "one-hot selectors: {1} on each request's last tile"},
-                {"valid", "tokens held by each tile, int32 [1x1] (tile_rows, fewer in the last tile; for mask_cols)"}},
-               {{"tile_rows", T::kInt, "", "tokens per KV tile", true, kPositiveRange},
-                {"max_tiles", T::kInt, "", "tile slots per request in the cache tensor", true, kPositiveRange}},
-               false, [](const OpConfig& c) { return std::make_unique<KvCacheAddrGen>(c); }});
+               false,
+               [](const OpConfig& c) { return std::make_unique<ExpertAddrGen>(c); }});
+  r.add(OpInfo{
+      "KvCacheAddrGen",
+      "address generation",
+      "Per request (idx, kv_len): the ceil(kv_len / tile_rows) KV-cache tile indices idx*max_tiles + t as "
+      "scalars (a new innermost dimension), a selector per tile, {1} on the last tile, {0} otherwise, and "
+      "the tokens each tile holds.",
+      "One address per cycle.",
+      {{"idx", "request indices (scalars)"}, {"kv_len", "KV lengths in tokens, the new token included (scalars)"}},
+      {{"addr", "tile indices for RandomOffChipLoad/Store: [.., tiles]"},
+       {"last", "one-hot selectors: {1} on each request's last tile"},
+       {"valid", "tokens held by each tile, int32 [1x1] (tile_rows, fewer in the last tile; for mask_cols)"}},
+      {{"tile_rows", T::kInt, "", "tokens per KV tile", true, kPositiveRange},
+       {"max_tiles", T::kInt, "", "tile slots per request in the cache tensor", true, kPositiveRange}},
+      false,
+      [](const OpConfig& c) { return std::make_unique<KvCacheAddrGen>(c); }});
 }
 
 }  // namespace stepsim

@@ -99,8 +99,7 @@ class HigherOrder : public Op {
   // Counts the element (elements_).
   const std::vector<Tile>& args(const Beat* bs, size_t n) {
     args_.clear();
-    for (size_t i = 0; i < n; ++i)
-      append_tiles(bs[i].elem, i, elements_, args_);
+    for (size_t i = 0; i < n; ++i) append_tiles(bs[i].elem, i, elements_, args_);
     ++elements_;
     return args_;
   }
@@ -276,8 +275,8 @@ class Accum : public HigherOrder {
     std::vector<Tile> bank;      // the entries of this outer group
     std::vector<uint8_t> stops;  // the output stop of each entry (from the first chunk)
     bool first_chunk = true;
-    size_t m = 0;        // current entry
-    uint64_t held = 0;   // bytes of the bank
+    size_t m = 0;       // current entry
+    uint64_t held = 0;  // bytes of the bank
     Tile acc = fn_.init();
     auto structure = [&](const Beat& b) {
       fail("bank_rank " + std::to_string(q) + ": S" + std::to_string(b.stop) + " closes entry " + std::to_string(m) +
@@ -289,8 +288,10 @@ class Accum : public HigherOrder {
       take_inputs_at_start();
       const Beat& b = bs[0];
       if (!b.has_elem) {
-        if (b.stop) fail("bank_rank: bare S" + std::to_string(b.stop) + " (an empty K run or bank dimension) is not supported");
-        if (!bank.empty() || !is_empty_acc(acc)) fail("stream ended inside a banked reduction (no closing S" + std::to_string(q + 2) + ")");
+        if (b.stop)
+          fail("bank_rank: bare S" + std::to_string(b.stop) + " (an empty K run or bank dimension) is not supported");
+        if (!bank.empty() || !is_empty_acc(acc))
+          fail("stream ended inside a banked reduction (no closing S" + std::to_string(q + 2) + ")");
         charge(0);
         emit(0, Beat::done_beat());
         take_inputs_at_end();
@@ -429,37 +430,56 @@ void register_higher_order_ops(OpRegistry& r) {
     for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
     return s;
   };
-  r.add(OpInfo{"Map", "higher-order", "Applies a tile function to every element (several inputs are zipped).",
-               roofline, {{"in*", "streams of equal shape (tiles or tuples)"}}, {{"out", "same shape"}},
-               {{"fn", T::kString, "", "map function: " + fn_list(map_function_names()), true}}, true,
+  r.add(OpInfo{"Map",
+               "higher-order",
+               "Applies a tile function to every element (several inputs are zipped).",
+               roofline,
+               {{"in*", "streams of equal shape (tiles or tuples)"}},
+               {{"out", "same shape"}},
+               {{"fn", T::kString, "", "map function: " + fn_list(map_function_names()), true}},
+               true,
                [](const OpConfig& c) { return std::make_unique<Map>(c); }});
-  r.add(OpInfo{"Accum", "higher-order",
+  r.add(OpInfo{"Accum",
+               "higher-order",
                "Reduces the inner `rank` dimensions with an update function; the accumulator may be sized by its first "
                "input (dynamic tiling).",
                roofline + " The store term applies on the emitting element.",
-               {{"in*", "streams of equal shape"}}, {{"out", "rank a-b stream"}},
+               {{"in*", "streams of equal shape"}},
+               {{"out", "rank a-b stream"}},
                {{"fn", T::kString, "", "accum function: " + fn_list(accum_function_names()), true},
                 {"rank", T::kInt, "1", "reduction rank b", false, {1, kMaxStopLevel}},
-                {"bank_rank", T::kInt, "0",
+                {"bank_rank",
+                 T::kInt,
+                 "0",
                  "q > 0 (needs rank 2): the input is [.., C, B1..Bq, K]; K and C are reduced into a bank of "
                  "accumulators indexed by B1..Bq, emitted in bank order after the last C (output [.., B1..Bq]); "
                  "bit-identical to rank 2 over [.., B1..Bq, C, K]",
-                 false, {0, kMaxStopLevel - 2}}},
-               true, [](const OpConfig& c) { return std::make_unique<Accum>(c, false); }});
-  r.add(OpInfo{"Scan", "higher-order", "Like Accum, but emits the accumulator state after every element.", roofline,
-               {{"in*", "streams of equal shape"}}, {{"out", "same shape"}},
+                 false,
+                 {0, kMaxStopLevel - 2}}},
+               true,
+               [](const OpConfig& c) { return std::make_unique<Accum>(c, false); }});
+  r.add(OpInfo{"Scan",
+               "higher-order",
+               "Like Accum, but emits the accumulator state after every element.",
+               roofline,
+               {{"in*", "streams of equal shape"}},
+               {{"out", "same shape"}},
                {{"fn", T::kString, "", "accum function: " + fn_list(accum_function_names()), true},
                 {"rank", T::kInt, "1", "rank at which the state resets", false, {1, kMaxStopLevel}}},
-               true, [](const OpConfig& c) { return std::make_unique<Accum>(c, true); }});
-  r.add(OpInfo{"FlatMap", "higher-order",
+               true,
+               [](const OpConfig& c) { return std::make_unique<Accum>(c, true); }});
+  r.add(OpInfo{"FlatMap",
+               "higher-order",
                "Expands every element into a rank-`rank` stream (e.g. RetileStreamify) and concatenates them; "
                "filter_padding drops padded elements.",
                "0 cycles (the reference charges nothing for retiling). Every FlatMap function is pure data "
                "movement (0 FLOPs), so the node gets no compute units (like the artifact's RetileStreamify).",
-               {{"in*", "data (plus the padding flags for filter_padding)"}}, {{"out", "rank a+rank stream"}},
+               {{"in*", "data (plus the padding flags for filter_padding)"}},
+               {{"out", "rank a+rank stream"}},
                {{"fn", T::kString, "", "flatmap function: " + fn_list(flatmap_function_names()), true},
                 {"rank", T::kInt, "1", "rank of each expansion (0 for filter_padding)", false, kRankRange}},
-               false, [](const OpConfig& c) { return std::make_unique<FlatMap>(c); }});
+               false,
+               [](const OpConfig& c) { return std::make_unique<FlatMap>(c); }});
 }
 
 }  // namespace stepsim

@@ -181,7 +181,8 @@ class OffChipOp : public Op {
     if (!bytes.empty()) {
       auto d = std::make_shared<TileData>();
       unpack_elements(bytes.data(), t.elems(), t.dtype, *d);
-      if (view_.spans_blocks()) reorder_blocked(*d, t.rows, t.cols, view_.tensor->block_rows, view_.tensor->block_cols, false);
+      if (view_.spans_blocks())
+        reorder_blocked(*d, t.rows, t.cols, view_.tensor->block_rows, view_.tensor->block_cols, false);
       t.data = std::move(d);
     }
     Beat out = Beat::data(Element(std::move(t)), stop);
@@ -242,8 +243,7 @@ class OffChipOp : public Op {
           c.row_pitch = b.pitch();
           const uint64_t n = c.rows * c.requests_per_row(rb);
           wait_for_window(n);
-          const uint64_t done =
-              memory_->transfer(ctx(), c, data ? data + uint64_t(r0) * b.row_bytes + off : nullptr);
+          const uint64_t done = memory_->transfer(ctx(), c, data ? data + uint64_t(r0) * b.row_bytes + off : nullptr);
           window_.push_back({done, n});
           outstanding_ += n;
           completion = std::max(completion, done);
@@ -296,8 +296,8 @@ class OffChipOp : public Op {
            "; expected a scalar or a 1x1 int32 tile holding a tile index");
     const int64_t a = *v;
     if (a < 0 || uint64_t(a) >= view_.stored_tiles())
-      fail("tile index " + std::to_string(a) + " from '" + from.name() + "' is outside tensor '" +
-           view_.tensor->name + "' (" + std::to_string(view_.stored_tiles()) + " tiles of " + shape().to_string() + ")");
+      fail("tile index " + std::to_string(a) + " from '" + from.name() + "' is outside tensor '" + view_.tensor->name +
+           "' (" + std::to_string(view_.stored_tiles()) + " tiles of " + shape().to_string() + ")");
     return uint64_t(a);
   }
 
@@ -363,8 +363,7 @@ class LinearOffChipStore : public OffChipOp {
     for (;;) {
       const Beat& b = in(0).peek();
       if (b.has_elem) {
-        if (!b.elem.is_tile())
-          fail(element_number("in", k) + " is " + b.elem.brief() + ", not a tile");
+        if (!b.elem.is_tile()) fail(element_number("in", k) + " is " + b.elem.brief() + ", not a tile");
         if (k >= view_.count)
           fail("received more tiles than the " + std::to_string(view_.count) + " its view of tensor '" +
                view_.tensor->name + "' (out_shape " + view_.shape_text() + ") expects: " + element_number("in", k) +
@@ -376,8 +375,8 @@ class LinearOffChipStore : public OffChipOp {
     }
     // Fewer tiles would leave part of the view unwritten, silently.
     if (k != view_.count)
-      fail("received " + std::to_string(k) + " tiles but its view of tensor '" + view_.tensor->name +
-           "' (out_shape " + view_.shape_text() + ") expects " + std::to_string(view_.count));
+      fail("received " + std::to_string(k) + " tiles but its view of tensor '" + view_.tensor->name + "' (out_shape " +
+           view_.shape_text() + ") expects " + std::to_string(view_.count));
     wait_last_completion();
   }
 };
@@ -417,8 +416,7 @@ class RandomOffChipStore : public OffChipOp {
         const uint64_t l = address_of(a.elem, in(0));
         next_data(a.elem);
         const Beat d = take_input(1);
-        if (!d.elem.is_tile())
-          fail(element_number("wdata", tiles_) + " is " + d.elem.brief() + ", not a tile");
+        if (!d.elem.is_tile()) fail(element_number("wdata", tiles_) + " is " + d.elem.brief() + ", not a tile");
         store(d.elem.tile(), l, in(1));
         ++tiles_;
         data_done_ = d.done;
@@ -473,32 +471,36 @@ class RandomOffChipStore : public OffChipOp {
 void register_offchip_ops(OpRegistry& r) {
   using T = ParamSpec::Type;
   const ParamSpec tensor{"tensor", T::kString, "", "stored tensor (graph tensors: section)", true};
-  const ParamSpec tile{"tile", T::kIntList, "", "tile shape [rows, cols] in elements; must divide the tensor", true,
-                       kPositiveRange};
-  const ParamSpec out_shape{"out_shape", T::kIntList, "[]",
-                            "tiled view shape, outermost first, in tiles (empty = the whole tiled tensor)", false,
-                            kPositiveRange};
+  const ParamSpec tile{"tile", T::kIntList,   "", "tile shape [rows, cols] in elements; must divide the tensor",
+                       true,   kPositiveRange};
+  const ParamSpec out_shape{"out_shape", T::kIntList,
+                            "[]",        "tiled view shape, outermost first, in tiles (empty = the whole tiled tensor)",
+                            false,       kPositiveRange};
   const ParamSpec stride{"stride", T::kIntList, "[]",
                          "tiled view strides in tiles (empty = row-major over out_shape; 0 re-reads)"};
   const ParamSpec offset{"offset", T::kInt, "0", "first tile of the view (row-major tile index of the tiled tensor)"};
-  const ParamSpec par{"par_dispatch", T::kInt, "0", "requests issued per cycle (0 = the preset's par_dispatch)", false,
-                      {0, kMaxParDispatch}};
+  const ParamSpec par{
+      "par_dispatch",      T::kInt, "0", "requests issued per cycle (0 = the preset's par_dispatch)", false,
+      {0, kMaxParDispatch}};
   const std::string tile_timing =
       "Per tile: rows x ceil(cols*bytes/request_bytes) requests with the tensor's row pitch (a blocked tensor: "
       "per block row of the tile, or per row inside one block), par_dispatch per cycle from the op's time, through "
       "the HBM model; ";
-  r.add(OpInfo{"LinearOffChipLoad", "off-chip memory",
+  r.add(OpInfo{"LinearOffChipLoad",
+               "off-chip memory",
                "Reads a stored tensor as a stream of tiles through an affine tiled view; with a ref stream, one whole "
                "pass per ref element (ref stops raised above the view's dimensions; ref contents ignored).",
-               tile_timing + "the tile is emitted when its last response is back (one tile in flight with "
-                             "offchip_one_tile_in_flight; otherwise up to ag_max_outstanding requests' tiles in flight, "
-                             "docs/timing-model.md).",
+               tile_timing +
+                   "the tile is emitted when its last response is back (one tile in flight with "
+                   "offchip_one_tile_in_flight; otherwise up to ag_max_outstanding requests' tiles in flight, "
+                   "docs/timing-model.md).",
                {{"ref", "reference stream: one pass of the view per element (optional)", true}},
                {{"out", "tiles [ref dims.., out_shape..] (static variant: [out_shape..])"}},
                {tensor, tile, out_shape, stride, offset, par},
                false,
                [](const OpConfig& c) { return std::make_unique<LinearOffChipLoad>(c); }});
-  r.add(OpInfo{"LinearOffChipStore", "off-chip memory",
+  r.add(OpInfo{"LinearOffChipStore",
+               "off-chip memory",
                "Writes the incoming tiles, in order, to the positions of an affine tiled view of a stored tensor "
                "(stop tokens are not stored).",
                tile_timing + "the input is dequeued when every write is acknowledged (with "
@@ -509,7 +511,8 @@ void register_offchip_ops(OpRegistry& r) {
                {tensor, tile, out_shape, stride, offset, par},
                false,
                [](const OpConfig& c) { return std::make_unique<LinearOffChipStore>(c); }});
-  r.add(OpInfo{"RandomOffChipLoad", "off-chip memory",
+  r.add(OpInfo{"RandomOffChipLoad",
+               "off-chip memory",
                "Reads one tile per address element; an address is a tile index (row-major over the tiled tensor), "
                "given as a scalar or a 1x1 int32 tile. The output has the address stream's shape.",
                tile_timing + "as LinearOffChipLoad's tiles (with input_register the index is taken as the firing "
@@ -519,7 +522,8 @@ void register_offchip_ops(OpRegistry& r) {
                {tensor, tile, par},
                false,
                [](const OpConfig& c) { return std::make_unique<RandomOffChipLoad>(c); }});
-  r.add(OpInfo{"RandomOffChipStore", "off-chip memory",
+  r.add(OpInfo{"RandomOffChipStore",
+               "off-chip memory",
                "Writes each wdata tile to the tile index given by the matching waddr element and emits a true flag "
                "per completed write, with waddr's shape.",
                tile_timing + "the flag is emitted when the write is acknowledged (with ag_max_outstanding the flags "

@@ -12,9 +12,7 @@ namespace {
 
 class Bufferize : public Op {
  public:
-  explicit Bufferize(const OpConfig& c) : Op(c) {
-    rank_ = int_param("rank", 1, kMaxStopLevel);
-  }
+  explicit Bufferize(const OpConfig& c) : Op(c) { rank_ = int_param("rank", 1, kMaxStopLevel); }
 
  protected:
   void run() override {
@@ -28,8 +26,7 @@ class Bufferize : public Op {
         if (elems++ == 0) first_write = ctx().now();
         if (elems > kMaxStreamBeats)
           fail("a buffer would hold more than " + std::to_string(kMaxStreamBeats) +
-               " elements, the limit of one stream held in host memory (no S" + std::to_string(rank_) +
-               " closed it)");
+               " elements, the limit of one stream held in host memory (no S" + std::to_string(rank_) + " closed it)");
         charge(1);
         buf->bytes += b.elem.bytes();
         ++cur[0];
@@ -59,8 +56,8 @@ class Bufferize : public Op {
         for (int j = rank_ - 1; j >= 0; --j) buf->shape.push_back(size[size_t(j)] == -2 ? 0 : size[size_t(j)]);
         check_capacity(*buf, elems);
         note_buffer(elems, buf->bytes);
-        Beat o = Beat::data(Element(lease_buffer(std::move(*buf), elems ? first_write : ctx().now())),
-                            uint8_t(s - rank_));
+        Beat o =
+            Beat::data(Element(lease_buffer(std::move(*buf), elems ? first_write : ctx().now())), uint8_t(s - rank_));
         o.done = b.done;
         emit(0, std::move(o));
         elems = 0;
@@ -87,11 +84,12 @@ class Bufferize : public Op {
     const uint64_t cap = hw().pmu_capacity;
     if (buf.bytes <= units * cap) return;
     std::string shape;
-    for (int64_t d : buf.shape) shape += (shape.empty() ? "" : ",") + (d < 0 ? std::string("ragged") : std::to_string(d));
+    for (int64_t d : buf.shape)
+      shape += (shape.empty() ? "" : ",") + (d < 0 ? std::string("ragged") : std::to_string(d));
     fail("buffer of shape [" + shape + "] (" + std::to_string(elems) + " elements, " + std::to_string(buf.bytes) +
-         " B) does not fit on chip: it needs " + std::to_string((buf.bytes + cap - 1) / cap) +
-         " memory units (PMU, " + std::to_string(cap) + " B each) but at most " + std::to_string(units) +
-         " are available to one buffer (" + std::to_string(units * cap) + " B)");
+         " B) does not fit on chip: it needs " + std::to_string((buf.bytes + cap - 1) / cap) + " memory units (PMU, " +
+         std::to_string(cap) + " B each) but at most " + std::to_string(units) + " are available to one buffer (" +
+         std::to_string(units * cap) + " B)");
   }
 
   int rank_;
@@ -153,8 +151,8 @@ class Streamify : public Op {
         note_buffer_read(d.elem.buffer());
         const int expect = d.stop + rank_;
         if (rb.done && rb.stop < rank_)
-          fail("the ref stream 'ref' ended (D) inside the ref group of " + element_number("in", buffers_) +
-               " (no S" + std::to_string(rank_) + " closed it)");
+          fail("the ref stream 'ref' ended (D) inside the ref group of " + element_number("in", buffers_) + " (no S" +
+               std::to_string(rank_) + " closed it)");
         if (rb.stop != expect)
           fail("buffer element " + beat_text(d) + " pairs with a ref group closing at S" + std::to_string(rb.stop) +
                ", expected S" + std::to_string(expect));
@@ -195,9 +193,10 @@ class Streamify : public Op {
   // The next beat of the ref stream for the buffer-stream beat d; fails once the ref has ended.
   Beat next_ref(const Beat& d) {
     if (ref_done_)
-      fail("the buffer stream 'in' is longer than the ref stream 'ref': 'ref' ended (D) after " +
-           std::to_string(refs_) + " elements, but 'in' goes on: " +
-           (d.has_elem ? element_number("in", buffers_) + " is " + d.elem.brief() : "its next beat is " + beat_text(d)));
+      fail(
+          "the buffer stream 'in' is longer than the ref stream 'ref': 'ref' ended (D) after " + std::to_string(refs_) +
+          " elements, but 'in' goes on: " +
+          (d.has_elem ? element_number("in", buffers_) + " is " + d.elem.brief() : "its next beat is " + beat_text(d)));
     Beat rb = in(1).recv();
     refs_ += rb.has_elem;
     ref_done_ = rb.done;
@@ -214,8 +213,8 @@ class Streamify : public Op {
       ref_done_ = rb.done;
     }
   }
-  bool ref_done_ = false;                // the ref's done was taken
-  uint64_t refs_ = 0, buffers_ = 0;      // elements taken from each input
+  bool ref_done_ = false;            // the ref's done was taken
+  uint64_t refs_ = 0, buffers_ = 0;  // elements taken from each input
   bool affine(const Buffer& buf) const {
     if (out_shape_.empty()) return false;
     for (int64_t s : buf.shape)
@@ -260,7 +259,7 @@ class Streamify : public Op {
     const size_t n = out_shape_.size();
     uint64_t total = 1;
     for (int64_t s : out_shape_) total *= uint64_t(s);  // checked in the constructor
-    if (total == 0) {  // an empty view: the pass is its closing stop
+    if (total == 0) {                                   // an empty view: the pass is its closing stop
       Beat o = Beat::bare_stop(close);
       o.done = done;
       emit(0, o);
@@ -271,7 +270,8 @@ class Streamify : public Op {
       bool overflow = false;
       for (size_t k = 0; k < n; ++k) {
         int64_t step = 0;
-        overflow = overflow || __builtin_mul_overflow(idx[k], stride_[k], &step) || __builtin_add_overflow(lin, step, &lin);
+        overflow =
+            overflow || __builtin_mul_overflow(idx[k], stride_[k], &step) || __builtin_add_overflow(lin, step, &lin);
       }
       if (overflow || lin < 0 || uint64_t(lin) >= elems.size())
         fail("affine read index " + (overflow ? std::string("beyond 2^63") : std::to_string(lin)) +
@@ -314,14 +314,18 @@ class Streamify : public Op {
 
 void register_onchip_ops(OpRegistry& r) {
   using T = ParamSpec::Type;
-  r.add(OpInfo{"Bufferize", "on-chip memory",
+  r.add(OpInfo{"Bufferize",
+               "on-chip memory",
                "Stores the inner `rank` dimensions of the stream in a memory unit and emits one buffer reference per "
                "stored tensor.",
                "1 cycle per stored element; the reference is emitted when a stop >= rank arrives.",
-               {{"in", "rank-a stream of tiles"}}, {{"out", "rank a-rank stream of buffer references"}},
-               {{"rank", T::kInt, "", "bufferize rank b: number of inner dimensions stored", true, {1, kMaxStopLevel}}}, false,
+               {{"in", "rank-a stream of tiles"}},
+               {{"out", "rank a-rank stream of buffer references"}},
+               {{"rank", T::kInt, "", "bufferize rank b: number of inner dimensions stored", true, {1, kMaxStopLevel}}},
+               false,
                [](const OpConfig& c) { return std::make_unique<Bufferize>(c); }});
-  r.add(OpInfo{"Streamify", "on-chip memory",
+  r.add(OpInfo{"Streamify",
+               "on-chip memory",
                "Replays each referenced buffer: `repeat` times (static) or once per element of the ref stream's inner "
                "`rank` dimensions; affine (stride/out_shape) for static buffers, linear for dynamically sized ones.",
                "1 cycle per emitted element; emitted tiles sit in a memory unit.",
@@ -331,7 +335,8 @@ void register_onchip_ops(OpRegistry& r) {
                 {"rank", T::kInt, "1", "repeat rank c of the ref stream", false, kRankRange},
                 {"stride", T::kIntList, "[]", "affine view strides in elements"},
                 {"out_shape", T::kIntList, "[]", "affine view shape (empty = linear)", false, kCountRange}},
-               false, [](const OpConfig& c) { return std::make_unique<Streamify>(c); }});
+               false,
+               [](const OpConfig& c) { return std::make_unique<Streamify>(c); }});
 }
 
 }  // namespace stepsim

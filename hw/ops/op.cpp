@@ -137,8 +137,10 @@ int Op::int_param(const std::string& name, int64_t lo, int64_t hi) const {
 void Op::stop_level_error(int64_t level) const {
   if (level > kMaxStopLevel)
     fail("would emit stop level S" + std::to_string(level) + ", above the highest level S" +
-         std::to_string(kMaxStopLevel) + " (the stop field has 4 bits): the input's stop levels plus the operator's "
-         "rank must stay within " + std::to_string(kMaxStopLevel));
+         std::to_string(kMaxStopLevel) +
+         " (the stop field has 4 bits): the input's stop levels plus the operator's "
+         "rank must stay within " +
+         std::to_string(kMaxStopLevel));
   fail("would emit stop level " + std::to_string(level) + "; stop levels are S1..S" + std::to_string(kMaxStopLevel));
 }
 
@@ -214,8 +216,6 @@ const OnChipStats& Op::onchip_stats() const {
   return onchip_;
 }
 
-uint64_t Op::onchip_peak_bytes() const {
-  return std::max(onchip_.level_peak, holds_ ? holds_->peak() : uint64_t(0));
-}
+uint64_t Op::onchip_peak_bytes() const { return std::max(onchip_.level_peak, holds_ ? holds_->peak() : uint64_t(0)); }
 
 }  // namespace stepsim

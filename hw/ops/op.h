@@ -1,9 +1,9 @@
 // Operator base class, the per-simulation environment, and the operator registry.
 //
 // Every STeP operator is a SystemC module whose body (`run`) runs as a fiber of the Scheduler
-// (hw/channel/context.h) with a Context holding its local clock. Operators are registered by name with their ports, typed parameters, a one-line
-// description and their timing rule; `stepsim ops`, the graph loader and the docs all read the
-// same registry.
+// (hw/channel/context.h) with a Context holding its local clock. Operators are registered by name with their ports,
+// typed parameters, a one-line description and their timing rule; `stepsim ops`, the graph loader and the docs all read
+// the same registry.
 #pragma once
 
 #include <algorithm>
@@ -229,7 +229,7 @@ class Op : public sc_core::sc_module {
   Context ctx_;
   std::vector<Channel*> ins_, outs_;
   uint64_t flops_ = 0;
-  mutable OnChipStats onchip_;  // outputs: filled in by onchip_stats()
+  mutable OnChipStats onchip_;         // outputs: filled in by onchip_stats()
   std::shared_ptr<HoldLedger> holds_;  // leased buffers (created on the first lease)
 };
 

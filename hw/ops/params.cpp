@@ -7,10 +7,14 @@ namespace stepsim {
 
 const char* param_type_name(ParamSpec::Type t) {
   switch (t) {
-    case ParamSpec::Type::kInt: return "int";
-    case ParamSpec::Type::kIntList: return "int list";
-    case ParamSpec::Type::kString: return "string";
-    case ParamSpec::Type::kBool: return "bool";
+    case ParamSpec::Type::kInt:
+      return "int";
+    case ParamSpec::Type::kIntList:
+      return "int list";
+    case ParamSpec::Type::kString:
+      return "string";
+    case ParamSpec::Type::kBool:
+      return "bool";
   }
   return "?";
 }
@@ -54,22 +58,29 @@ Params::Params(std::string op_name, std::string node_name, const std::vector<Par
     if (!known) {
       std::string names;
       for (const ParamSpec& s : *specs_) names += (names.empty() ? "" : ", ") + s.name;
-      throw std::invalid_argument("node '" + node_ + "' (" + op_ + "): unknown parameter '" + kv.first +
-                                  "'; " + op_ + " takes: " + (names.empty() ? "no parameters" : names));
+      throw std::invalid_argument("node '" + node_ + "' (" + op_ + "): unknown parameter '" + kv.first + "'; " + op_ +
+                                  " takes: " + (names.empty() ? "no parameters" : names));
     }
   }
   for (const ParamSpec& s : *specs_) {
     if (s.required && !values_.count(s.name))
-      throw std::invalid_argument("node '" + node_ + "' (" + op_ + "): missing required parameter '" + s.name +
-                                  "' (" + s.doc + ")");
+      throw std::invalid_argument("node '" + node_ + "' (" + op_ + "): missing required parameter '" + s.name + "' (" +
+                                  s.doc + ")");
     // Validate types and ranges eagerly (defaults too) so bad values fail at load, before
     // anything is sized from them, not mid-simulation.
     if (values_.count(s.name) || !s.required) {
       switch (s.type) {
-        case ParamSpec::Type::kInt: get_int(s.name); break;
-        case ParamSpec::Type::kIntList: get_ints(s.name); break;
-        case ParamSpec::Type::kBool: get_bool(s.name); break;
-        case ParamSpec::Type::kString: break;
+        case ParamSpec::Type::kInt:
+          get_int(s.name);
+          break;
+        case ParamSpec::Type::kIntList:
+          get_ints(s.name);
+          break;
+        case ParamSpec::Type::kBool:
+          get_bool(s.name);
+          break;
+        case ParamSpec::Type::kString:
+          break;
       }
     }
   }

@@ -66,8 +66,8 @@ class Partition : public Op {
  private:
   [[noreturn]] void data_ended(const Element& sel) const {
     fail("the selector stream 'sel' has more elements than the data stream 'in': 'in' ended (D) after " +
-         std::to_string(elements_) + " elements in " + std::to_string(selectors_) + " chunks, but 'sel' goes on: " +
-         element_number("sel", selectors_) + " is " + sel.brief());
+         std::to_string(elements_) + " elements in " + std::to_string(selectors_) +
+         " chunks, but 'sel' goes on: " + element_number("sel", selectors_) + " is " + sel.brief());
   }
 
   void route_chunk(const Element& sel) {
@@ -144,8 +144,8 @@ class Reassemble : public Op {
       std::vector<int> pending = sel.elem.selector().indices();
       for (int i : pending)
         if (size_t(i) >= n)
-          fail("selector " + sel.elem.brief() + " names input " + std::to_string(i) + " but only " +
-               std::to_string(n) + " inputs exist");
+          fail("selector " + sel.elem.brief() + " names input " + std::to_string(i) + " but only " + std::to_string(n) +
+               " inputs exist");
       if (pending.empty()) {
         Beat o = Beat::bare_stop(group_close);
         o.done = sel.done;
@@ -197,9 +197,10 @@ class Reassemble : public Op {
         if (in(i).done_sent() && in(i).empty()) break;
         Beat b = in(i).recv();
         if (b.has_elem)
-          fail("input 'in" + std::to_string(i) + "' has more chunks than the selector stream 'sel' selects: 'sel' "
-               "ended (D) after selecting " + std::to_string(chunks_[i]) + " chunks of it, 'in" + std::to_string(i) +
-               "' still has " + b.elem.brief());
+          fail("input 'in" + std::to_string(i) +
+               "' has more chunks than the selector stream 'sel' selects: 'sel' "
+               "ended (D) after selecting " +
+               std::to_string(chunks_[i]) + " chunks of it, 'in" + std::to_string(i) + "' still has " + b.elem.brief());
         if (b.done) break;
       }
     }
@@ -208,8 +209,8 @@ class Reassemble : public Op {
  private:
   [[noreturn]] void input_ended(size_t i, const Element& sel, uint64_t selectors) const {
     fail("the selector stream 'sel' selects more chunks of input 'in" + std::to_string(i) + "' than it has: 'in" +
-         std::to_string(i) + "' ended (D) after " + std::to_string(chunks_[i]) + " chunks, but 'sel' goes on: " +
-         element_number("sel", selectors) + " is " + sel.brief());
+         std::to_string(i) + "' ended (D) after " + std::to_string(chunks_[i]) +
+         " chunks, but 'sel' goes on: " + element_number("sel", selectors) + " is " + sel.brief());
   }
 
   int rank_;
@@ -335,37 +336,56 @@ class Parallelize : public Op {
 
 void register_routing_ops(OpRegistry& r) {
   using T = ParamSpec::Type;
-  r.add(OpInfo{"Broadcast", "routing", "Copies a stream to every output (streams are consumed once).",
-               "0 cycles; sends to each output in turn, so a full output stalls all.", {{"in", "stream"}},
-               {{"out*", "identical copies"}}, {}, false,
+  r.add(OpInfo{"Broadcast",
+               "routing",
+               "Copies a stream to every output (streams are consumed once).",
+               "0 cycles; sends to each output in turn, so a full output stalls all.",
+               {{"in", "stream"}},
+               {{"out*", "identical copies"}},
+               {},
+               false,
                [](const OpConfig& c) { return std::make_unique<Broadcast>(c); }});
-  r.add(OpInfo{"Partition", "routing",
-               "Routes each chunk (data up to the first S_rank) to every output whose selector bit is set; outer "
-               "dimensions flatten into one dynamic dimension per output.",
-               "Per element: memory-unit read (if in one) + routing_switch_cycles + memory-unit write (if the "
-               "consumer is a Bufferize).",
-               {{"in", "data, rank a"}, {"sel", "multi-hot selectors over the outer a-rank dimensions"}},
-               {{"out*", "rank `rank` stream per output"}},
-               {{"rank", T::kInt, "0", "partition rank: inner dimensions routed per selector element", false, kRankRange}}, false,
-               [](const OpConfig& c) { return std::make_unique<Partition>(c); }});
-  r.add(OpInfo{"Reassemble", "routing",
-               "For each selector element, concatenates one chunk from every selected input in arrival order "
-               "(no interleaving) and adds a dimension.",
-               "Each element is released at max(now, arrival + routing_switch_cycles + memory-unit read) + "
-               "memory-unit write (read if it sits in one, write if the consumer is a Bufferize).",
-               {{"in*", "rank-a inputs"}, {"sel", "multi-hot selectors"}}, {{"out", "rank a+b+1 stream"}},
-               {{"rank", T::kInt, "0", "reassemble rank a: each chunk is a level-a unit", false,
-                 {0, kMaxStopLevel - 1}}}, false,
-               [](const OpConfig& c) { return std::make_unique<Reassemble>(c); }});
-  r.add(OpInfo{"EagerMerge", "routing",
+  r.add(OpInfo{
+      "Partition",
+      "routing",
+      "Routes each chunk (data up to the first S_rank) to every output whose selector bit is set; outer "
+      "dimensions flatten into one dynamic dimension per output.",
+      "Per element: memory-unit read (if in one) + routing_switch_cycles + memory-unit write (if the "
+      "consumer is a Bufferize).",
+      {{"in", "data, rank a"}, {"sel", "multi-hot selectors over the outer a-rank dimensions"}},
+      {{"out*", "rank `rank` stream per output"}},
+      {{"rank", T::kInt, "0", "partition rank: inner dimensions routed per selector element", false, kRankRange}},
+      false,
+      [](const OpConfig& c) { return std::make_unique<Partition>(c); }});
+  r.add(
+      OpInfo{"Reassemble",
+             "routing",
+             "For each selector element, concatenates one chunk from every selected input in arrival order "
+             "(no interleaving) and adds a dimension.",
+             "Each element is released at max(now, arrival + routing_switch_cycles + memory-unit read) + "
+             "memory-unit write (read if it sits in one, write if the consumer is a Bufferize).",
+             {{"in*", "rank-a inputs"}, {"sel", "multi-hot selectors"}},
+             {{"out", "rank a+b+1 stream"}},
+             {{"rank", T::kInt, "0", "reassemble rank a: each chunk is a level-a unit", false, {0, kMaxStopLevel - 1}}},
+             false,
+             [](const OpConfig& c) { return std::make_unique<Reassemble>(c); }});
+  r.add(OpInfo{"EagerMerge",
+               "routing",
                "Forwards whole chunks in arrival order from any input and emits the source index as a selector.",
-               "0-cycle latency, one element per cycle; ties go to the lowest input.", {{"in*", "rank-a inputs"}},
+               "0-cycle latency, one element per cycle; ties go to the lowest input.",
+               {{"in*", "rank-a inputs"}},
                {{"out", "merged data"}, {"sel", "one-hot selector per chunk (rank 0)"}},
-               {{"rank", T::kInt, "0", "chunk rank a", false, kRankRange}}, false,
+               {{"rank", T::kInt, "0", "chunk rank a", false, kRankRange}},
+               false,
                [](const OpConfig& c) { return std::make_unique<EagerMerge>(c); }});
-  r.add(OpInfo{"Parallelize", "routing", "Distributes chunks round-robin over the outputs (static parallelization).",
-               "0 cycles; each element becomes visible routing_switch_cycles later.", {{"in", "stream"}},
-               {{"out*", "one stream per region"}}, {{"rank", T::kInt, "0", "chunk rank", false, kRankRange}}, false,
+  r.add(OpInfo{"Parallelize",
+               "routing",
+               "Distributes chunks round-robin over the outputs (static parallelization).",
+               "0 cycles; each element becomes visible routing_switch_cycles later.",
+               {{"in", "stream"}},
+               {{"out*", "one stream per region"}},
+               {{"rank", T::kInt, "0", "chunk rank", false, kRankRange}},
+               false,
                [](const OpConfig& c) { return std::make_unique<Parallelize>(c); }});
 }
 

@@ -173,8 +173,7 @@ class Reshape : public Op {
 
  private:
   // Pads the open chunk to `chunk_` elements; the last pad carries stop `level`.
-  void pad_out(std::vector<std::pair<Beat, bool>>& out, int64_t& count, const Element& last, bool seen,
-               uint8_t level) {
+  void pad_out(std::vector<std::pair<Beat, bool>>& out, int64_t& count, const Element& last, bool seen, uint8_t level) {
     while (count < chunk_) {
       ++count;
       Element e = pad_element(last, seen);
@@ -303,8 +302,8 @@ class Expand : public Op {
         if (closes || rb.done) break;
       }
       if (rank_ > 0 && rb.stop != d.stop)
-        fail("data element " + beat_text(d) + " closes at S" + std::to_string(d.stop) + " but its ref group closes at S" +
-             std::to_string(rb.stop));
+        fail("data element " + beat_text(d) + " closes at S" + std::to_string(d.stop) +
+             " but its ref group closes at S" + std::to_string(rb.stop));
       in(0).pop();
       ++elems_;
       data_done = d.done;
@@ -415,41 +414,69 @@ class Zip : public Op {
 void register_shape_ops(OpRegistry& r) {
   using T = ParamSpec::Type;
   const char* lat = "shape_op_latency cycles per beat (0 in step-artifact).";
-  r.add(OpInfo{"Flatten", "shape", "Merges dimensions min..max (0 = innermost) into one; ragged sizes absorb.", lat,
-               {{"in", "rank-a stream"}}, {{"out", "rank a-(max-min) stream"}},
+  r.add(OpInfo{"Flatten",
+               "shape",
+               "Merges dimensions min..max (0 = innermost) into one; ragged sizes absorb.",
+               lat,
+               {{"in", "rank-a stream"}},
+               {{"out", "rank a-(max-min) stream"}},
                {{"min", T::kInt, "0", "lowest merged dimension", false, kRankRange},
                 {"max", T::kInt, "1", "highest merged dimension", false, kRankRange}},
-               false, [](const OpConfig& c) { return std::make_unique<Flatten>(c); }});
-  r.add(OpInfo{"Reshape", "shape",
+               false,
+               [](const OpConfig& c) { return std::make_unique<Flatten>(c); }});
+  r.add(OpInfo{"Reshape",
+               "shape",
                "Splits dimension `rank` into chunks of `chunk`; the innermost dimension is padded with `pad`, "
                "flagged on the padding output.",
-               lat, {{"in", "rank-a stream"}},
+               lat,
+               {{"in", "rank-a stream"}},
                {{"out", "rank a+1 stream"}, {"pad", "1 where the element is padding, else 0", true}},
                {{"chunk", T::kInt, "", "chunk size S", true, {1, int64_t(kMaxStreamBeats)}},
                 {"rank", T::kInt, "0", "dimension to split (0 = innermost)", false, {0, kMaxStopLevel - 1}},
                 {"pad", T::kString, "zero", "padding element (text notation) or 'zero' for a zero tile/scalar"}},
-               false, [](const OpConfig& c) { return std::make_unique<Reshape>(c); }});
-  r.add(OpInfo{"Promote", "shape",
+               false,
+               [](const OpConfig& c) { return std::make_unique<Reshape>(c); }});
+  r.add(OpInfo{"Promote",
+               "shape",
                "Adds a dimension of size 1 (0 for an empty stream): outermost by default, or above the `rank` "
                "innermost dimensions.",
                std::string(lat) + " The outermost form holds one beat until the done token.",
-               {{"in", "rank-a stream"}}, {{"out", "rank a+1 stream"}},
-               {{"rank", T::kInt, "-1", "-1 = new outermost dimension; r >= 0 = insert above r inner dimensions", false,
+               {{"in", "rank-a stream"}},
+               {{"out", "rank a+1 stream"}},
+               {{"rank",
+                 T::kInt,
+                 "-1",
+                 "-1 = new outermost dimension; r >= 0 = insert above r inner dimensions",
+                 false,
                  {-1, kMaxStopLevel - 1}}},
-               false, [](const OpConfig& c) { return std::make_unique<Promote>(c); }});
-  r.add(OpInfo{"Expand", "shape",
+               false,
+               [](const OpConfig& c) { return std::make_unique<Promote>(c); }});
+  r.add(OpInfo{"Expand",
+               "shape",
                "Repeats each data element across the reference stream's inner `rank` dimensions (dynamic broadcast).",
-               lat, {{"in", "data whose inner `rank` dimensions have size 1"}, {"ref", "stream giving the shape"}},
+               lat,
+               {{"in", "data whose inner `rank` dimensions have size 1"}, {"ref", "stream giving the shape"}},
                {{"out", "the ref's shape, data's elements"}},
-               {{"rank", T::kInt, "1", "expand rank: the smallest stop level of the data stream", false, kRankRange}}, false,
+               {{"rank", T::kInt, "1", "expand rank: the smallest stop level of the data stream", false, kRankRange}},
+               false,
                [](const OpConfig& c) { return std::make_unique<Expand>(c); }});
-  r.add(OpInfo{"Repeat", "shape", "Adds a new innermost dimension holding `count` copies of every element.",
+  r.add(OpInfo{"Repeat",
+               "shape",
+               "Adds a new innermost dimension holding `count` copies of every element.",
                "One copy per cycle: copies of an element arriving at t are sent at t..t+count-1.",
-               {{"in", "rank-a stream"}}, {{"out", "rank a+1 stream"}},
-               {{"count", T::kInt, "", "copies per element", true, {0, int64_t(kMaxStreamBeats)}}}, false,
+               {{"in", "rank-a stream"}},
+               {{"out", "rank a+1 stream"}},
+               {{"count", T::kInt, "", "copies per element", true, {0, int64_t(kMaxStreamBeats)}}},
+               false,
                [](const OpConfig& c) { return std::make_unique<Repeat>(c); }});
-  r.add(OpInfo{"Zip", "shape", "Pairs the elements of streams with identical structure into tuples.", lat,
-               {{"in*", "streams of equal shape"}}, {{"out", "stream of tuples"}}, {}, false,
+  r.add(OpInfo{"Zip",
+               "shape",
+               "Pairs the elements of streams with identical structure into tuples.",
+               lat,
+               {{"in*", "streams of equal shape"}},
+               {{"out", "stream of tuples"}},
+               {},
+               false,
                [](const OpConfig& c) { return std::make_unique<Zip>(c); }});
 }
 

@@ -58,20 +58,24 @@ class Sink : public Op {
 }  // namespace
 
 void register_source_sink_ops(OpRegistry& r) {
-  r.add(OpInfo{"Source", "source/sink",
+  r.add(OpInfo{"Source",
+               "source/sink",
                "Emits a given token stream (literal text, a tensor's tiles, or a selector/metadata stream read "
                "from a trace file).",
                "One beat every `interval` cycles, from the arrival of the last `after` stream's done token (or cycle "
                "0).",
-               {{"after*", "(optional) streams whose end the source waits for, e.g. the store acknowledgements of an "
-                           "earlier phase of the program; their contents are ignored",
+               {{"after*",
+                 "(optional) streams whose end the source waits for, e.g. the store acknowledgements of an "
+                 "earlier phase of the program; their contents are ignored",
                  true}},
                {{"out*", "copies of the stream (usually just out0)"}},
                {{"stream", ParamSpec::Type::kString, "", "name of the stream in the graph's streams: section", true},
                 {"interval", ParamSpec::Type::kInt, "1", "cycles between beats", false, {0, int64_t(kMaxCycles)}}},
                false,
                [](const OpConfig& c) { return std::make_unique<Source>(c); }});
-  r.add(OpInfo{"Sink", "source/sink", "Consumes a stream and records every beat with its arrival time.",
+  r.add(OpInfo{"Sink",
+               "source/sink",
+               "Consumes a stream and records every beat with its arrival time.",
                "0 cycles per beat.",
                {{"in", "stream to record"}},
                {},

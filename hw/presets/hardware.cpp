@@ -8,10 +8,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <limits>
-#include <type_traits>
+#include <sstream>
 #include <stdexcept>
+#include <type_traits>
 
 namespace stepsim {
 
@@ -48,8 +48,7 @@ bool to_bool(const std::string& key, const std::string& v) {
 }
 
 template <typename T>
-Field uint_field(const char* key, const char* unit, const char* doc, T HardwareParams::*m, uint64_t min,
-                 uint64_t max) {
+Field uint_field(const char* key, const char* unit, const char* doc, T HardwareParams::*m, uint64_t min, uint64_t max) {
   static_assert(std::is_unsigned_v<T>);
   if (max > std::numeric_limits<T>::max()) throw std::logic_error(std::string(key) + ": range exceeds its type");
   return Field{{key, unit, doc, min, max},
@@ -77,14 +76,16 @@ const std::vector<Field>& field_table() {
                  &HardwareParams::onchip_bw, 1, kMaxBandwidth),
       uint_field("compute_bw", "FLOPs/cycle", "default compute bandwidth of a higher-order node",
                  &HardwareParams::compute_bw, 1, kMaxBandwidth),
-      uint_field("pcu_flops", "FLOPs/cycle", "compute bandwidth of one compute unit (PCU)",
-                 &HardwareParams::pcu_flops, 1, kMaxBandwidth),
-      uint_field("pmu_capacity", "B", "capacity of one on-chip memory unit (PMU)", &HardwareParams::pmu_capacity, 1, kMaxBandwidth),
+      uint_field("pcu_flops", "FLOPs/cycle", "compute bandwidth of one compute unit (PCU)", &HardwareParams::pcu_flops,
+                 1, kMaxBandwidth),
+      uint_field("pmu_capacity", "B", "capacity of one on-chip memory unit (PMU)", &HardwareParams::pmu_capacity, 1,
+                 kMaxBandwidth),
       uint_field("num_pcus", "units", "compute units on the fabric", &HardwareParams::num_pcus, 0, kMaxUnits),
       uint_field("num_pmus", "units", "memory units on the fabric", &HardwareParams::num_pmus, 0, kMaxUnits),
-      uint_field("fifo_depth", "beats", "default depth of every channel", &HardwareParams::fifo_depth, 1, kMaxFifoDepth),
-      uint_field("send_latency", "cycles", "cycles from send to visibility on a channel",
-                 &HardwareParams::send_latency, 0, kMaxCycles),
+      uint_field("fifo_depth", "beats", "default depth of every channel", &HardwareParams::fifo_depth, 1,
+                 kMaxFifoDepth),
+      uint_field("send_latency", "cycles", "cycles from send to visibility on a channel", &HardwareParams::send_latency,
+                 0, kMaxCycles),
       uint_field("response_latency", "cycles", "cycles before a dequeued slot can be refilled",
                  &HardwareParams::response_latency, 0, kMaxCycles),
       uint_field("shape_op_latency", "cycles", "cycles a shape operator spends per beat",
@@ -167,8 +168,10 @@ const std::vector<Field>& field_table() {
          if (std::find(known.begin(), known.end(), v) == known.end()) {
            std::string names;
            for (const std::string& n : known) names += (names.empty() ? "" : ", ") + n;
-           throw std::invalid_argument("hardware parameter 'onchip_requirement_model': unknown on-chip requirement "
-                                       "model '" + v + "'; known: " + names);
+           throw std::invalid_argument(
+               "hardware parameter 'onchip_requirement_model': unknown on-chip requirement "
+               "model '" +
+               v + "'; known: " + names);
          }
          h.onchip_requirement_model = v;
        },
@@ -184,7 +187,8 @@ std::string known_keys() {
 }
 
 void apply_yaml(HardwareParams& h, const YAML::Node& node, const std::string& prefix, const std::string& file) {
-  if (!node.IsMap()) throw std::invalid_argument(file + ": expected a mapping" + (prefix.empty() ? "" : " under '" + prefix + "'"));
+  if (!node.IsMap())
+    throw std::invalid_argument(file + ": expected a mapping" + (prefix.empty() ? "" : " under '" + prefix + "'"));
   for (auto it = node.begin(); it != node.end(); ++it) {
     std::string key = prefix + scalar(it->first, file, "parameter name");
     if (it->second.IsMap()) {

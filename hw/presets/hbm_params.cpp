@@ -7,8 +7,10 @@ namespace stepsim {
 
 const char* hbm_mapping_name(HbmMapping m) {
   switch (m) {
-    case HbmMapping::RoundRobin: return "round_robin";
-    case HbmMapping::AddressInterleave: return "address_interleave";
+    case HbmMapping::RoundRobin:
+      return "round_robin";
+    case HbmMapping::AddressInterleave:
+      return "address_interleave";
   }
   return "?";
 }
@@ -16,8 +18,7 @@ const char* hbm_mapping_name(HbmMapping m) {
 HbmMapping parse_hbm_mapping(const std::string& s) {
   if (s == "round_robin") return HbmMapping::RoundRobin;
   if (s == "address_interleave") return HbmMapping::AddressInterleave;
-  throw std::invalid_argument("unknown HBM mapping '" + s +
-                              "' (expected round_robin or address_interleave)");
+  throw std::invalid_argument("unknown HBM mapping '" + s + "' (expected round_robin or address_interleave)");
 }
 
 void HbmParams::validate() const {
@@ -28,12 +29,10 @@ void HbmParams::validate() const {
 
 std::string HbmParams::describe() const {
   std::ostringstream os;
-  os << "HBM " << channels << " ch x " << request_bytes << " B / II " << init_interval
-     << " (peak " << peak_bytes_per_cycle() << " B/cycle), latency " << latency
-     << ", startup " << startup
-     << (startup_every_request ? " (every request)" : " (cold requests only)")
-     << ", link " << link_latency << ", mapping " << hbm_mapping_name(mapping)
-     << ", idle round trip " << idle_latency() << " cycles";
+  os << "HBM " << channels << " ch x " << request_bytes << " B / II " << init_interval << " (peak "
+     << peak_bytes_per_cycle() << " B/cycle), latency " << latency << ", startup " << startup
+     << (startup_every_request ? " (every request)" : " (cold requests only)") << ", link " << link_latency
+     << ", mapping " << hbm_mapping_name(mapping) << ", idle round trip " << idle_latency() << " cycles";
   return os.str();
 }
 

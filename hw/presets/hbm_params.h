@@ -51,9 +51,7 @@ struct HbmParams {
   static constexpr uint64_t kNeverCold = std::numeric_limits<uint64_t>::max();
 
   // channels * request_bytes / init_interval (1024 B/cycle for the defaults).
-  double peak_bytes_per_cycle() const {
-    return double(channels) * request_bytes / double(init_interval);
-  }
+  double peak_bytes_per_cycle() const { return double(channels) * request_bytes / double(init_interval); }
   // Round trip of one request to an idle (cold) channel:
   // link_latency + startup + latency + link_latency (18 cycles for the defaults).
   uint64_t idle_latency() const { return 2ull * link_latency + startup + latency; }

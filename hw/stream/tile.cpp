@@ -8,9 +8,12 @@ namespace stepsim {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::BF16: return "bf16";
-    case DType::FP32: return "fp32";
-    case DType::INT32: return "int32";
+    case DType::BF16:
+      return "bf16";
+    case DType::FP32:
+      return "fp32";
+    case DType::INT32:
+      return "int32";
   }
   return "?";
 }
@@ -29,12 +32,10 @@ std::string Tile::to_string() const {
 }
 
 Tile make_tile(uint32_t rows, uint32_t cols, DType dtype, std::vector<float> values) {
-  if (dtype == DType::INT32)
-    throw std::invalid_argument("make_tile: int32 tiles are built with make_int_tile");
+  if (dtype == DType::INT32) throw std::invalid_argument("make_tile: int32 tiles are built with make_int_tile");
   if (values.size() != uint64_t(rows) * cols)
-    throw std::invalid_argument("make_tile: " + std::to_string(values.size()) +
-                                " values for a " + std::to_string(rows) + "x" +
-                                std::to_string(cols) + " tile");
+    throw std::invalid_argument("make_tile: " + std::to_string(values.size()) + " values for a " +
+                                std::to_string(rows) + "x" + std::to_string(cols) + " tile");
   if (dtype == DType::BF16)
     for (float& v : values) v = round_to_bf16(v);
   auto d = std::make_shared<TileData>();
@@ -46,9 +47,8 @@ Tile make_tile(uint32_t rows, uint32_t cols, DType dtype, std::vector<float> val
 
 Tile make_int_tile(uint32_t rows, uint32_t cols, std::vector<int32_t> values) {
   if (values.size() != uint64_t(rows) * cols)
-    throw std::invalid_argument("make_int_tile: " + std::to_string(values.size()) +
-                                " values for a " + std::to_string(rows) + "x" +
-                                std::to_string(cols) + " tile");
+    throw std::invalid_argument("make_int_tile: " + std::to_string(values.size()) + " values for a " +
+                                std::to_string(rows) + "x" + std::to_string(cols) + " tile");
   auto d = std::make_shared<TileData>();
   d->i = std::move(values);
   Tile t = shape_tile(rows, cols, DType::INT32);

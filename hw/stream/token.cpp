@@ -24,10 +24,14 @@ std::vector<int> Selector::indices() const {
 
 uint64_t Element::bytes() const {
   switch (v.index()) {
-    case 0: return 8;
-    case 1: return std::get<Tile>(v).bytes();
-    case 2: return Selector::kMaxBits / 8;
-    case 3: return 8;  // a reference travels as an address
+    case 0:
+      return 8;
+    case 1:
+      return std::get<Tile>(v).bytes();
+    case 2:
+      return Selector::kMaxBits / 8;
+    case 3:
+      return 8;  // a reference travels as an address
     default: {
       uint64_t b = 0;
       for (const Element& e : *std::get<Tuple>(v)) b += e.bytes();
@@ -41,8 +45,10 @@ namespace {
 // The notation of e; a buffer's contents only when `contents` (messages leave them out).
 std::string element_text(const Element& e, bool contents) {
   switch (e.v.index()) {
-    case 0: return std::to_string(e.scalar());
-    case 1: return e.tile().to_string();
+    case 0:
+      return std::to_string(e.scalar());
+    case 1:
+      return e.tile().to_string();
     case 2: {
       std::string s = "{";
       bool first = true;
@@ -143,10 +149,10 @@ std::vector<Beat> to_beats(const std::vector<Token>& tokens) {
     }
   }
   if (!done)
-    throw std::invalid_argument(tokens.empty() ? "the stream is empty: it needs at least the done token D"
-                                               : "the stream does not end with the done token D (after token " +
-                                                     std::to_string(tokens.size() - 1) + " '" +
-                                                     token_text(tokens.back()) + "')");
+    throw std::invalid_argument(tokens.empty()
+                                    ? "the stream is empty: it needs at least the done token D"
+                                    : "the stream does not end with the done token D (after token " +
+                                          std::to_string(tokens.size() - 1) + " '" + token_text(tokens.back()) + "')");
   return beats;
 }
 
@@ -176,7 +182,8 @@ int64_t parse_int(const std::string& s, const std::string& word, size_t pos) {
     if (!std::isdigit(static_cast<unsigned char>(s[k]))) bad_word(word, pos, "expected an integer");
   int64_t v = 0;
   if (!parse_int64(s, v))
-    bad_word(word, pos, "number " + s + " out of range (a 64-bit integer: " + IntRange{INT64_MIN, INT64_MAX}.text() + ")");
+    bad_word(word, pos,
+             "number " + s + " out of range (a 64-bit integer: " + IntRange{INT64_MIN, INT64_MAX}.text() + ")");
   return v;
 }
 
@@ -230,8 +237,9 @@ BufferRef parse_buffer(const std::string& w, size_t pos) {
     const Token& t = contents[i];
     const bool last = i + 1 == contents.size();
     if ((last && !(t.kind == Token::kStop && t.level == rank)) || (!last && t.kind == Token::kStop && t.level >= rank))
-      bad_word(w, pos, "the contents of a buffer of " + std::to_string(rank) + " dimensions are one tensor: they end with " +
-                           closing + " and have no other stop " + closing + " or above");
+      bad_word(w, pos,
+               "the contents of a buffer of " + std::to_string(rank) + " dimensions are one tensor: they end with " +
+                   closing + " and have no other stop " + closing + " or above");
   }
   // An empty buffer is what Bufferize stores for a bare closing stop: its shape is that stop's.
   std::vector<Token> closed = contents.empty() ? std::vector<Token>{Token::s(uint8_t(rank))} : contents;
@@ -338,8 +346,7 @@ std::vector<Token> parse_tokens_at(const std::string& text, size_t offset) {
       out.push_back(Token::d());
     } else if (w.size() >= 2 && w[0] == 'S' && std::isdigit(static_cast<unsigned char>(w[1]))) {
       int64_t l = parse_int(w.substr(1), w, start);
-      if (l < 1 || l > kMaxStopLevel)
-        bad_word(w, start, "stop level out of range 1.." + std::to_string(kMaxStopLevel));
+      if (l < 1 || l > kMaxStopLevel) bad_word(w, start, "stop level out of range 1.." + std::to_string(kMaxStopLevel));
       out.push_back(Token::s(uint8_t(l)));
     } else {
       out.push_back(Token::e(parse_element_at(w, start)));
@@ -355,9 +362,15 @@ std::string format_tokens(const std::vector<Token>& tokens) {
   for (const Token& t : tokens) {
     if (!s.empty()) s += ' ';
     switch (t.kind) {
-      case Token::kElem: s += t.elem.to_string(); break;
-      case Token::kStop: s += "S" + std::to_string(t.level); break;
-      case Token::kDone: s += "D"; break;
+      case Token::kElem:
+        s += t.elem.to_string();
+        break;
+      case Token::kStop:
+        s += "S" + std::to_string(t.level);
+        break;
+      case Token::kDone:
+        s += "D";
+        break;
     }
   }
   return s;
@@ -400,8 +413,8 @@ ObservedShape observe_shape(const std::vector<Token>& tokens, int rank) {
       done = true;
       for (int j = 0; j < rank; ++j)
         if (cur[size_t(j)] != 0)
-          throw std::invalid_argument("stream ends with an unterminated dimension (missing S" +
-                                      std::to_string(rank) + " before D)");
+          throw std::invalid_argument("stream ends with an unterminated dimension (missing S" + std::to_string(rank) +
+                                      " before D)");
     }
   }
   if (!done) throw std::invalid_argument("stream does not end with D");

@@ -47,10 +47,10 @@ struct Element;
 // A reference to on-chip data produced by Bufferize: the stored portion of a stream
 // (elements and inner stop levels) and its shape, shared read-only with Streamify.
 struct Buffer {
-  std::vector<Beat> beats;          // stored elements with their (inner) stop levels
-  std::vector<int64_t> shape;       // buffered dimensions, outermost first; -1 where ragged
-  uint64_t bytes = 0;               // on-chip bytes occupied
-  uint32_t rank = 0;                // number of buffered dimensions
+  std::vector<Beat> beats;     // stored elements with their (inner) stop levels
+  std::vector<int64_t> shape;  // buffered dimensions, outermost first; -1 where ragged
+  uint64_t bytes = 0;          // on-chip bytes occupied
+  uint32_t rank = 0;           // number of buffered dimensions
 };
 using BufferRef = std::shared_ptr<const Buffer>;
 

@@ -83,13 +83,13 @@ struct AgOffchip : sc_core::sc_module {
   static constexpr int TW = TileBits<T>::kLanes;  // the tile's lanes
   static constexpr int RW = TileBits<T>::kRowsW;  // the tile header: rows 0..T
   static constexpr int W = TileBits<T>::W;        // tile payload: lanes, header in [TW +: RW]
-  static constexpr int TB = 2 * T * T;        // bytes of a [T x T] tile
-  static constexpr int GW = clog2(TB + 1); // rows, row bytes, byte offsets 0..TB
-  static constexpr int DW = 512;              // request data: 64 bytes
-  static constexpr int LW = 7;                // request length 1..64
+  static constexpr int TB = 2 * T * T;            // bytes of a [T x T] tile
+  static constexpr int GW = clog2(TB + 1);        // rows, row bytes, byte offsets 0..TB
+  static constexpr int DW = 512;                  // request data: 64 bytes
+  static constexpr int LW = 7;                    // request length 1..64
   static constexpr int OW = clog2(MAXO + 1);
   static constexpr int QW = clog2(MAXO) < 1 ? 1 : clog2(MAXO);  // pass queue pointer
-  static constexpr int PQ = 1 << QW;                             // pass queue entries (>= MAXO)
+  static constexpr int PQ = 1 << QW;                            // pass queue entries (>= MAXO)
   static_assert(MR >= 1 && MR <= 15, "view rank 1..MR");
   static_assert(GW <= 32 && IW <= 32 && AW <= 48, "widths");
   static_assert(P >= 1 && P <= 8 && P <= MAXO, "request lanes 1..8, at most MAXO");
@@ -97,25 +97,25 @@ struct AgOffchip : sc_core::sc_module {
   sc_core::sc_in<bool> clk_i{"clk_i"};
   sc_core::sc_in<bool> rst_ni{"rst_ni"};
   // Quasi-static configuration (change only in reset).
-  sc_core::sc_in<bool> cfg_write_i{"cfg_write_i"};                  // 0 load, 1 store
-  sc_core::sc_in<stop_t> cfg_rank_i{"cfg_rank_i"};                  // view rank 1..MR
-  sc_core::sc_in<bits_t<MR * IW>> cfg_shape_i{"cfg_shape_i"};       // out_shape d (outermost first) in [IW*d +: IW], >= 1
-  sc_core::sc_in<bits_t<MR * IW>> cfg_stride_q_i{"cfg_stride_q_i"}; // stride d / tiles_c
-  sc_core::sc_in<bits_t<MR * IW>> cfg_stride_r_i{"cfg_stride_r_i"}; // stride d % tiles_c
-  sc_core::sc_in<bits_t<IW>> cfg_offset_q_i{"cfg_offset_q_i"};      // offset / tiles_c
-  sc_core::sc_in<bits_t<IW>> cfg_offset_r_i{"cfg_offset_r_i"};      // offset % tiles_c
-  sc_core::sc_in<bits_t<IW>> cfg_tiles_c_i{"cfg_tiles_c_i"};        // tiles per stored row of tiles, >= 1
-  sc_core::sc_in<bits_t<AW>> cfg_base_i{"cfg_base_i"};              // bytes
-  sc_core::sc_in<bits_t<AW>> cfg_a_i{"cfg_a_i"};                    // bytes per l / tiles_c
-  sc_core::sc_in<bits_t<AW>> cfg_b_i{"cfg_b_i"};                    // bytes per l % tiles_c
-  sc_core::sc_in<bits_t<GW>> cfg_rows_i{"cfg_rows_i"};              // burst rows, >= 1
-  sc_core::sc_in<bits_t<GW>> cfg_row_bytes_i{"cfg_row_bytes_i"};    // bytes per row, rows * row_bytes = 2 T r
-  sc_core::sc_in<bits_t<AW>> cfg_pitch_i{"cfg_pitch_i"};            // bytes between row starts
-  sc_core::sc_in<bits_t<RW>> cfg_tile_rows_i{"cfg_tile_rows_i"};    // tile rows r, 1..T
-  sc_core::sc_in<bool> cfg_ref_i{"cfg_ref_i"};                      // load: 1 = one pass per ref element
-  sc_core::sc_in<bool> cfg_random_i{"cfg_random_i"};                // 1 = random access: tile indices on ref
-  sc_core::sc_in<bits_t<IW>> cfg_tiles_i{"cfg_tiles_i"};            // random access: stored tiles (larger indices: err_o)
-  STEPSIM_STREAM_IN(in, W);       // store: the tiles
+  sc_core::sc_in<bool> cfg_write_i{"cfg_write_i"};             // 0 load, 1 store
+  sc_core::sc_in<stop_t> cfg_rank_i{"cfg_rank_i"};             // view rank 1..MR
+  sc_core::sc_in<bits_t<MR * IW>> cfg_shape_i{"cfg_shape_i"};  // out_shape d (outermost first) in [IW*d +: IW], >= 1
+  sc_core::sc_in<bits_t<MR * IW>> cfg_stride_q_i{"cfg_stride_q_i"};  // stride d / tiles_c
+  sc_core::sc_in<bits_t<MR * IW>> cfg_stride_r_i{"cfg_stride_r_i"};  // stride d % tiles_c
+  sc_core::sc_in<bits_t<IW>> cfg_offset_q_i{"cfg_offset_q_i"};       // offset / tiles_c
+  sc_core::sc_in<bits_t<IW>> cfg_offset_r_i{"cfg_offset_r_i"};       // offset % tiles_c
+  sc_core::sc_in<bits_t<IW>> cfg_tiles_c_i{"cfg_tiles_c_i"};         // tiles per stored row of tiles, >= 1
+  sc_core::sc_in<bits_t<AW>> cfg_base_i{"cfg_base_i"};               // bytes
+  sc_core::sc_in<bits_t<AW>> cfg_a_i{"cfg_a_i"};                     // bytes per l / tiles_c
+  sc_core::sc_in<bits_t<AW>> cfg_b_i{"cfg_b_i"};                     // bytes per l % tiles_c
+  sc_core::sc_in<bits_t<GW>> cfg_rows_i{"cfg_rows_i"};               // burst rows, >= 1
+  sc_core::sc_in<bits_t<GW>> cfg_row_bytes_i{"cfg_row_bytes_i"};     // bytes per row, rows * row_bytes = 2 T r
+  sc_core::sc_in<bits_t<AW>> cfg_pitch_i{"cfg_pitch_i"};             // bytes between row starts
+  sc_core::sc_in<bits_t<RW>> cfg_tile_rows_i{"cfg_tile_rows_i"};     // tile rows r, 1..T
+  sc_core::sc_in<bool> cfg_ref_i{"cfg_ref_i"};                       // load: 1 = one pass per ref element
+  sc_core::sc_in<bool> cfg_random_i{"cfg_random_i"};                 // 1 = random access: tile indices on ref
+  sc_core::sc_in<bits_t<IW>> cfg_tiles_i{"cfg_tiles_i"};  // random access: stored tiles (larger indices: err_o)
+  STEPSIM_STREAM_IN(in, W);                               // store: the tiles
   STEPSIM_STREAM_IN(ref, IW);     // cfg_ref_i: the ref stream (payload ignored); cfg_random_i: tile indices
   STEPSIM_STREAM_OUT(out, 1, W);  // load: the tiles; store: one bare done at the end
   // Memory port: P request lanes, lane k in [AW*k +: AW] etc.; one bundle per handshake.
@@ -183,9 +183,9 @@ struct AgOffchip : sc_core::sc_module {
     // The request register: one bundle.
     bits_t<P> rq_valid = 0;
     bool rq_write = false;
-    bits_t<P * AW> rq_addr = 0;
-    bits_t<P * LW> rq_len = 0;
-    bits_t<P * DW> rq_wdata = 0;
+    bits_t<P* AW> rq_addr = 0;
+    bits_t<P* LW> rq_len = 0;
+    bits_t<P* DW> rq_wdata = 0;
     // The pass queue (ref mode): one entry per ref beat consumed, in order (entries are read
     // only while valid).
     bool pq_elem[PQ] = {}, pq_done[PQ] = {};
@@ -228,13 +228,14 @@ struct AgOffchip : sc_core::sc_module {
       const bool rq_free = !rq_busy || req_ready_i.read();
       const bool wr = cfg_write_i.read();
       const bool randm = cfg_random_i.read();
-      const bool refm = randm || (cfg_ref_i.read() && !wr);  // passes through the pass queue (a linear store ignores cfg_ref_i)
+      const bool refm =
+          randm || (cfg_ref_i.read() && !wr);  // passes through the pass queue (a linear store ignores cfg_ref_i)
       const bool rstore = randm && wr;
       const bits_t<RW> trows = cfg_tile_rows_i.read();
       const int rank = randm ? 1 : int(cfg_rank_i.read());  // random access: a view of one tile
-      const bits_t<MR * IW> shape = cfg_shape_i.read();
-      const bits_t<MR * IW> sq = cfg_stride_q_i.read();
-      const bits_t<MR * IW> sr = cfg_stride_r_i.read();
+      const bits_t<MR* IW> shape = cfg_shape_i.read();
+      const bits_t<MR* IW> sq = cfg_stride_q_i.read();
+      const bits_t<MR* IW> sr = cfg_stride_r_i.read();
       const bits_t<IW> tiles_c = cfg_tiles_c_i.read();
       const bits_t<GW> rows = cfg_rows_i.read();
       const bits_t<GW> row_bytes = cfg_row_bytes_i.read();
@@ -257,9 +258,9 @@ struct AgOffchip : sc_core::sc_module {
       bits_t<GW> w_row = g_row, w_chunk = g_chunk, w_ofs = g_ofs;
       bits_t<AW> w_start = first_req ? tile_base : g_rowaddr;
       bits_t<P> lanes = 0;
-      bits_t<P * AW> b_addr = 0;
-      bits_t<P * LW> b_len = 0;
-      bits_t<P * DW> b_wdata = 0;
+      bits_t<P* AW> b_addr = 0;
+      bits_t<P* LW> b_len = 0;
+      bits_t<P* DW> b_wdata = 0;
       bool last_req = false;  // the bundle ends the tile
       bits_t<OW + 1> nb = 0;  // requests in the bundle
       for (int k = 0; k < P; ++k) {
@@ -362,7 +363,7 @@ struct AgOffchip : sc_core::sc_module {
       }
 
       // ---- response side: the bundle answering the oldest request bundle, the same lanes.
-      const UBeat<P * DW> rh = rb.head();
+      const UBeat<P* DW> rh = rb.head();
       const bool rv = rb.head_valid();
       bits_t<GW> r_row = a_row, r_chunk = a_chunk, r_ofs = a_ofs;
       bits_t<TW> merged = a_acc;

@@ -302,7 +302,8 @@ inline f32_t fp32_exp(const f32_t& x) {
   const f32_t z = fp32_mul(x, f32_t(0x42B8AA3Bu));
   const f32_t n = fp32_add(fp32_add(z, magic), f32_neg(magic));
   const int N = f32_to_int(n);
-  const f32_t r = fp32_add(fp32_add(x, f32_neg(fp32_mul(n, f32_t(0x3C314000u)))), f32_neg(fp32_mul(n, f32_t(0x37485FDFu))));
+  const f32_t r =
+      fp32_add(fp32_add(x, f32_neg(fp32_mul(n, f32_t(0x3C314000u)))), f32_neg(fp32_mul(n, f32_t(0x37485FDFu))));
   const int j = N & 63;
   const int k = N >> 6;  // floor(N / 64)
   f32_t t = fp32_mul(r, f32_t(0x3E2AAAABu));

@@ -29,7 +29,7 @@ struct PcuAccum : sc_core::sc_module {
   static constexpr int W = 16 * L;
   sc_core::sc_in<bool> clk_i{"clk_i"};
   sc_core::sc_in<bool> rst_ni{"rst_ni"};
-  sc_core::sc_in<bool> cfg_op_i{"cfg_op_i"};      // 0 = add, 1 = max; quasi-static
+  sc_core::sc_in<bool> cfg_op_i{"cfg_op_i"};        // 0 = add, 1 = max; quasi-static
   sc_core::sc_in<stop_t> cfg_rank_i{"cfg_rank_i"};  // >= 1
   sc_core::sc_in<bool> cfg_scan_i{"cfg_scan_i"};    // 0 = Accum, 1 = Scan; quasi-static
   STEPSIM_STREAM_IN(in, W);

@@ -112,8 +112,8 @@ struct PcuTileAccum : sc_core::sc_module {
   void run() {
     InBuf<W> iba, ibb;
     OutReg<1, W> oq;
-    f32_t acc[N];        // the fp32 accumulator, row-major (read only once acc_v says it holds a value)
-    bool acc_v = false;  // the group has seen an element
+    f32_t acc[N];             // the fp32 accumulator, row-major (read only once acc_v says it holds a value)
+    bool acc_v = false;       // the group has seen an element
     tile_rows_t<T> rows = 0;  // the header of the last element taken
     // Bank mode: entry m of the current chunk, M entries (known after chunk 0), emission.
     int m = 0, nent = 0, e = 0;
@@ -218,8 +218,10 @@ struct PcuTileAccum : sc_core::sc_module {
             acc_v = !chunk0;
             m = mn;
           } else {
-            if (chunk0) nent = m + 1;
-            else if (!last) err = true;
+            if (chunk0)
+              nent = m + 1;
+            else if (!last)
+              err = true;
             if (s == q + 1) {  // next chunk
               for (int l = 0; l < N; ++l) acc[l] = bank_[0][l];
               acc_v = true;

@@ -73,8 +73,8 @@ struct PcuTileMap : sc_core::sc_module {
     bool v = false, elem = false, done = false;
     stop_t stop = 0;
     tile_rows_t<T> rows = 0;  // a's tile header
-    f32_t s[N];   // partial sums (matmul) or results (element-wise), row-major
-    bf16_t a[N];  // the operand tiles
+    f32_t s[N];               // partial sums (matmul) or results (element-wise), row-major
+    bf16_t a[N];              // the operand tiles
     bf16_t b[N];
   };
 
@@ -82,13 +82,13 @@ struct PcuTileMap : sc_core::sc_module {
   static void step(int st, int op, const Stage& in, Stage& o) {
     o = in;
     if (!(in.v && in.elem)) return;  // no element: the datapath's result is not used
-    if (op >= kTileMul) {  // element-wise: stage 0
+    if (op >= kTileMul) {            // element-wise: stage 0
       if (st == 0)
         for (int l = 0; l < N; ++l) {
           const f32_t x = f32_from_bf16(in.a[l]), y = f32_from_bf16(in.b[l]);
-          o.s[l] = op == kTileAdd ? fp32_add(x, y)
-                   : op == kTileMul ? fp32_mul(x, y)
-                   : op == kTileExp ? fp32_exp(x)
+          o.s[l] = op == kTileAdd    ? fp32_add(x, y)
+                   : op == kTileMul  ? fp32_mul(x, y)
+                   : op == kTileExp  ? fp32_exp(x)
                    : op == kTileSilu ? fp32_silu(x)
                                      : fp32_sigmoid(x);
         }

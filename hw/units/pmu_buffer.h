@@ -49,11 +49,11 @@ namespace stepsim::units {
 
 template <int W = 32, int BANKS = 4, int DEPTH = 16, int NBUF = 4, int R = 2, int CW = 8, int NA = 4, int VW = 16>
 struct PmuBuffer : sc_core::sc_module {
-  static constexpr int CAP = BANKS * DEPTH;   // words
-  static constexpr int AW = clog2(CAP);   // ring address
-  static constexpr int BW = clog2(BANKS); // bank select (low address bits)
-  static constexpr int LW = AW + 1;           // lengths and counts 0..CAP
-  static constexpr int QW = clog2(NBUF);  // descriptor queue pointer
+  static constexpr int CAP = BANKS * DEPTH;  // words
+  static constexpr int AW = clog2(CAP);      // ring address
+  static constexpr int BW = clog2(BANKS);    // bank select (low address bits)
+  static constexpr int LW = AW + 1;          // lengths and counts 0..CAP
+  static constexpr int QW = clog2(NBUF);     // descriptor queue pointer
   static_assert((BANKS & (BANKS - 1)) == 0 && (DEPTH & (DEPTH - 1)) == 0, "BANKS and DEPTH are powers of two");
   static_assert(CAP >= 2, "at least two words");
   static_assert(NBUF >= 2 && (NBUF & (NBUF - 1)) == 0, "NBUF is a power of two, at least 2 (double buffering)");
@@ -64,14 +64,14 @@ struct PmuBuffer : sc_core::sc_module {
   sc_core::sc_in<bool> clk_i{"clk_i"};
   sc_core::sc_in<bool> rst_ni{"rst_ni"};
   // Quasi-static configuration (change only in reset).
-  sc_core::sc_in<stop_t> cfg_rank_i{"cfg_rank_i"};          // Bufferize rank b, 1..15
-  sc_core::sc_in<bool> cfg_ref_i{"cfg_ref_i"};              // 1: replays driven by the ref stream
-  sc_core::sc_in<stop_t> cfg_ref_rank_i{"cfg_ref_rank_i"};  // Streamify rank c of the ref (>= 1)
-  sc_core::sc_in<stop_t> cfg_nrep_i{"cfg_nrep_i"};          // static: number of repeat factors, 0..R
-  sc_core::sc_in<bits_t<R * CW>> cfg_repeat_i{"cfg_repeat_i"};  // factor k (outermost first) in [CW*k +: CW]
-  sc_core::sc_in<stop_t> cfg_view_rank_i{"cfg_view_rank_i"};  // 0: linear; 1..NA: affine view rank
-  sc_core::sc_in<bits_t<NA * VW>> cfg_shape_i{"cfg_shape_i"};   // out_shape[k] (outermost first) in [VW*k +: VW]
-  sc_core::sc_in<bits_t<NA * VW>> cfg_stride_i{"cfg_stride_i"}; // stride[k] in [VW*k +: VW]
+  sc_core::sc_in<stop_t> cfg_rank_i{"cfg_rank_i"};               // Bufferize rank b, 1..15
+  sc_core::sc_in<bool> cfg_ref_i{"cfg_ref_i"};                   // 1: replays driven by the ref stream
+  sc_core::sc_in<stop_t> cfg_ref_rank_i{"cfg_ref_rank_i"};       // Streamify rank c of the ref (>= 1)
+  sc_core::sc_in<stop_t> cfg_nrep_i{"cfg_nrep_i"};               // static: number of repeat factors, 0..R
+  sc_core::sc_in<bits_t<R * CW>> cfg_repeat_i{"cfg_repeat_i"};   // factor k (outermost first) in [CW*k +: CW]
+  sc_core::sc_in<stop_t> cfg_view_rank_i{"cfg_view_rank_i"};     // 0: linear; 1..NA: affine view rank
+  sc_core::sc_in<bits_t<NA * VW>> cfg_shape_i{"cfg_shape_i"};    // out_shape[k] (outermost first) in [VW*k +: VW]
+  sc_core::sc_in<bits_t<NA * VW>> cfg_stride_i{"cfg_stride_i"};  // stride[k] in [VW*k +: VW]
   STEPSIM_STREAM_IN(in, W);
   STEPSIM_STREAM_IN(ref, W);
   STEPSIM_STREAM_OUT(out, 1, W);
@@ -107,17 +107,17 @@ struct PmuBuffer : sc_core::sc_module {
     bits_t<LW> used = 0;    // words held (closed buffers and the open one)
     bool err = false;
     // Write side, affine mode: fold and regularity tracking of the open buffer.
-    bool pz = false;     // its last word is an element without a stop (a bare stop folds into it)
-    bool rg = false;     // ragged so far
-    bool hasel = false;  // it holds an element
+    bool pz = false;                       // its last word is an element without a stop (a bare stop folds into it)
+    bool rg = false;                       // ragged so far
+    bool hasel = false;                    // it holds an element
     bits_t<LW> cur[NA] = {}, sz[NA] = {};  // level j: count in the open group, size of the closed groups
-    bool szv[NA] = {};                      // a group of level j has closed (sz[j] valid)
+    bool szv[NA] = {};                     // a group of level j has closed (sz[j] valid)
     // Read side.
-    bits_t<LW> rpos = 0;  // beat of the current replay
-    bits_t<R * CW> cnts = 0;  // static repeat counters, counter k in [CW*k +: CW]
-    bool fin = false;     // ref mode: the done buffer's group ended; drain the ref, then a bare done
-    bool rdone = false;   // ref mode: the ref's done has been consumed
-    bool half = false;    // linear replay of a folded word: its element went out, its bare stop is next
+    bits_t<LW> rpos = 0;      // beat of the current replay
+    bits_t<R* CW> cnts = 0;   // static repeat counters, counter k in [CW*k +: CW]
+    bool fin = false;         // ref mode: the done buffer's group ended; drain the ref, then a bare done
+    bool rdone = false;       // ref mode: the ref's done has been consumed
+    bool half = false;        // linear replay of a folded word: its element went out, its bare stop is next
     bits_t<VW> idx[NA] = {};  // affine view index, dimension k (outermost first)
     bits_t<XW> ad[NA] = {};   // running address: sum over j <= k of idx[j] * stride[j]
     InBuf<W> ib, ibr;
@@ -142,7 +142,7 @@ struct PmuBuffer : sc_core::sc_module {
       const bool dyn = cfg_ref_i.read();
       const stop_t crank = cfg_ref_rank_i.read();
       const stop_t nrep = cfg_nrep_i.read();
-      const bits_t<R * CW> rep = cfg_repeat_i.read();
+      const bits_t<R* CW> rep = cfg_repeat_i.read();
       bits_t<CW> fac[R], cnt[R];
       bool zero_total = false;
       for (int k = 0; k < R; ++k) {
@@ -218,8 +218,7 @@ struct PmuBuffer : sc_core::sc_module {
       word.stop = mem_stop[rb_][rr_];
       const bool wf = d_len != 0 && mem_fold[rb_][rr_];
       const bool rempty = d_aff ? vzero : d_len == 0;  // a replay is one bare stop
-      const bool lastbeat =
-          d_aff ? (vzero || aended == nv) : (d_len == 0 || (rpos == d_len - 1 && (!wf || half)));
+      const bool lastbeat = d_aff ? (vzero || aended == nv) : (d_len == 0 || (rpos == d_len - 1 && (!wf || half)));
       // Static repeat: the trailing factors at their last count end with this replay.
       stop_t ended = 0;
       bool run_on = true;

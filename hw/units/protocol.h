@@ -39,34 +39,34 @@ struct UBeat {
 };
 
 // Stream input port group: <p>_valid_i, _ready_o, _data_i, _elem_i, _stop_i, _done_i.
-#define STEPSIM_STREAM_IN(p, W)                                                   \
-  sc_core::sc_in<bool> p##_valid_i{#p "_valid_i"};                                \
-  sc_core::sc_out<bool> p##_ready_o{#p "_ready_o"};                               \
-  sc_core::sc_in<::stepsim::units::bits_t<W>> p##_data_i{#p "_data_i"};           \
-  sc_core::sc_in<bool> p##_elem_i{#p "_elem_i"};                                  \
-  sc_core::sc_in<::stepsim::units::stop_t> p##_stop_i{#p "_stop_i"};             \
-  sc_core::sc_in<bool> p##_done_i{#p "_done_i"}
+#define STEPSIM_STREAM_IN(p, W)                                         \
+  sc_core::sc_in<bool> p##_valid_i{#p "_valid_i"};                      \
+  sc_core::sc_out<bool> p##_ready_o{#p "_ready_o"};                     \
+  sc_core::sc_in<::stepsim::units::bits_t<W>> p##_data_i{#p "_data_i"}; \
+  sc_core::sc_in<bool> p##_elem_i{#p "_elem_i"};                        \
+  sc_core::sc_in<::stepsim::units::stop_t> p##_stop_i{#p "_stop_i"};    \
+  sc_core::sc_in<bool> p##_done_i { #p "_done_i" }
 
 // N input streams packed into one flat port group: stream i in slice i of every pin
 // (<p>_valid_i[i], <p>_data_i[W*i +: W], <p>_stop_i[4*i +: 4], ...). Used by the units with a
 // parametric number of inputs; the RTL twins declare the same flat pins.
-#define STEPSIM_STREAMS_IN(p, N, W)                                               \
-  sc_core::sc_in<::stepsim::units::bits_t<N>> p##_valid_i{#p "_valid_i"};        \
-  sc_core::sc_out<::stepsim::units::bits_t<N>> p##_ready_o{#p "_ready_o"};       \
-  sc_core::sc_in<::stepsim::units::bits_t<(N) * (W)>> p##_data_i{#p "_data_i"};  \
-  sc_core::sc_in<::stepsim::units::bits_t<N>> p##_elem_i{#p "_elem_i"};          \
-  sc_core::sc_in<::stepsim::units::bits_t<4 * (N)>> p##_stop_i{#p "_stop_i"};    \
-  sc_core::sc_in<::stepsim::units::bits_t<N>> p##_done_i{#p "_done_i"}
+#define STEPSIM_STREAMS_IN(p, N, W)                                             \
+  sc_core::sc_in<::stepsim::units::bits_t<N>> p##_valid_i{#p "_valid_i"};       \
+  sc_core::sc_out<::stepsim::units::bits_t<N>> p##_ready_o{#p "_ready_o"};      \
+  sc_core::sc_in<::stepsim::units::bits_t<(N) * (W)>> p##_data_i{#p "_data_i"}; \
+  sc_core::sc_in<::stepsim::units::bits_t<N>> p##_elem_i{#p "_elem_i"};         \
+  sc_core::sc_in<::stepsim::units::bits_t<4 * (N)>> p##_stop_i{#p "_stop_i"};   \
+  sc_core::sc_in<::stepsim::units::bits_t<N>> p##_done_i { #p "_done_i" }
 
 // Stream output port group with N consumers sharing one payload (N = 1: a plain stream;
 // N > 1: lock-step multicast, one valid and one ready bit per consumer).
-#define STEPSIM_STREAM_OUT(p, N, W)                                               \
-  sc_core::sc_out<::stepsim::units::bits_t<N>> p##_valid_o{#p "_valid_o"};       \
-  sc_core::sc_in<::stepsim::units::bits_t<N>> p##_ready_i{#p "_ready_i"};        \
-  sc_core::sc_out<::stepsim::units::bits_t<W>> p##_data_o{#p "_data_o"};         \
-  sc_core::sc_out<bool> p##_elem_o{#p "_elem_o"};                                 \
-  sc_core::sc_out<::stepsim::units::stop_t> p##_stop_o{#p "_stop_o"};            \
-  sc_core::sc_out<bool> p##_done_o{#p "_done_o"}
+#define STEPSIM_STREAM_OUT(p, N, W)                                        \
+  sc_core::sc_out<::stepsim::units::bits_t<N>> p##_valid_o{#p "_valid_o"}; \
+  sc_core::sc_in<::stepsim::units::bits_t<N>> p##_ready_i{#p "_ready_i"};  \
+  sc_core::sc_out<::stepsim::units::bits_t<W>> p##_data_o{#p "_data_o"};   \
+  sc_core::sc_out<bool> p##_elem_o{#p "_elem_o"};                          \
+  sc_core::sc_out<::stepsim::units::stop_t> p##_stop_o{#p "_stop_o"};      \
+  sc_core::sc_out<bool> p##_done_o { #p "_done_o" }
 
 // The input skid buffer of one stream port: state and next-state logic. Use per clock:
 //   sample(valid, in_beat) -> head_valid(), head()   (combinational, bypass when empty)
@@ -75,8 +75,8 @@ struct UBeat {
 //   ready()                                          (drive <p>_ready_o)
 template <int W>
 struct InBuf {
-  UBeat<W> b0, b1;     // stored beats, b0 = oldest
-  bits_t<2> cnt = 0;   // 0..2
+  UBeat<W> b0, b1;    // stored beats, b0 = oldest
+  bits_t<2> cnt = 0;  // 0..2
   bool ready_q = false;
   // Per-cycle sampled values.
   bool fire = false;
@@ -117,8 +117,8 @@ struct InBuf {
 };
 
 // Reads an input port group into a beat.
-#define STEPSIM_READ_IN(p, beat) \
-  do {                           \
+#define STEPSIM_READ_IN(p, beat)   \
+  do {                             \
     beat.data = p##_data_i.read(); \
     beat.elem = p##_elem_i.read(); \
     beat.stop = p##_stop_i.read(); \
@@ -126,12 +126,12 @@ struct InBuf {
   } while (0)
 
 // Reads stream i of an N-stream input group into a beat.
-#define STEPSIM_READ_LANE(p, N, W, i, beat)                                                       \
-  do {                                                                                        \
-    beat.data = ::stepsim::units::slice<W, (N) * (W)>(p##_data_i.read(), (W) * (i));          \
-    beat.elem = ::stepsim::units::bit_of<N>(p##_elem_i.read(), i);                            \
+#define STEPSIM_READ_LANE(p, N, W, i, beat)                                                                \
+  do {                                                                                                     \
+    beat.data = ::stepsim::units::slice<W, (N) * (W)>(p##_data_i.read(), (W) * (i));                       \
+    beat.elem = ::stepsim::units::bit_of<N>(p##_elem_i.read(), i);                                         \
     beat.stop = ::stepsim::units::slice<::stepsim::units::kStopBits, 4 * (N)>(p##_stop_i.read(), 4 * (i)); \
-    beat.done = ::stepsim::units::bit_of<N>(p##_done_i.read(), i);                            \
+    beat.done = ::stepsim::units::bit_of<N>(p##_done_i.read(), i);                                         \
   } while (0)
 
 // The skid buffers of an N-stream input group: sample all, then update with a consume mask.
@@ -164,13 +164,13 @@ struct InBufs {
 };
 
 // Samples every stream of group p into bufs (an InBufs<N, W>).
-#define STEPSIM_SAMPLE_GROUP(p, N, W, bufs)                               \
-  do {                                                                    \
-    for (int i_ = 0; i_ < (N); ++i_) {                                    \
-      ::stepsim::units::UBeat<W> b_;                                      \
-      STEPSIM_READ_LANE(p, N, W, i_, b_);                                 \
+#define STEPSIM_SAMPLE_GROUP(p, N, W, bufs)                                       \
+  do {                                                                            \
+    for (int i_ = 0; i_ < (N); ++i_) {                                            \
+      ::stepsim::units::UBeat<W> b_;                                              \
+      STEPSIM_READ_LANE(p, N, W, i_, b_);                                         \
       bufs.b[i_].sample(::stepsim::units::bit_of<N>(p##_valid_i.read(), i_), b_); \
-    }                                                                     \
+    }                                                                             \
   } while (0)
 
 // Output register of a port group with N consumers: valid bits and the shared payload.
@@ -223,13 +223,13 @@ inline void set_tile_rows(bits_t<TileBits<T>::W>& v, const tile_rows_t<T>& r) {
   v.range(TileBits<T>::W - 1, TileBits<T>::kLanes) = r.to_uint();
 }
 
-#define STEPSIM_WRITE_OUT(p, reg)   \
-  do {                              \
-    p##_valid_o.write(reg.valid);   \
-    p##_data_o.write(reg.q.data);   \
-    p##_elem_o.write(reg.q.elem);   \
-    p##_stop_o.write(reg.q.stop);   \
-    p##_done_o.write(reg.q.done);   \
+#define STEPSIM_WRITE_OUT(p, reg) \
+  do {                            \
+    p##_valid_o.write(reg.valid); \
+    p##_data_o.write(reg.q.data); \
+    p##_elem_o.write(reg.q.elem); \
+    p##_stop_o.write(reg.q.stop); \
+    p##_done_o.write(reg.q.done); \
   } while (0)
 
 }  // namespace stepsim::units

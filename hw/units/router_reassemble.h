@@ -38,10 +38,10 @@ struct RouterReassemble : sc_core::sc_module {
     InBufs<N, W> ib;
     InBuf<N> ibs;
     OutReg<1, W> oq;
-    bits_t<N> taken = 0;    // inputs whose chunk of the current group has been sent
-    bits_t<N> cur = 0;      // one-hot: the input whose chunk is being forwarded
-    bits_t<N> ended = 0;    // inputs whose done has been consumed
-    bool drain = false;     // the selector ended: consume the inputs up to their done
+    bits_t<N> taken = 0;  // inputs whose chunk of the current group has been sent
+    bits_t<N> cur = 0;    // one-hot: the input whose chunk is being forwarded
+    bits_t<N> ended = 0;  // inputs whose done has been consumed
+    bool drain = false;   // the selector ended: consume the inputs up to their done
     ib.reset();
     ibs.reset();
     oq.reset();

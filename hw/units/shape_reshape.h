@@ -23,7 +23,7 @@ struct ShapeReshape : sc_core::sc_module {
   sc_core::sc_in<bool> rst_ni{"rst_ni"};
   sc_core::sc_in<bits_t<CW>> cfg_chunk_i{"cfg_chunk_i"};  // quasi-static: change only in reset
   sc_core::sc_in<stop_t> cfg_rank_i{"cfg_rank_i"};
-  sc_core::sc_in<bits_t<W>> cfg_pad_i{"cfg_pad_i"};        // the padding element
+  sc_core::sc_in<bits_t<W>> cfg_pad_i{"cfg_pad_i"};  // the padding element
   STEPSIM_STREAM_IN(in, W);
   STEPSIM_STREAM_OUT(out, 1, W);
   STEPSIM_STREAM_OUT(pad, 1, 1);
@@ -38,10 +38,10 @@ struct ShapeReshape : sc_core::sc_module {
     InBuf<W> ib;
     OutReg<1, W> oq;
     OutReg<1, 1> pq;
-    bits_t<CW> count = 0;    // elements (rank 0) or closed units (rank >= 1) of the open chunk
-    bool padding = false;    // emitting the padding of a chunk
-    stop_t pad_level = 0;    // stop of the last padding element
-    bool pad_done = false;   // ... and its done
+    bits_t<CW> count = 0;   // elements (rank 0) or closed units (rank >= 1) of the open chunk
+    bool padding = false;   // emitting the padding of a chunk
+    stop_t pad_level = 0;   // stop of the last padding element
+    bool pad_done = false;  // ... and its done
     ib.reset();
     oq.reset();
     pq.reset();

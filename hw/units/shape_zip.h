@@ -15,7 +15,7 @@ struct ShapeZip : sc_core::sc_module {
   sc_core::sc_in<bool> clk_i{"clk_i"};
   sc_core::sc_in<bool> rst_ni{"rst_ni"};
   STEPSIM_STREAMS_IN(in, N, W);
-  STEPSIM_STREAM_OUT(out, 1, N * W);
+  STEPSIM_STREAM_OUT(out, 1, N* W);
 
   SC_HAS_PROCESS(ShapeZip);
   explicit ShapeZip(sc_core::sc_module_name name) : sc_core::sc_module(name) {

@@ -29,8 +29,12 @@ Graph stream_graph(int64_t rows) {
   const std::string yaml =
       "name: offchip_stream\n"
       "tensors:\n"
-      "  x: {shape: " + shape + ", dtype: bf16, init: zeros}\n"
-      "  y: {shape: " + shape + ", dtype: bf16, init: output}\n"
+      "  x: {shape: " +
+      shape +
+      ", dtype: bf16, init: zeros}\n"
+      "  y: {shape: " +
+      shape +
+      ", dtype: bf16, init: output}\n"
       "nodes:\n"
       "  - {name: load, op: LinearOffChipLoad, params: {tensor: x, tile: [16, 16]}}\n"
       "  - {name: f, op: Map, params: {fn: exp}, inputs: {in0: load}}\n"
@@ -68,10 +72,10 @@ void BM_OffChipStream(benchmark::State& state) {
 
 BENCHMARK(BM_OffChipStream)
     ->ArgName("rows")
-    ->Arg(256)     // 16 MiB, 32 Ki tiles
-    ->Arg(512)     // 32 MiB, 64 Ki tiles (with 256: the marginal cost per tile under callgrind)
-    ->Arg(1024)    // 64 MiB, 128 Ki tiles
-    ->Arg(16384)   // 1 GiB, 2 Mi tiles: the requirement
+    ->Arg(256)    // 16 MiB, 32 Ki tiles
+    ->Arg(512)    // 32 MiB, 64 Ki tiles (with 256: the marginal cost per tile under callgrind)
+    ->Arg(1024)   // 64 MiB, 128 Ki tiles
+    ->Arg(16384)  // 1 GiB, 2 Mi tiles: the requirement
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);

@@ -13,8 +13,8 @@
 // Counters: ns_per_hop / ns_per_activation (wall), sim_cycles (the sink's clock + 1: the same
 // model time as bench_token_hop, 65 792 cycles for 65 536 tokens at depth >= 2; the Source sends
 // one beat per cycle).
-#include <benchmark/benchmark.h>
 #include <alloca.h>
+#include <benchmark/benchmark.h>
 
 #include <chrono>
 #include <cstdint>
@@ -181,8 +181,8 @@ void BM_FloorActivation(benchmark::State& state) {
     sc_start();
     state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  state.counters["ns_per_activation"] = benchmark::Counter(
-      2.0 * double(n) * double(state.iterations()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_activation"] = benchmark::Counter(2.0 * double(n) * double(state.iterations()),
+                                                           benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 }  // namespace

@@ -12,9 +12,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <iomanip>
 #include <iostream>
-#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -28,8 +28,9 @@
 #include "hw/ops/op.h"
 #include "hw/stream/token.h"
 #include "sim/analyze.h"
-#include "sim/cosim.h"
 #include "sim/apps/docs.h"
+#include "sim/apps/sweep.h"
+#include "sim/cosim.h"
 #include "sim/downtile.h"
 #include "sim/eval.h"
 #include "sim/graph/graph_writer.h"
@@ -38,7 +39,6 @@
 #include "sim/report.h"
 #include "sim/shape/infer.h"
 #include "sim/simulation.h"
-#include "sim/apps/sweep.h"
 
 #ifndef STEPSIM_VERSION
 #define STEPSIM_VERSION "unknown"
@@ -144,9 +144,9 @@ int cmd_ops(const Invocation& in, Streams s) {
     if (list.empty()) s.out << "none";
     for (size_t k = 0; k < list.size(); ++k) {
       const PortSpec& p = list[k];
-      std::string n = p.name.back() == '*' ? p.name.substr(0, p.name.size() - 1) + "0, " +
-                                                 p.name.substr(0, p.name.size() - 1) + "1, ..."
-                                           : p.name;
+      std::string n = p.name.back() == '*'
+                          ? p.name.substr(0, p.name.size() - 1) + "0, " + p.name.substr(0, p.name.size() - 1) + "1, ..."
+                          : p.name;
       s.out << (k ? "; " : "") << n << " (" << p.doc << (p.optional ? ", optional" : "") << ")";
     }
   };
@@ -201,15 +201,14 @@ int cmd_layers(const Invocation& in, Streams s) {
 // --- eval ------------------------------------------------------------------------------------
 
 void eval_options(po::options_description& o) {
-  o.add_options()
-      ("param,p", texts("KEY=VALUE"), "operator parameter (stepsim ops); repeatable")
-      ("in,i", texts("[PORT=]TOKENS"),
-       "input stream in the text notation ('1 2 S1 D', 'T[16x64] S1 D', 'sel={0} {1,2} S1 D'); "
-       "the operator's input ports in order, or the one named by PORT=; repeatable")
-      ("outputs", text("N"),
-       ("numbered outputs of the operator, 1.." + std::to_string(Selector::kMaxBits) +
-        " (default: the largest selector index seen + 1, at least 2)").c_str())
-      ("preset", text("NAME")->default_value("step-artifact"), "hardware preset (stepsim presets)");
+  o.add_options()("param,p", texts("KEY=VALUE"), "operator parameter (stepsim ops); repeatable")(
+      "in,i", texts("[PORT=]TOKENS"),
+      "input stream in the text notation ('1 2 S1 D', 'T[16x64] S1 D', 'sel={0} {1,2} S1 D'); "
+      "the operator's input ports in order, or the one named by PORT=; repeatable")(
+      "outputs", text("N"),
+      ("numbered outputs of the operator, 1.." + std::to_string(Selector::kMaxBits) +
+       " (default: the largest selector index seen + 1, at least 2)")
+          .c_str())("preset", text("NAME")->default_value("step-artifact"), "hardware preset (stepsim presets)");
 }
 
 int cmd_eval(const Invocation& in, Streams s) {
@@ -221,8 +220,9 @@ int cmd_eval(const Invocation& in, Streams s) {
   std::vector<std::pair<std::string, std::string>> ins;  // port (or empty), tokens
   for (const std::string& t : list_option(in.vm, "in")) {
     size_t eq = t.find('=');
-    bool named = eq != std::string::npos && eq > 0 &&
-                 std::all_of(t.begin(), t.begin() + long(eq), [](char c) { return std::isalnum(uint8_t(c)) || c == '_'; });
+    bool named = eq != std::string::npos && eq > 0 && std::all_of(t.begin(), t.begin() + long(eq), [](char c) {
+                   return std::isalnum(uint8_t(c)) || c == '_';
+                 });
     ins.push_back(named ? std::make_pair(t.substr(0, eq), t.substr(eq + 1)) : std::make_pair(std::string(), t));
     try {
       to_beats(parse_tokens(ins.back().second));
@@ -243,24 +243,24 @@ int cmd_eval(const Invocation& in, Streams s) {
 // --- run -------------------------------------------------------------------------------------
 
 void run_options(po::options_description& o) {
-  o.add_options()
-      ("preset", text("NAME")->default_value("step-artifact"),
-       "hardware preset: step-artifact, hdl-validation or a preset YAML file (stepsim presets)")
-      ("set", texts("KEY=VALUE"),
-       "a hardware parameter in its unit (stepsim presets), else a graph parameter, else NODE.PARAM; repeatable")
-      ("mode", text("MODE")->default_value("timing"),
-       "timing (tiles carry shapes: cycles) or functional (tiles carry values; same cycles)")
-      ("report", text("FILE.json"), "write the JSON report (docs/user-guide.md, \"The JSON report\")")
-      ("trace", text("FILE.json"), "write a Perfetto/Chrome trace of the operator firings")
-      ("out", text("DIR"), "functional mode: folder of the stored tensors' NAME.npy files (default: .)")
-      ("shuffle", text("SEED"),
-       "elaborate nodes and channels in an order shuffled with SEED, 0..18446744073709551615 "
-       "(0: graph order); the results must not change")
-      ("impl", text("IMPL"),
-       "approx, hls or rtl: implementation of the nodes without impl:; hls or rtl co-simulates on the "
-       "cycle-accurate units (docs/cosim.md); approx ignores every impl: of the graph")
-      ("cosim-dir", text("DIR"), "co-simulation: write the channels' transaction logs and report.md to DIR")
-      ("vcd", po::bool_switch(), "co-simulation: also write a pin waveform per bridged node to DIR (1 time unit per cycle)");
+  o.add_options()("preset", text("NAME")->default_value("step-artifact"),
+                  "hardware preset: step-artifact, hdl-validation or a preset YAML file (stepsim presets)")(
+      "set", texts("KEY=VALUE"),
+      "a hardware parameter in its unit (stepsim presets), else a graph parameter, else NODE.PARAM; repeatable")(
+      "mode", text("MODE")->default_value("timing"),
+      "timing (tiles carry shapes: cycles) or functional (tiles carry values; same cycles)")(
+      "report", text("FILE.json"), "write the JSON report (docs/user-guide.md, \"The JSON report\")")(
+      "trace", text("FILE.json"), "write a Perfetto/Chrome trace of the operator firings")(
+      "out", text("DIR"), "functional mode: folder of the stored tensors' NAME.npy files (default: .)")(
+      "shuffle", text("SEED"),
+      "elaborate nodes and channels in an order shuffled with SEED, 0..18446744073709551615 "
+      "(0: graph order); the results must not change")(
+      "impl", text("IMPL"),
+      "approx, hls or rtl: implementation of the nodes without impl:; hls or rtl co-simulates on the "
+      "cycle-accurate units (docs/cosim.md); approx ignores every impl: of the graph")(
+      "cosim-dir", text("DIR"), "co-simulation: write the channels' transaction logs and report.md to DIR")(
+      "vcd", po::bool_switch(),
+      "co-simulation: also write a pin waveform per bridged node to DIR (1 time unit per cycle)");
 }
 
 // "4.12 M" for a rate (the unit follows): three significant digits and an SI prefix.
@@ -371,8 +371,10 @@ int run_graph(const Invocation& in, const std::function<void()>& discard_outputs
   // --set: hardware parameters first, then graph parameters and node parameters.
   KeyValues graph_sets;
   for (const auto& [k, v] : key_values(in.vm, "set")) {
-    if (HardwareParams::has_field(k)) opt.hw.set(k, v);
-    else graph_sets.push_back({k, v});
+    if (HardwareParams::has_field(k))
+      opt.hw.set(k, v);
+    else
+      graph_sets.push_back({k, v});
   }
   Graph g = load_graph(file, graph_sets);
   // Co-simulation when any node may run on a unit.
@@ -421,11 +423,10 @@ int cmd_run(const Invocation& in, Streams s) {
 // --- analyze ---------------------------------------------------------------------------------
 
 void analyze_options(po::options_description& o) {
-  o.add_options()
-      ("set", texts("KEY=VALUE"), "a graph parameter or NODE.PARAM; repeatable")
-      ("sym", texts("NAME=VALUE"), "a value for a dynamic-dimension symbol (numbers appear in the metrics); repeatable")
-      ("model", text("MODEL")->default_value("paper"), "on-chip requirement formulas: paper or artifact")
-      ("json", text("FILE.json"), "write the analysis as JSON (docs/user-guide.md, \"The analysis JSON\")");
+  o.add_options()("set", texts("KEY=VALUE"), "a graph parameter or NODE.PARAM; repeatable")(
+      "sym", texts("NAME=VALUE"), "a value for a dynamic-dimension symbol (numbers appear in the metrics); repeatable")(
+      "model", text("MODEL")->default_value("paper"), "on-chip requirement formulas: paper or artifact")(
+      "json", text("FILE.json"), "write the analysis as JSON (docs/user-guide.md, \"The analysis JSON\")");
 }
 
 int cmd_analyze(const Invocation& in, Streams s) {
@@ -434,7 +435,8 @@ int cmd_analyze(const Invocation& in, Streams s) {
   Graph g = load_graph(in.args[0], key_values(in.vm, "set"));
   Analysis an = analyze_graph(g, string_option(in.vm, "model"), syms);
   print_analysis(g, an, s.out);
-  if (in.vm.count("json")) write_output_file(string_option(in.vm, "json"), "analysis", analysis_json(g, an).dump(2) + "\n");
+  if (in.vm.count("json"))
+    write_output_file(string_option(in.vm, "json"), "analysis", analysis_json(g, an).dump(2) + "\n");
   return 0;
 }
 
@@ -452,25 +454,24 @@ void emit_graph(const Graph& g, const po::variables_map& vm, Streams s) {
 }
 
 void build_options(po::options_description& o) {
-  o.add_options()
-      ("param,p", texts("KEY=VALUE"), "a layer parameter (stepsim layers); repeatable")
-      ("out,o", text("FILE.yaml"), "write the graph to FILE (default: print it)");
+  o.add_options()("param,p", texts("KEY=VALUE"), "a layer parameter (stepsim layers); repeatable")(
+      "out,o", text("FILE.yaml"), "write the graph to FILE (default: print it)");
 }
 
 int cmd_build(const Invocation& in, Streams s) {
   const KeyValues params = key_values(in.vm, "param");
-  emit_graph(layers::build_layer(in.args[0], std::map<std::string, std::string>(params.begin(), params.end())), in.vm, s);
+  emit_graph(layers::build_layer(in.args[0], std::map<std::string, std::string>(params.begin(), params.end())), in.vm,
+             s);
   return 0;
 }
 
 constexpr uint64_t kMaxPhysicalTile = 65536;
 
 void downtile_options(po::options_description& o) {
-  o.add_options()
-      ("tile", text("T"),
-       ("the physical tile: T x T elements, T in 1.." + std::to_string(kMaxPhysicalTile) +
-        " dividing every tile dimension (required)").c_str())
-      ("out,o", text("FILE.yaml"), "write the graph to FILE (default: print it)");
+  o.add_options()("tile", text("T"),
+                  ("the physical tile: T x T elements, T in 1.." + std::to_string(kMaxPhysicalTile) +
+                   " dividing every tile dimension (required)")
+                      .c_str())("out,o", text("FILE.yaml"), "write the graph to FILE (default: print it)");
 }
 
 int cmd_downtile(const Invocation& in, Streams s) {
@@ -483,13 +484,13 @@ int cmd_downtile(const Invocation& in, Streams s) {
 // --- sweep -----------------------------------------------------------------------------------
 
 void sweep_options(po::options_description& o) {
-  o.add_options()
-      ("layer", text("LAYER"), "sweep a layer of the library (stepsim layers) instead of a graph file")
-      ("param,p", texts("KEY=V1,V2.."), "a layer parameter and its values (a comma inside [] belongs to the value); repeatable")
-      ("set", texts("KEY=V1,V2.."),
-       "a hardware parameter (with a graph file also a graph or node parameter) and its values; repeatable")
-      ("preset", text("NAME")->default_value("step-artifact"), "hardware preset (stepsim presets)")
-      ("csv", text("FILE.csv"), "also write the table as CSV");
+  o.add_options()("layer", text("LAYER"), "sweep a layer of the library (stepsim layers) instead of a graph file")(
+      "param,p", texts("KEY=V1,V2.."),
+      "a layer parameter and its values (a comma inside [] belongs to the value); repeatable")(
+      "set", texts("KEY=V1,V2.."),
+      "a hardware parameter (with a graph file also a graph or node parameter) and its values; repeatable")(
+      "preset", text("NAME")->default_value("step-artifact"), "hardware preset (stepsim presets)")(
+      "csv", text("FILE.csv"), "also write the table as CSV");
 }
 
 int cmd_sweep(const Invocation& in, Streams s) {
@@ -517,8 +518,8 @@ int cmd_sweep(const Invocation& in, Streams s) {
     s.out << "wrote " << csv->path() << "\n";
   }
   if (!r.all_ok()) {
-    s.err << "error: " << std::count_if(r.rows.begin(), r.rows.end(), [](const SweepRow& x) { return !x.ok; })
-          << " of " << r.rows.size() << " points failed (status column)\n";
+    s.err << "error: " << std::count_if(r.rows.begin(), r.rows.end(), [](const SweepRow& x) { return !x.ok; }) << " of "
+          << r.rows.size() << " points failed (status column)\n";
     return 1;
   }
   return 0;
@@ -536,8 +537,8 @@ const std::vector<Command>& commands() {
        1, 1, "run needs a graph file", run_options, cmd_run},
       {"ops", "", "list every operator: ports, parameters, timing rule", "", 0, 0, "",
        [](po::options_description& o) { markdown_option(o, "print docs/operators.md instead"); }, cmd_ops},
-      {"eval", "OP", "run one operator on literal token streams", "", 1, 1, "eval needs an operator name",
-       eval_options, cmd_eval},
+      {"eval", "OP", "run one operator on literal token streams", "", 1, 1, "eval needs an operator name", eval_options,
+       cmd_eval},
       {"presets", "", "list the hardware presets and every parameter with its unit", "", 0, 0, "",
        [](po::options_description& o) { markdown_option(o, "print docs/presets.md instead"); }, cmd_presets},
       {"analyze", "GRAPH.yaml", "stream shapes and symbolic traffic, FLOPs and on-chip memory (no run)", "", 1, 1,
@@ -582,8 +583,7 @@ po::options_description described_options(const Command& c) {
 }
 
 void print_help(const Command& c, std::ostream& out) {
-  out << "usage: stepsim " << c.name << (*c.arguments ? " " : "") << c.arguments << " [OPTIONS]\n"
-      << c.summary << "\n";
+  out << "usage: stepsim " << c.name << (*c.arguments ? " " : "") << c.arguments << " [OPTIONS]\n" << c.summary << "\n";
   if (*c.details) out << "\n" << c.details << "\n";
   std::ostringstream table;
   table << described_options(c);
@@ -604,8 +604,10 @@ void print_help(const Command& c, std::ostream& out) {
       case po::invalid_command_line_syntax::missing_parameter:
       case po::invalid_command_line_syntax::empty_adjacent_parameter:
         throw std::invalid_argument(cmd + ": " + opt + " needs a value");
-      case po::invalid_command_line_syntax::extra_parameter: throw std::invalid_argument(cmd + ": " + opt + " takes no value");
-      default: break;
+      case po::invalid_command_line_syntax::extra_parameter:
+        throw std::invalid_argument(cmd + ": " + opt + " takes no value");
+      default:
+        break;
     }
   }
   if (const auto* m = dynamic_cast<const po::multiple_occurrences*>(&e))
@@ -634,7 +636,8 @@ Invocation parse_command_line(const Command& c, const std::vector<std::string>& 
       if (o.string_key == "arguments" || o.value.size() != 1) continue;
       const std::string& v = o.value[0];
       if (v.empty() || names_an_option(all, v))
-        throw std::invalid_argument(std::string(c.name) + ": " + o.original_tokens.front().substr(0, o.original_tokens.front().find('=')) +
+        throw std::invalid_argument(std::string(c.name) + ": " +
+                                    o.original_tokens.front().substr(0, o.original_tokens.front().find('=')) +
                                     " needs a value");
     }
     po::store(parsed, in.vm);

@@ -19,6 +19,6 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
 #ifdef STEPSIM_HAVE_RTL
   stepsim::bridge::register_rtl_units();  // impl: rtl (the Verilated units)
-#endif  // keep stdout for the tool's own output
+#endif                                    // keep stdout for the tool's own output
   return stepsim::cli_main(argc, argv, std::cout, std::cerr);
 }

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
-#include <sstream>
 #include <iomanip>
+#include <map>
 #include <ostream>
+#include <sstream>
 #include <stdexcept>
 
 #include "graphs/layers/layer.h"
@@ -46,7 +46,8 @@ std::string fabric_excess(const SimResult& r, const HardwareParams& hw) {
   if (r.compute_units > hw.num_pcus)
     why = std::to_string(r.compute_units) + " compute units > " + std::to_string(hw.num_pcus);
   if (r.memory_units > hw.num_pmus)
-    why += (why.empty() ? "" : ", ") + std::to_string(r.memory_units) + " memory units > " + std::to_string(hw.num_pmus);
+    why +=
+        (why.empty() ? "" : ", ") + std::to_string(r.memory_units) + " memory units > " + std::to_string(hw.num_pmus);
   return why;
 }
 
@@ -57,11 +58,14 @@ void measure_point(const SweepSpec& spec, const std::vector<std::pair<std::strin
   opt.hw = load_preset(spec.preset);
   std::vector<std::pair<std::string, std::string>> graph_sets;
   for (const auto& [k, v] : sets) {
-    if (HardwareParams::has_field(k)) opt.hw.set(k, v);
-    else graph_sets.push_back({k, v});
+    if (HardwareParams::has_field(k))
+      opt.hw.set(k, v);
+    else
+      graph_sets.push_back({k, v});
   }
-  Graph g = spec.layer.empty() ? load_graph(spec.graph_file, graph_sets)
-                               : layers::build_layer(spec.layer, std::map<std::string, std::string>(params.begin(), params.end()));
+  Graph g = spec.layer.empty()
+                ? load_graph(spec.graph_file, graph_sets)
+                : layers::build_layer(spec.layer, std::map<std::string, std::string>(params.begin(), params.end()));
   SimResult r = simulate(g, opt);
   if (!r.ok) {
     row.status = "error: " + r.error;
@@ -177,12 +181,14 @@ void write_csv_line(const std::vector<std::string>& cells, const std::string& st
 }  // namespace
 
 SweepResult run_sweep(const SweepSpec& spec, const SweepObserver& observe) {
-  if (spec.graph_file.empty() == spec.layer.empty()) throw std::invalid_argument("sweep: give a graph file or --layer, not both");
+  if (spec.graph_file.empty() == spec.layer.empty())
+    throw std::invalid_argument("sweep: give a graph file or --layer, not both");
   if (!spec.layer.empty()) layers::LayerRegistry::instance().find(spec.layer);  // unknown layer -> clear error
   for (const auto& [k, v] : spec.sets)
     if (!spec.layer.empty() && !HardwareParams::has_field(k))
       throw std::invalid_argument("sweep: '" + k + "' is not a hardware parameter; layer parameters go in --param");
-  if (spec.layer.empty() && !spec.params.empty()) throw std::invalid_argument("sweep: --param needs --layer (use --set for a graph file)");
+  if (spec.layer.empty() && !spec.params.empty())
+    throw std::invalid_argument("sweep: --param needs --layer (use --set for a graph file)");
   SweepResult res;
   std::vector<std::pair<std::string, std::vector<std::string>>> axes = spec.params;
   axes.insert(axes.end(), spec.sets.begin(), spec.sets.end());

@@ -24,9 +24,9 @@ struct SweepSpec {
 
 struct SweepRow {
   std::vector<std::string> values;  // one per swept key, params first, then sets
-  bool ok = false;  // ran, and the units it used fit the fabric
-  bool ran = false;  // the run finished: the figures below are measured (also when it does not fit)
-  std::string status;  // "ok", "does not fit: 28 memory units > 10", or "error: ..."
+  bool ok = false;                  // ran, and the units it used fit the fabric
+  bool ran = false;                 // the run finished: the figures below are measured (also when it does not fit)
+  std::string status;               // "ok", "does not fit: 28 memory units > 10", or "error: ..."
   uint64_t cycles = 0, read_bytes = 0, write_bytes = 0, onchip_bytes = 0, compute_units = 0, memory_units = 0;
   double time_us = 0, bw_util = 0, compute_util = 0;
   double wall_s = 0;  // wall-clock seconds of the point: building or loading its graph, and the run

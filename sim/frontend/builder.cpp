@@ -245,7 +245,8 @@ Stream GraphBuilder::random_load(const std::string& name, const std::string& ten
   return add1(name, "RandomOffChipLoad", {{"tensor", tensor}, {"tile", int_list(tile)}}, {{"raddr", raddr}});
 }
 
-Stream GraphBuilder::map(const std::string& name, const std::string& fn, const std::vector<Stream>& in, uint64_t compute_bw) {
+Stream GraphBuilder::map(const std::string& name, const std::string& fn, const std::vector<Stream>& in,
+                         uint64_t compute_bw) {
   return add1(name, "Map", {{"fn", fn}}, numbered(in), bw(compute_bw));
 }
 
@@ -279,7 +280,9 @@ Stream GraphBuilder::expand(const std::string& name, const Stream& in, const Str
   return add1(name, "Expand", {{"rank", std::to_string(rank)}}, {{"in", in}, {"ref", ref}});
 }
 
-Stream GraphBuilder::zip(const std::string& name, const std::vector<Stream>& in) { return add1(name, "Zip", {}, numbered(in)); }
+Stream GraphBuilder::zip(const std::string& name, const std::vector<Stream>& in) {
+  return add1(name, "Zip", {}, numbered(in));
+}
 
 Stream GraphBuilder::bufferize(const std::string& name, const Stream& in, int rank) {
   return add1(name, "Bufferize", {{"rank", std::to_string(rank)}}, {{"in", in}});
@@ -293,8 +296,8 @@ Stream GraphBuilder::streamify_ref(const std::string& name, const Stream& buffer
   return add1(name, "Streamify", {{"rank", std::to_string(rank)}}, {{"in", buffers}, {"ref", ref}});
 }
 
-std::vector<Stream> GraphBuilder::partition(const std::string& name, const Stream& in, const Stream& sel, size_t outputs,
-                                            int rank) {
+std::vector<Stream> GraphBuilder::partition(const std::string& name, const Stream& in, const Stream& sel,
+                                            size_t outputs, int rank) {
   NodeOptions o;
   o.num_outputs = outputs;
   auto m = add(name, "Partition", {{"rank", std::to_string(rank)}}, {{"in", in}, {"sel", sel}}, o);

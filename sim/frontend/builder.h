@@ -78,7 +78,7 @@ class GraphBuilder {
     block_cols_ = cols;
   }
   void tensor(const std::string& name, uint64_t rows, uint64_t cols, DType dtype = DType::BF16,
-              uint64_t seed = 1);                                       // random init
+              uint64_t seed = 1);  // random init
   void output_tensor(const std::string& name, uint64_t rows, uint64_t cols, DType dtype = DType::BF16);
   void literal_stream(const std::string& name, const std::string& tokens);  // "1 2 S1 D"
   // A stream from a trace file, as a graph's streams: entry (YAML flow text), e.g.
@@ -143,7 +143,7 @@ class GraphBuilder {
 
  private:
   friend class Stream;
-  void retype(const std::string& node);  // re-runs inference for a node after set_dim
+  void retype(const std::string& node);                                   // re-runs inference for a node after set_dim
   std::set<std::string> declared_ahead(const std::string& except) const;  // forward nodes but `except`
   Graph g_;
   shape::SymbolTable syms_;

@@ -27,7 +27,7 @@ struct NodeSpec {
   // inference cannot order, is typed from these (the C++ frontend's forward()). YAML:
   // `types: {out: "[1, 64] of selector"}`.
   std::map<std::string, std::string> types;
-  std::string impl;                           // approx (default) | hls | rtl
+  std::string impl;  // approx (default) | hls | rtl
 };
 
 // A node from its essentials; the other fields keep their defaults.
@@ -49,7 +49,7 @@ struct TensorSpec {
   DType dtype = DType::BF16;
   std::string init = "zeros";  // zeros | random | file | output
   uint64_t seed = 0;
-  std::string file;            // .npy when init == file
+  std::string file;  // .npy when init == file
   // Storage layout: 0 x 0 is row-major; otherwise [block_rows x block_cols] blocks, each
   // contiguous and row-major inside, stored in row-major block order (OffChipTensor).
   uint64_t block_rows = 0, block_cols = 0;

@@ -15,8 +15,10 @@ namespace {
 
 // A parameter value as the loader stored it ("7", "silu", "[1,2]"): lists go back as lists.
 void emit_value(YAML::Emitter& e, const std::string& text) {
-  if (!text.empty() && text.front() == '[') e << YAML::Load(text);
-  else e << text;
+  if (!text.empty() && text.front() == '[')
+    e << YAML::Load(text);
+  else
+    e << text;
 }
 
 std::string flow(const std::function<void(YAML::Emitter&)>& body) {
@@ -40,35 +42,40 @@ std::string graph_to_yaml(const Graph& g) {
     section("tensors");
     for (const TensorSpec& t : g.tensors) {
       y += "  " + flow([&](YAML::Emitter& e) { e << t.name; }) + ": " + flow([&](YAML::Emitter& e) {
-             e << YAML::BeginMap << YAML::Key << "shape" << YAML::Value << YAML::BeginSeq << t.rows << t.cols << YAML::EndSeq;
+             e << YAML::BeginMap << YAML::Key << "shape" << YAML::Value << YAML::BeginSeq << t.rows << t.cols
+               << YAML::EndSeq;
              e << YAML::Key << "dtype" << YAML::Value << dtype_name(t.dtype);
              e << YAML::Key << "init" << YAML::Value << t.init;
              if (t.init == "random") e << YAML::Key << "seed" << YAML::Value << t.seed;
              if (t.init == "file") e << YAML::Key << "file" << YAML::Value << t.file;
              if (t.block_rows)
-               e << YAML::Key << "block" << YAML::Value << YAML::BeginSeq << t.block_rows << t.block_cols << YAML::EndSeq;
+               e << YAML::Key << "block" << YAML::Value << YAML::BeginSeq << t.block_rows << t.block_cols
+                 << YAML::EndSeq;
              e << YAML::EndMap;
-           }) + "\n";
+           }) +
+           "\n";
     }
   }
   if (!g.streams.empty()) {
     section("streams");
     for (const auto& [name, beats] : g.streams) {
       auto it = g.stream_specs.find(name);
-      const std::string spec = it != g.stream_specs.end() ? it->second
-                                                          : flow([&](YAML::Emitter& e) { e << format_beats(beats); });
+      const std::string spec =
+          it != g.stream_specs.end() ? it->second : flow([&](YAML::Emitter& e) { e << format_beats(beats); });
       y += "  " + flow([&](YAML::Emitter& e) { e << name; }) + ": " + spec + "\n";
     }
   }
   if (!g.symbols.empty()) {
     section("symbols");
     for (const auto& [name, value] : g.symbols)
-      y += "  " + flow([&](YAML::Emitter& e) { e << name; }) + ": " + flow([&](YAML::Emitter& e) { e << value; }) + "\n";
+      y +=
+          "  " + flow([&](YAML::Emitter& e) { e << name; }) + ": " + flow([&](YAML::Emitter& e) { e << value; }) + "\n";
   }
   section("nodes");
   for (const NodeSpec& n : g.nodes) {
     y += "  - " + flow([&](YAML::Emitter& e) {
-           e << YAML::BeginMap << YAML::Key << "name" << YAML::Value << n.name << YAML::Key << "op" << YAML::Value << n.op;
+           e << YAML::BeginMap << YAML::Key << "name" << YAML::Value << n.name << YAML::Key << "op" << YAML::Value
+             << n.op;
            if (!n.params.empty()) {
              e << YAML::Key << "params" << YAML::Value << YAML::BeginMap;
              for (const auto& [k, v] : n.params) {
@@ -101,7 +108,8 @@ std::string graph_to_yaml(const Graph& g) {
              e << YAML::EndMap;
            }
            e << YAML::EndMap;
-         }) + "\n";
+         }) +
+         "\n";
   }
   return y;
 }

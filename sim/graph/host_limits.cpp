@@ -29,9 +29,12 @@ uint64_t saturating_add(uint64_t a, uint64_t b) {
 std::string bytes_text(uint64_t b) {
   std::ostringstream s;
   s.precision(3);
-  if (b >= (uint64_t(1) << 30)) s << double(b) / double(uint64_t(1) << 30) << " GiB";
-  else if (b >= (uint64_t(1) << 20)) s << double(b) / double(uint64_t(1) << 20) << " MiB";
-  else s << b << " B";
+  if (b >= (uint64_t(1) << 30))
+    s << double(b) / double(uint64_t(1) << 30) << " GiB";
+  else if (b >= (uint64_t(1) << 20))
+    s << double(b) / double(uint64_t(1) << 20) << " MiB";
+  else
+    s << b << " B";
   return s.str();
 }
 
@@ -50,7 +53,8 @@ uint64_t host_memory_limit() {
   int64_t v = 0;
   if (!parse_int64(text, v) || v < 1 || uint64_t(v) > (UINT64_MAX >> shift))
     throw std::invalid_argument(std::string("STEPSIM_HOST_MEMORY_LIMIT must be a number of bytes (optionally with K, "
-                                            "M, G or T), got '") + env + "'");
+                                            "M, G or T), got '") +
+                                env + "'");
   return uint64_t(v) << shift;
 }
 
@@ -71,8 +75,8 @@ HostMemoryEstimate estimate_host_memory(const Graph& g, const HardwareParams& hw
   for (const NodeSpec& n : g.nodes)
     for (const auto& input : n.inputs) {
       const NodeSpec* producer = g.find(input.second.substr(0, input.second.find('.')));
-      const uint64_t depth = producer && producer->depth ? std::max<uint64_t>(*producer->depth, default_depth)
-                                                         : default_depth;
+      const uint64_t depth =
+          producer && producer->depth ? std::max<uint64_t>(*producer->depth, default_depth) : default_depth;
       e.channel_bytes = saturating_add(e.channel_bytes, saturating_mul(depth, kChannelSlotBytes));
     }
   for (const auto& s : g.streams) e.stream_bytes = saturating_add(e.stream_bytes, s.second.size() * sizeof(Beat));

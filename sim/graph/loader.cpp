@@ -55,8 +55,8 @@ CsvTable read_csv(const std::string& path) {
       continue;
     }
     if (cells.size() != t.header.size())
-      throw std::invalid_argument(path + ":" + std::to_string(lineno) + ": expected " + std::to_string(t.header.size()) +
-                                  " columns, found " + std::to_string(cells.size()));
+      throw std::invalid_argument(path + ":" + std::to_string(lineno) + ": expected " +
+                                  std::to_string(t.header.size()) + " columns, found " + std::to_string(cells.size()));
     t.rows.push_back(std::move(cells));
   }
   if (t.header.empty()) throw std::invalid_argument("trace file '" + path + "' is empty");
@@ -282,7 +282,8 @@ NodeSpec node_spec_from(const YAML::Node& n, const std::string& source) {
     throw std::invalid_argument(where + ": " + e.what());  // unknown operator, with the list
   }
   const std::string key = "node '" + s.name + "'";
-  check_map(n, source, key, {"name", "op", "params", "inputs", "compute_bw", "depth", "outputs", "impl", "dims", "types"});
+  check_map(n, source, key,
+            {"name", "op", "params", "inputs", "compute_bw", "depth", "outputs", "impl", "dims", "types"});
   if (n["params"]) {
     check_map(n["params"], source, key + " params", {});
     for (auto it = n["params"].begin(); it != n["params"].end(); ++it) {
@@ -333,7 +334,8 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
                   const std::vector<std::pair<std::string, std::string>>& sets) {
   YAML::Node root = load_strict(yaml_text, source);
   if (!root.IsMap()) throw std::invalid_argument(source + ": a graph file is a mapping with 'nodes:'");
-  check_map(root, source, "the graph", {"name", "description", "params", "streams", "tensors", "symbols", "nodes", "impl"});
+  check_map(root, source, "the graph",
+            {"name", "description", "params", "streams", "tensors", "symbols", "nodes", "impl"});
   // Graph parameters and their overrides.
   std::map<std::string, std::string> vars;
   if (root["params"]) {
@@ -357,8 +359,10 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
     std::string line;
     bool in_params = false;
     while (std::getline(in, line)) {
-      if (line.rfind("params:", 0) == 0) in_params = true;
-      else if (!line.empty() && line[0] != ' ' && line[0] != '#') in_params = false;
+      if (line.rfind("params:", 0) == 0)
+        in_params = true;
+      else if (!line.empty() && line[0] != ' ' && line[0] != '#')
+        in_params = false;
       const size_t first = line.find_first_not_of(" \t");
       const bool comment = first != std::string::npos && line[first] == '#';  // comments are not substituted
       outs << (in_params || comment ? line : substitute(line, vars, source)) << "\n";

@@ -83,8 +83,10 @@ Header parse_header(std::ifstream& in, const std::string& path) {
   bool in_number = false, after_space = false;
   for (char c : shape.substr(1)) {
     if (c >= '0' && c <= '9') {
-      if (!in_number) r.a.shape.push_back(0);
-      else if (after_space) bad(path, "malformed shape '" + shape + "'");
+      if (!in_number)
+        r.a.shape.push_back(0);
+      else if (after_space)
+        bad(path, "malformed shape '" + shape + "'");
       uint64_t& d = r.a.shape.back();
       if (__builtin_mul_overflow(d, uint64_t(10), &d) || __builtin_add_overflow(d, uint64_t(c - '0'), &d))
         bad(path, "shape " + shape + " has a dimension beyond 64 bits");
@@ -116,8 +118,8 @@ Header parse_header(std::ifstream& in, const std::string& path) {
     bad(path, std::string(found < data_bytes ? "truncated data" : "data longer than its header says") + ": shape " +
                   shape + " of " + r.descr + " needs " + std::to_string(data_bytes) + " bytes of data after the " +
                   std::to_string(r.data_offset) + "-byte header (" + std::to_string(r.data_offset + data_bytes) +
-                  " bytes in all), but the file has " + std::to_string(file_size) + " bytes (" +
-                  std::to_string(found) + " of data)");
+                  " bytes in all), but the file has " + std::to_string(file_size) + " bytes (" + std::to_string(found) +
+                  " of data)");
   return r;
 }
 
@@ -188,8 +190,10 @@ NpyArray read_npy(const std::string& path) {
   if (!raw.empty() && !in.read(raw.data(), std::streamsize(raw.size())))
     bad(path, "cannot read its " + std::to_string(raw.size()) + " bytes of data");
   NpyArray& a = h.a;
-  if (a.is_int) a.i.resize(h.count);
-  else a.f.resize(h.count);
+  if (a.is_int)
+    a.i.resize(h.count);
+  else
+    a.f.resize(h.count);
   for (uint64_t k = 0; k < h.count; ++k) {
     const char* p = raw.data() + k * esize;
     if (h.descr == "<f4") {

@@ -10,10 +10,10 @@
 namespace stepsim {
 
 struct NpyArray {
-  std::vector<uint64_t> shape;   // 1-D arrays read as [n]
-  bool is_int = false;           // values in i (int32/int64 files) rather than f
-  std::vector<float> f;          // float files, converted to float32
-  std::vector<int32_t> i;        // integer files (int64 values must fit in int32)
+  std::vector<uint64_t> shape;  // 1-D arrays read as [n]
+  bool is_int = false;          // values in i (int32/int64 files) rather than f
+  std::vector<float> f;         // float files, converted to float32
+  std::vector<int32_t> i;       // integer files (int64 values must fit in int32)
 };
 
 // Every reader checks the header and that the file's size is exactly the header plus the data

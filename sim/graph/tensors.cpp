@@ -57,8 +57,10 @@ TileData initial_values(const TensorSpec& t) {
     d.i = std::move(a.i);
     return d;
   }
-  if (t.dtype == DType::INT32) d.i.assign(n, 0);
-  else d.f.assign(n, 0.0f);
+  if (t.dtype == DType::INT32)
+    d.i.assign(n, 0);
+  else
+    d.f.assign(n, 0.0f);
   if (t.init == "random") {
     uint64_t s = t.seed;
     for (uint64_t k = 0; k < n; ++k) {
@@ -76,12 +78,12 @@ void prepare_output_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))
-    throw std::invalid_argument("cannot use '" + dir + "' as the output folder: " +
-                                (ec ? ec.message() : std::string("it is not a folder")));
+    throw std::invalid_argument("cannot use '" + dir +
+                                "' as the output folder: " + (ec ? ec.message() : std::string("it is not a folder")));
 }
 
-std::string write_tensor_npy(const std::string& dir, const std::string& name, uint64_t rows, uint64_t cols,
-                             DType dtype, const TileData& values) {
+std::string write_tensor_npy(const std::string& dir, const std::string& name, uint64_t rows, uint64_t cols, DType dtype,
+                             const TileData& values) {
   prepare_output_dir(dir);
   NpyArray a;
   a.shape = {rows, cols};

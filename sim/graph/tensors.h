@@ -24,7 +24,7 @@ TileData initial_values(const TensorSpec& t);
 void prepare_output_dir(const std::string& dir);
 
 // Writes DIR/NAME.npy (float32 for bf16/fp32, int32 for int32); returns the path.
-std::string write_tensor_npy(const std::string& dir, const std::string& name, uint64_t rows, uint64_t cols,
-                             DType dtype, const TileData& values);
+std::string write_tensor_npy(const std::string& dir, const std::string& name, uint64_t rows, uint64_t cols, DType dtype,
+                             const TileData& values);
 
 }  // namespace stepsim

@@ -106,7 +106,8 @@ void RuleContext::fail(const std::string& msg) const {
 StreamType parse_stream_type(const std::string& text, SymbolTable& syms) {
   const std::string bad = "cannot read stream type '" + text + "' (expected e.g. \"[1, 64] of selector\")";
   const size_t open = text.find('['), close = text.find(']'), of = text.find(" of ");
-  if (open != 0 || close == std::string::npos || of == std::string::npos || of < close) throw std::invalid_argument(bad);
+  if (open != 0 || close == std::string::npos || of == std::string::npos || of < close)
+    throw std::invalid_argument(bad);
   StreamType t;
   std::string dims = text.substr(1, close - 1);
   for (size_t start = 0; start <= dims.size();) {
@@ -123,8 +124,10 @@ StreamType parse_stream_type(const std::string& text, SymbolTable& syms) {
     start = comma + 1;
   }
   const std::string e = text.substr(of + 4);
-  if (e == "selector") t.elem = ElemType::selector();
-  else if (e == "scalar") t.elem = ElemType::scalar();
+  if (e == "selector")
+    t.elem = ElemType::selector();
+  else if (e == "scalar")
+    t.elem = ElemType::scalar();
   else if (e.rfind("T[", 0) == 0 && e.back() == ']') {
     const size_t x = e.find('x'), colon = e.find(':');
     if (x == std::string::npos || colon == std::string::npos) throw std::invalid_argument(bad);
@@ -176,8 +179,10 @@ StreamType literal_type(const std::vector<Beat>& beats) {
   StreamType t;
   for (size_t i = 0; i < obs.dims.size(); ++i) {
     const size_t k = obs.dims.size() - 1 - i;
-    if (obs.dims[i] >= 0) t.dims.push_back(Dim::fixed(obs.dims[i]));
-    else t.dims.push_back(Dim{ex(total[k]), DimKind::Ragged});
+    if (obs.dims[i] >= 0)
+      t.dims.push_back(Dim::fixed(obs.dims[i]));
+    else
+      t.dims.push_back(Dim{ex(total[k]), DimKind::Ragged});
   }
   t.elem = ElemType::scalar();
   for (const Beat& b : beats)
@@ -240,7 +245,8 @@ Topology topology(const Graph& g) {
 
 // Producers of node `n`'s inputs: port -> "src.port".
 // A ref to a node in `forward` (declared, not built yet) is taken as given ("node.port").
-std::map<std::string, std::string> producers_of(const Graph& g, const NodeSpec& n, const std::set<std::string>& forward) {
+std::map<std::string, std::string> producers_of(const Graph& g, const NodeSpec& n,
+                                                const std::set<std::string>& forward) {
   std::map<std::string, std::string> m;
   for (const auto& [port, ref] : n.inputs)
     m[port] = forward.count(ref.substr(0, ref.find('.')))
@@ -257,7 +263,8 @@ const std::vector<Beat>* literal_of(const Graph& g, const std::string& ref) {
     auto it = g.streams.find(n->params.count("stream") ? n->params.at("stream") : "");
     return it == g.streams.end() ? nullptr : &it->second;
   }
-  if (n->op == "Broadcast" && n->inputs.count("in")) return literal_of(g, normalise_ref(g, n->inputs.at("in"), n->name));
+  if (n->op == "Broadcast" && n->inputs.count("in"))
+    return literal_of(g, normalise_ref(g, n->inputs.at("in"), n->name));
   return nullptr;
 }
 
@@ -337,8 +344,8 @@ GraphTypes infer_types(const Graph& g, SymbolTable& syms) {
       if (seeded.count(n.name)) declared = out.nodes[n.name].outputs;
       static const std::map<std::string, std::string> none;
       auto nit = topo.numbered_outs.find(n.name);
-      type_node(g, pit == topo.producers.end() ? none : pit->second, nit == topo.numbered_outs.end() ? 0 : nit->second, n,
-                syms, out);
+      type_node(g, pit == topo.producers.end() ? none : pit->second, nit == topo.numbered_outs.end() ? 0 : nit->second,
+                n, syms, out);
       for (const auto& [port, want] : declared) {  // the real type must be the declared one
         StreamType a = out.nodes[n.name].outputs.at(port), b = want;
         for (StreamType* t : {&a, &b})

@@ -38,10 +38,10 @@ class SymbolTable {
 
 // What inference knows about one node.
 struct NodeTypes {
-  std::map<std::string, StreamType> inputs;   // by port name ("in", "in0", "sel", ...)
-  std::map<std::string, StreamType> outputs;  // by port name
+  std::map<std::string, StreamType> inputs;      // by port name ("in", "in0", "sel", ...)
+  std::map<std::string, StreamType> outputs;     // by port name
   std::map<std::string, std::string> producers;  // input port -> "node.port" it reads
-  ex flops = 0;  // FLOPs the node executes over the whole run (higher-order nodes)
+  ex flops = 0;                                  // FLOPs the node executes over the whole run (higher-order nodes)
 };
 
 // Everything a rule sees. Inputs are by port name; numbered ports are in0, in1, ...
@@ -51,7 +51,7 @@ struct RuleContext {
   SymbolTable& syms;
   std::map<std::string, StreamType> in;
   std::map<std::string, std::string> producers;  // input port -> "node.port"
-  size_t num_outputs = 1;  // numbered outputs (out0..) the node has
+  size_t num_outputs = 1;                        // numbered outputs (out0..) the node has
   // The literal beats a Source feeds into input `port` (through Broadcasts), or nullptr.
   std::function<const std::vector<Beat>*(const std::string& port)> literal_input;
 
@@ -59,7 +59,7 @@ struct RuleContext {
   int64_t get_int(const std::string& k) const;
   std::vector<int64_t> get_ints(const std::string& k) const;
   std::string get_string(const std::string& k) const;
-  const StreamType& input(const std::string& port) const;  // throws naming the missing port
+  const StreamType& input(const std::string& port) const;                  // throws naming the missing port
   std::vector<const StreamType*> numbered(const std::string& base) const;  // in0, in1, ...
   bool has(const std::string& port) const { return in.count(port) > 0; }
   // A fresh symbol for output `port`'s dimension ("n_<node>_<port>", "..._<suffix>").

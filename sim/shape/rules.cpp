@@ -39,8 +39,7 @@ std::string from_where(const RuleContext& c) {
   return s.empty() ? s : s + ")";
 }
 
-const ElemType& tile_arg(const RuleContext& c, const std::vector<ElemType>& args, size_t i,
-                         const std::string& fn) {
+const ElemType& tile_arg(const RuleContext& c, const std::vector<ElemType>& args, size_t i, const std::string& fn) {
   if (i >= args.size()) c.fail("function '" + fn + "' needs " + std::to_string(i + 1) + " operands" + from_where(c));
   if (args[i].kind != ElemType::Tile)
     c.fail("function '" + fn + "' needs tiles, operand " + std::to_string(i) + " is " + args[i].str() + from_where(c));
@@ -99,14 +98,16 @@ FnResult accum_fn(const RuleContext& c, const std::string& fn, const std::vector
     FnResult r = map_fn(c, mf, args);
     return {r.out, r.flops, 0};
   }
-  if (fn == "add" || fn == "max") return {ElemType::tile(a.rows, a.cols, fn == "add" ? DType::BF16 : a.dtype), a.rows * a.cols, 0};
+  if (fn == "add" || fn == "max")
+    return {ElemType::tile(a.rows, a.cols, fn == "add" ? DType::BF16 : a.dtype), a.rows * a.cols, 0};
   if (fn == "add_f32") return {ElemType::tile(a.rows, a.cols, DType::FP32), a.rows * a.cols, 0};
   if (fn == "retile_row") return {ElemType::tile(a.rows * count, a.cols, a.dtype), 0, 0};
   if (fn == "retile_col") return {ElemType::tile(a.rows, a.cols * count, a.dtype), 0, 0};
   if (fn == "flash_attn_update") {
     const ElemType& v = tile_arg(c, args, 1, fn);
     const ex M = a.rows, T = a.cols, D = v.cols;
-    if (!same_size(v.rows, T)) c.fail("flash_attn_update: S " + a.str() + " and V " + v.str() + " disagree on the KV tile" + from_where(c));
+    if (!same_size(v.rows, T))
+      c.fail("flash_attn_update: S " + a.str() + " and V " + v.str() + " disagree on the KV tile" + from_where(c));
     return {ElemType::tile(M, D, DType::BF16), 7 * M * T + 2 * M * T * D + 8 * M + 2 * M * D, M * D};
   }
   c.fail("no shape rule for accum function '" + fn + "'");
@@ -151,7 +152,8 @@ const StreamType& same_shapes(const RuleContext& c, const std::vector<const Stre
     std::string d = difference(a, b);
     if (!d.empty()) {
       const std::string p0 = c.producers.count("in0") ? c.producers.at("in0") : "?";
-      const std::string pi = c.producers.count("in" + std::to_string(i)) ? c.producers.at("in" + std::to_string(i)) : "?";
+      const std::string pi =
+          c.producers.count("in" + std::to_string(i)) ? c.producers.at("in" + std::to_string(i)) : "?";
       c.fail("inputs must have the same shape: in0 from '" + p0 + "' is " + ins[0]->str() + ", in" + std::to_string(i) +
              " from '" + pi + "' is " + ins[i]->str() + " (" + d + ")");
     }
@@ -218,7 +220,8 @@ ElemType merged_elem(const RuleContext& c, const std::vector<const StreamType*>&
   for (size_t i = 0; i < ins.size(); ++i) {
     const ElemType& e = ins[i]->elem;
     if (e.kind != ElemType::Tile || e0.kind != ElemType::Tile || !same_size(e.cols, e0.cols) || e.dtype != e0.dtype)
-      c.fail("inputs carry different elements: in0 " + ins[0]->str() + ", in" + std::to_string(i) + " " + ins[i]->str());
+      c.fail("inputs carry different elements: in0 " + ins[0]->str() + ", in" + std::to_string(i) + " " +
+             ins[i]->str());
     if (i) m.rows = max_size(m.rows, e.rows);
     rows_sum += ins[i]->card() * (e.has_rows_mean ? e.rows_mean : e.rows);
     count += ins[i]->card();
@@ -329,7 +332,8 @@ std::map<std::string, ShapeRule> make_rules() {
       std::string d = difference(a, b);
       if (!d.empty())
         c.fail("ref from '" + c.producers.at("ref") + "' " + ref.str() + " without its " + std::to_string(rank) +
-               " inner dims must match the buffer stream from '" + c.producers.at("in") + "' " + in.str() + " (" + d + ")");
+               " inner dims must match the buffer stream from '" + c.producers.at("in") + "' " + in.str() + " (" + d +
+               ")");
       // A ragged buffer dim's symbol is its sum over all buffers: replayed, the sum is multiplied
       // by the replays per buffer when that is one number, else it is data-dependent.
       const std::vector<Dim> reps = inner(ref, std::min(rank, ref.dims.size()));
@@ -362,8 +366,9 @@ std::map<std::string, ShapeRule> make_rules() {
     StreamType a{outer(in, rank), {}}, b{sel.dims, {}};
     std::string d = difference(a, b);
     if (!d.empty())
-      c.fail("selector from '" + c.producers.at("sel") + "' " + sel.str() + " must have the outer shape of the data from '" +
-             c.producers.at("in") + "' " + in.str() + " without its " + std::to_string(rank) + " inner dims (" + d + ")");
+      c.fail("selector from '" + c.producers.at("sel") + "' " + sel.str() +
+             " must have the outer shape of the data from '" + c.producers.at("in") + "' " + in.str() +
+             " without its " + std::to_string(rank) + " inner dims (" + d + ")");
     // Concrete selectors (a trace): the chunks each output receives are known.
     std::vector<int64_t> counts(c.num_outputs, 0);
     const std::vector<Beat>* lit = c.literal_input("sel");
@@ -379,7 +384,8 @@ std::map<std::string, ShapeRule> make_rules() {
       if (lit) c.syms.set_value(to_string(n), counts[i]);
       std::vector<Dim> cd = chunk;
       for (size_t k = 0; k < cd.size(); ++k)
-        if (cd[k].kind == DimKind::Ragged) cd[k] = {c.fresh(port, "d" + std::to_string(cd.size() - 1 - k)), DimKind::Ragged};
+        if (cd[k].kind == DimKind::Ragged)
+          cd[k] = {c.fresh(port, "d" + std::to_string(cd.size() - 1 - k)), DimKind::Ragged};
       res.outputs[port] = StreamType{cat({Dim{n, DimKind::Dynamic}}, cd), subset_elem(c, in.elem, port)};
     }
     return res;
@@ -395,15 +401,17 @@ std::map<std::string, ShapeRule> make_rules() {
     std::vector<Dim> chunk = inner(*ins[0], rank);
     for (size_t i = 1; i < ins.size(); ++i) {
       StreamType a{chunk, {}}, b{inner(*ins[i], rank), {}};
-      if (!difference(a, b).empty()) chunk = std::vector<Dim>(chunk.size(), Dim{c.fresh("out", "chunk"), DimKind::Ragged});
+      if (!difference(a, b).empty())
+        chunk = std::vector<Dim>(chunk.size(), Dim{c.fresh("out", "chunk"), DimKind::Ragged});
     }
     // The new dimension: chunks per selector element (ragged; its sum = all chunks merged).
     ex total = 0;
     for (const StreamType* t : ins) total += card_of(outer(*t, rank));
     std::vector<Dim> dims = cat(sel.dims, {Dim{total, DimKind::Ragged}});
     for (size_t k = 0; k < chunk.size(); ++k)
-      dims.push_back(chunk[k].kind == DimKind::Ragged ? Dim{c.fresh("out", "d" + std::to_string(chunk.size() - 1 - k)), DimKind::Ragged}
-                                                      : chunk[k]);
+      dims.push_back(chunk[k].kind == DimKind::Ragged
+                         ? Dim{c.fresh("out", "d" + std::to_string(chunk.size() - 1 - k)), DimKind::Ragged}
+                         : chunk[k]);
     return RuleResult{{{"out", StreamType{dims, elem}}}, 0};
   };
   r["EagerMerge"] = [](C& c) {
@@ -416,9 +424,11 @@ std::map<std::string, ShapeRule> make_rules() {
       need_rank(c, "in" + std::to_string(i), *ins[i], rank + 1, "chunks of rank " + std::to_string(rank));
       total += card_of(outer(*ins[i], rank));
       std::vector<Dim> ci = inner(*ins[i], rank);
-      if (i == 0) chunk = ci;
+      if (i == 0)
+        chunk = ci;
       else if (!difference(StreamType{chunk, {}}, StreamType{ci, {}}).empty())
-        for (size_t k = 0; k < chunk.size(); ++k) chunk[k] = {c.fresh("out", "d" + std::to_string(chunk.size() - 1 - k)), DimKind::Ragged};
+        for (size_t k = 0; k < chunk.size(); ++k)
+          chunk[k] = {c.fresh("out", "d" + std::to_string(chunk.size() - 1 - k)), DimKind::Ragged};
     }
     RuleResult res;
     res.outputs["out"] = StreamType{cat({Dim{total, DimKind::Dynamic}}, chunk), merged_elem(c, ins)};
@@ -441,7 +451,8 @@ std::map<std::string, ShapeRule> make_rules() {
       for (size_t k = 0; k < chunk.size(); ++k)
         if (chunk[k].kind == DimKind::Ragged)
           chunk[k] = {c.fresh("out" + std::to_string(i), "d" + std::to_string(chunk.size() - 1 - k)), DimKind::Ragged};
-      res.outputs["out" + std::to_string(i)] = StreamType{cat({d}, chunk), subset_elem(c, in.elem, "out" + std::to_string(i))};
+      res.outputs["out" + std::to_string(i)] =
+          StreamType{cat({d}, chunk), subset_elem(c, in.elem, "out" + std::to_string(i))};
     }
     return res;
   };
@@ -507,18 +518,23 @@ std::map<std::string, ShapeRule> make_rules() {
       std::vector<Dim> d = s.dims;
       if (rank == 0) {
         Dim& in = d.back();
-        if (!count) in = Dim{c.fresh("out"), d.size() == 1 ? DimKind::Dynamic : DimKind::Ragged};
-        else in = Dim{in.size * *count, in.kind == DimKind::Static && !is_num(*count) ? DimKind::Dynamic : in.kind};
+        if (!count)
+          in = Dim{c.fresh("out"), d.size() == 1 ? DimKind::Dynamic : DimKind::Ragged};
+        else
+          in = Dim{in.size * *count, in.kind == DimKind::Static && !is_num(*count) ? DimKind::Dynamic : in.kind};
       } else {
         for (int64_t k = 1; k < rank; ++k) d.push_back(Dim::fixed(1));
-        if (!count) d.push_back(Dim{c.fresh("out"), DimKind::Ragged});
-        else d.push_back(Dim{*count, is_num(*count) ? DimKind::Static : DimKind::Dynamic});
+        if (!count)
+          d.push_back(Dim{c.fresh("out"), DimKind::Ragged});
+        else
+          d.push_back(Dim{*count, is_num(*count) ? DimKind::Static : DimKind::Dynamic});
       }
       return RuleResult{{{"out", StreamType{d, out}}}, 0};
     };
     if (fn == "retile_streamify_row" && a.has_rows_mean && rank == 1)  // varying rows: as many in total
       return RuleResult{{{"out", StreamType{cat(s.dims, {Dim{s.card() * a.rows_mean, DimKind::Ragged}}),
-                                            ElemType::tile(1, a.cols, a.dtype)}}}, 0};
+                                            ElemType::tile(1, a.cols, a.dtype)}}},
+                        0};
     if (fn == "retile_streamify_row") return expand(a.rows, ElemType::tile(1, a.cols, a.dtype));
     if (fn == "retile_streamify_col") return expand(a.cols, ElemType::tile(a.rows, 1, a.dtype));
     if (fn == "retile_streamify_row_filter") return expand(std::nullopt, ElemType::tile(1, a.cols, a.dtype));
@@ -562,7 +578,8 @@ std::map<std::string, ShapeRule> make_rules() {
     const int64_t k = c.get_int("rank");
     std::vector<Dim> d = in.dims;
     // The new outermost dimension has size 1, or 0 for a stream known to be empty.
-    if (k < 0) d.insert(d.begin(), Dim::fixed(!d.empty() && d.front().size.is_zero() ? 0 : 1));
+    if (k < 0)
+      d.insert(d.begin(), Dim::fixed(!d.empty() && d.front().size.is_zero() ? 0 : 1));
     else {
       if (size_t(k) > d.size()) c.fail("rank " + std::to_string(k) + " above the stream's dims " + in.str());
       d.insert(d.end() - k, Dim::fixed(1));
@@ -581,7 +598,8 @@ std::map<std::string, ShapeRule> make_rules() {
       c.fail("data from '" + c.producers.at("in") + "' " + in.str() + " and ref from '" + c.producers.at("ref") + "' " +
              ref.str() + " must have the same rank");
     for (size_t i = 0; i < k; ++i)
-      if (!in.dim(i).size.is_equal(1)) c.fail("data " + in.str() + " must have size 1 in its " + std::to_string(k) + " inner dims");
+      if (!in.dim(i).size.is_equal(1))
+        c.fail("data " + in.str() + " must have size 1 in its " + std::to_string(k) + " inner dims");
     StreamType a{outer(in, k), {}}, b{outer(ref, k), {}};
     std::string d = difference(a, b);
     if (!d.empty())
@@ -608,8 +626,8 @@ std::map<std::string, ShapeRule> make_rules() {
     std::vector<Dim> d = in.dims;
     Dim addr = Dim::fixed(tiles);
     std::string ref = c.producers.count("in") ? c.producers.at("in") : "";
-    for (const NodeSpec* p = c.graph.find(ref.substr(0, ref.find('.'))); p && p->op == "Broadcast" && p->inputs.count("in");
-         p = c.graph.find(ref.substr(0, ref.find('.'))))
+    for (const NodeSpec* p = c.graph.find(ref.substr(0, ref.find('.')));
+         p && p->op == "Broadcast" && p->inputs.count("in"); p = c.graph.find(ref.substr(0, ref.find('.'))))
       ref = p->inputs.at("in");
     const NodeSpec* src = c.graph.find(ref.substr(0, ref.find('.')));
     const bool one_hot = src && src->op == "EagerMerge" && ref == src->name + ".sel";
@@ -637,8 +655,8 @@ std::map<std::string, ShapeRule> make_rules() {
     StreamType a{idx.dims, {}}, b{len.dims, {}};
     std::string d = difference(a, b);
     if (!d.empty())
-      c.fail("idx from '" + c.producers.at("idx") + "' " + idx.str() + " and kv_len from '" + c.producers.at("kv_len") + "' " +
-             len.str() + " must have the same shape (" + d + ")");
+      c.fail("idx from '" + c.producers.at("idx") + "' " + idx.str() + " and kv_len from '" + c.producers.at("kv_len") +
+             "' " + len.str() + " must have the same shape (" + d + ")");
     // Tiles per request differ: a ragged dimension whose sum is the tiles of all requests.
     const std::vector<Dim> dims = cat(idx.dims, {Dim{c.fresh("addr", "tiles"), DimKind::Ragged}});
     return RuleResult{{{"addr", StreamType{dims, ElemType::scalar()}},

@@ -36,7 +36,6 @@ ex max_size_eval(const ex& a, const ex& b) {
 
 REGISTER_FUNCTION(max_size_fn, eval_func(max_size_eval).set_name("max_size"))
 
-
 std::string dims_str(const std::vector<Dim>& dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -91,8 +90,10 @@ std::string to_string(const ex& e) {
     std::vector<std::string> factors;
     for (size_t i = 0; i < e.nops(); ++i) {
       const ex f = e.op(i);
-      if (is_a<numeric>(f)) coeff = plain(f);
-      else factors.push_back(is_a<add>(f) ? "(" + to_string(f) + ")" : to_string(f));
+      if (is_a<numeric>(f))
+        coeff = plain(f);
+      else
+        factors.push_back(is_a<add>(f) ? "(" + to_string(f) + ")" : to_string(f));
     }
     std::sort(factors.begin(), factors.end());
     std::string s = coeff == "-1" ? "-" : coeff.empty() ? "" : coeff + "*";
@@ -106,7 +107,8 @@ std::string to_string(const ex& e) {
   }
   if (is_a<power>(e)) {
     const ex b = e.op(0), x = e.op(1);
-    const std::string bs = is_a<symbol>(b) || is_a<numeric>(b) || is_a<function>(b) ? to_string(b) : "(" + to_string(b) + ")";
+    const std::string bs =
+        is_a<symbol>(b) || is_a<numeric>(b) || is_a<function>(b) ? to_string(b) : "(" + to_string(b) + ")";
     if (x.is_equal(-1)) return "1/" + bs;
     return bs + "^" + (is_a<numeric>(x) || is_a<symbol>(x) ? to_string(x) : "(" + to_string(x) + ")");
   }
@@ -115,10 +117,14 @@ std::string to_string(const ex& e) {
 
 ex ElemType::bytes() const {
   switch (kind) {
-    case Tile: return rows * cols * int64_t(dtype_bytes(dtype));
-    case Scalar: return 8;
-    case Selector: return 32;
-    case Buffer: return 8;
+    case Tile:
+      return rows * cols * int64_t(dtype_bytes(dtype));
+    case Scalar:
+      return 8;
+    case Selector:
+      return 32;
+    case Buffer:
+      return 8;
     case Tuple: {
       ex s = 0;
       for (const ElemType& m : members) s += m.bytes();
@@ -133,9 +139,12 @@ std::string ElemType::str() const {
     case Tile:
       return "T[" + to_string(rows) + "x" + to_string(cols) + ":" + dtype_name(dtype) + "]" +
              (has_rows_mean ? "{mean rows " + to_string(rows_mean) + "}" : "");
-    case Scalar: return "scalar";
-    case Selector: return "selector";
-    case Buffer: return "Buf" + dims_str(buffer_dims) + " of " + (members.empty() ? "?" : members[0].str());
+    case Scalar:
+      return "scalar";
+    case Selector:
+      return "selector";
+    case Buffer:
+      return "Buf" + dims_str(buffer_dims) + " of " + (members.empty() ? "?" : members[0].str());
     case Tuple: {
       std::string s = "(";
       for (size_t i = 0; i < members.size(); ++i) s += (i ? ", " : "") + members[i].str();
@@ -159,8 +168,8 @@ bool same_size(const ex& a, const ex& b) { return (a - b).expand().is_zero(); }
 
 std::string difference(const ElemType& a, const ElemType& b) {
   if (a.kind != b.kind || (a.kind == ElemType::Tile && (!same_size(a.rows, b.rows) || !same_size(a.cols, b.cols) ||
-                                                         a.dtype != b.dtype || a.has_rows_mean != b.has_rows_mean ||
-                                                         (a.has_rows_mean && !same_size(a.rows_mean, b.rows_mean)))))
+                                                        a.dtype != b.dtype || a.has_rows_mean != b.has_rows_mean ||
+                                                        (a.has_rows_mean && !same_size(a.rows_mean, b.rows_mean)))))
     return "element " + a.str() + " vs " + b.str();
   if (a.kind == ElemType::Tuple || a.kind == ElemType::Buffer) {
     if (a.members.size() != b.members.size()) return "element " + a.str() + " vs " + b.str();

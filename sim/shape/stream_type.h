@@ -33,16 +33,16 @@ struct Dim {
 // The type of one stream element.
 struct ElemType {
   enum Kind { Tile, Scalar, Selector, Buffer, Tuple } kind = Scalar;
-  ex rows = 0, cols = 0;            // Tile (rows: the largest tile's, when tiles differ)
+  ex rows = 0, cols = 0;  // Tile (rows: the largest tile's, when tiles differ)
   // Tiles whose row count differs from element to element (EagerMerge of dynamically sized
   // tiles): `rows` is the largest, `rows_mean` the mean over the stream's elements, which the
   // traffic and FLOP totals use (card x mean; every tile function's FLOPs are linear in the
   // rows). Copies and reshapes keep the mean; operators that pick a subset (Partition) drop it.
   bool has_rows_mean = false;
   ex rows_mean = 0;
-  DType dtype = DType::BF16;        // Tile
-  std::vector<Dim> buffer_dims;     // Buffer: the stored dims (outermost first)
-  std::vector<ElemType> members;    // Tuple members; Buffer: members[0] = stored element
+  DType dtype = DType::BF16;      // Tile
+  std::vector<Dim> buffer_dims;   // Buffer: the stored dims (outermost first)
+  std::vector<ElemType> members;  // Tuple members; Buffer: members[0] = stored element
 
   static ElemType tile(ex r, ex c, DType d) {
     ElemType e;

@@ -18,21 +18,21 @@ namespace fs = std::filesystem;
 
 // Lowest first; folders in one entry are peers (neither includes the other).
 const std::vector<std::vector<std::string>> kLayers = {
-    {"hw/stream"},                     // tokens, tiles, number formats
-    {"hw/functions", "hw/channel"},    // tile functions; FIFO channels, fibers and the Scheduler
-    {"hw/presets"},                    // typed hardware parameters and their YAML presets
-    {"hw/memory"},                     // HBM (TLM-2.0) and the off-chip tensors
-    {"hw/ops"},                        // the STeP operators and their registry
-    {"hw/fabric"},                     // allocation on the fabric, on-chip requirement models
-    {"hw/units"},                      // synthesizable (HLS-style) units
-    {"hw/bridge"},                     // units as graph nodes (co-simulation)
-    {"hw/bridge/rtl"},                 // the bridges over the Verilated units
-    {"sim/graph"},                     // the graph, its files and tensors
-    {"sim/shape"},                     // symbolic shapes and metrics
-    {"sim/frontend"},                  // the C++ graph builder
-    {"sim"},                           // simulate, co-simulate, analyze, report, down-tile
-    {"graphs/layers"},                 // the LLM layer library
-    {"sim/apps"},                      // the command line
+    {"hw/stream"},                   // tokens, tiles, number formats
+    {"hw/functions", "hw/channel"},  // tile functions; FIFO channels, fibers and the Scheduler
+    {"hw/presets"},                  // typed hardware parameters and their YAML presets
+    {"hw/memory"},                   // HBM (TLM-2.0) and the off-chip tensors
+    {"hw/ops"},                      // the STeP operators and their registry
+    {"hw/fabric"},                   // allocation on the fabric, on-chip requirement models
+    {"hw/units"},                    // synthesizable (HLS-style) units
+    {"hw/bridge"},                   // units as graph nodes (co-simulation)
+    {"hw/bridge/rtl"},               // the bridges over the Verilated units
+    {"sim/graph"},                   // the graph, its files and tensors
+    {"sim/shape"},                   // symbolic shapes and metrics
+    {"sim/frontend"},                // the C++ graph builder
+    {"sim"},                         // simulate, co-simulate, analyze, report, down-tile
+    {"graphs/layers"},               // the LLM layer library
+    {"sim/apps"},                    // the command line
 };
 
 int layer_of(const std::string& folder) {

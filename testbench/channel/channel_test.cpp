@@ -113,16 +113,24 @@ TEST(Channel, ElementStatisticsAddUpRunsOfEveryKind) {
   std::unique_ptr<Channel> c = f.channel(4);
   Selector sel;
   sel.set(3);
-  const Tuple pair = std::make_shared<const std::vector<Element>>(
-      std::vector<Element>{Element(Scalar{1}), Element(shape_tile(4, 8))});
+  const Tuple pair =
+      std::make_shared<const std::vector<Element>>(std::vector<Element>{Element(Scalar{1}), Element(shape_tile(4, 8))});
   const Tuple wider = std::make_shared<const std::vector<Element>>(
       std::vector<Element>{Element(Scalar{1}), Element(shape_tile(16, 16))});
-  const std::vector<Element> sent = {
-      Element(Scalar{1}), Element(Scalar{2}),   Element(sel),  Element(sel),
-      Element(shape_tile(2, 2)),                Element(shape_tile(2, 2)),
-      Element(shape_tile(2, 2, DType::FP32)),   Element(shape_tile(16, 64)),
-      Element(pair),      Element(wider),        Element(Scalar{3}), Element(BufferRef(std::make_shared<const Buffer>())),
-      Element(Scalar{4}), Element(shape_tile(2, 2))};
+  const std::vector<Element> sent = {Element(Scalar{1}),
+                                     Element(Scalar{2}),
+                                     Element(sel),
+                                     Element(sel),
+                                     Element(shape_tile(2, 2)),
+                                     Element(shape_tile(2, 2)),
+                                     Element(shape_tile(2, 2, DType::FP32)),
+                                     Element(shape_tile(16, 64)),
+                                     Element(pair),
+                                     Element(wider),
+                                     Element(Scalar{3}),
+                                     Element(BufferRef(std::make_shared<const Buffer>())),
+                                     Element(Scalar{4}),
+                                     Element(shape_tile(2, 2))};
   TileStat want;
   uint64_t bytes = 0;
   for (const Element& e : sent) {

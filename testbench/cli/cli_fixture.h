@@ -80,7 +80,8 @@ class Cli : public ::testing::Test {
     EXPECT_GT(r.status, 0) << r.output;
     EXPECT_LE(r.status, 2) << r.output;
     EXPECT_NE(r.output.find("error"), std::string::npos) << r.output;
-    for (const std::string& w : words) EXPECT_NE(r.output.find(w), std::string::npos) << "missing '" << w << "' in:\n" << r.output;
+    for (const std::string& w : words)
+      EXPECT_NE(r.output.find(w), std::string::npos) << "missing '" << w << "' in:\n" << r.output;
   }
 
   fs::path dir_;

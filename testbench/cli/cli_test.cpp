@@ -32,7 +32,8 @@ TEST_F(Cli, MalformedYaml) {
 }
 
 TEST_F(Cli, UnknownTopLevelAndNodeKeys) {
-  expect_failure(stepsim({"run", write("top.yaml", "nodez: []\n")}), {"top.yaml:1:1:", "unknown key 'nodez' in the graph"});
+  expect_failure(stepsim({"run", write("top.yaml", "nodez: []\n")}),
+                 {"top.yaml:1:1:", "unknown key 'nodez' in the graph"});
   const std::string g = write("key.yaml", replace(kGood, "inputs: {in: m}}", "inputs: {in: m}, colour: red}"));
   expect_failure(stepsim({"run", g}), {"key.yaml", "node 'sink'", "unknown key 'colour'"});
 }
@@ -57,10 +58,12 @@ TEST_F(Cli, BadParameterValues) {
                  {"count", "is -2, outside the allowed range 0..16777216"});
   expect_failure(stepsim({"run", write("fn.yaml", replace(kGood, "fn: silu", "fn: nosuchfn"))}),
                  {"unknown map function 'nosuchfn'", "silu"});
-  expect_failure(stepsim({"run", write("depth.yaml", replace(kGood, "inputs: {in0: src}}", "inputs: {in0: src}, depth: 0}"))}),
-                 {"node 'm'", "depth must be an integer in 1..1048576, got '0'"});
-  expect_failure(stepsim({"run", write("bw.yaml", replace(kGood, "inputs: {in0: src}}", "inputs: {in0: src}, compute_bw: -5}"))}),
-                 {"node 'm'", "compute_bw"});
+  expect_failure(
+      stepsim({"run", write("depth.yaml", replace(kGood, "inputs: {in0: src}}", "inputs: {in0: src}, depth: 0}"))}),
+      {"node 'm'", "depth must be an integer in 1..1048576, got '0'"});
+  expect_failure(
+      stepsim({"run", write("bw.yaml", replace(kGood, "inputs: {in0: src}}", "inputs: {in0: src}, compute_bw: -5}"))}),
+      {"node 'm'", "compute_bw"});
 }
 
 TEST_F(Cli, InputReferringToAnUnknownNode) {
@@ -91,7 +94,8 @@ TEST_F(Cli, BadSetKeyAndValue) {
   const std::string g = write("good.yaml", kGood);
   expect_failure(stepsim({"run", g, "--set", "bogus_key=3"}), {"--set bogus_key", "not a hardware parameter"});
   expect_failure(stepsim({"run", g, "--set", "nosuchnode.fn=3"}), {"nosuchnode.fn"});
-  expect_failure(stepsim({"run", g, "--set", "onchip_bw=abc"}), {"'onchip_bw'", "integer in 1..1099511627776", "'abc'"});
+  expect_failure(stepsim({"run", g, "--set", "onchip_bw=abc"}),
+                 {"'onchip_bw'", "integer in 1..1099511627776", "'abc'"});
   expect_failure(stepsim({"run", g, "--set", "onchip_bw=0"}), {"'onchip_bw'", "integer in 1..1099511627776", "'0'"});
   expect_failure(stepsim({"run", g, "--set", "loads_sum_inputs=maybe"}), {"'loads_sum_inputs'", "true or false"});
   expect_failure(stepsim({"run", g, "--set", "onchip_bw"}), {"--set expects key=value", "'onchip_bw'"});
@@ -167,8 +171,8 @@ TEST_F(Cli, RuntimeShapeMismatchNamesNodeChannelsAndBothShapes) {
                               "  - {name: sink, op: Sink, inputs: {in: mm}}\n");
   const std::string rep = path("shape.json");
   CliRun r = stepsim({"run", g, "--report", rep});
-  expect_failure(r, {"node 'mm' (Map)", "matmul", "inner dimensions differ", "T[16x64]", "T[32x16]",
-                     "'a.out0->mm.in0'", "'b.out0->mm.in1'"});
+  expect_failure(r, {"node 'mm' (Map)", "matmul", "inner dimensions differ", "T[16x64]", "T[32x16]", "'a.out0->mm.in0'",
+                     "'b.out0->mm.in1'"});
   EXPECT_FALSE(fs::exists(rep));
 }
 
@@ -212,9 +216,10 @@ TEST_F(Cli, AFailedRunAddsTheStaticShapeCheckNamingBothEnds) {
                               "  - {name: b, op: Source, params: {stream: b}}\n"
                               "  - {name: m, op: Map, params: {fn: add}, inputs: {in0: a, in1: b}}\n"
                               "  - {name: k, op: Sink, inputs: {in: m}}\n");
-  expect_failure(stepsim({"run", g}),
-                 {"\n  shape check (stepsim analyze): node 'm' (Map): inputs must have the same shape: in0 from "
-                  "'a.out0' is [1, 2] of T[2x4:bf16], in1 from 'b.out0' is [1, 3] of T[2x4:bf16] (dimension 0: 2 vs 3)\n"});
+  expect_failure(
+      stepsim({"run", g}),
+      {"\n  shape check (stepsim analyze): node 'm' (Map): inputs must have the same shape: in0 from "
+       "'a.out0' is [1, 2] of T[2x4:bf16], in1 from 'b.out0' is [1, 3] of T[2x4:bf16] (dimension 0: 2 vs 3)\n"});
 }
 
 }  // namespace

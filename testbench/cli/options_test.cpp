@@ -11,8 +11,8 @@ namespace {
 
 using namespace stepsim_cli_test;
 
-const std::vector<std::string> kCommands = {"run",     "ops",    "eval",  "presets", "analyze",
-                                            "layers",  "build",  "downtile", "sweep"};
+const std::vector<std::string> kCommands = {"run",    "ops",   "eval",     "presets", "analyze",
+                                            "layers", "build", "downtile", "sweep"};
 
 // No message may show the parser library's own wording or a C++ library function.
 void expect_no_library_text(const CliRun& r) {
@@ -27,7 +27,7 @@ TEST_F(Cli, VersionPrintsTheProjectVersionAndTheCommit) {
   // The commit is there when the sources are a git checkout.
   const bool git = fs::exists(fs::path(STEPSIM_SOURCE_DIR) / ".git");
   EXPECT_TRUE(std::regex_match(r.output, std::regex(git ? "stepsim [0-9]+\\.[0-9]+\\.[0-9]+ \\(commit [0-9a-f]{12}\\)\n"
-                                                         : "stepsim [0-9]+\\.[0-9]+\\.[0-9]+\n")))
+                                                        : "stepsim [0-9]+\\.[0-9]+\\.[0-9]+\n")))
       << r.output;
 }
 
@@ -44,20 +44,25 @@ TEST_F(Cli, OverviewListsEveryCommand) {
 
 TEST_F(Cli, EverySubcommandHasHelpWithItsOptions) {
   const std::map<std::string, std::vector<std::string>> expected = {
-      {"run", {"usage: stepsim run GRAPH.yaml [OPTIONS]\n", "--preset NAME (=step-artifact)", "--set KEY=VALUE",
-               "--mode MODE (=timing)", "--report FILE.json", "--trace FILE.json", "--out DIR", "--shuffle SEED",
-               "0..18446744073709551615", "--impl IMPL", "--cosim-dir DIR", "--vcd", "progress on stderr"}},
+      {"run",
+       {"usage: stepsim run GRAPH.yaml [OPTIONS]\n", "--preset NAME (=step-artifact)", "--set KEY=VALUE",
+        "--mode MODE (=timing)", "--report FILE.json", "--trace FILE.json", "--out DIR", "--shuffle SEED",
+        "0..18446744073709551615", "--impl IMPL", "--cosim-dir DIR", "--vcd", "progress on stderr"}},
       {"ops", {"usage: stepsim ops [OPTIONS]\n", "--markdown", "docs/operators.md"}},
-      {"eval", {"usage: stepsim eval OP [OPTIONS]\n", "-p [ --param ] KEY=VALUE", "-i [ --in ] [PORT=]TOKENS",
-                "--outputs N", "1..256", "--preset NAME"}},
+      {"eval",
+       {"usage: stepsim eval OP [OPTIONS]\n", "-p [ --param ] KEY=VALUE", "-i [ --in ] [PORT=]TOKENS", "--outputs N",
+        "1..256", "--preset NAME"}},
       {"presets", {"usage: stepsim presets [OPTIONS]\n", "--markdown", "docs/presets.md"}},
-      {"analyze", {"usage: stepsim analyze GRAPH.yaml [OPTIONS]\n", "--set KEY=VALUE", "--sym NAME=VALUE",
-                   "--model MODEL (=paper)", "--json FILE.json"}},
+      {"analyze",
+       {"usage: stepsim analyze GRAPH.yaml [OPTIONS]\n", "--set KEY=VALUE", "--sym NAME=VALUE",
+        "--model MODEL (=paper)", "--json FILE.json"}},
       {"layers", {"usage: stepsim layers [OPTIONS]\n", "--markdown", "docs/layers.md"}},
       {"build", {"usage: stepsim build LAYER [OPTIONS]\n", "-p [ --param ] KEY=VALUE", "-o [ --out ] FILE.yaml"}},
-      {"downtile", {"usage: stepsim downtile GRAPH.yaml [OPTIONS]\n", "--tile T", "1..65536", "-o [ --out ] FILE.yaml"}},
-      {"sweep", {"usage: stepsim sweep [GRAPH.yaml] [OPTIONS]\n", "--layer LAYER", "-p [ --param ] KEY=V1,V2..",
-                 "--set KEY=V1,V2..", "--csv FILE.csv", "wall [s]", "does not fit"}},
+      {"downtile",
+       {"usage: stepsim downtile GRAPH.yaml [OPTIONS]\n", "--tile T", "1..65536", "-o [ --out ] FILE.yaml"}},
+      {"sweep",
+       {"usage: stepsim sweep [GRAPH.yaml] [OPTIONS]\n", "--layer LAYER", "-p [ --param ] KEY=V1,V2..",
+        "--set KEY=V1,V2..", "--csv FILE.csv", "wall [s]", "does not fit"}},
   };
   ASSERT_EQ(expected.size(), kCommands.size());
   for (const auto& [cmd, words] : expected) {
@@ -65,7 +70,8 @@ TEST_F(Cli, EverySubcommandHasHelpWithItsOptions) {
       CliRun r = stepsim({cmd, flag});
       EXPECT_EQ(r.status, 0) << cmd << ": " << r.output;
       EXPECT_EQ(r.output.rfind(words[0], 0), 0u) << r.output;
-      for (const std::string& w : words) EXPECT_NE(r.output.find(w), std::string::npos) << cmd << ": no '" << w << "' in\n" << r.output;
+      for (const std::string& w : words)
+        EXPECT_NE(r.output.find(w), std::string::npos) << cmd << ": no '" << w << "' in\n" << r.output;
       EXPECT_NE(r.output.find("-h [ --help ]"), std::string::npos) << r.output;
       EXPECT_EQ(r.output.find(" \n"), std::string::npos) << "trailing blanks in\n" << r.output;
       EXPECT_EQ(r.output.back(), '\n');
@@ -80,14 +86,14 @@ TEST_F(Cli, EverySubcommandHasHelpWithItsOptions) {
 TEST_F(Cli, UnknownOptionsAreNamedWithTheirSubcommand) {
   const std::string g = write("good.yaml", kGood);
   for (const auto& args : std::vector<std::vector<std::string>>{{"run", g, "--foo"},
-                                                              {"eval", "Map", "--foo"},
-                                                              {"analyze", g, "--foo"},
-                                                              {"build", "swiglu", "--foo"},
-                                                              {"downtile", g, "--foo"},
-                                                              {"sweep", g, "--foo"},
-                                                              {"ops", "--foo"},
-                                                              {"presets", "--foo"},
-                                                              {"layers", "--foo"}}) {
+                                                                {"eval", "Map", "--foo"},
+                                                                {"analyze", g, "--foo"},
+                                                                {"build", "swiglu", "--foo"},
+                                                                {"downtile", g, "--foo"},
+                                                                {"sweep", g, "--foo"},
+                                                                {"ops", "--foo"},
+                                                                {"presets", "--foo"},
+                                                                {"layers", "--foo"}}) {
     CliRun r = stepsim(args);
     EXPECT_EQ(r.status, 1) << r.output;
     EXPECT_EQ(r.output, "error: " + args[0] + ": unknown option '--foo' (stepsim " + args[0] + " --help)\n");
@@ -115,7 +121,8 @@ TEST_F(Cli, MissingValuesAndExtraArgumentsAreNamed) {
             "error: --set 'fifo_depth' is given twice\n");
   EXPECT_EQ(stepsim({"run", g, "other.yaml"}).output,
             "error: run: unexpected argument 'other.yaml' (usage: stepsim run GRAPH.yaml [OPTIONS])\n");
-  EXPECT_EQ(stepsim({"ops", "extra"}).output, "error: ops: unexpected argument 'extra' (usage: stepsim ops [OPTIONS])\n");
+  EXPECT_EQ(stepsim({"ops", "extra"}).output,
+            "error: ops: unexpected argument 'extra' (usage: stepsim ops [OPTIONS])\n");
   EXPECT_EQ(stepsim({"build"}).output, "error: build needs a layer name (see stepsim layers)\n");
   EXPECT_EQ(stepsim({"downtile", g}).output, "error: downtile needs --tile T (T >= 1)\n");
   // A token string that starts with '-' is a value, not an option.
@@ -143,8 +150,8 @@ TEST_F(Cli, IntegerOptionsAreSixtyFourBitAndRangeChecked) {
   for (const std::string v : {"0", "-3", "257", "99999999999999999999999", "x"})
     EXPECT_EQ(stepsim({"eval", "Map", "--param", "fn=silu", "--in", "T[16x64] D", "--outputs", v}).output,
               "error: --outputs expects an integer in 1..256, got '" + v + "'\n");
-  CliRun ok = stepsim({"eval", "Partition", "--param", "rank=0", "--in", "1 2 S1 D", "--in", "sel={0} {1} S1 D",
-                       "--outputs", "256"});
+  CliRun ok = stepsim(
+      {"eval", "Partition", "--param", "rank=0", "--in", "1 2 S1 D", "--in", "sel={0} {1} S1 D", "--outputs", "256"});
   EXPECT_EQ(ok.status, 0) << ok.output;
   EXPECT_NE(ok.output.find("out255: D"), std::string::npos) << ok.output;
   // downtile --tile: the option is named, not the library function that read it.
@@ -157,10 +164,18 @@ TEST_F(Cli, IntegerOptionsAreSixtyFourBitAndRangeChecked) {
 
 TEST_F(Cli, OptionErrorsNeverShowLibraryText) {
   const std::string g = write("good.yaml", kGood);
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"run", g, "--report"}, {"run", g, "--report="}, {"run", g, "--vcd=1"}, {"run", g, "--mode", "a", "--mode", "b"},
-           {"run", g, "--shuffle", "1x"}, {"eval"}, {"sweep", g, "--set"}, {"run", "-"}, {"run", g, "--=x"},
-           {"run", g, "-"}, {"analyze", g, "--json"}, {"downtile", g, "--tile", "1.5"}}) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"run", g, "--report"},
+                                                                {"run", g, "--report="},
+                                                                {"run", g, "--vcd=1"},
+                                                                {"run", g, "--mode", "a", "--mode", "b"},
+                                                                {"run", g, "--shuffle", "1x"},
+                                                                {"eval"},
+                                                                {"sweep", g, "--set"},
+                                                                {"run", "-"},
+                                                                {"run", g, "--=x"},
+                                                                {"run", g, "-"},
+                                                                {"analyze", g, "--json"},
+                                                                {"downtile", g, "--tile", "1.5"}}) {
     CliRun r = stepsim(args);
     EXPECT_GE(r.status, 1) << r.output;
     EXPECT_LE(r.status, 2) << r.output;

@@ -52,7 +52,8 @@ TEST_F(Cli, GraphAndAnalysisFilesReplaceASymlinksTargetNotTheLink) {
   CliRun dir = stepsim({"analyze", target, "--json", dir_.string()});
   EXPECT_EQ(dir.status, 1);
   EXPECT_NE(dir.output.find("error: cannot write the analysis '" + dir_.string() + "': it is a folder"),
-            std::string::npos) << dir.output;
+            std::string::npos)
+      << dir.output;
 }
 
 TEST_F(Cli, AFailedRunRemovesOnlyARegularFileLeftAtItsReportPath) {

@@ -69,9 +69,12 @@ std::string run_on_terminal(const std::vector<std::string>& args, const std::str
   char buf[4096];
   for (;;) {
     const ssize_t n = ::read(master, buf, sizeof buf);
-    if (n > 0) seen.append(buf, size_t(n));
-    else if (n < 0 && errno == EINTR) continue;
-    else break;  // EIO once the child has closed the terminal
+    if (n > 0)
+      seen.append(buf, size_t(n));
+    else if (n < 0 && errno == EINTR)
+      continue;
+    else
+      break;  // EIO once the child has closed the terminal
   }
   int st = 0;
   ::waitpid(pid, &st, 0);
@@ -84,7 +87,8 @@ std::string run_on_terminal(const std::vector<std::string>& args, const std::str
 // on 3 million), so that a status line (shown after one second) is due however fast it is.
 std::vector<std::string> long_run(const std::string& graph, double seconds, uint64_t& copies) {
   const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_EQ(std::system((command({"run", graph, "--set", "outer=300", "--set", "inner=10000"}) + " > /dev/null").c_str()), 0);
+  EXPECT_EQ(
+      std::system((command({"run", graph, "--set", "outer=300", "--set", "inner=10000"}) + " > /dev/null").c_str()), 0);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const uint64_t outer = std::max<uint64_t>(300, uint64_t(300 * seconds / wall));
   copies = outer * 10000;
@@ -104,7 +108,8 @@ TEST_F(Cli, RunShowsProgressOnATerminalAndErasesIt) {
       << terminal;
   const std::string summary = read_text(out);
   EXPECT_NE(summary.find("  cycles                     " + std::to_string(copies * 3 / 2 + 3) + " cycles\n"),
-            std::string::npos) << summary;
+            std::string::npos)
+      << summary;
   EXPECT_EQ(summary.find("simulating"), std::string::npos) << summary;
 }
 

@@ -34,7 +34,8 @@ TEST_F(Cli, SweepReportsFailedPointsAndBadSpecs) {
   expect_failure(r, {"1 of 2 points failed", "fifo_depth", "'0'"});
   // The point that failed: its key, no figures, its wall time and the error.
   const std::string text = read_text(csv);
-  EXPECT_TRUE(std::regex_search(text, std::regex("\n0,,,,,,,,,,[0-9]+\\.[0-9]{3},\"error: hardware parameter 'fifo_depth'[^\n]*'0'\"\n")))
+  EXPECT_TRUE(std::regex_search(
+      text, std::regex("\n0,,,,,,,,,,[0-9]+\\.[0-9]{3},\"error: hardware parameter 'fifo_depth'[^\n]*'0'\"\n")))
       << text;
   expect_failure(stepsim({"sweep", g, "--param", "tile_n=1"}), {"--param needs --layer"});
   expect_failure(stepsim({"sweep", "--layer", "nope"}), {"unknown layer 'nope'"});
@@ -52,9 +53,10 @@ TEST_F(Cli, SweepTableHasUnitsAndAMeasuredWallColumn) {
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.output.rfind(kHeader, 0), 0u) << r.output;
   // One Map silu on one [16x64] tile: 4 cycles at the preset's compute_bw (50 % of it used).
-  const std::regex row("         [12]           4       0\\.004                  0                     0"
-                       "                  0\\.0            50\\.00                        0              1"
-                       "             0     ([0-9]+\\.[0-9]{3})  ok\n");
+  const std::regex row(
+      "         [12]           4       0\\.004                  0                     0"
+      "                  0\\.0            50\\.00                        0              1"
+      "             0     ([0-9]+\\.[0-9]{3})  ok\n");
   std::istringstream lines(r.output.substr(kHeader.size()));
   int rows = 0;
   for (std::string line; std::getline(lines, line); ++rows) {
@@ -121,7 +123,8 @@ TEST_F(Cli, SweepMarksAPointThatDoesNotFitTheFabric) {
   EXPECT_TRUE(std::regex_search(r.output, std::regex("\n +10 .* 4 +[0-9.]+  ok\n"))) << r.output;
   EXPECT_NE(r.output.find("error: 1 of 2 points failed (status column)\n"), std::string::npos) << r.output;
   const std::string text = read_text(csv);
-  EXPECT_TRUE(std::regex_search(text, std::regex("\n2,32786,[^\n]*,0,4,[0-9.]+,\"does not fit: 4 memory units > 2\"\n")))
+  EXPECT_TRUE(
+      std::regex_search(text, std::regex("\n2,32786,[^\n]*,0,4,[0-9.]+,\"does not fit: 4 memory units > 2\"\n")))
       << text;
   EXPECT_TRUE(std::regex_search(text, std::regex("\n10,32786,[^\n]*,0,4,[0-9.]+,ok\n"))) << text;
 }
@@ -137,7 +140,8 @@ TEST_F(Cli, SweepCsvWriteErrorsAreErrors) {
   std::string depths = "1";
   for (int d = 2; d <= 40; ++d) depths += "," + std::to_string(d);
   const std::string csv = path("big.csv");
-  FILE* p = ::popen(("ulimit -f 1; " + command({"sweep", g, "--set", "fifo_depth=" + depths, "--csv", csv}) + " 2>&1").c_str(), "r");
+  FILE* p = ::popen(
+      ("ulimit -f 1; " + command({"sweep", g, "--set", "fifo_depth=" + depths, "--csv", csv}) + " 2>&1").c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::string out;
   char buf[4096];

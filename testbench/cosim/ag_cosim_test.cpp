@@ -94,8 +94,8 @@ void expect_good(const CosimReport& r, const std::string& impl) {
   std::cout << "AG co-simulation (" << impl << "): " << r.approx.cycles << " cycles approximate, " << r.cosim.cycles
             << " co-simulated (" << (err >= 0 ? "+" : "") << 100.0 * err << " %)\n";
   for (const CosimNodeRow& n : r.nodes)
-    std::cout << "  " << n.name << " (" << n.op << ", " << n.impl << "): " << n.approx_cycles << " -> " << n.cosim_cycles
-              << "\n";
+    std::cout << "  " << n.name << " (" << n.op << ", " << n.impl << "): " << n.approx_cycles << " -> "
+              << n.cosim_cycles << "\n";
   EXPECT_LT(std::abs(err), 0.5) << rep.str();
 }
 
@@ -189,7 +189,9 @@ nodes:
   ASSERT_EQ(r.tensors.size(), 1u);
   EXPECT_EQ(r.tensors[0].differing, 0u);
   for (const CosimNodeRow& n : r.nodes) {
-    if (n.name == "ld" || n.name == "st") { EXPECT_EQ(n.impl, "hls") << n.name; }
+    if (n.name == "ld" || n.name == "st") {
+      EXPECT_EQ(n.impl, "hls") << n.name;
+    }
     if (n.name == "lw") {
       EXPECT_EQ(n.impl, "approx");
       EXPECT_NE(n.note.find("stored in [16 x 16] blocks"), std::string::npos) << n.note;
@@ -247,8 +249,8 @@ void expect_good16(const CosimReport& r, const std::string& impl) {
             << " cycles approximate, " << r.cosim.cycles << " co-simulated (" << (err >= 0 ? "+" : "") << 100.0 * err
             << " %)\n";
   for (const CosimNodeRow& n : r.nodes)
-    std::cout << "  " << n.name << " (" << n.op << ", " << n.impl << "): " << n.approx_cycles << " -> " << n.cosim_cycles
-              << " cycles\n";
+    std::cout << "  " << n.name << " (" << n.op << ", " << n.impl << "): " << n.approx_cycles << " -> "
+              << n.cosim_cycles << " cycles\n";
   EXPECT_LT(std::abs(err), 0.5) << rep.str();
 }
 
@@ -317,7 +319,9 @@ void expect_random_good(const std::string& impl) {
   EXPECT_TRUE(r.identical) << rep.str();
   EXPECT_EQ(r.bridged_nodes, 3u) << rep.str();  // gather, fork, scatter
   for (const CosimNodeRow& n : r.nodes)
-    if (n.op == "RandomOffChipLoad" || n.op == "RandomOffChipStore") { EXPECT_EQ(n.impl, impl) << n.name; }
+    if (n.op == "RandomOffChipLoad" || n.op == "RandomOffChipStore") {
+      EXPECT_EQ(n.impl, impl) << n.name;
+    }
   EXPECT_EQ(r.cosim.recorded.at("gs").size(), 16u);  // 16 tiles (the stops and the done ride on them)
   const double err = (double(r.cosim.cycles) - double(r.approx.cycles)) / double(r.approx.cycles);
   std::cout << "AG random access co-simulation (" << impl << "): " << r.approx.cycles << " cycles approximate, "
@@ -395,7 +399,8 @@ TEST(CosimAg, Tiles16RequestPathTimesAsTheBurstPath) {
       uint64_t done = 0, j = 0;
       for (uint64_t r = 0; r < b.rows; ++r)
         for (uint64_t q = 0; q < b.requests_per_row(64); ++q, ++j)
-          done = std::max(done, request_path.serve_request(b.request_addr(r, q, 64), false, t0 + j / 4).completion_cycle);
+          done =
+              std::max(done, request_path.serve_request(b.request_addr(r, q, 64), false, t0 + j / 4).completion_cycle);
       EXPECT_EQ(res.completion_cycle, done) << g.name << ", tile " << k;
       EXPECT_EQ(res.last_issue_cycle, t0 + (j - 1) / 4) << g.name;
       if (k == 0)

@@ -109,7 +109,8 @@ TEST(Cosim, TimingModeMatchesApprox) {
 TEST(Cosim, IndependentOfElaborationOrder) {
   CosimReport a = run("hls"), b = run("hls", true, "", false, 7);
   ASSERT_TRUE(a.cosim.ok && b.cosim.ok);
-  for (size_t k = 0; k < a.nodes.size(); ++k) EXPECT_EQ(a.nodes[k].cosim_cycles, b.nodes[k].cosim_cycles) << a.nodes[k].name;
+  for (size_t k = 0; k < a.nodes.size(); ++k)
+    EXPECT_EQ(a.nodes[k].cosim_cycles, b.nodes[k].cosim_cycles) << a.nodes[k].name;
 }
 
 TEST(Cosim, WritesLogsReportAndWaveforms) {
@@ -166,13 +167,15 @@ TEST(Cosim, ClearErrorsForNodesWithoutAUnit) {
   EXPECT_NE(e.find("node 'f' (Accum): impl: hls: no unit computes Accum fn=retile_col"), std::string::npos) << e;
   // matmul runs on the [4 x 4] tile unit only.
   e = error_of(small("  - {name: f, op: Map, params: {fn: matmul_t}, inputs: {in0: x, in1: x}, impl: hls}\n"));
-  EXPECT_NE(e.find("node 'f' (Map): the tile compute unit needs [r x 4] bf16 tiles (r <= 4), got [1 x 8] bf16"), std::string::npos)
+  EXPECT_NE(e.find("node 'f' (Map): the tile compute unit needs [r x 4] bf16 tiles (r <= 4), got [1 x 8] bf16"),
+            std::string::npos)
       << e;
   e = error_of(small("  - {name: f, op: Repeat, params: {count: 300}, inputs: {in: x}, impl: hls}\n"));
   EXPECT_NE(e.find("node 'f' (Repeat): impl: hls: count = 300 does not fit"), std::string::npos) << e;
   // A tile the compute lane cannot take: a run-time error naming the node.
   e = error_of(small("  - {name: f, op: Map, params: {fn: row_sum}, inputs: {in0: z}, impl: hls}\n"));
-  EXPECT_NE(e.find("node 'f' (Map): the compute unit needs [1 x 8] bf16 tiles, got [1 x 16] bf16"), std::string::npos) << e;
+  EXPECT_NE(e.find("node 'f' (Map): the compute unit needs [1 x 8] bf16 tiles, got [1 x 16] bf16"), std::string::npos)
+      << e;
   // Under a graph-level default, a node without a unit stays approximate (and says why).
   Graph g = small("  - {name: f, op: Map, params: {fn: div}, inputs: {in0: x, in1: x}}\n", "hls");
   SimResult r = simulate(g, options());
@@ -376,7 +379,8 @@ streams: {a: '1 2 3 4 5 6 7 8 D', b: '11 12 13 14 15 16 17 18 D'}
 nodes:
   - {name: la, op: Source, params: {stream: a}}
   - {name: lb, op: Source, params: {stream: b}}
-  - {name: sink, op: Sink, inputs: {in: merge.out}})") + kMergeBranches,
+  - {name: sink, op: Sink, inputs: {in: merge.out}})") +
+                                  kMergeBranches,
                               "merge.yaml", ".", {});
   const CosimReport r = cosimulate(g, options(false), CosimOptions{});
   ASSERT_TRUE(r.cosim.ok) << r.cosim.error;

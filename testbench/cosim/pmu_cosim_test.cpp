@@ -88,7 +88,8 @@ TEST(CosimPmu, BufferizeStreamifyPairsOnRtlMatchApprox) {
   expect_good(r, "rtl");
   CosimReport h = run(kPairs, "hls");
   ASSERT_EQ(h.nodes.size(), r.nodes.size());
-  for (size_t k = 0; k < h.nodes.size(); ++k) EXPECT_EQ(h.nodes[k].cosim_cycles, r.nodes[k].cosim_cycles) << h.nodes[k].name;
+  for (size_t k = 0; k < h.nodes.size(); ++k)
+    EXPECT_EQ(h.nodes[k].cosim_cycles, r.nodes[k].cosim_cycles) << h.nodes[k].name;
 }
 
 TEST(CosimPmu, UnpairedNodesStayApproximateOversizedBufferIsAnError) {
@@ -121,15 +122,20 @@ TEST(CosimPmu, UnpairedNodesStayApproximateOversizedBufferIsAnError) {
     FAIL() << "no error";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("node 's' (Streamify): impl: hls: the memory unit takes a Bufferize"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
   // More tiles in one buffer than the unit's words (kPmuCap in the co-simulation configuration).
   const std::string n = std::to_string(bridge::kPmuCap + 16);
   const std::string big =
       "name: t\n"
-      "tensors:\n  x: {shape: [" + n + ", 8], dtype: bf16, init: random, seed: 1}\n"
+      "tensors:\n  x: {shape: [" +
+      n +
+      ", 8], dtype: bf16, init: random, seed: 1}\n"
       "nodes:\n"
-      "  - {name: x, op: LinearOffChipLoad, params: {tensor: x, tile: [1, 8], out_shape: [" + n + "]}}\n"
+      "  - {name: x, op: LinearOffChipLoad, params: {tensor: x, tile: [1, 8], out_shape: [" +
+      n +
+      "]}}\n"
       "  - {name: b, op: Bufferize, params: {rank: 1}, inputs: {in: x}}\n"
       "  - {name: s, op: Streamify, params: {repeat: [2]}, inputs: {in: b}}\n"
       "  - {name: k, op: Sink, inputs: {in: s}}\n";
@@ -170,7 +176,8 @@ void expect_swiglu(const std::string& tile_f, const std::string& impl) {
   EXPECT_EQ(affine, 6u);
   const double err = (double(r.cosim.cycles) - double(r.approx.cycles)) / double(r.approx.cycles);
   std::cout << "swiglu tile_f " << tile_f << " on " << impl << ": " << r.approx.cycles << " cycles approximate, "
-            << r.cosim.cycles << " with the memory units (" << 100 * err << " %), " << r.unit_clocks << " unit clocks\n";
+            << r.cosim.cycles << " with the memory units (" << 100 * err << " %), " << r.unit_clocks
+            << " unit clocks\n";
   EXPECT_LT(std::abs(err), 0.15) << rep.str();
 }
 

@@ -97,9 +97,9 @@ TEST(CosimReport, CosimSectionSummaryAndBottleneck) {
   EXPECT_EQ(s["approx_cycles"], c.report.approx.cycles);
   EXPECT_EQ(s["equivalent"], true);
   EXPECT_EQ(s["unit_clocks"], c.report.unit_clocks);
-  EXPECT_EQ(s["from_approximate_run"], nlohmann::json::array({"nodes[].firings", "nodes[].flops", "nodes[].memory_units",
-                                                               "nodes[].onchip_requirement_bytes",
-                                                               "nodes[].onchip_peak_bytes"}));
+  EXPECT_EQ(s["from_approximate_run"],
+            nlohmann::json::array({"nodes[].firings", "nodes[].flops", "nodes[].memory_units",
+                                   "nodes[].onchip_requirement_bytes", "nodes[].onchip_peak_bytes"}));
   for (const auto& n : rep.json["nodes"])
     EXPECT_EQ(n["impl"], n["name"] == "prod" || n["name"] == "sum" || n["op"] == "LinearOffChipLoad" ||
                                  n["op"] == "Source" || n["op"] == "Sink"

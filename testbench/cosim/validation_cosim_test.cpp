@@ -23,12 +23,9 @@ namespace stepsim {
 namespace {
 
 TEST(CosimValidation, SwigluReducedPointWithinThreePercentOfTheUnits) {
-  const Graph logical = layers::build_layer("swiglu", {{"batch", "64"},
-                                                       {"hidden", "256"},
-                                                       {"inter", "512"},
-                                                       {"tile_b", "16"},
-                                                       {"tile_f", "64"},
-                                                       {"block", "16"}});
+  const Graph logical = layers::build_layer(
+      "swiglu",
+      {{"batch", "64"}, {"hidden", "256"}, {"inter", "512"}, {"tile_b", "16"}, {"tile_f", "64"}, {"block", "16"}});
   SimOptions o;
   o.hw = load_preset("hdl-validation");
   o.functional = true;
@@ -45,7 +42,9 @@ TEST(CosimValidation, SwigluReducedPointWithinThreePercentOfTheUnits) {
   print_cosim_report(r, rep);
   EXPECT_TRUE(r.identical) << rep.str();
   for (const CosimNodeRow& n : r.nodes)  // every node but the sinks on its unit
-    if (n.op != "Sink") { EXPECT_EQ(n.impl, co.impl) << n.name << ": " << n.note; }
+    if (n.op != "Sink") {
+      EXPECT_EQ(n.impl, co.impl) << n.name << ": " << n.note;
+    }
 
   const double err = (double(model.cycles) - double(r.cosim.cycles)) / double(r.cosim.cycles);
   std::cout << "validation (16, 256, 64): model " << model.cycles << " cycles, units (" << co.impl << ") "
@@ -67,13 +66,11 @@ TEST(CosimValidation, SwigluReducedPointWithinThreePercentOfTheUnits) {
 // bound the off-chip turns of its peers by its clock: bounded by the input's next arrival
 // instead, this small SwiGLU took 286..294 cycles depending on the order.
 TEST(CosimValidation, AllUnitsSwigluIndependentOfElaborationOrder) {
-  const Graph g = downtile(layers::build_layer("swiglu", {{"batch", "32"},
-                                                           {"hidden", "64"},
-                                                           {"inter", "64"},
-                                                           {"tile_b", "16"},
-                                                           {"tile_f", "16"},
-                                                           {"block", "16"}}),
-                           16);
+  const Graph g = downtile(
+      layers::build_layer(
+          "swiglu",
+          {{"batch", "32"}, {"hidden", "64"}, {"inter", "64"}, {"tile_b", "16"}, {"tile_f", "16"}, {"block", "16"}}),
+      16);
   CosimOptions co;
   co.impl = "hls";
   SimOptions o;

@@ -3,8 +3,8 @@
 // sums; what the pass does not handle is an error naming the node.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <unistd.h>
+#include <filesystem>
 
 #include "graphs/layers/layer.h"
 #include "hw/presets/hardware.h"
@@ -65,7 +65,9 @@ TEST_P(DowntileSwiglu, SameOutputAndPayloadWithOnlyPhysicalTiles) {
   Analysis a = analyze_graph(d, "paper");
   for (const auto& [n, t] : a.types.nodes)
     for (const auto& [port, s] : t.outputs)
-      if (s.elem.kind == shape::ElemType::Tile) { EXPECT_EQ(shape::to_string(s.elem.rows) + "x" + shape::to_string(s.elem.cols), "16x16") << n; }
+      if (s.elem.kind == shape::ElemType::Tile) {
+        EXPECT_EQ(shape::to_string(s.elem.rows) + "x" + shape::to_string(s.elem.cols), "16x16") << n;
+      }
   // Off-chip payload: the same bytes read and written.
   Analysis la = analyze_graph(g, "paper");
   EXPECT_EQ(shape::to_string(a.metrics.read_bytes), shape::to_string(la.metrics.read_bytes));
@@ -78,17 +80,19 @@ TEST_P(DowntileSwiglu, SameOutputAndPayloadWithOnlyPhysicalTiles) {
 
 INSTANTIATE_TEST_SUITE_P(
     Tilings, DowntileSwiglu,
-    ::testing::Values(std::map<std::string, std::string>{{"batch", "32"}, {"hidden", "64"}, {"inter", "128"},
-                                                         {"tile_b", "16"}, {"tile_f", "32"}},
-                      std::map<std::string, std::string>{{"batch", "32"}, {"hidden", "64"}, {"inter", "128"},
-                                                         {"tile_b", "32"}, {"tile_f", "64"}}));
+    ::testing::Values(
+        std::map<std::string, std::string>{
+            {"batch", "32"}, {"hidden", "64"}, {"inter", "128"}, {"tile_b", "16"}, {"tile_f", "32"}},
+        std::map<std::string, std::string>{
+            {"batch", "32"}, {"hidden", "64"}, {"inter", "128"}, {"tile_b", "32"}, {"tile_f", "64"}}));
 
 // With the tensors stored in [16 x 16] blocks, every block the down-tiled graph loads is one
 // contiguous 512-byte run, so it issues exactly the requests of the logical graph: the measured
 // off-chip bytes (whole requests) equal the payload in both. Row-major, each 32-byte block row
 // takes a 64-byte request and the down-tiled graph reads twice the payload.
 TEST(Downtile, BlockedTensorsKeepTheRequestBytes) {
-  std::map<std::string, std::string> p{{"batch", "32"}, {"hidden", "64"}, {"inter", "128"}, {"tile_b", "16"}, {"tile_f", "32"}};
+  std::map<std::string, std::string> p{
+      {"batch", "32"}, {"hidden", "64"}, {"inter", "128"}, {"tile_b", "16"}, {"tile_f", "32"}};
   SimOptions opt;
   opt.hw = load_preset("hdl-validation");
   auto measured = [&](const Graph& g) {
@@ -118,9 +122,11 @@ TEST(Downtile, UnsupportedOperatorAndTileAreNamedErrors) {
     downtile(g, 16);
     FAIL() << "no error";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("node 'fl' (Flatten): operator Flatten is not supported"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("node 'fl' (Flatten): operator Flatten is not supported"), std::string::npos)
+        << e.what();
   }
-  Graph s = layers::build_layer("swiglu", {{"batch", "32"}, {"hidden", "64"}, {"inter", "128"}, {"tile_b", "16"}, {"tile_f", "32"}});
+  Graph s = layers::build_layer(
+      "swiglu", {{"batch", "32"}, {"hidden", "64"}, {"inter", "128"}, {"tile_b", "16"}, {"tile_f", "32"}});
   try {
     downtile(s, 48);
     FAIL() << "no error";

@@ -147,7 +147,9 @@ TEST(Allocation, GraphNeedingMoreMemoryUnitsThanTheFabricIsRejected) {
 TEST(Allocation, BufferLargerThanTheAvailableMemoryUnitsIsARuntimeError) {
   const uint64_t tile = 16 * 16 * kBf16;  // 512 B
   GraphBuilder b;
-  b.source("a", "T[16x16] T[16x16] T[16x16] S1 D").node("buf", "Bufferize", {{"rank", "1"}}, {{"in", "a.out0"}}).sink("s", "buf");
+  b.source("a", "T[16x16] T[16x16] T[16x16] S1 D")
+      .node("buf", "Bufferize", {{"rank", "1"}}, {{"in", "a.out0"}})
+      .sink("s", "buf");
   HardwareParams hw = artifact_hw();
   hw.set("pmu_capacity", "1024");
   hw.set("num_pmus", "1");  // the Bufferize's own unit, no pool: at most 1024 B per buffer
@@ -213,7 +215,7 @@ TEST(OnChipRequirement, MatmulMapIsSixteenInputRowsPlusTheWeightTile) {
   ASSERT_TRUE(r.ok) << r.error;
   const uint64_t in_tile = 32 * 64 * kBf16, weight = 64 * 16 * kBf16;
   EXPECT_EQ(node(r, "mm").onchip_requirement_bytes, 16 * 64 * kBf16 + weight);  // 2048 + 2048
-  EXPECT_EQ(node(r, "act").onchip_requirement_bytes, 0u);                      // not a matmul: streamed
+  EXPECT_EQ(node(r, "act").onchip_requirement_bytes, 0u);                       // not a matmul: streamed
   // Measured: the inner-product matmul holds both whole operand tiles while it computes.
   EXPECT_EQ(node(r, "mm").onchip_peak_bytes, in_tile + weight);
   EXPECT_EQ(node(r, "act").onchip_peak_bytes, 0u);
@@ -242,7 +244,7 @@ TEST(OnChipRequirement, AccumCountsItsOutputAndAMatmulAccumAlsoItsOperands) {
   // matmul_acc: 16 x in_tile_col x 2 B + weight tile + output tile.
   const uint64_t in_tile = 16 * 32 * kBf16, weight = 32 * 8 * kBf16, out = 16 * 8 * kBf16;
   EXPECT_EQ(node(r, "mma").onchip_requirement_bytes, 16 * 32 * kBf16 + weight + out);  // 1792
-  EXPECT_EQ(node(r, "mma").onchip_peak_bytes, in_tile + weight + 16 * 8 * 4u);          // operands + fp32 acc
+  EXPECT_EQ(node(r, "mma").onchip_peak_bytes, in_tile + weight + 16 * 8 * 4u);         // operands + fp32 acc
 
   HardwareParams hw = artifact_hw();
   hw.set("onchip_requirement_model", "artifact");
@@ -281,7 +283,7 @@ TEST(OnChipRequirement, OffChipOpsCountTheirStagingTile) {
   store.category = "off-chip memory";
   store.inputs.resize(2);
   store.inputs[0].add(Element(shape_tile(16, 64)));  // the written data
-  store.inputs[1].add(Element(Scalar{5}));            // addresses are not staged
+  store.inputs[1].add(Element(Scalar{5}));           // addresses are not staged
   store.outputs.resize(1);
   store.outputs[0].add(Element(Scalar{1}));
   EXPECT_EQ(onchip_requirement_model("paper").requirement(store), 2 * 16 * 64 * kBf16);
@@ -352,7 +354,9 @@ TEST(OnChipMeasured, BuffersAliveAtOnceWhenTheReaderIsSlower) {
 
 TEST(OnChipMeasured, ABufferNobodyReadsIsHeldToTheEnd) {
   GraphBuilder b;
-  b.source("a", nrc(3, 1, 2, "T[16x16]")).node("buf", "Bufferize", {{"rank", "2"}}, {{"in", "a.out0"}}).sink("s", "buf");
+  b.source("a", nrc(3, 1, 2, "T[16x16]"))
+      .node("buf", "Bufferize", {{"rank", "2"}}, {{"in", "a.out0"}})
+      .sink("s", "buf");
   SimResult r = run(b.g, artifact_hw());
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(node(r, "buf").onchip_peak_bytes, 3 * 2 * 16 * 16 * kBf16);

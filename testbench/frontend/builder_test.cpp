@@ -71,17 +71,20 @@ TEST(Builder, MismatchesNameTheConsumerBothProducersAndBothShapes) {
   Ffn f;
   // Map of two streams with different dims.
   std::string e = error_of([&] { f.b.map("bad_add", "add", {f.x, f.mm}); });
-  EXPECT_EQ(e, "node 'bad_add' (Map): inputs must have the same shape: in0 from 'x_load.out' is [1, 4] of "
-               "T[16x256:bf16], in1 from 'mm.out' is [1, 4, 8] of T[16x64:bf16] (rank 2 vs 3)");
+  EXPECT_EQ(e,
+            "node 'bad_add' (Map): inputs must have the same shape: in0 from 'x_load.out' is [1, 4] of "
+            "T[16x256:bf16], in1 from 'mm.out' is [1, 4, 8] of T[16x64:bf16] (rank 2 vs 3)");
   // matmul with mismatched inner dims.
   e = error_of([&] { f.b.map("bad_mm", "matmul", {f.w, f.w}); });
-  EXPECT_EQ(e, "node 'bad_mm' (Map): matmul: T[256x64:bf16] x T[256x64:bf16]: inner dimensions 64 and 256 differ "
-               "(in0 from 'w_load.out' is [1, 4, 8] of T[256x64:bf16], in1 from 'w_load.out' is [1, 4, 8] of "
-               "T[256x64:bf16])");
+  EXPECT_EQ(e,
+            "node 'bad_mm' (Map): matmul: T[256x64:bf16] x T[256x64:bf16]: inner dimensions 64 and 256 differ "
+            "(in0 from 'w_load.out' is [1, 4, 8] of T[256x64:bf16], in1 from 'w_load.out' is [1, 4, 8] of "
+            "T[256x64:bf16])");
   // A store of the wrong tile.
   e = error_of([&] { f.b.store("bad_store", "y", {16, 32}, f.act); });
-  EXPECT_EQ(e, "node 'bad_store' (LinearOffChipStore): input 'in' from 'act.out' carries T[16x64:bf16], expected "
-               "T[16x32:bf16] (tensor tile and dtype)");
+  EXPECT_EQ(e,
+            "node 'bad_store' (LinearOffChipStore): input 'in' from 'act.out' carries T[16x64:bf16], expected "
+            "T[16x32:bf16] (tensor tile and dtype)");
   // A failed node is not added: the name is free and the graph unchanged.
   EXPECT_EQ(f.b.graph().find("bad_store"), nullptr);
   EXPECT_EQ(f.b.graph().nodes.size(), 6u);
@@ -199,8 +202,9 @@ TEST_F(RoundTrip, BuiltGraphWritesLoadsAndWritesIdentically) {
   b.output_tensor("y", 8, 64);
   b.literal_stream("sel", "{0} {1} {0,1} {} {1} {0} {0} {1} S1 D");
   b.literal_stream("odd", "(1,T[2x2:fp32]) S1 D");
-  b.trace_stream("routing",
-                 "{trace: 'shared:traces/moe/mixtral8x7b_b64_iter008_layer010.csv', kind: selector, limit: 8, rank: 1}");
+  b.trace_stream(
+      "routing",
+      "{trace: 'shared:traces/moe/mixtral8x7b_b64_iter008_layer010.csv', kind: selector, limit: 8, rank: 1}");
   b.symbol("n", "2*k + 1");
   Stream x = b.load("x_load", "x", {1, 64}, {8}, {1});
   Stream sel = b.source("sel", "sel", 4);

@@ -13,8 +13,8 @@ using testing_util::expect_invalid;
 
 TEST(FlatMapRegistry, NamesAndUnknown) {
   const auto names = flatmap_function_names();
-  for (const char* n : {"retile_streamify_row", "retile_streamify_col",
-                        "retile_streamify_row_filter", "filter_padding"})
+  for (const char* n :
+       {"retile_streamify_row", "retile_streamify_col", "retile_streamify_row_filter", "filter_padding"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
   expect_invalid([] { flatmap_function("streamify"); },
                  {"unknown flatmap function 'streamify'", "known:", "retile_streamify_row"});
@@ -78,12 +78,21 @@ TEST(RetileStreamifyFilter, DropsPaddedRows) {
   auto shapes = f.out_shapes({shape_tile(4, 2), make_int_tile(1, 4, {0, 1, 1, 1})});
   ASSERT_EQ(shapes.size(), 1u);
   EXPECT_EQ(shapes[0].to_string(), "T[1x2]");
-  expect_invalid([&] { f.out_shapes({shape_tile(4, 2), shape_tile(4, 1, DType::INT32)}); },
-                 {"'retile_streamify_row_filter'", "payload"});
-  expect_invalid([&] { f.apply({x, make_int_tile(3, 1, {0, 0, 0})}); },
-                 {"'retile_streamify_row_filter'", "T[3x1:int32]", "T[4x2]"});
-  expect_invalid([&] { f.apply({x, make_tile(4, 1, DType::BF16, {0, 0, 0, 0})}); },
-                 {"'retile_streamify_row_filter'", "int32"});
+  expect_invalid(
+      [&] {
+        f.out_shapes({shape_tile(4, 2), shape_tile(4, 1, DType::INT32)});
+      },
+      {"'retile_streamify_row_filter'", "payload"});
+  expect_invalid(
+      [&] {
+        f.apply({x, make_int_tile(3, 1, {0, 0, 0})});
+      },
+      {"'retile_streamify_row_filter'", "T[3x1:int32]", "T[4x2]"});
+  expect_invalid(
+      [&] {
+        f.apply({x, make_tile(4, 1, DType::BF16, {0, 0, 0, 0})});
+      },
+      {"'retile_streamify_row_filter'", "int32"});
 }
 
 TEST(FilterPadding, FlatMapAndHelper) {
@@ -115,8 +124,7 @@ TEST(AddressGen, ExpertTiles) {
   auto b = expert_tile_addresses(1, 2, 0x1000, 4096 * 64 * 2);
   EXPECT_EQ(b, (std::vector<int64_t>{0x1000 + 2 * 524288, 0x1000 + 3 * 524288}));
   expect_invalid([] { expert_tile_addresses(-1, 4); }, {"expert_tile_addresses", "expert_id"});
-  expect_invalid([] { expert_tile_addresses(0, 0); },
-                 {"expert_tile_addresses", "tiles_per_expert"});
+  expect_invalid([] { expert_tile_addresses(0, 0); }, {"expert_tile_addresses", "tiles_per_expert"});
 }
 
 TEST(AddressGen, KvCacheTiles) {
@@ -128,14 +136,12 @@ TEST(AddressGen, KvCacheTiles) {
   EXPECT_TRUE(kv_cache_tile_addresses(0, 0, 32, 202).empty());
   auto bytes = kv_cache_tile_addresses(1, 1, 32, 4, 100, 32 * 64 * 2);
   EXPECT_EQ(bytes, (std::vector<int64_t>{100 + 4 * 4096}));
-  expect_invalid([] { kv_cache_tile_addresses(0, 6465, 32, 202); },
-                 {"kv_cache_tile_addresses", "6465", "203", "202"});
+  expect_invalid([] { kv_cache_tile_addresses(0, 6465, 32, 202); }, {"kv_cache_tile_addresses", "6465", "203", "202"});
   // write address of token 70 of request 5: tile 2, row 6
   auto w = kv_cache_write_address(5, 70, 32, 202);
   EXPECT_EQ(w.tile_address, 5 * 202 + 2);
   EXPECT_EQ(w.row, 6u);
-  expect_invalid([] { kv_cache_write_address(0, 6464, 32, 202); },
-                 {"kv_cache_write_address", "6464"});
+  expect_invalid([] { kv_cache_write_address(0, 6464, 32, 202); }, {"kv_cache_write_address", "6464"});
 }
 
 TEST(AddressGen, AsInt32Tiles) {

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "hw/stream/bf16.h"
 #include "hw/functions/functions.h"
 #include "hw/functions/numerics.h"
+#include "hw/stream/bf16.h"
 #include "testbench/functions/test_util.h"
 
 namespace stepsim {
@@ -18,24 +18,18 @@ using testing_util::expect_invalid;
 using testing_util::random_tile;
 using testing_util::transpose;
 
-Tile apply(const std::string& fn, const std::vector<Tile>& in) {
-  return map_function(fn).apply(in);
-}
-uint64_t flops(const std::string& fn, const std::vector<Tile>& in) {
-  return map_function(fn).flops(in);
-}
+Tile apply(const std::string& fn, const std::vector<Tile>& in) { return map_function(fn).apply(in); }
+uint64_t flops(const std::string& fn, const std::vector<Tile>& in) { return map_function(fn).flops(in); }
 
 TEST(MapRegistry, NamesAndUnknown) {
   const auto names = map_function_names();
-  for (const char* n : {"matmul", "matmul_t", "matmul_f32", "matmul_t_f32", "add", "sub", "mul",
-                        "div", "max", "min", "sub_row", "exp", "sigmoid", "silu", "row_sum",
-                        "row_max"})
+  for (const char* n : {"matmul", "matmul_t", "matmul_f32", "matmul_t_f32", "add", "sub", "mul", "div", "max", "min",
+                        "sub_row", "exp", "sigmoid", "silu", "row_sum", "row_max"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(map_function("matmul").arity, 2);
   EXPECT_EQ(map_function("exp").arity, 1);
-  expect_invalid([] { map_function("matmull"); },
-                 {"unknown map function 'matmull'", "known:", "matmul", "silu"});
+  expect_invalid([] { map_function("matmull"); }, {"unknown map function 'matmull'", "known:", "matmul", "silu"});
 }
 
 // ---- matmul ----
@@ -125,8 +119,7 @@ TEST(Matmul, RandomAgainstDoubleReference) {
       }
       // fp32: bit-exact to the straightforward loop, and within the (K-1) u sum|p| bound.
       ASSERT_EQ(f32_bits(c32.f(i, j)), f32_bits(seq));
-      EXPECT_LE(std::fabs(double(c32.f(i, j)) - exact),
-                (K - 1) * std::ldexp(1.0, -24) * abs_sum);
+      EXPECT_LE(std::fabs(double(c32.f(i, j)) - exact), (K - 1) * std::ldexp(1.0, -24) * abs_sum);
       // bf16: the fp32 result rounded once; within one bf16 ulp of the rounded exact value.
       ASSERT_EQ(f32_bits(c16.f(i, j)), f32_bits(round_to_bf16(seq)));
       const float ref16 = round_to_bf16(float(exact));
@@ -166,21 +159,23 @@ TEST(Matmul, InfAndNaNPropagate) {
 
 TEST(Matmul, FlopsAre2MKN) {
   EXPECT_EQ(flops("matmul", {shape_tile(16, 64), shape_tile(64, 32)}), 2ull * 16 * 64 * 32);
-  EXPECT_EQ(flops("matmul_t", {shape_tile(16, 4096), shape_tile(64, 4096)}),
-            2ull * 16 * 4096 * 64);
-  EXPECT_EQ(flops("matmul_f32", {shape_tile(1, 2048), shape_tile(2048, 64)}),
-            2ull * 1 * 2048 * 64);
+  EXPECT_EQ(flops("matmul_t", {shape_tile(16, 4096), shape_tile(64, 4096)}), 2ull * 16 * 4096 * 64);
+  EXPECT_EQ(flops("matmul_f32", {shape_tile(1, 2048), shape_tile(2048, 64)}), 2ull * 1 * 2048 * 64);
   EXPECT_EQ(flops("matmul_t_f32", {shape_tile(8, 64), shape_tile(32, 64)}), 2ull * 8 * 64 * 32);
 }
 
 TEST(Matmul, ShapeErrorsNameFunctionAndShapes) {
-  expect_invalid([] { map_function("matmul").out_shape({shape_tile(16, 64), shape_tile(32, 16)}); },
-                 {"'matmul'", "T[16x64]", "T[32x16]"});
   expect_invalid(
-      [] { map_function("matmul_t").out_shape({shape_tile(16, 64), shape_tile(64, 32)}); },
+      [] {
+        map_function("matmul").out_shape({shape_tile(16, 64), shape_tile(32, 16)});
+      },
+      {"'matmul'", "T[16x64]", "T[32x16]"});
+  expect_invalid(
+      [] {
+        map_function("matmul_t").out_shape({shape_tile(16, 64), shape_tile(64, 32)});
+      },
       {"'matmul_t'", "T[16x64]", "T[64x32]"});
-  expect_invalid([] { map_function("matmul").apply({shape_tile(16, 64)}); },
-                 {"'matmul'", "takes 2 input(s), got 1"});
+  expect_invalid([] { map_function("matmul").apply({shape_tile(16, 64)}); }, {"'matmul'", "takes 2 input(s), got 1"});
   expect_invalid(
       [] {
         map_function("matmul").out_shape({make_int_tile(1, 1, {1}), shape_tile(1, 1)});
@@ -286,15 +281,22 @@ TEST(Elementwise, FlopsAreOutputElements) {
 }
 
 TEST(Elementwise, ShapeErrors) {
-  expect_invalid([] { map_function("add").out_shape({shape_tile(16, 64), shape_tile(8, 64)}); },
-                 {"'add'", "T[16x64]", "T[8x64]", "broadcast"});
-  expect_invalid([] { map_function("mul").apply({shape_tile(2, 3), shape_tile(2, 4)}); },
-                 {"'mul'", "T[2x3]", "T[2x4]"});
   expect_invalid(
-      [] { map_function("sub_row").out_shape({shape_tile(16, 64), shape_tile(1, 64)}); },
+      [] {
+        map_function("add").out_shape({shape_tile(16, 64), shape_tile(8, 64)});
+      },
+      {"'add'", "T[16x64]", "T[8x64]", "broadcast"});
+  expect_invalid(
+      [] {
+        map_function("mul").apply({shape_tile(2, 3), shape_tile(2, 4)});
+      },
+      {"'mul'", "T[2x3]", "T[2x4]"});
+  expect_invalid(
+      [] {
+        map_function("sub_row").out_shape({shape_tile(16, 64), shape_tile(1, 64)});
+      },
       {"'sub_row'", "T[16x64]", "T[1x64]"});
-  expect_invalid([] { map_function("add").apply({shape_tile(1, 1)}); },
-                 {"'add'", "takes 2 input(s), got 1"});
+  expect_invalid([] { map_function("add").apply({shape_tile(1, 1)}); }, {"'add'", "takes 2 input(s), got 1"});
 }
 
 // ---- unary ----
@@ -302,13 +304,11 @@ TEST(Elementwise, ShapeErrors) {
 TEST(Unary, ExpSigmoidSiluElementwise) {
   Tile x = make_tile(2, 2, DType::BF16, {0, 1, -2.5f, 3});
   for (const char* fn : {"exp", "sigmoid", "silu"}) {
-    float (*k)(float) = std::string(fn) == "exp" ? exp_f32
-                        : std::string(fn) == "sigmoid" ? sigmoid_f32 : silu_f32;
+    float (*k)(float) = std::string(fn) == "exp" ? exp_f32 : std::string(fn) == "sigmoid" ? sigmoid_f32 : silu_f32;
     Tile y = apply(fn, {x});
     ASSERT_EQ(y.to_string(), "T[2x2]") << fn;
     for (uint32_t i = 0; i < 2; ++i)
-      for (uint32_t j = 0; j < 2; ++j)
-        EXPECT_EQ(f32_bits(y.f(i, j)), f32_bits(round_to_bf16(k(x.f(i, j))))) << fn;
+      for (uint32_t j = 0; j < 2; ++j) EXPECT_EQ(f32_bits(y.f(i, j)), f32_bits(round_to_bf16(k(x.f(i, j))))) << fn;
     Tile y32 = apply(fn, {make_tile(2, 2, DType::FP32, {0, 1, -2.5f, 3})});
     EXPECT_EQ(y32.dtype, DType::FP32);
     EXPECT_EQ(f32_bits(y32.f(1, 1)), f32_bits(k(3.0f))) << fn;
@@ -365,11 +365,8 @@ TEST(MapTimingMode, ShapeOnlyInputsGiveShapeOnlyOutputs) {
   Tile out = apply("matmul", {shape_tile(16, 64), shape_tile(64, 32)});
   EXPECT_FALSE(out.has_data());
   EXPECT_EQ(out.to_string(), "T[16x32]");
-  EXPECT_EQ(map_function("silu").out_shape({shape_tile(4, 4, DType::FP32)}).to_string(),
-            "T[4x4:fp32]");
-  expect_invalid(
-      [] { apply("add", {shape_tile(1, 1), make_tile(1, 1, DType::BF16, {1})}); },
-      {"'add'", "mix payload"});
+  EXPECT_EQ(map_function("silu").out_shape({shape_tile(4, 4, DType::FP32)}).to_string(), "T[4x4:fp32]");
+  expect_invalid([] { apply("add", {shape_tile(1, 1), make_tile(1, 1, DType::BF16, {1})}); }, {"'add'", "mix payload"});
 }
 
 }  // namespace

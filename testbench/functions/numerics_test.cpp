@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <functional>
 
-#include "hw/stream/bf16.h"
 #include "hw/functions/numerics.h"
+#include "hw/stream/bf16.h"
 
 namespace stepsim {
 namespace {
@@ -47,8 +47,7 @@ TEST(ExpF32, GoldenBitPatterns) {
       {0xc1a00000u, 0x310da432u},  // exp(-20)
   };
   for (const auto& c : g)
-    EXPECT_EQ(f32_bits(exp_f32(fb(c.x))), c.y) << "x=" << fb(c.x) << std::hex << " (0x" << c.x
-                                               << ")";
+    EXPECT_EQ(f32_bits(exp_f32(fb(c.x))), c.y) << "x=" << fb(c.x) << std::hex << " (0x" << c.x << ")";
 }
 
 TEST(ExpF32, SpecialValues) {
@@ -57,11 +56,11 @@ TEST(ExpF32, SpecialValues) {
   EXPECT_EQ(exp_f32(INFINITY), INFINITY);
   EXPECT_EQ(f32_bits(exp_f32(-INFINITY)), 0u);  // +0
   EXPECT_EQ(exp_f32(89.0f), INFINITY);
-  EXPECT_EQ(exp_f32(88.8f), INFINITY);          // k = 128 path overflows as IEEE
+  EXPECT_EQ(exp_f32(88.8f), INFINITY);  // k = 128 path overflows as IEEE
   EXPECT_TRUE(std::isfinite(exp_f32(88.72f)));
-  EXPECT_EQ(f32_bits(exp_f32(-104.0f)), 0u);    // e^-104 < 2^-150 -> +0
+  EXPECT_EQ(f32_bits(exp_f32(-104.0f)), 0u);  // e^-104 < 2^-150 -> +0
   EXPECT_EQ(f32_bits(exp_f32(-200.0f)), 0u);
-  EXPECT_GT(exp_f32(-103.0f), 0.0f);            // 2^-148.6: smallest subnormals
+  EXPECT_GT(exp_f32(-103.0f), 0.0f);  // 2^-148.6: smallest subnormals
 }
 
 // Max relative error against double-precision std::exp over a sample of every fp32 value
@@ -83,12 +82,12 @@ TEST(ExpF32, AccuracyAgainstLibm) {
       max_abs_sub = std::max(max_abs_sub, std::fabs(got - ref));
     }
   }
-  std::printf("exp_f32: max rel error %.3e (%.2f x 2^-24) at %a over %llu samples; "
-              "subnormal max abs error %.3e (2^-149 = %.3e)\n",
-              max_rel, max_rel / std::ldexp(1.0, -24), worst, (unsigned long long)n,
-              max_abs_sub, std::ldexp(1.0, -149));
-  EXPECT_LT(max_rel, 1.25e-7);                      // ~2 x 2^-24
-  EXPECT_LE(max_abs_sub, std::ldexp(1.0, -148));    // within 2 subnormal ulps
+  std::printf(
+      "exp_f32: max rel error %.3e (%.2f x 2^-24) at %a over %llu samples; "
+      "subnormal max abs error %.3e (2^-149 = %.3e)\n",
+      max_rel, max_rel / std::ldexp(1.0, -24), worst, (unsigned long long)n, max_abs_sub, std::ldexp(1.0, -149));
+  EXPECT_LT(max_rel, 1.25e-7);                    // ~2 x 2^-24
+  EXPECT_LE(max_abs_sub, std::ldexp(1.0, -148));  // within 2 subnormal ulps
 }
 
 // Every finite bf16 input: the bf16-rounded exp_f32 is within one bf16 ulp of the
@@ -117,8 +116,7 @@ TEST(SigmoidF32, GoldenBitPatterns) {
       {0xc1f00000u, 0x29d2b707u},  // sigmoid(-30)
       {0x3e000000u, 0x3f07fd57u},  // sigmoid(0.125)
   };
-  for (const auto& c : g)
-    EXPECT_EQ(f32_bits(sigmoid_f32(fb(c.x))), c.y) << "x=" << fb(c.x);
+  for (const auto& c : g) EXPECT_EQ(f32_bits(sigmoid_f32(fb(c.x))), c.y) << "x=" << fb(c.x);
   EXPECT_TRUE(std::isnan(sigmoid_f32(NAN)));
   EXPECT_EQ(sigmoid_f32(INFINITY), 1.0f);
   EXPECT_EQ(f32_bits(sigmoid_f32(-INFINITY)), 0u);
@@ -141,8 +139,7 @@ TEST(SiluF32, GoldenBitPatterns) {
   EXPECT_TRUE(std::isnan(silu_f32(-INFINITY)));  // -Inf * 0, as PyTorch's x*sigmoid(x)
 }
 
-double max_rel_error(const std::function<float(float)>& f,
-                     const std::function<double(double)>& ref, float lo, float hi,
+double max_rel_error(const std::function<float(float)>& f, const std::function<double(double)>& ref, float lo, float hi,
                      float* worst) {
   double m = 0;
   for (uint64_t u = 0; u < 0x100000000ull; u += 331) {
@@ -158,20 +155,17 @@ double max_rel_error(const std::function<float(float)>& f,
 
 TEST(SigmoidF32, AccuracyAgainstLibm) {
   float worst = 0;
-  const double e = max_rel_error(sigmoid_f32,
-                                 [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, -87.0f,
-                                 1e30f, &worst);
-  std::printf("sigmoid_f32: max rel error %.3e (%.2f x 2^-24) at %a\n", e,
-              e / std::ldexp(1.0, -24), worst);
+  const double e = max_rel_error(
+      sigmoid_f32, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, -87.0f, 1e30f, &worst);
+  std::printf("sigmoid_f32: max rel error %.3e (%.2f x 2^-24) at %a\n", e, e / std::ldexp(1.0, -24), worst);
   EXPECT_LT(e, 3.0e-7);
 }
 
 TEST(SiluF32, AccuracyAgainstLibm) {
   float worst = 0;
-  const double e = max_rel_error(silu_f32, [](double x) { return x / (1.0 + std::exp(-x)); },
-                                 -85.0f, 1e30f, &worst);
-  std::printf("silu_f32: max rel error %.3e (%.2f x 2^-24) at %a\n", e,
-              e / std::ldexp(1.0, -24), worst);
+  const double e = max_rel_error(
+      silu_f32, [](double x) { return x / (1.0 + std::exp(-x)); }, -85.0f, 1e30f, &worst);
+  std::printf("silu_f32: max rel error %.3e (%.2f x 2^-24) at %a\n", e, e / std::ldexp(1.0, -24), worst);
   EXPECT_LT(e, 3.0e-7);
 }
 

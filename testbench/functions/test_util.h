@@ -14,8 +14,8 @@
 namespace stepsim::testing_util {
 
 // Random tile with values uniform in [lo, hi) (rounded to bf16 if dtype is bf16).
-inline Tile random_tile(uint32_t rows, uint32_t cols, DType dtype, std::mt19937& rng,
-                        float lo = -1.0f, float hi = 1.0f) {
+inline Tile random_tile(uint32_t rows, uint32_t cols, DType dtype, std::mt19937& rng, float lo = -1.0f,
+                        float hi = 1.0f) {
   std::uniform_real_distribution<float> u(lo, hi);
   std::vector<float> v(size_t(rows) * cols);
   for (float& x : v) x = u(rng);

@@ -52,9 +52,9 @@ std::string quoted(const std::string& s) {
 
 // Text of the C++ library or of yaml-cpp that must not reach a user (issue 19, item 6),
 // unless the input itself contains it (a message may quote the input).
-const char* const kLibraryText[] = {"stoll", "stoull", "stoul", "stoi", "stod", "stof", "yaml-cpp",
-                                    "bad conversion", "vector", "basic_string", "_M_", "std::",
-                                    "bad_alloc", "max_size"};
+const char* const kLibraryText[] = {"stoll", "stoull",   "stoul",          "stoi",    "stod",
+                                    "stof",  "yaml-cpp", "bad conversion", "vector",  "basic_string",
+                                    "_M_",   "std::",    "bad_alloc",      "max_size"};
 
 std::string library_text_in(const std::string& message, const std::string& input) {
   for (const char* t : kLibraryText)
@@ -111,9 +111,9 @@ void csv(const uint8_t* data, size_t size) {
   // The same file as each kind of trace stream, named by its last column; each is judged on
   // its own, so that a clear error in one does not hide the other.
   const std::string last = quoted(table.header.back());
-  const std::string streams[] = {"{trace: " + quoted(path) + ", kind: selector, columns: " + last + ", rank: 1}",
-                                 "{trace: " + quoted(path) + ", kind: scalar, column: " + last +
-                                     ", add: 1, ceil_div: 1024, rank: 1}"};
+  const std::string streams[] = {
+      "{trace: " + quoted(path) + ", kind: selector, columns: " + last + ", rank: 1}",
+      "{trace: " + quoted(path) + ", kind: scalar, column: " + last + ", add: 1, ceil_div: 1024, rank: 1}"};
   for (const std::string& stream : streams) {
     const std::string yaml = "streams:\n  s: " + stream + "\nnodes: []\n";
     const std::string finding = judge([&] { parse_graph(yaml, "fuzz.yaml", "/", {}); }, as_text(data, size));

@@ -4,12 +4,12 @@
 // what a timing run measures; bad parameters are clear errors.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
-#include <array>
-#include <unistd.h>
 
 #include "graphs/layers/layer.h"
 #include "hw/presets/hardware.h"
@@ -17,8 +17,8 @@
 #include "sim/graph/graph_writer.h"
 #include "sim/graph/loader.h"
 #include "sim/graph/npy.h"
-#include "sim/simulation.h"
 #include "sim/graph/tensors.h"
+#include "sim/simulation.h"
 #include "testbench/layers/reference.h"
 
 namespace stepsim {
@@ -119,12 +119,18 @@ TEST_P(SwigluGold, MatchesReference) {
   EXPECT_LE(mean_abs_diff(y, ref), kMeanTolOfRms * rms(ref)) << "rms " << rms(ref);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Tilings, SwigluGold,
-    ::testing::Values(std::map<std::string, std::string>{{"batch", "32"}, {"hidden", "64"}, {"inter", "128"},
-                                                         {"tile_b", "16"}, {"tile_f", "32"}},
-                      std::map<std::string, std::string>{{"batch", "32"}, {"hidden", "64"}, {"inter", "128"},
-                                                         {"tile_b", "32"}, {"tile_f", "64"}, {"tile_h", "16"}}));
+INSTANTIATE_TEST_SUITE_P(Tilings, SwigluGold,
+                         ::testing::Values(std::map<std::string, std::string>{{"batch", "32"},
+                                                                              {"hidden", "64"},
+                                                                              {"inter", "128"},
+                                                                              {"tile_b", "16"},
+                                                                              {"tile_f", "32"}},
+                                           std::map<std::string, std::string>{{"batch", "32"},
+                                                                              {"hidden", "64"},
+                                                                              {"inter", "128"},
+                                                                              {"tile_b", "32"},
+                                                                              {"tile_f", "64"},
+                                                                              {"tile_h", "16"}}));
 
 // MoE: every token's output row is the sum of the reference outputs of its top-k experts.
 void check_moe(const Graph& g, const std::string& trace, size_t experts, size_t topk, int64_t batch,
@@ -136,8 +142,10 @@ void check_moe(const Graph& g, const std::string& trace, size_t experts, size_t 
   std::map<size_t, std::array<Mat, 3>> w;
   for (size_t e = 0; e < experts; ++e) {
     const std::string s = std::to_string(e);
-    if (weights) w[e] = {weights->at("w1_" + s), weights->at("w3_" + s), weights->at("w2_" + s)};
-    else w[e] = {input(g, "w1_" + s), input(g, "w3_" + s), input(g, "w2_" + s)};
+    if (weights)
+      w[e] = {weights->at("w1_" + s), weights->at("w3_" + s), weights->at("w2_" + s)};
+    else
+      w[e] = {input(g, "w1_" + s), input(g, "w3_" + s), input(g, "w2_" + s)};
   }
   double worst = 0, mean = 0;
   for (int64_t i = 0; i < batch; ++i) {
@@ -158,23 +166,26 @@ void check_moe(const Graph& g, const std::string& trace, size_t experts, size_t 
 
 TEST(MoeGold, MixtralStaticTiling) {
   const std::string trace = std::string(STEPSIM_SHARED_DIR) + "/traces/moe/mixtral8x7b_b64_iter008_layer010.csv";
-  Graph g = layers::build_layer("moe", {{"model", "mixtral"}, {"batch", "24"}, {"hidden", "32"}, {"inter", "64"},
-                                        {"tile_f", "32"}, {"tile_n", "4"}});
+  Graph g = layers::build_layer(
+      "moe",
+      {{"model", "mixtral"}, {"batch", "24"}, {"hidden", "32"}, {"inter", "64"}, {"tile_f", "32"}, {"tile_n", "4"}});
   check_moe(g, trace, 8, 2, 24);
 }
 
 TEST(MoeGold, MixtralDynamicTiling) {
   const std::string trace = std::string(STEPSIM_SHARED_DIR) + "/traces/moe/mixtral8x7b_b64_iter008_layer010.csv";
-  Graph g = layers::build_layer("moe", {{"model", "mixtral"}, {"batch", "24"}, {"hidden", "32"}, {"inter", "64"},
-                                        {"tile_f", "32"}, {"tile_n", "0"}});
+  Graph g = layers::build_layer(
+      "moe",
+      {{"model", "mixtral"}, {"batch", "24"}, {"hidden", "32"}, {"inter", "64"}, {"tile_f", "32"}, {"tile_n", "0"}});
   check_moe(g, trace, 8, 2, 24);
 }
 
 TEST(MoeGold, QwenStaticAndDynamicTiling) {
   const std::string trace = std::string(STEPSIM_SHARED_DIR) + "/traces/moe/qwen3_30b_a3b_b64_iter032_layer012.csv";
   for (const char* tn : {"8", "0"}) {
-    Graph g = layers::build_layer("moe", {{"model", "qwen"}, {"batch", "8"}, {"hidden", "16"}, {"inter", "32"},
-                                          {"tile_f", "16"}, {"tile_n", tn}});
+    Graph g = layers::build_layer(
+        "moe",
+        {{"model", "qwen"}, {"batch", "8"}, {"hidden", "16"}, {"inter", "32"}, {"tile_f", "16"}, {"tile_n", tn}});
     check_moe(g, trace, 128, 8, 8);
   }
 }
@@ -184,8 +195,13 @@ TEST(MoeGold, QwenStaticAndDynamicTiling) {
 TEST(MoeGold, QwenTimeMultiplexedStaticAndDynamic) {
   const std::string trace = std::string(STEPSIM_SHARED_DIR) + "/traces/moe/qwen3_30b_a3b_b64_iter032_layer012.csv";
   for (const char* tn : {"8", "0"}) {
-    Graph g = layers::build_layer("moe_tm", {{"model", "qwen"}, {"regions", "16"}, {"batch", "8"}, {"hidden", "16"},
-                                             {"inter", "32"}, {"tile_f", "16"}, {"tile_n", tn}});
+    Graph g = layers::build_layer("moe_tm", {{"model", "qwen"},
+                                             {"regions", "16"},
+                                             {"batch", "8"},
+                                             {"hidden", "16"},
+                                             {"inter", "32"},
+                                             {"tile_f", "16"},
+                                             {"tile_n", tn}});
     // Split the stacked weights into per-expert tensors for the reference.
     Graph split = g;
     const Mat w1 = input(g, "w1"), w3 = input(g, "w3"), w2 = input(g, "w2");
@@ -211,8 +227,11 @@ TEST(AttentionGold, AllParallelizationsMatchReference) {
   const std::string trace = std::string(STEPSIM_SHARED_DIR) + "/traces/azure/AzureLLMInferenceTrace_conv.csv";
   CsvTable t = read_csv(trace);
   for (const char* par : {"interleaved", "coarse", "dynamic"}) {
-    Graph g = layers::build_layer("attention", {{"parallel", par}, {"batch", std::to_string(B)}, {"head_dim", std::to_string(hd)},
-                                                {"q_per_kv", std::to_string(qpk)}, {"per_region", "4"},
+    Graph g = layers::build_layer("attention", {{"parallel", par},
+                                                {"batch", std::to_string(B)},
+                                                {"head_dim", std::to_string(hd)},
+                                                {"q_per_kv", std::to_string(qpk)},
+                                                {"per_region", "4"},
                                                 {"kv_first_row", "4007"}});
     Mat out = run_functional(g, "step-artifact", "out");
     const Mat k = input(g, "kcache"), v = input(g, "vcache");
@@ -221,8 +240,9 @@ TEST(AttentionGold, AllParallelizationsMatchReference) {
     for (int64_t i = 0; i < B; ++i) {
       const int64_t len = std::stoll(t.rows[size_t(4007 - 1 + i)][t.column("ContextTokens", trace)]) + 1;
       // Coarse: region r has its own query tensor q<r> of per_region requests.
-      const Mat q = std::string(par) == "coarse" ? reference::rows_of(input(g, "q" + std::to_string(i / 4)), (i % 4) * qpk, qpk)
-                                                 : reference::rows_of(input(g, "q"), i * qpk, qpk);
+      const Mat q = std::string(par) == "coarse"
+                        ? reference::rows_of(input(g, "q" + std::to_string(i / 4)), (i % 4) * qpk, qpk)
+                        : reference::rows_of(input(g, "q"), i * qpk, qpk);
       const Mat ref = reference::attention(q, reference::rows_of(k, i * max_tiles * tn, len),
                                            reference::rows_of(v, i * max_tiles * tn, len), len);
       const Mat got = reference::rows_of(out, i * qpk, qpk);
@@ -254,13 +274,20 @@ TEST(DecoderGold, EveryPhaseMatchesReference) {
   const std::string routing = std::string(STEPSIM_SHARED_DIR) + "/traces/moe/qwen3_30b_a3b_b64_iter032_layer012.csv";
   CsvTable t = read_csv(kv);
   std::vector<int64_t> ctx;
-  for (int64_t i = 0; i < B; ++i) ctx.push_back(std::stoll(t.rows[size_t(4007 - 1 + i)][t.column("ContextTokens", kv)]));
+  for (int64_t i = 0; i < B; ++i)
+    ctx.push_back(std::stoll(t.rows[size_t(4007 - 1 + i)][t.column("ContextTokens", kv)]));
   for (const char* attn : {"interleaved", "dynamic"}) {
     SCOPED_TRACE(attn);
-    Graph g = layers::build_layer("decoder", {{"model", "qwen"}, {"batch", std::to_string(B)}, {"regions", std::to_string(R)},
-                                              {"hidden", std::to_string(D)}, {"head_dim", std::to_string(hd)},
-                                              {"q_heads", std::to_string(Hq)}, {"kv_heads", std::to_string(Hkv)},
-                                              {"inter", std::to_string(F)}, {"moe_tile_f", "16"}, {"attention", attn}});
+    Graph g = layers::build_layer("decoder", {{"model", "qwen"},
+                                              {"batch", std::to_string(B)},
+                                              {"regions", std::to_string(R)},
+                                              {"hidden", std::to_string(D)},
+                                              {"head_dim", std::to_string(hd)},
+                                              {"q_heads", std::to_string(Hq)},
+                                              {"kv_heads", std::to_string(Hkv)},
+                                              {"inter", std::to_string(F)},
+                                              {"moe_tile_f", "16"},
+                                              {"attention", attn}});
     std::map<std::string, Mat> out = run_functional_all(g, "step-artifact");
     for (const char* n : {"q", "kcache", "vcache", "attn", "h", "y"}) ASSERT_TRUE(out.count(n)) << n;
     const Mat x = input(g, "x"), qkv = reference::matmul(x, input(g, "wqkv"));
@@ -272,7 +299,8 @@ TEST(DecoderGold, EveryPhaseMatchesReference) {
       for (int64_t c = 0; c < cols; ++c)
         for (int64_t d = 0; d < hd; ++d) {
           const double val = qkv.at(tok, c * hd + d);
-          if (c < Hq) qref.at(tok * Hq + c, d) = val;
+          if (c < Hq)
+            qref.at(tok * Hq + c, d) = val;
           else {
             const bool is_k = c < Hq + Hkv;
             const int64_t item = tok * Hkv + (is_k ? c - Hq : c - Hq - Hkv);
@@ -298,8 +326,9 @@ TEST(DecoderGold, EveryPhaseMatchesReference) {
     Mat aref(B * Hq, hd);
     for (int64_t item = 0; item < B * Hkv; ++item) {
       const int64_t len = ctx[size_t(item / Hkv)] + 1, base = item * max_tiles * tn;
-      const Mat o = reference::attention(reference::rows_of(q, item * qpk, qpk), reference::rows_of(out["kcache"], base, len),
-                                         reference::rows_of(out["vcache"], base, len), len);
+      const Mat o =
+          reference::attention(reference::rows_of(q, item * qpk, qpk), reference::rows_of(out["kcache"], base, len),
+                               reference::rows_of(out["vcache"], base, len), len);
       for (int64_t m = 0; m < qpk; ++m)
         for (int64_t d = 0; d < hd; ++d) aref.at(item * qpk + m, d) = o.at(m, d);
     }
@@ -318,7 +347,8 @@ TEST(DecoderGold, EveryPhaseMatchesReference) {
     for (int64_t tok = 0; tok < B; ++tok)
       for (size_t c = 1; c < rt.header.size(); ++c) {
         const std::string e = rt.rows[size_t(tok)][c];
-        const Mat o = reference::swiglu(reference::row(out["h"], tok), input(g, "w1_" + e), input(g, "w3_" + e), input(g, "w2_" + e));
+        const Mat o = reference::swiglu(reference::row(out["h"], tok), input(g, "w1_" + e), input(g, "w3_" + e),
+                                        input(g, "w2_" + e));
         for (int64_t d = 0; d < D; ++d) yref.at(tok, d) += o.v[size_t(d)];
       }
     EXPECT_LE(worst_row_error(out["y"], yref), kTolOfRms) << "y";
@@ -334,7 +364,8 @@ void check_symbolic_equals_measured(const Graph& g, const std::string& preset) {
   SimResult r = simulate(g, opt);
   ASSERT_TRUE(r.ok) << r.error;
   int64_t read = -1, written = -1, flops = -1;
-  ASSERT_TRUE(shape::to_int(shape::evaluate(a.metrics.read_bytes, a.syms), read)) << shape::to_string(a.metrics.read_bytes);
+  ASSERT_TRUE(shape::to_int(shape::evaluate(a.metrics.read_bytes, a.syms), read))
+      << shape::to_string(a.metrics.read_bytes);
   ASSERT_TRUE(shape::to_int(shape::evaluate(a.metrics.write_bytes, a.syms), written));
   ASSERT_TRUE(shape::to_int(shape::evaluate(a.metrics.flops, a.syms), flops));
   EXPECT_EQ(uint64_t(read), r.offchip_read_bytes);
@@ -345,7 +376,8 @@ void check_symbolic_equals_measured(const Graph& g, const std::string& preset) {
 }
 
 TEST(LayerMetrics, SwigluFig8PointSymbolicEqualsMeasured) {
-  check_symbolic_equals_measured(layers::build_layer("swiglu", {{"tile_b", "32"}, {"tile_f", "128"}}), "hdl-validation");
+  check_symbolic_equals_measured(layers::build_layer("swiglu", {{"tile_b", "32"}, {"tile_f", "128"}}),
+                                 "hdl-validation");
 }
 
 TEST(LayerMetrics, MixtralMoeSymbolicEqualsMeasured) {
@@ -368,7 +400,8 @@ TEST(LayerMetrics, AttentionStaticParallelizationsSymbolicEqualsMeasured) {
 
 TEST(LayerMetrics, DecoderStaticSchemesSymbolicEqualsMeasured) {
   check_symbolic_equals_measured(
-      layers::build_layer("decoder", {{"model", "qwen"}, {"attention", "interleaved"}, {"moe_tile_n", "16"}}), "step-artifact");
+      layers::build_layer("decoder", {{"model", "qwen"}, {"attention", "interleaved"}, {"moe_tile_n", "16"}}),
+      "step-artifact");
 }
 
 // A cyclic graph (dynamic parallelization) written to YAML carries the declared type of its

@@ -2,8 +2,8 @@
 // the operators or tile functions): plain loops in double precision on the same bf16 inputs.
 #pragma once
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 

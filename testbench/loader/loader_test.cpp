@@ -41,8 +41,8 @@ TEST(NumberText, ReadsWhole64BitDecimalsAndNothingElse) {
   EXPECT_EQ(v, INT64_MIN);
   EXPECT_TRUE(parse_int64("0x10", v));
   EXPECT_EQ(v, 16);
-  for (const char* bad : {"", "-", "9223372036854775808", "12345678901234567890123", "1e3", "1.5", " 1", "1 ",
-                          "--1", "+-1", "0x", "abc", "4294967296x"})
+  for (const char* bad : {"", "-", "9223372036854775808", "12345678901234567890123", "1e3", "1.5", " 1", "1 ", "--1",
+                          "+-1", "0x", "abc", "4294967296x"})
     EXPECT_FALSE(parse_int64(bad, v)) << bad;
 }
 
@@ -50,7 +50,8 @@ TEST(Parameters, NegativeAndWideRanksAreRejectedWithTheRange) {
   // Once a segmentation fault (rank -1) and a silent rank 0 (2^32 cut to 32 bits).
   for (const char* op : {"Partition", "Parallelize", "EagerMerge"})
     for (const char* rank : {"-1", "4294967296", "16"}) {
-      const std::string yaml = kHead + "  - {name: r, op: " + op + ", params: {rank: " + rank + "}, inputs: {in0: src}}\n";
+      const std::string yaml =
+          kHead + "  - {name: r, op: " + op + ", params: {rank: " + rank + "}, inputs: {in0: src}}\n";
       EXPECT_EQ(load_error(yaml), std::string("g.yaml: node 'r' (") + op + "): parameter 'rank' is " + rank +
                                       ", outside the allowed range 0..15");
     }
@@ -62,7 +63,8 @@ TEST(Parameters, EveryRegisteredDefaultIsInsideItsRange) {
   for (const OpInfo* op : OpRegistry::instance().all()) {
     std::map<std::string, std::string> required;
     for (const ParamSpec& p : op->params)
-      if (p.required) required[p.name] = p.type == ParamSpec::Type::kIntList ? "[1, 1]" : p.type == ParamSpec::Type::kInt ? "1" : "x";
+      if (p.required)
+        required[p.name] = p.type == ParamSpec::Type::kIntList ? "[1, 1]" : p.type == ParamSpec::Type::kInt ? "1" : "x";
     EXPECT_NO_THROW(Params(op->name, "n", &op->params, required)) << op->name;
   }
 }
@@ -87,7 +89,8 @@ TEST(StrictYaml, RepeatedKeysAnywhereAreErrors) {
             "g.yaml:5:43: duplicate key 'in' (first given at line 5)");
   EXPECT_EQ(load_error(kHead + "  - {name: m, op: Map, params: {fn: silu, fn: exp}, inputs: {in0: src}}\n"),
             "g.yaml:5:43: duplicate key 'fn' (first given at line 5)");
-  EXPECT_EQ(load_error(kHead + "nodes:\n  - {name: x, op: Sink}\n"), "g.yaml:5:1: duplicate key 'nodes' (first given at line 3)");
+  EXPECT_EQ(load_error(kHead + "nodes:\n  - {name: x, op: Sink}\n"),
+            "g.yaml:5:1: duplicate key 'nodes' (first given at line 3)");
   EXPECT_EQ(load_error(kHead + "  - {name: src, op: Sink, inputs: {in: src}}\n"),
             "g.yaml:5:12: duplicate node name 'src' (first given at line 4)");
 }
@@ -124,7 +127,8 @@ TEST(HostLimits, FieldsThatSizeMemoryAreBoundedBeforeAnythingIsAllocated) {
 TEST(HostLimits, TheMemoryEstimateRefusesARunAboveTheLimit) {
   std::string yaml = kHead;
   yaml.replace(yaml.find("s}}"), 3, "s}, outputs: 4, depth: 1000000}");
-  for (int k = 0; k < 4; ++k) yaml += "  - {name: k" + std::to_string(k) + ", op: Sink, inputs: {in: src.out" + std::to_string(k) + "}}\n";
+  for (int k = 0; k < 4; ++k)
+    yaml += "  - {name: k" + std::to_string(k) + ", op: Sink, inputs: {in: src.out" + std::to_string(k) + "}}\n";
   const Graph g = load(yaml);
   HardwareParams hw;
   const HostMemoryEstimate e = estimate_host_memory(g, hw, false);

@@ -100,8 +100,8 @@ TEST(HbmTiming, OneMiBLinearReadTakes1024CyclesPlusStartup) {
   }
   EXPECT_EQ(h.stats().bytes_read, kMiB);
   EXPECT_EQ(h.stats().bytes_written, 0u);
-  std::printf("[calib] 1 MiB read, P=16: %llu cycles (%.1f B/cycle)\n",
-              (unsigned long long)r.completion_cycle, double(kMiB) / r.completion_cycle);
+  std::printf("[calib] 1 MiB read, P=16: %llu cycles (%.1f B/cycle)\n", (unsigned long long)r.completion_cycle,
+              double(kMiB) / r.completion_cycle);
 
   // Over-dispatching (P = 32 > 16) cannot go faster: each channel serialises its 512
   // requests at II = 2 from its first arrival at cycle 1: 1 + 511*2 + 14 + 2 + 1 = 1040.
@@ -149,9 +149,8 @@ TEST(HbmTiming, StreamingReadReachesPeak) {
   }
   {
     HbmTiming h;
-    auto r = test::run_requests(w, 64, [&](uint64_t a, bool wr, uint64_t t) {
-      return h.serve_request(a, wr, t).completion_cycle;
-    });
+    auto r = test::run_requests(
+        w, 64, [&](uint64_t a, bool wr, uint64_t t) { return h.serve_request(a, wr, t).completion_cycle; });
     const double bw = double(r.bytes) / double(r.makespan);
     std::printf("[calib] 8 initiators x 2 MiB, request: %llu cycles, %.2f B/cycle (%.2f%%)\n",
                 (unsigned long long)r.makespan, bw, 100.0 * bw / peak);
@@ -195,15 +194,15 @@ TEST(HbmTiming, StartupQuirkSwitch) {
     h.serve_request(0, false, 0);
     return h.serve_request(64, false, 10).completion_cycle - 10;
   };
-  EXPECT_EQ(sparse_latency(one), 18u);                                   // quirk
+  EXPECT_EQ(sparse_latency(one), 18u);  // quirk
   one_fixed.cold_after = 0;
-  EXPECT_EQ(sparse_latency(one_fixed), 18u);                             // went cold
+  EXPECT_EQ(sparse_latency(one_fixed), 18u);  // went cold
   one_fixed.cold_after = 7;
-  EXPECT_EQ(sparse_latency(one_fixed), 18u);                             // 8 > 7: cold
+  EXPECT_EQ(sparse_latency(one_fixed), 18u);  // 8 > 7: cold
   one_fixed.cold_after = 8;
-  EXPECT_EQ(sparse_latency(one_fixed), 4u);                              // 8 <= 8: warm
+  EXPECT_EQ(sparse_latency(one_fixed), 4u);  // 8 <= 8: warm
   one_fixed.cold_after = HbmParams::kNeverCold;
-  EXPECT_EQ(sparse_latency(one_fixed), 4u);                              // only first pays
+  EXPECT_EQ(sparse_latency(one_fixed), 4u);  // only first pays
 }
 
 // serve_burst must equal serve_request applied to each request in order: random bursts,
@@ -231,10 +230,18 @@ TEST(HbmTiming, BurstPathIsExactlyTheRequestPath) {
       b.row_bytes = 1 + rng() % 900;
       const uint64_t rb = p.request_bytes;
       switch (rng() % 4) {
-        case 0: b.row_pitch = 0; break;                                        // dense
-        case 1: b.row_pitch = b.requests_per_row(uint32_t(rb)) * rb; break;    // dense, aligned
-        case 2: b.row_pitch = rb * (b.requests_per_row(uint32_t(rb)) + rng() % 70); break;
-        default: b.row_pitch = b.row_bytes + rng() % 300; break;              // unaligned
+        case 0:
+          b.row_pitch = 0;
+          break;  // dense
+        case 1:
+          b.row_pitch = b.requests_per_row(uint32_t(rb)) * rb;
+          break;  // dense, aligned
+        case 2:
+          b.row_pitch = rb * (b.requests_per_row(uint32_t(rb)) + rng() % 70);
+          break;
+        default:
+          b.row_pitch = b.row_bytes + rng() % 300;
+          break;  // unaligned
       }
       b.base = (rng() % 2) ? (rng() % 4096) * rb : rng() % (1 << 20);
       b.write = rng() % 3 == 0;
@@ -247,15 +254,14 @@ TEST(HbmTiming, BurstPathIsExactlyTheRequestPath) {
       uint64_t done = b.issue_cycle, j = 0;
       for (uint64_t row = 0; row < b.rows; ++row)
         for (uint64_t q = 0; q < per_row; ++q, ++j)
-          done = std::max(done, slow.serve_request(b.request_addr(row, q, uint32_t(rb)),
-                                                   b.write, b.request_issue_cycle(j))
-                                    .completion_cycle);
+          done =
+              std::max(done, slow.serve_request(b.request_addr(row, q, uint32_t(rb)), b.write, b.request_issue_cycle(j))
+                                 .completion_cycle);
       ASSERT_EQ(r.completion_cycle, done) << "trial " << trial << " burst " << k;
       ASSERT_EQ(r.requests, j);
       ASSERT_EQ(r.last_issue_cycle, b.request_issue_cycle(j - 1));
       fast.drain();  // fold pending requests so the channel states can be compared
-      for (uint32_t c = 0; c < p.channels; ++c)
-        ASSERT_EQ(fast.channel_free_cycle(c), slow.channel_free_cycle(c));
+      for (uint32_t c = 0; c < p.channels; ++c) ASSERT_EQ(fast.channel_free_cycle(c), slow.channel_free_cycle(c));
       ASSERT_EQ(fast.round_robin_next(), slow.round_robin_next());
       t = r.last_issue_cycle + (rng() % 3 == 0 ? 0 : rng() % 200);
       ++total;
@@ -269,9 +275,10 @@ TEST(HbmTiming, BurstPathIsExactlyTheRequestPath) {
     EXPECT_EQ(fast.stats().last_completion_cycle, slow.stats().last_completion_cycle);
     total = 0;
   }
-  std::printf("[calib] exactness: 12000 random bursts, %llu channel windows needed the "
-              "per-request loop (non-consecutive channels or cold gaps)\n",
-              (unsigned long long)slow_windows);
+  std::printf(
+      "[calib] exactness: 12000 random bursts, %llu channel windows needed the "
+      "per-request loop (non-consecutive channels or cold gaps)\n",
+      (unsigned long long)slow_windows);
 }
 
 // (c) Fast (burst) and request-level modes on a mixed read/write workload: 6 initiators,
@@ -285,53 +292,51 @@ TEST(HbmTiming, BurstPathIsExactlyTheRequestPath) {
 //    ~2-7 %, individual initiators differ up to ~21 % (reported, loosely bounded).
 TEST(HbmTiming, FastAndRequestModesAgreeOnMixedWorkload) {
   for (HbmMapping map : {HbmMapping::RoundRobin, HbmMapping::AddressInterleave})
-  for (bool every : {true, false}) {
-    HbmParams p;
-    p.startup_every_request = every;
-    p.mapping = map;
-    const auto w = test::mixed_workload(6, 7);
-    HbmTiming hf(p), hd(p), hr(p);
-    const auto f = test::run_fast(w, [&](const Burst& b) { return hf.serve_burst(b); });
-    const auto d = test::run_deferred(w, hd);
-    const auto r = test::run_requests(w, 64, [&](uint64_t a, bool wr, uint64_t t) {
-      return hr.serve_request(a, wr, t).completion_cycle;
-    });
-    EXPECT_EQ(f.requests, r.requests);
-    EXPECT_EQ(d.requests, r.requests);
-    EXPECT_EQ(f.bytes, r.bytes);
-    EXPECT_EQ(hf.stats().bytes_read, hr.stats().bytes_read);
-    EXPECT_EQ(hf.stats().bytes_written, hr.stats().bytes_written);
-    EXPECT_EQ(hd.stats().bytes_read, hr.stats().bytes_read);
-    auto rel = [](uint64_t a, uint64_t b) { return double(a) / double(b) - 1.0; };
-    std::printf("[calib] mixed workload (%s, %s): %llu requests, %.1f MiB, request-level "
-                "makespan %llu (%.1f B/cycle)\n",
-                hbm_mapping_name(map), every ? "quirk" : "no quirk",
-                (unsigned long long)r.requests, double(r.bytes) / kMiB,
-                (unsigned long long)r.makespan, double(r.bytes) / r.makespan);
-    std::printf("[calib]   deferred : makespan %+.3f%%, summed tile latency %+.3f%%\n",
-                100 * rel(d.makespan, r.makespan),
-                100 * rel(d.total_tile_latency, r.total_tile_latency));
-    std::printf("[calib]   immediate: makespan %+.3f%%, summed tile latency %+.3f%%\n",
-                100 * rel(f.makespan, r.makespan),
-                100 * rel(f.total_tile_latency, r.total_tile_latency));
-    // Deferred: the request level exactly, under both mappings (round robin deals the
-    // global counter over the interleaved requests of concurrent bursts, as the request
-    // level does).
-    EXPECT_EQ(d.makespan, r.makespan);
-    EXPECT_EQ(d.total_tile_latency, r.total_tile_latency);
-    EXPECT_EQ(d.tile_done, r.tile_done);
-    // Immediate: a burst cannot see bursts issued after it.
-    EXPECT_LT(std::abs(rel(f.makespan, r.makespan)), 0.06);
-    EXPECT_LT(std::abs(rel(f.total_tile_latency, r.total_tile_latency)), 0.07);
-    for (size_t i = 0; i < w.size(); ++i) {
-      std::printf("[calib]   initiator %zu (%4zu tiles): request %6llu, deferred %+.3f%%, "
-                  "immediate %+.3f%%\n", i, w[i].tiles.size(),
-                  (unsigned long long)r.finish[i], 100 * rel(d.finish[i], r.finish[i]),
-                  100 * rel(f.finish[i], r.finish[i]));
-      EXPECT_EQ(d.finish[i], r.finish[i]) << "initiator " << i;
-      EXPECT_LT(std::abs(rel(f.finish[i], r.finish[i])), 0.25) << "initiator " << i;
+    for (bool every : {true, false}) {
+      HbmParams p;
+      p.startup_every_request = every;
+      p.mapping = map;
+      const auto w = test::mixed_workload(6, 7);
+      HbmTiming hf(p), hd(p), hr(p);
+      const auto f = test::run_fast(w, [&](const Burst& b) { return hf.serve_burst(b); });
+      const auto d = test::run_deferred(w, hd);
+      const auto r = test::run_requests(
+          w, 64, [&](uint64_t a, bool wr, uint64_t t) { return hr.serve_request(a, wr, t).completion_cycle; });
+      EXPECT_EQ(f.requests, r.requests);
+      EXPECT_EQ(d.requests, r.requests);
+      EXPECT_EQ(f.bytes, r.bytes);
+      EXPECT_EQ(hf.stats().bytes_read, hr.stats().bytes_read);
+      EXPECT_EQ(hf.stats().bytes_written, hr.stats().bytes_written);
+      EXPECT_EQ(hd.stats().bytes_read, hr.stats().bytes_read);
+      auto rel = [](uint64_t a, uint64_t b) { return double(a) / double(b) - 1.0; };
+      std::printf(
+          "[calib] mixed workload (%s, %s): %llu requests, %.1f MiB, request-level "
+          "makespan %llu (%.1f B/cycle)\n",
+          hbm_mapping_name(map), every ? "quirk" : "no quirk", (unsigned long long)r.requests, double(r.bytes) / kMiB,
+          (unsigned long long)r.makespan, double(r.bytes) / r.makespan);
+      std::printf("[calib]   deferred : makespan %+.3f%%, summed tile latency %+.3f%%\n",
+                  100 * rel(d.makespan, r.makespan), 100 * rel(d.total_tile_latency, r.total_tile_latency));
+      std::printf("[calib]   immediate: makespan %+.3f%%, summed tile latency %+.3f%%\n",
+                  100 * rel(f.makespan, r.makespan), 100 * rel(f.total_tile_latency, r.total_tile_latency));
+      // Deferred: the request level exactly, under both mappings (round robin deals the
+      // global counter over the interleaved requests of concurrent bursts, as the request
+      // level does).
+      EXPECT_EQ(d.makespan, r.makespan);
+      EXPECT_EQ(d.total_tile_latency, r.total_tile_latency);
+      EXPECT_EQ(d.tile_done, r.tile_done);
+      // Immediate: a burst cannot see bursts issued after it.
+      EXPECT_LT(std::abs(rel(f.makespan, r.makespan)), 0.06);
+      EXPECT_LT(std::abs(rel(f.total_tile_latency, r.total_tile_latency)), 0.07);
+      for (size_t i = 0; i < w.size(); ++i) {
+        std::printf(
+            "[calib]   initiator %zu (%4zu tiles): request %6llu, deferred %+.3f%%, "
+            "immediate %+.3f%%\n",
+            i, w[i].tiles.size(), (unsigned long long)r.finish[i], 100 * rel(d.finish[i], r.finish[i]),
+            100 * rel(f.finish[i], r.finish[i]));
+        EXPECT_EQ(d.finish[i], r.finish[i]) << "initiator " << i;
+        EXPECT_LT(std::abs(rel(f.finish[i], r.finish[i])), 0.25) << "initiator " << i;
+      }
     }
-  }
 }
 
 // Random HBM parameters for the workload comparisons (mapping given).
@@ -380,16 +385,14 @@ TEST(HbmTiming, RandomMixedWorkloadsDeferredEqualsRequestLevel) {
       const auto d = test::run_deferred(w, hd, order);
       const auto r = test::run_requests(
           w, p.request_bytes,
-          [&](uint64_t a, bool wr, uint64_t t) { return hr.serve_request(a, wr, t).completion_cycle; },
-          order);
-      const auto f = test::run_fast(w, [&](const Burst& b) { return hf.serve_burst(b); }, order);
+          [&](uint64_t a, bool wr, uint64_t t) { return hr.serve_request(a, wr, t).completion_cycle; }, order);
+      const auto f = test::run_fast(
+          w, [&](const Burst& b) { return hf.serve_burst(b); }, order);
       ASSERT_EQ(d.requests, r.requests);
       ASSERT_EQ(f.requests, r.requests);
       requests += r.requests;
       slow += hd.slow_path_bursts();
-      auto rel = [](uint64_t a, uint64_t b) {
-        return b ? std::abs(double(a) / double(b) - 1.0) : (a ? 1.0 : 0.0);
-      };
+      auto rel = [](uint64_t a, uint64_t b) { return b ? std::abs(double(a) / double(b) - 1.0) : (a ? 1.0 : 0.0); };
       max_mk_d = std::max(max_mk_d, rel(d.makespan, r.makespan));
       const double mk_i = rel(f.makespan, r.makespan);
       sum_mk_i += mk_i;
@@ -406,16 +409,15 @@ TEST(HbmTiming, RandomMixedWorkloadsDeferredEqualsRequestLevel) {
           const uint64_t dd = d.tile_done[i][k], rr = r.tile_done[i][k];
           max_tile_d = std::max(max_tile_d, dd > rr ? dd - rr : rr - dd);
           EXPECT_EQ(d.tile_issue[i][k], r.tile_issue[i][k]);
-          ASSERT_EQ(dd, rr) << "seed " << seed << " initiator " << i << " tile " << k << " "
-                            << p.describe();
+          ASSERT_EQ(dd, rr) << "seed " << seed << " initiator " << i << " tile " << k << " " << p.describe();
           // Immediate path: tile latency (its issue cycles drift from the request level's).
           const uint64_t lf = f.tile_done[i][k] - f.tile_issue[i][k];
           const uint64_t lr = r.tile_done[i][k] - r.tile_issue[i][k];
           abs_lat_diff += lf > lr ? lf - lr : lr - lf;
         }
       // Mean |tile latency difference| relative to the mean tile latency.
-      max_tile_lat_i = std::max(max_tile_lat_i,
-                                double(abs_lat_diff) / double(std::max<uint64_t>(1, r.total_tile_latency)));
+      max_tile_lat_i =
+          std::max(max_tile_lat_i, double(abs_lat_diff) / double(std::max<uint64_t>(1, r.total_tile_latency)));
       // The channel states after everything equal the request level's.
       hd.drain();
       for (uint32_t c = 0; c < p.channels; ++c)
@@ -427,16 +429,16 @@ TEST(HbmTiming, RandomMixedWorkloadsDeferredEqualsRequestLevel) {
       EXPECT_EQ(hd.stats().bytes_written, hr.stats().bytes_written);
       EXPECT_EQ(hd.stats().last_completion_cycle, hr.stats().last_completion_cycle);
     }
-    std::printf("[calib] %d random mixed workloads (%s; %llu tiles, %llu requests):\n"
-                "[calib]   deferred : max |makespan diff| %.3f%%, max |tile completion diff| "
-                "%llu cycles (%llu contended windows)\n"
-                "[calib]   immediate: |makespan diff| max %.2f%% (seed %d), mean %.2f%%; "
-                "|summed tile latency diff| max %.2f%%; mean |tile latency diff| / mean tile "
-                "latency max %.1f%%\n",
-                seeds, hbm_mapping_name(map), (unsigned long long)tiles,
-                (unsigned long long)requests, 100 * max_mk_d, (unsigned long long)max_tile_d,
-                (unsigned long long)slow, 100 * max_mk_i, worst_seed, 100 * sum_mk_i / seeds,
-                100 * max_sum_lat_i, 100 * max_tile_lat_i);
+    std::printf(
+        "[calib] %d random mixed workloads (%s; %llu tiles, %llu requests):\n"
+        "[calib]   deferred : max |makespan diff| %.3f%%, max |tile completion diff| "
+        "%llu cycles (%llu contended windows)\n"
+        "[calib]   immediate: |makespan diff| max %.2f%% (seed %d), mean %.2f%%; "
+        "|summed tile latency diff| max %.2f%%; mean |tile latency diff| / mean tile "
+        "latency max %.1f%%\n",
+        seeds, hbm_mapping_name(map), (unsigned long long)tiles, (unsigned long long)requests, 100 * max_mk_d,
+        (unsigned long long)max_tile_d, (unsigned long long)slow, 100 * max_mk_i, worst_seed, 100 * sum_mk_i / seeds,
+        100 * max_sum_lat_i, 100 * max_tile_lat_i);
     EXPECT_EQ(max_mk_d, 0.0);
     EXPECT_EQ(max_tile_d, 0u);
     // The immediate path is non-anticipating (reported; loose regression bound).
@@ -493,8 +495,7 @@ TEST(HbmTiming, SmallTilesOfTwoClientsDeferredEqualsRequestLevel) {
     HbmTiming hd(p), hr(p);
     const auto d = test::run_deferred(w, hd, order);
     const auto r = test::run_requests(
-        w, rb, [&](uint64_t a, bool wr, uint64_t t) { return hr.serve_request(a, wr, t).completion_cycle; },
-        order);
+        w, rb, [&](uint64_t a, bool wr, uint64_t t) { return hr.serve_request(a, wr, t).completion_cycle; }, order);
     ASSERT_EQ(d.requests, r.requests);
     for (size_t i = 0; i < w.size(); ++i)
       for (size_t k = 0; k < w[i].tiles.size(); ++k, ++tiles)
@@ -509,8 +510,8 @@ TEST(HbmTiming, SmallTilesOfTwoClientsDeferredEqualsRequestLevel) {
     EXPECT_EQ(hd.stats().last_completion_cycle, hr.stats().last_completion_cycle);
     EXPECT_EQ(hd.pending_bursts(), 0u);
   }
-  std::printf("[calib] %d two-client small-tile workloads, %llu tiles: deferred = request level\n",
-              seeds, (unsigned long long)tiles);
+  std::printf("[calib] %d two-client small-tile workloads, %llu tiles: deferred = request level\n", seeds,
+              (unsigned long long)tiles);
 }
 
 // Arbitrary overlapping bursts (many in flight per initiator, random initiators for the
@@ -540,8 +541,7 @@ TEST(HbmTiming, OverlappingBurstsDeferredExactImmediateStateExact) {
       b.issue_cycle = t;
     }
     std::stable_sort(bursts.begin(), bursts.end(), [](const Burst& a, const Burst& b) {
-      return a.issue_cycle != b.issue_cycle ? a.issue_cycle < b.issue_cycle
-                                            : a.initiator < b.initiator;
+      return a.issue_cycle != b.issue_cycle ? a.issue_cycle < b.issue_cycle : a.initiator < b.initiator;
     });
     // Request-level replay.
     struct Req {
@@ -555,8 +555,8 @@ TEST(HbmTiming, OverlappingBurstsDeferredExactImmediateStateExact) {
       const Burst& b = bursts[k];
       const uint64_t per_row = b.requests_per_row(uint32_t(rb));
       for (uint64_t j = 0; j < b.requests(uint32_t(rb)); ++j)
-        reqs.push_back({b.request_issue_cycle(j), b.initiator, k, j,
-                        b.request_addr(j / per_row, j % per_row, uint32_t(rb))});
+        reqs.push_back(
+            {b.request_issue_cycle(j), b.initiator, k, j, b.request_addr(j / per_row, j % per_row, uint32_t(rb))});
     }
     std::sort(reqs.begin(), reqs.end(), [](const Req& a, const Req& b) {
       return std::tie(a.t, a.prio, a.seq, a.j) < std::tie(b.t, b.prio, b.seq, b.j);
@@ -565,8 +565,7 @@ TEST(HbmTiming, OverlappingBurstsDeferredExactImmediateStateExact) {
     std::vector<uint64_t> done(bursts.size());
     for (size_t k = 0; k < bursts.size(); ++k) done[k] = bursts[k].issue_cycle;
     for (const Req& q : reqs)
-      done[q.seq] = std::max(done[q.seq], hr.serve_request(q.addr, bursts[q.seq].write, q.t,
-                                                           q.prio).completion_cycle);
+      done[q.seq] = std::max(done[q.seq], hr.serve_request(q.addr, bursts[q.seq].write, q.t, q.prio).completion_cycle);
     // Deferred: issue all, then take every result at a watermark past the last issue.
     std::vector<uint64_t> handles;
     uint64_t wm = 0;
@@ -578,8 +577,7 @@ TEST(HbmTiming, OverlappingBurstsDeferredExactImmediateStateExact) {
     for (size_t k = 0; k < bursts.size(); ++k) {
       BurstResult r;
       ASSERT_TRUE(hd.try_result(handles[k], wm, &r));
-      ASSERT_EQ(r.completion_cycle, done[k]) << "trial " << trial << " burst " << k << " "
-                                             << p.describe();
+      ASSERT_EQ(r.completion_cycle, done[k]) << "trial " << trial << " burst " << k << " " << p.describe();
     }
     for (const Burst& b : bursts) hf.serve_burst(b);
     hd.drain();
@@ -749,8 +747,10 @@ TEST(HbmTiming, FastPathCostIsIndependentOfTileSize) {
     return std::chrono::duration<double, std::nano>(t1 - t0).count() / n;
   };
   const double small = time_bursts(4 * 1024), large = time_bursts(4 * kMiB);
-  std::printf("[calib] serve_burst: %.0f ns per 4 KiB tile, %.0f ns per 4 MiB tile "
-              "(65536 requests)\n", small, large);
+  std::printf(
+      "[calib] serve_burst: %.0f ns per 4 KiB tile, %.0f ns per 4 MiB tile "
+      "(65536 requests)\n",
+      small, large);
   EXPECT_LT(large, 20 * small + 2000);  // a per-request loop would be ~1000x slower
 }
 

@@ -9,9 +9,9 @@
 #include <numeric>
 #include <vector>
 
+#include <tlm_utils/simple_initiator_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "hw/memory/hbm_initiator.h"
 #include "hw/memory/hbm_target.h"
@@ -30,9 +30,7 @@ struct ThreadInitiator : sc_core::sc_module {
   tlm_utils::simple_initiator_socket<ThreadInitiator> socket;
   BurstResult result;
   sc_core::sc_time annotated, finished;
-  explicit ThreadInitiator(sc_core::sc_module_name n) : sc_module(n), socket("socket") {
-    SC_THREAD(run);
-  }
+  explicit ThreadInitiator(sc_core::sc_module_name n) : sc_module(n), socket("socket") { SC_THREAD(run); }
   void run() {
     HbmInitiator init(socket, HbmAccessMode::Fast, 64, sc_core::sc_time(1, sc_core::SC_NS));
     Burst b;
@@ -97,7 +95,7 @@ TEST_F(HbmTlm, IdleLatencyAndDelayAnnotation) {
   EXPECT_EQ(ext.completion_cycle, 50u + 18u);
   EXPECT_EQ(ext.requests, 1u);
   EXPECT_EQ(delay, sc_core::sc_time(5 + 18, sc_core::SC_NS));  // target adds to the delay
-  EXPECT_EQ(tgt().memory().pages(), 0u);                      // no data moved
+  EXPECT_EQ(tgt().memory().pages(), 0u);                       // no data moved
 }
 
 // (f) through TLM in both modes.
@@ -223,12 +221,10 @@ TEST_F(HbmTlm, ErrorResponses) {
 TEST_F(HbmTlm, FastAndRequestModesAgreeThroughTlm) {
   const auto w = test::mixed_workload(6, 3);
   tgt().reconfigure(HbmParams());
-  const auto f = test::run_fast(
-      w, [&](const Burst& b) { return hbm_transfer(fw(), b, HbmAccessMode::Fast, 64); });
+  const auto f = test::run_fast(w, [&](const Burst& b) { return hbm_transfer(fw(), b, HbmAccessMode::Fast, 64); });
   tgt().reconfigure(HbmParams());
-  const auto r = test::run_requests(w, 64, [&](uint64_t a, bool wr, uint64_t t) {
-    return hbm_request(fw(), a, wr, t);
-  });
+  const auto r =
+      test::run_requests(w, 64, [&](uint64_t a, bool wr, uint64_t t) { return hbm_request(fw(), a, wr, t); });
   HbmTiming direct;
   const auto fd = test::run_fast(w, [&](const Burst& b) { return direct.serve_burst(b); });
   EXPECT_EQ(f.makespan, fd.makespan);
@@ -236,16 +232,15 @@ TEST_F(HbmTlm, FastAndRequestModesAgreeThroughTlm) {
   EXPECT_EQ(f.bytes, r.bytes);
   const double dm = double(f.makespan) / double(r.makespan) - 1.0;
   const double dl = double(f.total_tile_latency) / double(r.total_tile_latency) - 1.0;
-  std::printf("[calib] TLM mixed workload: makespan fast %llu request %llu (%+.3f%%), "
-              "summed tile latency %+.3f%%\n",
-              (unsigned long long)f.makespan, (unsigned long long)r.makespan, 100 * dm,
-              100 * dl);
+  std::printf(
+      "[calib] TLM mixed workload: makespan fast %llu request %llu (%+.3f%%), "
+      "summed tile latency %+.3f%%\n",
+      (unsigned long long)f.makespan, (unsigned long long)r.makespan, 100 * dm, 100 * dl);
   EXPECT_LT(std::abs(dm), 0.06);
   EXPECT_LT(std::abs(dl), 0.03);
   HbmTiming direct_r;
-  const auto rd = test::run_requests(w, 64, [&](uint64_t a, bool wr, uint64_t t) {
-    return direct_r.serve_request(a, wr, t).completion_cycle;
-  });
+  const auto rd = test::run_requests(
+      w, 64, [&](uint64_t a, bool wr, uint64_t t) { return direct_r.serve_request(a, wr, t).completion_cycle; });
   EXPECT_EQ(r.makespan, rd.makespan);
   EXPECT_EQ(r.total_tile_latency, rd.total_tile_latency);
 }
@@ -263,22 +258,18 @@ TEST_F(HbmTlm, DeferredFastModeThroughTlmEqualsRequestLevel) {
       const auto d = test::run_deferred(
           w, p.request_bytes, 2ull * p.link_latency + p.latency,
           [&](const Burst& b) { return hbm_issue(fw(), b, p.request_bytes); },
-          [&](uint64_t h, uint64_t wm, BurstResult* out) {
-            return hbm_result(fw(), h, wm, p.request_bytes, out);
-          },
+          [&](uint64_t h, uint64_t wm, BurstResult* out) { return hbm_result(fw(), h, wm, p.request_bytes, out); },
           order);
       EXPECT_EQ(tgt().timing().pending_bursts(), 0u);
       tgt().reconfigure(p);
       const auto r = test::run_requests(
-          w, p.request_bytes,
-          [&](uint64_t a, bool wr, uint64_t t) { return hbm_request(fw(), a, wr, t); }, order);
+          w, p.request_bytes, [&](uint64_t a, bool wr, uint64_t t) { return hbm_request(fw(), a, wr, t); }, order);
       EXPECT_EQ(d.bytes, r.bytes);
       EXPECT_EQ(d.makespan, r.makespan);
       EXPECT_EQ(d.tile_done, r.tile_done) << hbm_mapping_name(map);
-      std::printf("[calib] TLM deferred (%s, %s order): makespan %llu = request level %llu\n",
-                  hbm_mapping_name(map),
-                  order == test::SameCycle::Initiator ? "initiator" : "call",
-                  (unsigned long long)d.makespan, (unsigned long long)r.makespan);
+      std::printf("[calib] TLM deferred (%s, %s order): makespan %llu = request level %llu\n", hbm_mapping_name(map),
+                  order == test::SameCycle::Initiator ? "initiator" : "call", (unsigned long long)d.makespan,
+                  (unsigned long long)r.makespan);
     }
   // A result asked for too early is not ready; data moves at issue.
   tgt().reconfigure(HbmParams());

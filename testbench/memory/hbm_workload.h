@@ -27,18 +27,17 @@ struct InitiatorWork {
 };
 
 struct WorkloadResult {
-  uint64_t makespan = 0;                     // last completion over all initiators
-  std::vector<uint64_t> finish;              // per initiator: completion of its last tile
+  uint64_t makespan = 0;                                     // last completion over all initiators
+  std::vector<uint64_t> finish;                              // per initiator: completion of its last tile
   std::vector<std::vector<uint64_t>> tile_issue, tile_done;  // per initiator, per tile
-  uint64_t total_tile_latency = 0;           // sum over tiles of (completion - issue)
+  uint64_t total_tile_latency = 0;                           // sum over tiles of (completion - issue)
   uint64_t requests = 0;
   uint64_t bytes = 0;
 };
 
 // A strided tile walk over a row-major tensor: tiles of tile_rows x tile_row_bytes.
-inline std::vector<Burst> tile_walk(uint64_t base, uint64_t tensor_rows, uint64_t pitch,
-                                    uint32_t tile_rows, uint64_t tile_row_bytes, bool write,
-                                    uint32_t par_dispatch) {
+inline std::vector<Burst> tile_walk(uint64_t base, uint64_t tensor_rows, uint64_t pitch, uint32_t tile_rows,
+                                    uint64_t tile_row_bytes, bool write, uint32_t par_dispatch) {
   std::vector<Burst> out;
   for (uint64_t r = 0; r + tile_rows <= tensor_rows; r += tile_rows)
     for (uint64_t c = 0; c + tile_row_bytes <= pitch; c += tile_row_bytes) {
@@ -106,8 +105,7 @@ inline std::vector<InitiatorWork> random_workload(uint64_t seed, uint32_t reques
     uint64_t row_bytes = pick({64, 128, 132, 256, 512, 1000, 1024, 2048, 4096});
     if (rng() % 4 == 0) row_bytes = 1 + rng() % 3000;
     while (uint64_t(rows) * ((row_bytes + rb - 1) / rb) > 2048) row_bytes = row_bytes / 2 + 1;
-    const uint64_t pitch = pick({0, 1, 2, 3}) == 0 ? 0
-                           : (rng() % 2 ? row_bytes * 4 : row_bytes + rng() % 5000);
+    const uint64_t pitch = pick({0, 1, 2, 3}) == 0 ? 0 : (rng() % 2 ? row_bytes * 4 : row_bytes + rng() % 5000);
     const int tiles = int(3 + rng() % 40);
     const int write_pct = int(pick({0, 10, 50, 90, 100}));
     const int gap_pct = int(pick({0, 0, 20, 50, 100}));
@@ -118,8 +116,7 @@ inline std::vector<InitiatorWork> random_workload(uint64_t seed, uint32_t reques
       b.rows = rows;
       b.row_bytes = row_bytes;
       b.row_pitch = pitch;
-      b.base = region + uint64_t(k) * rows * std::max(pitch, row_bytes) +
-               (rng() % 2 ? 0 : rng() % rb);
+      b.base = region + uint64_t(k) * rows * std::max(pitch, row_bytes) + (rng() % 2 ? 0 : rng() % rb);
       b.write = int(rng() % 100) < write_pct;
       b.par_dispatch = P;
       in.tiles.push_back(b);
@@ -162,8 +159,7 @@ inline void record(WorkloadResult& res, size_t i, size_t k, uint64_t issue, uint
   res.makespan = std::max(res.makespan, done);
 }
 
-inline Burst tile_at(const std::vector<InitiatorWork>& w, size_t i, size_t k, uint64_t issue,
-                     SameCycle order) {
+inline Burst tile_at(const std::vector<InitiatorWork>& w, size_t i, size_t k, uint64_t issue, SameCycle order) {
   Burst b = w[i].tiles[k];
   b.issue_cycle = issue;
   b.initiator = order == SameCycle::Initiator ? uint32_t(i) : 0;
@@ -198,8 +194,7 @@ inline WorkloadResult run_fast(const std::vector<InitiatorWork>& w, const ServeB
 // order. (A zero round trip, where a tile can complete in its own issue cycle, is not
 // supported.)
 inline WorkloadResult run_requests(const std::vector<InitiatorWork>& w, uint32_t request_bytes,
-                                   const ServeRequest& serve,
-                                   SameCycle order = SameCycle::CallOrder) {
+                                   const ServeRequest& serve, SameCycle order = SameCycle::CallOrder) {
   WorkloadResult res;
   init_result(res, w);
   struct Cur {
@@ -259,9 +254,8 @@ inline WorkloadResult run_requests(const std::vector<InitiatorWork>& w, uint32_t
 // an initiator ordered before this one may still issue at that cycle). A waiting initiator
 // can issue again no earlier than its tile's last issue + the shortest round trip
 // (min_round_trip = 2 * link_latency + latency; at least 1).
-inline WorkloadResult run_deferred(const std::vector<InitiatorWork>& w, uint32_t request_bytes,
-                                   uint64_t min_round_trip, const IssueBurst& issue,
-                                   const TryResult& result,
+inline WorkloadResult run_deferred(const std::vector<InitiatorWork>& w, uint32_t request_bytes, uint64_t min_round_trip,
+                                   const IssueBurst& issue, const TryResult& result,
                                    SameCycle order = SameCycle::CallOrder) {
   WorkloadResult res;
   init_result(res, w);
@@ -311,8 +305,7 @@ inline WorkloadResult run_deferred(const std::vector<InitiatorWork>& w, HbmTimin
                                    SameCycle order = SameCycle::CallOrder) {
   const HbmParams& p = h.params();
   return run_deferred(
-      w, p.request_bytes, 2ull * p.link_latency + p.latency,
-      [&](const Burst& b) { return h.issue_burst(b); },
+      w, p.request_bytes, 2ull * p.link_latency + p.latency, [&](const Burst& b) { return h.issue_burst(b); },
       [&](uint64_t hd, uint64_t wm, BurstResult* r) { return h.try_result(hd, wm, r); }, order);
 }
 

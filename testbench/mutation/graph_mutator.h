@@ -39,22 +39,19 @@ namespace stepsim::mutation {
 struct Tree {
   enum Kind { kScalar, kSeq, kMap } kind = kScalar;
   std::string scalar;
-  std::vector<Tree> items;                         // kSeq
-  std::vector<std::pair<std::string, Tree>> map;   // kMap, in file order (keys may repeat)
+  std::vector<Tree> items;                        // kSeq
+  std::vector<std::pair<std::string, Tree>> map;  // kMap, in file order (keys may repeat)
 };
 
-
 enum class MutationClass { kNeutral, kDupKey, kUnknownKey, kOutOfRange, kWrongType, kFree, kTruncate };
-constexpr MutationClass kAllClasses[] = {MutationClass::kNeutral,    MutationClass::kDupKey,
-                                         MutationClass::kUnknownKey, MutationClass::kOutOfRange,
-                                         MutationClass::kWrongType,  MutationClass::kFree,
-                                         MutationClass::kTruncate};
+constexpr MutationClass kAllClasses[] = {
+    MutationClass::kNeutral,   MutationClass::kDupKey, MutationClass::kUnknownKey, MutationClass::kOutOfRange,
+    MutationClass::kWrongType, MutationClass::kFree,   MutationClass::kTruncate};
 
 struct Mutant {
   std::string text;         // the mutated graph file
   std::string description;  // what was changed, for failure messages ("nodes[3].params.rank = -1")
 };
-
 
 inline Tree from_yaml(const YAML::Node& n) {
   Tree t;
@@ -88,9 +85,12 @@ std::string key_text(const std::string& k) {
 void emit(const Tree& t, int indent, std::string& out);
 
 void emit_value(const Tree& v, int indent, std::string& out) {
-  if (v.kind == Tree::kScalar) out += " " + quoted(v.scalar) + "\n";
-  else if (v.kind == Tree::kMap && v.map.empty()) out += " {}\n";
-  else if (v.kind == Tree::kSeq && v.items.empty()) out += " []\n";
+  if (v.kind == Tree::kScalar)
+    out += " " + quoted(v.scalar) + "\n";
+  else if (v.kind == Tree::kMap && v.map.empty())
+    out += " {}\n";
+  else if (v.kind == Tree::kSeq && v.items.empty())
+    out += " []\n";
   else {
     out += "\n";
     emit(v, indent + 2, out);
@@ -125,8 +125,12 @@ struct Site {
   std::string path;  // "nodes[3].params.rank", for messages
 };
 
-Tree& value_at(const Site& s) { return s.parent->kind == Tree::kMap ? s.parent->map[s.index].second : s.parent->items[s.index]; }
-const std::string* key_at(const Site& s) { return s.parent->kind == Tree::kMap ? &s.parent->map[s.index].first : nullptr; }
+Tree& value_at(const Site& s) {
+  return s.parent->kind == Tree::kMap ? s.parent->map[s.index].second : s.parent->items[s.index];
+}
+const std::string* key_at(const Site& s) {
+  return s.parent->kind == Tree::kMap ? &s.parent->map[s.index].first : nullptr;
+}
 
 const Tree* find(const Tree& map, const std::string& key) {
   for (const auto& [k, v] : map.map)
@@ -147,7 +151,8 @@ void collect(Tree& t, Context context, const std::string& op, const std::string&
         for (size_t n = 0; n < v.items.size(); ++n) {
           const Tree* op_node = v.items[n].kind == Tree::kMap ? find(v.items[n], "op") : nullptr;
           sites.push_back({&v, n, Context::kOther, "", sub + "[" + std::to_string(n) + "]"});
-          collect(v.items[n], Context::kNode, op_node ? op_node->scalar : "", sub + "[" + std::to_string(n) + "]", sites);
+          collect(v.items[n], Context::kNode, op_node ? op_node->scalar : "", sub + "[" + std::to_string(n) + "]",
+                  sites);
         }
         continue;
       }
@@ -262,9 +267,9 @@ bool mutate_tree(Tree& g, MutationClass c, std::mt19937_64& rng, std::string& de
     }
     case MutationClass::kUnknownKey: {
       auto sites = sites_where(all, [&](const Site& s) {
-        return map_entries(s) && (s.context == Context::kTop || s.context == Context::kNode ||
-                                  s.context == Context::kNodeParams || s.context == Context::kNodeInputs ||
-                                  s.context == Context::kTensor || s.context == Context::kStream);
+        return map_entries(s) &&
+               (s.context == Context::kTop || s.context == Context::kNode || s.context == Context::kNodeParams ||
+                s.context == Context::kNodeInputs || s.context == Context::kTensor || s.context == Context::kStream);
       });
       if (sites.empty()) return false;
       const Site s = sites[pick(rng, sites.size())];
@@ -313,7 +318,8 @@ bool mutate_tree(Tree& g, MutationClass c, std::mt19937_64& rng, std::string& de
           return true;
         }
         case 1: {  // a node's operator swapped for another
-          auto nodes = sites_where(all, [](const Site& s) { return s.context == Context::kNode && s.parent->map[s.index].first == "op"; });
+          auto nodes = sites_where(
+              all, [](const Site& s) { return s.context == Context::kNode && s.parent->map[s.index].first == "op"; });
           if (nodes.empty()) return false;
           const Site s = nodes[pick(rng, nodes.size())];
           auto ops = OpRegistry::instance().all();
@@ -323,7 +329,8 @@ bool mutate_tree(Tree& g, MutationClass c, std::mt19937_64& rng, std::string& de
         }
         case 2: {  // an input rewired to another node
           auto inputs = sites_where(all, [](const Site& s) { return s.context == Context::kNodeInputs; });
-          auto names = sites_where(all, [](const Site& s) { return s.context == Context::kNode && s.parent->map[s.index].first == "name"; });
+          auto names = sites_where(
+              all, [](const Site& s) { return s.context == Context::kNode && s.parent->map[s.index].first == "name"; });
           if (inputs.empty() || names.empty()) return false;
           const Site s = inputs[pick(rng, inputs.size())];
           value_at(s).scalar = value_at(names[pick(rng, names.size())]).scalar;
@@ -333,8 +340,10 @@ bool mutate_tree(Tree& g, MutationClass c, std::mt19937_64& rng, std::string& de
         default: {  // an entry or a list item deleted
           if (all.empty()) return false;
           const Site s = all[pick(rng, all.size())];
-          if (s.parent->kind == Tree::kMap) s.parent->map.erase(s.parent->map.begin() + long(s.index));
-          else s.parent->items.erase(s.parent->items.begin() + long(s.index));
+          if (s.parent->kind == Tree::kMap)
+            s.parent->map.erase(s.parent->map.begin() + long(s.index));
+          else
+            s.parent->items.erase(s.parent->items.begin() + long(s.index));
           description = describe(s, "deleted");
           return true;
         }
@@ -357,13 +366,20 @@ inline std::string to_yaml(const Tree& t) {
 
 inline const char* class_name(MutationClass c) {
   switch (c) {
-    case MutationClass::kNeutral: return "neutral";
-    case MutationClass::kDupKey: return "dup_key";
-    case MutationClass::kUnknownKey: return "unknown_key";
-    case MutationClass::kOutOfRange: return "out_of_range";
-    case MutationClass::kWrongType: return "wrong_type";
-    case MutationClass::kFree: return "free";
-    case MutationClass::kTruncate: return "truncate";
+    case MutationClass::kNeutral:
+      return "neutral";
+    case MutationClass::kDupKey:
+      return "dup_key";
+    case MutationClass::kUnknownKey:
+      return "unknown_key";
+    case MutationClass::kOutOfRange:
+      return "out_of_range";
+    case MutationClass::kWrongType:
+      return "wrong_type";
+    case MutationClass::kFree:
+      return "free";
+    case MutationClass::kTruncate:
+      return "truncate";
   }
   return "?";
 }

@@ -76,18 +76,24 @@ RunOutcome run_graph(const std::string& text) {
 }
 
 // Words that only a library's own message contains.
-const char* const kLibraryText[] = {"yaml-cpp", "stoll", "stoul", "stoi", "std::", "basic_string", "vector",
-                                    "_M_", "bad_alloc", "bad conversion", "terminate called", "what()",
-                                    "max_size", "map::at", "out_of_range", "Error: (E", "Assertion"};
+const char* const kLibraryText[] = {"yaml-cpp",         "stoll",    "stoul",    "stoi",      "std::",
+                                    "basic_string",     "vector",   "_M_",      "bad_alloc", "bad conversion",
+                                    "terminate called", "what()",   "max_size", "map::at",   "out_of_range",
+                                    "Error: (E",        "Assertion"};
 
 enum class Verdict { kRan, kCleanError, kUnclearError, kCrash, kHang };
 const char* verdict_name(Verdict v) {
   switch (v) {
-    case Verdict::kRan: return "ran";
-    case Verdict::kCleanError: return "clean error";
-    case Verdict::kUnclearError: return "unclear error";
-    case Verdict::kCrash: return "crash";
-    case Verdict::kHang: return "hang";
+    case Verdict::kRan:
+      return "ran";
+    case Verdict::kCleanError:
+      return "clean error";
+    case Verdict::kUnclearError:
+      return "unclear error";
+    case Verdict::kCrash:
+      return "crash";
+    case Verdict::kHang:
+      return "hang";
   }
   return "?";
 }
@@ -144,16 +150,19 @@ Counts run_class(MutationClass c, int per_example) {
       ++counts.by_verdict[v];
       const std::string what = file.filename().string() + " [" + class_name(c) + "] " + m.description;
       EXPECT_TRUE(v == Verdict::kRan || v == Verdict::kCleanError)
-          << what << ": " << verdict_name(v) << " (exit " << r.exit_code << ")\n" << r.err;
-      if (v != Verdict::kRan) { EXPECT_FALSE(r.report_written) << what << ": a failed run left a report"; }
+          << what << ": " << verdict_name(v) << " (exit " << r.exit_code << ")\n"
+          << r.err;
+      if (v != Verdict::kRan) {
+        EXPECT_FALSE(r.report_written) << what << ": a failed run left a report";
+      }
       if (must_reject(c) && v == Verdict::kRan) {
         ++counts.wrongly_ran;
         ADD_FAILURE() << what << ": ran (exit 0, " << r.cycles << " cycles) but must be rejected";
       }
       if (must_run_unchanged(c)) {
         EXPECT_TRUE(v == Verdict::kRan && r.cycles == baseline.cycles)
-            << what << ": " << verdict_name(v) << ", " << r.cycles << " cycles, expected " << baseline.cycles
-            << "\n" << r.err;
+            << what << ": " << verdict_name(v) << ", " << r.cycles << " cycles, expected " << baseline.cycles << "\n"
+            << r.err;
       }
     }
   }

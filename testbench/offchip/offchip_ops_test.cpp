@@ -114,7 +114,8 @@ TEST(LinearOffChipLoad, AffineViewWithStrideZeroRereads) {
   write_index_tensor(dir, 2, 4);
   SimResult r = run_yaml(R"(
 tensors:
-  x: {shape: [2, 4], dtype: fp32, init: file, file: )" + dir + R"(/x.npy}
+  x: {shape: [2, 4], dtype: fp32, init: file, file: )" +
+                             dir + R"(/x.npy}
 nodes:
   - {name: load, op: LinearOffChipLoad, params: {tensor: x, tile: [1, 2], out_shape: [2, 3], stride: [2, 0]}}
   - {name: sink, op: Sink, inputs: {in: load}}
@@ -247,9 +248,12 @@ TEST(LinearOffChipLoad, WindowCountsRequestsNotRows) {
     HardwareParams hw = artifact();
     hw.set("offchip_one_tile_in_flight", "false");
     hw.set("ag_max_outstanding", std::to_string(limit));
-    SimResult r = run_yaml("tensors:\n  w: {shape: " + shape + "}\nnodes:\n"
-                           "  - {name: load, op: LinearOffChipLoad, params: {tensor: w, tile: " + tile + "}}\n"
-                           "  - {name: sink, op: Sink, inputs: {in: load}}\n",
+    SimResult r = run_yaml("tensors:\n  w: {shape: " + shape +
+                               "}\nnodes:\n"
+                               "  - {name: load, op: LinearOffChipLoad, params: {tensor: w, tile: " +
+                               tile +
+                               "}}\n"
+                               "  - {name: sink, op: Sink, inputs: {in: load}}\n",
                            hw);
     EXPECT_TRUE(r.ok) << r.error;
     EXPECT_EQ(r.offchip_read_bytes, 16384u);
@@ -258,14 +262,15 @@ TEST(LinearOffChipLoad, WindowCountsRequestsNotRows) {
   for (uint64_t limit : {8u, 64u}) {
     const uint64_t one_row = arrival("[1, 8192]", "[1, 8192]", limit);
     EXPECT_EQ(one_row, arrival("[16, 512]", "[16, 512]", limit)) << "limit " << limit;
-    if (limit == 8) { EXPECT_GT(one_row, arrival("[1, 8192]", "[1, 8192]", 0));  // throttled
-  }
-}
-
-// A pipelined store keeps at most ag_max_outstanding L requests unacknowledged, in chunks of
-// L / 2 requests. Four [64 x 64] tiles (64 rows of 2 requests) from a literal source, 1 request
-// per cycle, each answered R1 = 18 cycles after its issue. With L = 16: chunks of 8 requests;
+    if (limit == 8) {
+      EXPECT_GT(one_row, arrival("[1, 8192]", "[1, 8192]", 0));  // throttled
     }
+  }
+
+  // A pipelined store keeps at most ag_max_outstanding L requests unacknowledged, in chunks of
+  // L / 2 requests. Four [64 x 64] tiles (64 rows of 2 requests) from a literal source, 1 request
+  // per cycle, each answered R1 = 18 cycles after its issue. With L = 16: chunks of 8 requests;
+}
 // chunk i starts 8 cycles after chunk i - 1 and not before chunk i - 2 is answered (its last
 // request, 7 cycles after its start, + R1). With L = 0 (no limit) or a window larger than the
 // round trip the tiles go out back to back.
@@ -330,7 +335,8 @@ TEST(OffChip, FunctionalRoundTripThroughLoadMapStore) {
   write_index_tensor(dir, 32, 64);
   SimResult r = run_yaml(R"(
 tensors:
-  x: {shape: [32, 64], dtype: bf16, init: file, file: )" + dir + R"(/x.npy}
+  x: {shape: [32, 64], dtype: bf16, init: file, file: )" +
+                             dir + R"(/x.npy}
   y: {shape: [32, 64], dtype: bf16, init: output}
 nodes:
   - {name: load, op: LinearOffChipLoad, params: {tensor: x, tile: [16, 32]}}
@@ -367,15 +373,19 @@ TEST(OffChip, BlockedLayoutReadsAndWritesTheLogicalTensor) {
     const std::string x = "  x: {shape: [32, 64], init: file, file: " + dir + "/x.npy";
     const std::string nodes = std::string(R"(
 nodes:
-  - {name: load, op: LinearOffChipLoad, params: {tensor: x, tile: )") + tile + R"(}}
+  - {name: load, op: LinearOffChipLoad, params: {tensor: x, tile: )") +
+                              tile + R"(}}
   - {name: bc, op: Broadcast, inputs: {in: load}}
   - {name: sink, op: Sink, inputs: {in: bc.out0}}
-  - {name: store, op: LinearOffChipStore, params: {tensor: y, tile: )" + tile + R"(}, inputs: {in: bc.out1}}
+  - {name: store, op: LinearOffChipStore, params: {tensor: y, tile: )" +
+                              tile + R"(}, inputs: {in: bc.out1}}
 )";
-    SimResult row = run_yaml("tensors:\n" + x + "}\n  y: {shape: [32, 64], init: output}" + nodes, artifact(), true, dir);
+    SimResult row =
+        run_yaml("tensors:\n" + x + "}\n  y: {shape: [32, 64], init: output}" + nodes, artifact(), true, dir);
     ASSERT_TRUE(row.ok) << row.error;
-    SimResult blk = run_yaml("tensors:\n" + x + ", block: [16, 16]}\n  y: {shape: [32, 64], init: output, block: [16, 16]}" + nodes,
-                             artifact(), true, dir);
+    SimResult blk =
+        run_yaml("tensors:\n" + x + ", block: [16, 16]}\n  y: {shape: [32, 64], init: output, block: [16, 16]}" + nodes,
+                 artifact(), true, dir);
     ASSERT_TRUE(blk.ok) << blk.error;
     EXPECT_EQ(format_beats(blk.recorded.at("sink")), format_beats(row.recorded.at("sink"))) << tile;
     EXPECT_EQ(tile_values(blk, "sink"), tile_values(row, "sink")) << tile;
@@ -394,7 +404,8 @@ TEST(OffChip, BlockedLayoutRequestsAndCycles) {
   auto load = [](const char* block, const char* tile) {
     return run_yaml(std::string("tensors: {w: {shape: [64, 128]") + block + R"(}}
 nodes:
-  - {name: load, op: LinearOffChipLoad, params: {tensor: w, tile: )" + tile + R"(}}
+  - {name: load, op: LinearOffChipLoad, params: {tensor: w, tile: )" +
+                    tile + R"(}}
   - {name: sink, op: Sink, inputs: {in: load}}
 )");
   };
@@ -512,9 +523,10 @@ TEST(RandomOffChipLoad, IndicesTakenAsTheFiringStartsLoadAsTheLinearView) {
   auto sink_times = [&](bool random, bool input_register) {
     HardwareParams hw = load_preset("hdl-validation");
     hw.set("input_register", input_register ? "true" : "false");
-    const std::string load = random ? "{name: load, op: RandomOffChipLoad, params: {tensor: x, tile: [4, 4], par_dispatch: 1}, "
-                                      "inputs: {raddr: idx}}"
-                                    : "{name: load, op: LinearOffChipLoad, params: {tensor: x, tile: [4, 4], par_dispatch: 1}}";
+    const std::string load =
+        random ? "{name: load, op: RandomOffChipLoad, params: {tensor: x, tile: [4, 4], par_dispatch: 1}, "
+                 "inputs: {raddr: idx}}"
+               : "{name: load, op: LinearOffChipLoad, params: {tensor: x, tile: [4, 4], par_dispatch: 1}}";
     SimResult r = run_yaml(R"(
 tensors:
   x: {shape: [16, 16]}
@@ -529,14 +541,16 @@ nodes:
     EXPECT_TRUE(r.ok) << r.error;
     return r.recorded_times.at("sink");
   };
-  const std::vector<uint64_t> lin = sink_times(false, true), rnd = sink_times(true, true), slow = sink_times(true, false);
+  const std::vector<uint64_t> lin = sink_times(false, true), rnd = sink_times(true, true),
+                              slow = sink_times(true, false);
   ASSERT_EQ(lin.size(), 16u);
   for (size_t k = 0; k < lin.size(); ++k) EXPECT_EQ(rnd[k], lin[k] + 1) << k;
   for (size_t k = 1; k < lin.size(); ++k) EXPECT_EQ(lin[k] - lin[k - 1], 4u) << k;  // 4 requests per tile
   EXPECT_GT(slow.back(), rnd.back());
   auto ack_times = [&]() {
-    const std::string store = "{name: store, op: RandomOffChipStore, params: {tensor: y, tile: [4, 4], par_dispatch: 1}, "
-                              "inputs: {waddr: idx, wdata: src}}\n  - {name: acks, op: Sink, inputs: {in: store}}";
+    const std::string store =
+        "{name: store, op: RandomOffChipStore, params: {tensor: y, tile: [4, 4], par_dispatch: 1}, "
+        "inputs: {waddr: idx, wdata: src}}\n  - {name: acks, op: Sink, inputs: {in: store}}";
     std::string tiles;
     for (int k = 0; k < 16; ++k) tiles += "T[4x4] ";
     SimResult r = run_yaml(R"(
@@ -564,7 +578,8 @@ TEST(LinearOffChipLoad, OffsetStartsTheViewAtATile) {
   write_index_tensor(dir, 4, 4);  // tile k of [1,4] holds 4k .. 4k+3
   SimResult r = run_yaml(R"(
 tensors:
-  x: {shape: [4, 4], dtype: fp32, init: file, file: )" + dir + R"(/x.npy}
+  x: {shape: [4, 4], dtype: fp32, init: file, file: )" +
+                             dir + R"(/x.npy}
   y: {shape: [4, 4], dtype: fp32, init: output}
 nodes:
   - {name: load, op: LinearOffChipLoad, params: {tensor: x, tile: [1, 4], out_shape: [2], offset: 2}}
@@ -596,7 +611,8 @@ TEST(OffChip, RandomLoadAndStoreFollowTheAddressStreams) {
   write_index_tensor(dir, 4, 4);  // 4 tiles of [1,4]: tile k holds 4k .. 4k+3
   SimResult r = run_yaml(R"(
 tensors:
-  x: {shape: [4, 4], dtype: fp32, init: file, file: )" + dir + R"(/x.npy}
+  x: {shape: [4, 4], dtype: fp32, init: file, file: )" +
+                             dir + R"(/x.npy}
   y: {shape: [4, 4], dtype: fp32, init: output}
 streams:
   raddr: '3 0 S1 S1 2 S1 D'
@@ -716,7 +732,8 @@ tensors:
   c: {shape: [128, 512], init: output}
 nodes:
   - {name: la, op: LinearOffChipLoad, params: {tensor: a, tile: [32, 128], par_dispatch: 8}}
-  - {name: lb, op: LinearOffChipLoad, params: {tensor: b, tile: [16, 64], par_dispatch: )") + pd_b + R"(}}
+  - {name: lb, op: LinearOffChipLoad, params: {tensor: b, tile: [16, 64], par_dispatch: )") +
+                          pd_b + R"(}}
   - {name: act, op: Map, params: {fn: silu}, inputs: {in0: la}}
   - {name: sb, op: Sink, inputs: {in: lb}}
   - {name: st, op: LinearOffChipStore, params: {tensor: c, tile: [32, 128], par_dispatch: 4}, inputs: {in: act}}
@@ -734,7 +751,9 @@ nodes:
       EXPECT_EQ(f.recorded_times.at("sb"), r.recorded_times.at("sb"));
       EXPECT_EQ(f.offchip_read_bytes, r.offchip_read_bytes);
       EXPECT_EQ(f.offchip_write_bytes, r.offchip_write_bytes);
-      if (functional) { EXPECT_EQ(read_npy(dir_f + "/c.npy").f, read_npy(dir_r + "/c.npy").f); }
+      if (functional) {
+        EXPECT_EQ(read_npy(dir_f + "/c.npy").f, read_npy(dir_r + "/c.npy").f);
+      }
     }
   }
 }
@@ -790,7 +809,8 @@ nodes:
   - {name: d, op: Source, params: {stream: d}}
   - {name: s, op: RandomOffChipStore, params: {tensor: w, tile: [1, 4]}, inputs: {waddr: a, wdata: d}}
 )",
-               {"node 's'", "waddr has more addresses than wdata has tiles: wdata ended (D) after 1 tiles, but waddr "
+               {"node 's'",
+                "waddr has more addresses than wdata has tiles: wdata ended (D) after 1 tiles, but waddr "
                 "goes on: stream element 1 of 'waddr' (counting from 0) is 2"});
   expect_error(R"(
 tensors: {w: {shape: [4, 4], init: file, file: /nonexistent/w.npy}}
@@ -818,7 +838,8 @@ TEST(OffChipErrors, TensorFileShapeMismatch) {
   const std::string dir = fresh_dir("badshape");
   write_index_tensor(dir, 2, 4);
   expect_error(R"(
-tensors: {x: {shape: [4, 4], init: file, file: )" + dir + R"(/x.npy}}
+tensors: {x: {shape: [4, 4], init: file, file: )" +
+                   dir + R"(/x.npy}}
 nodes: []
 )",
                {"tensor 'x'", "(2, 4)", "[4, 4]"});
@@ -872,11 +893,12 @@ nodes:
 // Sizes of a view are products: they are checked without overflowing (2^40 x 2^40 tiles used to
 // wrap around to a small count).
 TEST(OffChipErrors, ViewSizesDoNotOverflow) {
-  expect_error(R"(
+  expect_error(
+      R"(
 tensors: {w: {shape: [64, 64]}}
 nodes: [{name: l, op: LinearOffChipLoad, params: {tensor: w, tile: [64, 64], out_shape: [1099511627776, 1099511627776], stride: [0, 0]}}]
 )",
-               {"node 'l'", "the view out_shape [1099511627776, 1099511627776] has more than 1099511627776 tiles per pass"});
+      {"node 'l'", "the view out_shape [1099511627776, 1099511627776] has more than 1099511627776 tiles per pass"});
   expect_error(R"(
 tensors: {w: {shape: [64, 64]}}
 nodes: [{name: l, op: LinearOffChipLoad, params: {tensor: w, tile: [64, 64], out_shape: [2, 2], stride: [1099511627776, 1099511627776]}}]
@@ -897,7 +919,8 @@ TEST(OffChipErrors, TensorFilesAreCheckedAlikeInBothModes) {
   auto write = [&](const std::string& name, const std::string& content) {
     std::ofstream(dir + "/" + name, std::ios::binary) << content;
     return R"(
-tensors: {x: {shape: [4, 4], dtype: fp32, init: file, file: )" + dir + "/" + name + R"(}}
+tensors: {x: {shape: [4, 4], dtype: fp32, init: file, file: )" +
+           dir + "/" + name + R"(}}
 nodes:
   - {name: l, op: LinearOffChipLoad, params: {tensor: x, tile: [4, 4]}}
   - {name: s, op: Sink, inputs: {in: l}}
@@ -907,7 +930,8 @@ nodes:
   const std::string longer = write("long.npy", bytes + std::string(8, '\0'));
   for (bool functional : {false, true}) {
     expect_error(truncated,
-                 {"tensor 'x'", dir + "/short.npy", "truncated data: shape (4, 4) of <f4 needs 64 bytes of data after "
+                 {"tensor 'x'", dir + "/short.npy",
+                  "truncated data: shape (4, 4) of <f4 needs 64 bytes of data after "
                   "the 128-byte header (192 bytes in all), but the file has 172 bytes (44 of data)"},
                  functional);
     expect_error(longer, {"long.npy", "data longer than its header says", "the file has 200 bytes (72 of data)"},
@@ -937,11 +961,14 @@ TEST(NpyReader, HeadersAndInt64ValuesAreCheckedWithoutReadingTheData) {
   };
   // A dimension beyond 64 bits used to leak "stoull"; a huge shape in a small file is found
   // from the file size, before anything is allocated.
-  const std::string huge = npy("huge.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999, 4), }", "");
+  const std::string huge =
+      npy("huge.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999, 4), }", "");
   EXPECT_EQ(error_of([&] { read_npy_header(huge); }),
             "tensor file '" + huge + "': shape (99999999999999999999999, 4) has a dimension beyond 64 bits");
   const std::string big = npy("big.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 1000), }", "");
-  EXPECT_NE(error_of([&] { read_npy(big); }).find("truncated data: shape (1000000000, 1000) of <f4 needs 4000000000000 bytes"),
+  EXPECT_NE(error_of([&] {
+              read_npy(big);
+            }).find("truncated data: shape (1000000000, 1000) of <f4 needs 4000000000000 bytes"),
             std::string::npos);
   const std::string odd = npy("odd.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1 2,), }", "");
   EXPECT_NE(error_of([&] { read_npy_header(odd); }).find("malformed shape '(1 2,)'"), std::string::npos);
@@ -952,7 +979,8 @@ TEST(NpyReader, HeadersAndInt64ValuesAreCheckedWithoutReadingTheData) {
   std::string data;
   for (int64_t v : {int64_t(1), int64_t(1) << 40}) data.append(reinterpret_cast<const char*>(&v), 8);
   const std::string wide = npy("wide.npy", "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", data);
-  const std::string why = "tensor file '" + wide + "': int64 value 1099511627776 (element 1, counting from 0) does not fit in int32";
+  const std::string why =
+      "tensor file '" + wide + "': int64 value 1099511627776 (element 1, counting from 0) does not fit in int32";
   EXPECT_EQ(error_of([&] { check_npy(wide); }), why);
   EXPECT_EQ(error_of([&] { read_npy(wide); }), why);
 }

@@ -3,8 +3,8 @@
 // real tensors), and its errors.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <unistd.h>
+#include <filesystem>
 
 #include "sim/graph/loader.h"
 #include "sim/graph/npy.h"
@@ -64,7 +64,8 @@ TEST(AccumBank, Errors) {
   EXPECT_NE(bank_error({{"fn", "add"}, {"rank", "2"}, {"bank_rank", "1"}}, "T[4x4] S1 S2 T[4x4] S3 D").find("bare S"),
             std::string::npos);
   // A rank-1 stream (well-formed) ends before any S3 closed the banked reduction.
-  EXPECT_NE(bank_error({{"fn", "add"}, {"rank", "2"}, {"bank_rank", "1"}}, "T[4x4] S1 T[4x4] S1 D").find("stream ended inside"),
+  EXPECT_NE(bank_error({{"fn", "add"}, {"rank", "2"}, {"bank_rank", "1"}}, "T[4x4] S1 T[4x4] S1 D")
+                .find("stream ended inside"),
             std::string::npos);
 }
 

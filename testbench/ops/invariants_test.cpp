@@ -36,9 +36,11 @@ TEST(StopLevels, NoOperatorEmitsALevelAboveS15) {
             "node 'op' (FlatMap): " + kTooHigh);
   EXPECT_EQ(error_of("ExpertAddrGen", {{"tiles_per_expert", "1"}}, {{"", "{0} S15 D"}}),
             "node 'op' (ExpertAddrGen): " + kTooHigh);
-  EXPECT_EQ(error_of("KvCacheAddrGen", {{"tile_rows", "4"}, {"max_tiles", "2"}}, {{"idx", "0 S15 D"}, {"kv_len", "3 S15 D"}}),
-            "node 'op' (KvCacheAddrGen): " + kTooHigh);
-  EXPECT_EQ(error_of("Streamify", {{"repeat", "2"}}, {{"", "Buf[1](1 S1) S14 D"}}), "node 'op' (Streamify): " + kTooHigh);
+  EXPECT_EQ(
+      error_of("KvCacheAddrGen", {{"tile_rows", "4"}, {"max_tiles", "2"}}, {{"idx", "0 S15 D"}, {"kv_len", "3 S15 D"}}),
+      "node 'op' (KvCacheAddrGen): " + kTooHigh);
+  EXPECT_EQ(error_of("Streamify", {{"repeat", "2"}}, {{"", "Buf[1](1 S1) S14 D"}}),
+            "node 'op' (Streamify): " + kTooHigh);
   // At the limit they work.
   EXPECT_EQ(run("Repeat", {{"count", "2"}}, {{"", "1 S14 D"}})["out"], "1 1 S15 D");
   EXPECT_EQ(run("Reassemble", {{"rank", "14"}}, {{"", "1 S14 D"}, {"sel", "{0} D"}})["out"], "1 S15 D");
@@ -140,8 +142,9 @@ TEST(DataSizes, KvLengthsAndRequestIndicesAreBounded) {
                      {{"idx", "9223372036854775807 D"}, {"kv_len", "3 D"}}),
             "node 'op' (KvCacheAddrGen): request index 9223372036854775807 is too large: its tile addresses r * "
             "max_tiles + t overflow 64 bits");
-  EXPECT_EQ(run("KvCacheAddrGen", {{"tile_rows", "4"}, {"max_tiles", "4"}}, {{"idx", "2 D"}, {"kv_len", "16 D"}})["addr"],
-            "8 9 10 11 S1 D");
+  EXPECT_EQ(
+      run("KvCacheAddrGen", {{"tile_rows", "4"}, {"max_tiles", "4"}}, {{"idx", "2 D"}, {"kv_len", "16 D"}})["addr"],
+      "8 9 10 11 S1 D");
 }
 
 TEST(DataSizes, ExpertAddressesThatOverflowAreRejected) {

@@ -1,6 +1,6 @@
 // Bufferize/Streamify round trips (step-paper-notes §8 item 5).
-#include "testutil.h"
 #include "sim/simulation.h"
+#include "testutil.h"
 
 namespace stepsim {
 namespace {
@@ -44,8 +44,7 @@ TEST(Streamify, StaticRepeatReplaysEachBuffer) {
 
 TEST(Streamify, ReferenceDrivenRepeatIsDynamic) {
   // Two buffers; the ref [2, k] replays the first twice and the second three times.
-  EXPECT_EQ(round_trip("1 2 S1 3 S1 D", 1, {{"rank", "1"}}, "0 0 S1 0 0 0 S1 D"),
-            "1 2 S1 1 2 S2 3 S1 3 S1 3 S2 D");
+  EXPECT_EQ(round_trip("1 2 S1 3 S1 D", 1, {{"rank", "1"}}, "0 0 S1 0 0 0 S1 D"), "1 2 S1 1 2 S2 3 S1 3 S1 3 S2 D");
 }
 
 TEST(Streamify, AffineViewTransposesAStaticBuffer) {

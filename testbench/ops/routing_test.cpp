@@ -27,8 +27,8 @@ TEST(Partition, SelectorNamingAMissingOutputIsAnError) {
 TEST(Reassemble, TieGoesToLowestInputAndChunksDoNotInterleave) {
   // Both chunks are visible at the same cycle: input 0 wins the tie and is copied whole
   // before input 1. (Arrival order with delayed inputs still needs a graph-level test.)
-  EvalResult r = eval_op("Reassemble", {{"rank", "1"}},
-                         {{"", "9 9 S1 D"}, {"", "1 2 3 S1 D"}, {"sel", "{0,1} D"}}, test::artifact());
+  EvalResult r = eval_op("Reassemble", {{"rank", "1"}}, {{"", "9 9 S1 D"}, {"", "1 2 3 S1 D"}, {"sel", "{0,1} D"}},
+                         test::artifact());
   ASSERT_TRUE(r.sim.ok) << r.sim.error;
   EXPECT_EQ(r.text["out"], "9 9 S1 1 2 3 S2 D");
 }

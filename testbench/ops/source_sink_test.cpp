@@ -1,7 +1,7 @@
 // Sources and sinks: a Source with `after` inputs starts when the last of them has ended (the
 // sequencing of program phases, e.g. the decoder layer's phases after their stores' acks).
-#include "testutil.h"
 #include "sim/simulation.h"
+#include "testutil.h"
 
 namespace stepsim {
 namespace {

@@ -228,11 +228,12 @@ SimResult result(std::vector<NodeResult> nodes, std::vector<ChannelResult> chann
 // by the broadcast, which waits for space towards the slow Map: the walk goes back to the
 // broadcast and then forward, through the full channel, to the Map.
 TEST(Bottleneck, WalkFollowsTheLongestWaitIncludingFullOutputs) {
-  const SimResult r = result({node("src", "Source", 10, 5), node("bc", "Broadcast", 990, 0), node("slow", "Map", 950, 900, 900, 1),
-                              node("sink_a", "Sink", 951, 0), node("fast", "Flatten", 995, 0), node("sink_b", "Sink", 1000, 0)},
-                             {channel("src", "bc", 0, 5), channel("bc", "slow", 950, 40), channel("slow", "sink_a", 0, 51),
-                              channel("bc", "fast", 0, 980), channel("fast", "sink_b", 0, 990)},
-                             1000);
+  const SimResult r =
+      result({node("src", "Source", 10, 5), node("bc", "Broadcast", 990, 0), node("slow", "Map", 950, 900, 900, 1),
+              node("sink_a", "Sink", 951, 0), node("fast", "Flatten", 995, 0), node("sink_b", "Sink", 1000, 0)},
+             {channel("src", "bc", 0, 5), channel("bc", "slow", 950, 40), channel("slow", "sink_a", 0, 51),
+              channel("bc", "fast", 0, 980), channel("fast", "sink_b", 0, 990)},
+             1000);
   const Bottleneck b = find_bottleneck(r, load_preset("step-artifact"));
   EXPECT_EQ(b.critical_path, (std::vector<std::string>{"sink_b", "fast", "bc", "slow"}));
   EXPECT_EQ(b.node, "slow");

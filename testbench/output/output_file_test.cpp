@@ -107,9 +107,9 @@ TEST_F(OutputFileTest, FolderIsAnErrorAndNothingIsLeft) {
 }
 
 TEST_F(OutputFileTest, MissingFolderNamesThePathAndTheReason) {
-  EXPECT_EQ(error_of([&] { write_output_file(path("no/such/r.json"), "report", "x"); }),
-            "cannot create a file in the folder of the report '" + path("no/such/r.json") +
-                "': No such file or directory");
+  EXPECT_EQ(
+      error_of([&] { write_output_file(path("no/such/r.json"), "report", "x"); }),
+      "cannot create a file in the folder of the report '" + path("no/such/r.json") + "': No such file or directory");
   EXPECT_EQ(error_of([&] { write_output_file("", "report", "x"); }), "the report needs a file name");
 }
 

@@ -34,7 +34,7 @@ inline std::set<std::string> names_in(const fs::path& dir) {
 }
 
 struct Command {
-  int status = -1;  // exit status (128 + signal when killed)
+  int status = -1;     // exit status (128 + signal when killed)
   std::string output;  // stdout and stderr
 };
 

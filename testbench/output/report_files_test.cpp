@@ -60,7 +60,7 @@ TEST_F(ReportFiles, FileSizeLimitFailsTheRunWithNoPartialReport) {
   for (const char* flag : {"--report", "--trace"}) {
     write_text(path("r.json"), "from an earlier run\n");
     Command r = shell("cd " + dir_.string() + " && ulimit -f 1 && trap \"\" XFSZ && " + kStepsim + " run " + kRouting +
-                  " " + flag + " r.json");
+                      " " + flag + " r.json");
     EXPECT_EQ(r.status, 1) << flag << ": " << r.output;
     const std::string what = std::string(flag) == "--report" ? "report" : "trace";
     EXPECT_NE(r.output.find("error: cannot write the " + what + " 'r.json': File too large\n"), std::string::npos)

@@ -89,7 +89,8 @@ TEST_F(Analyze, TraceSymbolsGetTheirValues) {
   const size_t w = r.out.find("  off-chip written       ");
   ASSERT_NE(w, std::string::npos) << r.out;
   const std::string line = r.out.substr(w, r.out.find('\n', w) - w);
-  for (const char* term : {"128*n_route_out1", "128*ceil_div(n_route_out0,2)", "128*ceil_div(n_route_out0-1,2)", " = 1280 B"})
+  for (const char* term :
+       {"128*n_route_out1", "128*ceil_div(n_route_out0,2)", "128*ceil_div(n_route_out0-1,2)", " = 1280 B"})
     EXPECT_TRUE(has(line, term)) << term << " in " << line;
 }
 
@@ -120,19 +121,20 @@ TEST_F(Analyze, SymOverridesAValueAndJsonHasTheDocumentedKeys) {
   EXPECT_FALSE(fs::exists(json + ".tmp"));
   // An unknown value is null: a Partition whose selectors are not a literal stream (they pass a
   // Flatten) has outputs of unknown size.
-  const std::string unknown = write("unknown.yaml",
-                                    "tensors:\n"
-                                    "  y: {shape: [2, 4], dtype: bf16, init: output}\n"
-                                    "streams:\n"
-                                    "  a: 'T[1x4] T[1x4] S1 D'\n"
-                                    "  s: '{0} {1} S1 D'\n"
-                                    "nodes:\n"
-                                    "  - {name: a, op: Source, params: {stream: a}}\n"
-                                    "  - {name: s, op: Source, params: {stream: s}}\n"
-                                    "  - {name: sel, op: Flatten, params: {min: 0, max: 0}, inputs: {in: s}}\n"
-                                    "  - {name: route, op: Partition, inputs: {in: a, sel: sel}, outputs: 2}\n"
-                                    "  - {name: store, op: LinearOffChipStore, params: {tensor: y, tile: [1, 4]}, inputs: {in: route.out0}}\n"
-                                    "  - {name: rest, op: Sink, inputs: {in: route.out1}}\n");
+  const std::string unknown =
+      write("unknown.yaml",
+            "tensors:\n"
+            "  y: {shape: [2, 4], dtype: bf16, init: output}\n"
+            "streams:\n"
+            "  a: 'T[1x4] T[1x4] S1 D'\n"
+            "  s: '{0} {1} S1 D'\n"
+            "nodes:\n"
+            "  - {name: a, op: Source, params: {stream: a}}\n"
+            "  - {name: s, op: Source, params: {stream: s}}\n"
+            "  - {name: sel, op: Flatten, params: {min: 0, max: 0}, inputs: {in: s}}\n"
+            "  - {name: route, op: Partition, inputs: {in: a, sel: sel}, outputs: 2}\n"
+            "  - {name: store, op: LinearOffChipStore, params: {tensor: y, tile: [1, 4]}, inputs: {in: route.out0}}\n"
+            "  - {name: rest, op: Sink, inputs: {in: route.out1}}\n");
   CliRun m = stepsim({"analyze", unknown, "--json", json});
   ASSERT_EQ(m.status, 0) << m.out;
   std::ifstream f2(json);
@@ -152,8 +154,10 @@ TEST_F(Analyze, ShapeMismatchAndBadGraphsFailCleanly) {
                               "  - {name: m, op: Map, params: {fn: add}, inputs: {in0: a, in1: b}}\n");
   CliRun r = stepsim({"analyze", g});
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_TRUE(has(r.out, "error: node 'm' (Map): inputs must have the same shape: in0 from 'a.out0' is [1, 2] of "
-                         "T[2x4:bf16], in1 from 'b.out0' is [1, 1] of T[2x4:bf16]")) << r.out;
+  EXPECT_TRUE(has(r.out,
+                  "error: node 'm' (Map): inputs must have the same shape: in0 from 'a.out0' is [1, 2] of "
+                  "T[2x4:bf16], in1 from 'b.out0' is [1, 1] of T[2x4:bf16]"))
+      << r.out;
   CliRun bad = stepsim({"analyze", write("bad.yaml", "nodes: [ {name: a\n")});
   EXPECT_EQ(bad.status, 1) << bad.out;
   EXPECT_TRUE(has(bad.out, "error: ") && has(bad.out, "bad.yaml")) << bad.out;

@@ -136,7 +136,9 @@ TEST(SymbolicFlops, EveryAccumFunctionPerUpdateAndFinalize) {
           // Scan emits every state; the simulator charges no finalize FLOPs for it.
           const uint64_t expected = std::string(op) == "Scan" ? want - f.finalize_flops(acc) : want;
           EXPECT_TRUE(one.flops == int64_t(expected)) << "symbolic " << one.flops << ", hw/functions " << expected;
-          if (d.m == kShapes[0].m) { EXPECT_EQ(measured_flops(one.g), expected); }
+          if (d.m == kShapes[0].m) {
+            EXPECT_EQ(measured_flops(one.g), expected);
+          }
         }
       }
     }
@@ -186,7 +188,9 @@ TEST(SymbolicMetrics, EqualTheRunOnEveryExampleWithBothModels) {
         const bool known = to_int(evaluate(m.symbolic, a.syms), v);
         // Every example names its data-dependent dimensions (moe_small: dims: on filter_padding).
         EXPECT_TRUE(known) << m.name << " = " << m.symbolic;
-        if (known) { EXPECT_EQ(uint64_t(v), m.measured) << m.name << " = " << m.symbolic; }
+        if (known) {
+          EXPECT_EQ(uint64_t(v), m.measured) << m.name << " = " << m.symbolic;
+        }
       }
       // The per-node on-chip terms are the run's per-node formula values.
       for (const NodeMetrics& nm : a.metrics.nodes) {

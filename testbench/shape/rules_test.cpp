@@ -11,9 +11,9 @@
 
 #include "hw/ops/op.h"
 #include "hw/presets/hardware.h"
+#include "shape_check.h"
 #include "sim/eval.h"
 #include "sim/graph/loader.h"
-#include "shape_check.h"
 
 namespace stepsim::shape {
 namespace {
@@ -25,7 +25,7 @@ struct Case {
   std::string op;
   std::map<std::string, std::string> params;
   std::vector<std::pair<std::string, std::string>> in;  // port -> tokens
-  size_t outputs = 0;                                     // numbered outputs (0: eval's default)
+  size_t outputs = 0;                                   // numbered outputs (0: eval's default)
 };
 
 std::string describe(const Case& c) {
@@ -40,13 +40,13 @@ std::vector<Case> eval_cases() {
   return {
       // Shape operators.
       {"Flatten", {{"min", "0"}, {"max", "1"}}, {{"in", "1 2 S1 3 4 S2 5 6 S1 7 8 S2 D"}}},
-      {"Flatten", {{"min", "0"}, {"max", "1"}}, {{"in", "1 2 S1 3 S1 S2 4 S2 D"}}},        // ragged
-      {"Flatten", {{"min", "1"}, {"max", "2"}}, {{"in", "1 2 S1 3 4 S2 5 6 S2 S3 D"}}},     // rank 3
-      {"Flatten", {{"min", "0"}, {"max", "2"}}, {{"in", "S1 S2 4 S2 D"}}},                  // empty dims
+      {"Flatten", {{"min", "0"}, {"max", "1"}}, {{"in", "1 2 S1 3 S1 S2 4 S2 D"}}},      // ragged
+      {"Flatten", {{"min", "1"}, {"max", "2"}}, {{"in", "1 2 S1 3 4 S2 5 6 S2 S3 D"}}},  // rank 3
+      {"Flatten", {{"min", "0"}, {"max", "2"}}, {{"in", "S1 S2 4 S2 D"}}},               // empty dims
       {"Flatten", {{"min", "0"}, {"max", "1"}}, {{"in", "T[2x4] T[2x4] S1 T[2x4] T[2x4] S2 D"}}},
-      {"Reshape", {{"chunk", "2"}}, {{"in", "1 2 3 S1 4 S1 D"}}},                           // ragged, padded
+      {"Reshape", {{"chunk", "2"}}, {{"in", "1 2 3 S1 4 S1 D"}}},  // ragged, padded
       {"Reshape", {{"chunk", "2"}}, {{"in", "1 2 3 4 S1 D"}}},
-      {"Reshape", {{"chunk", "3"}}, {{"in", "1 2 3 4 5 6 D"}}},                             // rank 0
+      {"Reshape", {{"chunk", "3"}}, {{"in", "1 2 3 4 5 6 D"}}},  // rank 0
       {"Reshape", {{"chunk", "2"}, {"rank", "1"}}, {{"in", "1 2 S1 3 4 S1 5 6 S1 7 8 S2 D"}}},
       {"Reshape", {{"chunk", "4"}}, {{"in", "T[1x64] T[1x64] T[1x64] T[1x64] T[1x64] T[1x64] S1 D"}}},
       {"Promote", {}, {{"in", "1 2 S1 3 S1 D"}}},
@@ -57,7 +57,7 @@ std::vector<Case> eval_cases() {
       {"Repeat", {{"count", "2"}}, {{"in", "T[2x2] S1 S1 T[2x2] S2 D"}}},  // empty row (seen as an empty group)
       {"Repeat", {{"count", "2"}}, {{"in", "D"}}},
       {"Expand", {{"rank", "1"}}, {{"in", "7 S1 8 S1 D"}, {"ref", "1 2 3 S1 4 5 6 S1 D"}}},
-      {"Expand", {{"rank", "1"}}, {{"in", "7 S1 8 S1 D"}, {"ref", "1 2 3 S1 4 S1 D"}}},    // ragged ref
+      {"Expand", {{"rank", "1"}}, {{"in", "7 S1 8 S1 D"}, {"ref", "1 2 3 S1 4 S1 D"}}},  // ragged ref
       {"Expand", {{"rank", "1"}}, {{"in", "T[1x4] S1 T[1x4] S2 T[1x4] S2 D"}, {"ref", "0 0 S1 0 S2 0 S2 D"}}},
       {"Zip", {}, {{"in0", "T[2x2] T[2x2] S1 T[2x2] S1 D"}, {"in1", "1 2 S1 3 S1 D"}}},
       // Address generation.
@@ -88,10 +88,10 @@ std::vector<Case> eval_cases() {
       {"Parallelize", {{"rank", "0"}}, {{"in", "1 2 3 4 5 D"}}, 2},
       {"Parallelize", {{"rank", "0"}}, {{"in", "1 2 3 4 5 S1 D"}}, 3},
       {"Parallelize", {{"rank", "1"}}, {{"in", "1 2 S1 3 4 S1 5 6 S2 D"}}, 2},
-      {"Parallelize", {{"rank", "1"}}, {{"in", "1 2 S1 3 S1 5 6 S2 D"}}, 2},              // ragged
+      {"Parallelize", {{"rank", "1"}}, {{"in", "1 2 S1 3 S1 5 6 S2 D"}}, 2},  // ragged
       // On-chip memory (Streamify needs buffers: see the graph cases).
       {"Bufferize", {{"rank", "1"}}, {{"in", "T[2x2] T[2x2] S1 T[2x2] T[2x2] S2 D"}}},
-      {"Bufferize", {{"rank", "1"}}, {{"in", "1 2 S1 3 S1 S2 D"}}},                        // ragged
+      {"Bufferize", {{"rank", "1"}}, {{"in", "1 2 S1 3 S1 S2 D"}}},  // ragged
       {"Bufferize", {{"rank", "2"}}, {{"in", "1 2 S1 3 4 S2 D"}}},
       // Higher-order.
       {"Map", {{"fn", "silu"}}, {{"in0", "T[2x4] T[2x4] S1 T[2x4] S1 D"}}},
@@ -102,25 +102,33 @@ std::vector<Case> eval_cases() {
       {"Map", {{"fn", "row_sum"}}, {{"in0", "T[4x8:fp32] T[4x8:fp32] D"}}},
       {"Map", {{"fn", "sub_row"}}, {{"in0", "T[4x8] D"}, {"in1", "T[4x1] D"}}},
       {"Map", {{"fn", "exp"}}, {{"in0", "T[2x2] S1 S1 D"}}},
-      {"Map", {{"fn", "matmul"}}, {{"in0", "(T[2x3],T[3x5]) (T[2x3],T[3x5]) S1 D"}}},      // a zipped input
+      {"Map", {{"fn", "matmul"}}, {{"in0", "(T[2x3],T[3x5]) (T[2x3],T[3x5]) S1 D"}}},  // a zipped input
       {"Accum", {{"fn", "add"}, {"rank", "1"}}, {{"in0", "T[2x4] T[2x4] S1 T[2x4] S1 D"}}},
       {"Accum", {{"fn", "add_f32"}, {"rank", "2"}}, {{"in0", "T[2x4] S1 T[2x4] S2 D"}}},
       {"Accum", {{"fn", "max"}, {"rank", "1"}}, {{"in0", "T[2x4:fp32] S1 S1 T[2x4:fp32] S2 D"}}},
-      {"Accum", {{"fn", "matmul_acc"}, {"rank", "1"}}, {{"in0", "T[4x8] T[4x8] S1 D"}, {"in1", "T[8x16] T[8x16] S1 D"}}},
+      {"Accum",
+       {{"fn", "matmul_acc"}, {"rank", "1"}},
+       {{"in0", "T[4x8] T[4x8] S1 D"}, {"in1", "T[8x16] T[8x16] S1 D"}}},
       {"Accum", {{"fn", "matmul_t_acc_f32"}, {"rank", "1"}}, {{"in0", "T[4x8] S1 D"}, {"in1", "T[16x8] S1 D"}}},
       {"Accum", {{"fn", "retile_row"}, {"rank", "1"}}, {{"in0", "T[1x8] T[1x8] T[1x8] S1 D"}}},
       {"Accum", {{"fn", "retile_row"}, {"rank", "1"}}, {{"in0", "T[1x8] T[1x8] S1 T[1x8] S1 D"}}},  // ragged
       {"Accum", {{"fn", "retile_col"}, {"rank", "1"}}, {{"in0", "T[4x2] T[4x2] S1 T[4x2] T[4x2] S1 D"}}},
-      {"Accum", {{"fn", "flash_attn_update"}, {"rank", "1"}},
+      {"Accum",
+       {{"fn", "flash_attn_update"}, {"rank", "1"}},
        {{"in0", "T[4x8:fp32] T[4x8:fp32] S1 D"}, {"in1", "T[8x16] T[8x16] S1 D"}}},
       {"Scan", {{"fn", "add"}, {"rank", "1"}}, {{"in0", "T[2x4] T[2x4] S1 T[2x4] S1 D"}}},
-      {"Scan", {{"fn", "matmul_acc_f32"}, {"rank", "1"}}, {{"in0", "T[4x8] T[4x8] S1 D"}, {"in1", "T[8x2] T[8x2] S1 D"}}},
+      {"Scan",
+       {{"fn", "matmul_acc_f32"}, {"rank", "1"}},
+       {{"in0", "T[4x8] T[4x8] S1 D"}, {"in1", "T[8x2] T[8x2] S1 D"}}},
       {"FlatMap", {{"fn", "retile_streamify_row"}, {"rank", "1"}}, {{"in0", "T[4x8] T[4x8] S1 D"}}},
       {"FlatMap", {{"fn", "retile_streamify_col"}, {"rank", "1"}}, {{"in0", "T[2x3] D"}}},
       {"FlatMap", {{"fn", "retile_streamify_row"}, {"rank", "2"}}, {{"in0", "T[3x8] T[3x8] S1 D"}}},
       {"FlatMap", {{"fn", "retile_streamify_row"}, {"rank", "0"}}, {{"in0", "T[3x8] T[3x8] S1 T[3x8] S1 D"}}},
-      {"FlatMap", {{"fn", "filter_padding"}, {"rank", "0"}}, {{"in0", "T[1x8] T[1x8] T[1x8] S1 D"}, {"in1", "0 1 0 S1 D"}}},
-      {"FlatMap", {{"fn", "filter_padding"}, {"rank", "0"}},
+      {"FlatMap",
+       {{"fn", "filter_padding"}, {"rank", "0"}},
+       {{"in0", "T[1x8] T[1x8] T[1x8] S1 D"}, {"in1", "0 1 0 S1 D"}}},
+      {"FlatMap",
+       {{"fn", "filter_padding"}, {"rank", "0"}},
        {{"in0", "T[1x8] T[1x8] S1 T[1x8] T[1x8] S1 D"}, {"in1", "0 0 S1 0 1 S1 D"}}},
   };
 }
@@ -178,64 +186,65 @@ std::vector<GraphCase> graph_cases() {
       "  m: {shape: [8, 1], dtype: int32, init: zeros}\n";
   return {
       {"static load, store",
-       tensors +
-           "nodes:\n"
-           "  - {name: ld, op: LinearOffChipLoad, params: {tensor: a, tile: [16, 32]}}\n"
-           "  - {name: b, op: Broadcast, inputs: {in: ld}}\n"
-           "  - {name: st, op: LinearOffChipStore, params: {tensor: o, tile: [16, 32]}, inputs: {in: b.out0}}\n"
-           "  - {name: s, op: Sink, inputs: {in: b.out1}}\n",
+       tensors + "nodes:\n"
+                 "  - {name: ld, op: LinearOffChipLoad, params: {tensor: a, tile: [16, 32]}}\n"
+                 "  - {name: b, op: Broadcast, inputs: {in: ld}}\n"
+                 "  - {name: st, op: LinearOffChipStore, params: {tensor: o, tile: [16, 32]}, inputs: {in: b.out0}}\n"
+                 "  - {name: s, op: Sink, inputs: {in: b.out1}}\n",
        {{"s", "ld.out"}},
        {"LinearOffChipLoad", "LinearOffChipStore", "Sink"}},
       {"load with out_shape and stride",
-       tensors +
-           "nodes:\n"
-           "  - {name: ld, op: LinearOffChipLoad, params: {tensor: f, tile: [4, 32], out_shape: [2, 3], stride: [1, 0]}}\n"
-           "  - {name: s, op: Sink, inputs: {in: ld}}\n",
+       tensors + "nodes:\n"
+                 "  - {name: ld, op: LinearOffChipLoad, params: {tensor: f, tile: [4, 32], out_shape: [2, 3], stride: "
+                 "[1, 0]}}\n"
+                 "  - {name: s, op: Sink, inputs: {in: ld}}\n",
        {{"s", "ld.out"}},
        {"LinearOffChipLoad"}},
       {"load with a ragged ref",
-       tensors +
-           "streams:\n"
-           "  ref: '0 0 S1 0 S1 S1 S2 D'\n"
-           "nodes:\n"
-           "  - {name: ref, op: Source, params: {stream: ref}}\n"
-           "  - {name: ld, op: LinearOffChipLoad, params: {tensor: a, tile: [32, 32], out_shape: [1, 2]}, inputs: {ref: ref}}\n"
-           "  - {name: s, op: Sink, inputs: {in: ld}}\n",
+       tensors + "streams:\n"
+                 "  ref: '0 0 S1 0 S1 S1 S2 D'\n"
+                 "nodes:\n"
+                 "  - {name: ref, op: Source, params: {stream: ref}}\n"
+                 "  - {name: ld, op: LinearOffChipLoad, params: {tensor: a, tile: [32, 32], out_shape: [1, 2]}, "
+                 "inputs: {ref: ref}}\n"
+                 "  - {name: s, op: Sink, inputs: {in: ld}}\n",
        {{"s", "ld.out"}},
        {"LinearOffChipLoad", "Source"}},
       {"random load and store",
-       tensors +
-           "streams:\n"
-           "  raddr: '3 0 S1 2 S1 S2 D'\n"
-           "  waddr: '0 1 2 D'\n"
-           "nodes:\n"
-           "  - {name: raddr, op: Source, params: {stream: raddr}}\n"
-           "  - {name: ld, op: RandomOffChipLoad, params: {tensor: a, tile: [8, 64]}, inputs: {raddr: raddr}}\n"
-           "  - {name: b, op: Broadcast, inputs: {in: ld}}\n"
-           "  - {name: s, op: Sink, inputs: {in: b.out0}}\n"
-           "  - {name: waddr, op: Source, params: {stream: waddr}}\n"
-           "  - {name: st, op: RandomOffChipStore, params: {tensor: o, tile: [8, 64]}, inputs: {waddr: waddr, wdata: b.out1}}\n"
-           "  - {name: acks, op: Sink, inputs: {in: st}}\n",
+       tensors + "streams:\n"
+                 "  raddr: '3 0 S1 2 S1 S2 D'\n"
+                 "  waddr: '0 1 2 D'\n"
+                 "nodes:\n"
+                 "  - {name: raddr, op: Source, params: {stream: raddr}}\n"
+                 "  - {name: ld, op: RandomOffChipLoad, params: {tensor: a, tile: [8, 64]}, inputs: {raddr: raddr}}\n"
+                 "  - {name: b, op: Broadcast, inputs: {in: ld}}\n"
+                 "  - {name: s, op: Sink, inputs: {in: b.out0}}\n"
+                 "  - {name: waddr, op: Source, params: {stream: waddr}}\n"
+                 "  - {name: st, op: RandomOffChipStore, params: {tensor: o, tile: [8, 64]}, inputs: {waddr: waddr, "
+                 "wdata: b.out1}}\n"
+                 "  - {name: acks, op: Sink, inputs: {in: st}}\n",
        {{"s", "ld.out"}, {"acks", "st.out"}},
        {"RandomOffChipLoad", "RandomOffChipStore"}},
       {"store through a strided view, scatter of fp32 tiles",
-       tensors +
-           "streams:\n"
-           "  raddr: '1 1 0 D'\n"
-           "  waddr: '3 S1 0 2 S1 D'\n"
-           "nodes:\n"
-           "  - {name: ld, op: LinearOffChipLoad, params: {tensor: a, tile: [8, 64], out_shape: [2, 2], stride: [1, 2]}}\n"
-           "  - {name: b, op: Broadcast, inputs: {in: ld}}\n"
-           "  - {name: st, op: LinearOffChipStore, params: {tensor: o, tile: [8, 64], out_shape: [2, 2], stride: [2, 1]},\n"
-           "     inputs: {in: b.out0}}\n"
-           "  - {name: s, op: Sink, inputs: {in: b.out1}}\n"
-           "  - {name: raddr, op: Source, params: {stream: raddr}}\n"
-           "  - {name: g, op: RandomOffChipLoad, params: {tensor: f, tile: [4, 32]}, inputs: {raddr: raddr}}\n"
-           "  - {name: gb, op: Broadcast, inputs: {in: g}}\n"
-           "  - {name: gs, op: Sink, inputs: {in: gb.out0}}\n"
-           "  - {name: waddr, op: Source, params: {stream: waddr}}\n"
-           "  - {name: sc, op: RandomOffChipStore, params: {tensor: f, tile: [4, 32]}, inputs: {waddr: waddr, wdata: gb.out1}}\n"
-           "  - {name: acks, op: Sink, inputs: {in: sc}}\n",
+       tensors + "streams:\n"
+                 "  raddr: '1 1 0 D'\n"
+                 "  waddr: '3 S1 0 2 S1 D'\n"
+                 "nodes:\n"
+                 "  - {name: ld, op: LinearOffChipLoad, params: {tensor: a, tile: [8, 64], out_shape: [2, 2], stride: "
+                 "[1, 2]}}\n"
+                 "  - {name: b, op: Broadcast, inputs: {in: ld}}\n"
+                 "  - {name: st, op: LinearOffChipStore, params: {tensor: o, tile: [8, 64], out_shape: [2, 2], stride: "
+                 "[2, 1]},\n"
+                 "     inputs: {in: b.out0}}\n"
+                 "  - {name: s, op: Sink, inputs: {in: b.out1}}\n"
+                 "  - {name: raddr, op: Source, params: {stream: raddr}}\n"
+                 "  - {name: g, op: RandomOffChipLoad, params: {tensor: f, tile: [4, 32]}, inputs: {raddr: raddr}}\n"
+                 "  - {name: gb, op: Broadcast, inputs: {in: g}}\n"
+                 "  - {name: gs, op: Sink, inputs: {in: gb.out0}}\n"
+                 "  - {name: waddr, op: Source, params: {stream: waddr}}\n"
+                 "  - {name: sc, op: RandomOffChipStore, params: {tensor: f, tile: [4, 32]}, inputs: {waddr: waddr, "
+                 "wdata: gb.out1}}\n"
+                 "  - {name: acks, op: Sink, inputs: {in: sc}}\n",
        {{"s", "ld.out"}, {"gs", "g.out"}, {"acks", "sc.out"}},
        {"LinearOffChipLoad", "LinearOffChipStore", "RandomOffChipLoad", "RandomOffChipStore"}},
       {"sources",
@@ -269,7 +278,8 @@ std::vector<GraphCase> graph_cases() {
        "nodes:\n"
        "  - {name: x, op: Source, params: {stream: x}}\n"
        "  - {name: buf, op: Bufferize, params: {rank: 1}, inputs: {in: x}}\n"
-       "  - {name: rep, op: Streamify, params: {repeat: [2, 3], out_shape: [2, 2], stride: [2, 1]}, inputs: {in: buf}}\n"
+       "  - {name: rep, op: Streamify, params: {repeat: [2, 3], out_shape: [2, 2], stride: [2, 1]}, inputs: {in: "
+       "buf}}\n"
        "  - {name: s, op: Sink, inputs: {in: rep}}\n",
        {{"s", "rep.out"}},
        {"Streamify"}},
@@ -300,7 +310,8 @@ std::vector<GraphCase> graph_cases() {
            "nodes:\n"
            "  - {name: x, op: LinearOffChipLoad, params: {tensor: a, tile: [8, 64], out_shape: [2], stride: [1]}}\n"
            "  - {name: m, op: LinearOffChipLoad, params: {tensor: m, tile: [8, 1], out_shape: [2], stride: [0]}}\n"
-           "  - {name: rows, op: FlatMap, params: {fn: retile_streamify_row_filter, rank: 1}, inputs: {in0: x, in1: m}}\n"
+           "  - {name: rows, op: FlatMap, params: {fn: retile_streamify_row_filter, rank: 1}, inputs: {in0: x, in1: "
+           "m}}\n"
            "  - {name: s, op: Sink, inputs: {in: rows}}\n",
        {{"s", "rows.out"}},
        {"FlatMap"},
@@ -343,7 +354,7 @@ void check_category(const std::string& category) {
   EXPECT_GT(n, 0u) << "no case for category " << category;
 }
 
-const std::vector<std::string> kCategories = {"off-chip memory", "on-chip memory", "routing",     "higher-order",
+const std::vector<std::string> kCategories = {"off-chip memory", "on-chip memory", "routing",           "higher-order",
                                               "shape",           "source/sink",    "address generation"};
 
 TEST(Rules, EveryOperatorHasARuleAndCases) {

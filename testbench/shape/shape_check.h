@@ -75,20 +75,25 @@ inline std::string elem_mismatch(const ElemType& want, const Element& e, const G
   switch (want.kind) {
     case ElemType::Tile:
       if (!e.is_tile()) return "expected " + want.str() + ", got " + e.to_string();
-      if (e.tile().dtype != want.dtype || size_differs(want.rows, e.tile().rows) || size_differs(want.cols, e.tile().cols))
+      if (e.tile().dtype != want.dtype || size_differs(want.rows, e.tile().rows) ||
+          size_differs(want.cols, e.tile().cols))
         return "rule " + want.str() + ", run " + e.to_string();
       return "";
-    case ElemType::Scalar: return e.is_scalar() ? "" : "expected a scalar, got " + e.to_string();
-    case ElemType::Selector: return e.is_selector() ? "" : "expected a selector, got " + e.to_string();
+    case ElemType::Scalar:
+      return e.is_scalar() ? "" : "expected a scalar, got " + e.to_string();
+    case ElemType::Selector:
+      return e.is_selector() ? "" : "expected a selector, got " + e.to_string();
     case ElemType::Tuple: {
-      if (!e.is_tuple() || e.tuple()->size() != want.members.size()) return "expected " + want.str() + ", got " + e.to_string();
+      if (!e.is_tuple() || e.tuple()->size() != want.members.size())
+        return "expected " + want.str() + ", got " + e.to_string();
       for (size_t i = 0; i < want.members.size(); ++i) {
         std::string m = elem_mismatch(want.members[i], (*e.tuple())[i], subs);
         if (!m.empty()) return "tuple member " + std::to_string(i) + ": " + m;
       }
       return "";
     }
-    default: return "?";
+    default:
+      return "?";
   }
 }
 
@@ -122,7 +127,9 @@ inline void expect_matches(const StreamType& want, const std::vector<Beat>& beat
     const Dim& d = want.dims[i];
     const ex v = d.size.subs(subs).expand();
     const bool ragged = c.size[i] < 0;
-    if (ragged) { EXPECT_EQ(d.kind, DimKind::Ragged) << "dim " << i << " is ragged in the run"; }
+    if (ragged) {
+      EXPECT_EQ(d.kind, DimKind::Ragged) << "dim " << i << " is ragged in the run";
+    }
     if (GiNaC::is_a<GiNaC::numeric>(v)) {
       if (d.kind == DimKind::Ragged)
         EXPECT_TRUE(v == c.total[i]) << "dim " << i << ": rule total " << v << ", run total " << c.total[i];
@@ -133,7 +140,9 @@ inline void expect_matches(const StreamType& want, const std::vector<Beat>& beat
     }
   }
   const ex card = want.card().subs(subs).expand();
-  if (GiNaC::is_a<GiNaC::numeric>(card)) { EXPECT_TRUE(card == c.elements) << "card " << card << " vs " << c.elements; }
+  if (GiNaC::is_a<GiNaC::numeric>(card)) {
+    EXPECT_TRUE(card == c.elements) << "card " << card << " vs " << c.elements;
+  }
   for (const Beat& b : beats)  // the first element that does not match
     if (b.has_elem) {
       // An Accum whose reduction saw no element emits an empty (0x0) accumulator tile.

@@ -28,7 +28,7 @@ TEST(StreamTypes, LiteralTypesCountTheTopLevelUnits) {
   EXPECT_EQ(r.dims[2].kind, DimKind::Ragged);
   EXPECT_EQ(r.dims[1].kind, DimKind::Static);
   EXPECT_EQ(to_string(r.card()), "7");
-  EXPECT_EQ(lit("1 2 S1 S1 3 S1 D").str(), "[3, 3~] of scalar");  // the empty row counts
+  EXPECT_EQ(lit("1 2 S1 S1 3 S1 D").str(), "[3, 3~] of scalar");        // the empty row counts
   EXPECT_EQ(lit("1 2 S1 S1 3 S1 S2 D").str(), "[1, 4, 3~] of scalar");  // a bare S2 after S1 ends an empty row
 }
 
@@ -205,8 +205,8 @@ TEST(Inference, ErrorsNameTheNodesPortsAndShapes) {
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "g.yaml: node 'r' (Repeat): missing required parameter 'count' (copies per element)");
   }
-  EXPECT_NE(shape_error(head + "  - {name: m, op: Map, params: {fn: nope}, inputs: {in0: a}}\n").find(
-                "no shape rule for map function 'nope'"),
+  EXPECT_NE(shape_error(head + "  - {name: m, op: Map, params: {fn: nope}, inputs: {in0: a}}\n")
+                .find("no shape rule for map function 'nope'"),
             std::string::npos);
   EXPECT_EQ(shape_error(head + "  - {name: m, op: Map, params: {fn: silu}, inputs: {in0: zz}}\n"),
             "node 'm' (Map) input 'in0' reads unknown node 'zz'");

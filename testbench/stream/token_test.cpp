@@ -101,7 +101,9 @@ TEST(WellFormed, AStreamClosesEveryDimensionBeforeD) {
   EXPECT_EQ(to_beats_error("1 2"), "the stream does not end with the done token D (after token 1 '2')");
   EXPECT_EQ(to_beats_error(""), "the stream is empty: it needs at least the done token D");
   // Levels built in code (not parsed) are checked too: 0 is not a stop, 16 does not fit.
-  EXPECT_EQ(error_of([] { to_beats({Token::e(Element(Scalar{1})), Token::s(16), Token::d()}); }),
+  EXPECT_EQ(error_of([] {
+              to_beats({Token::e(Element(Scalar{1})), Token::s(16), Token::d()});
+            }),
             "token 1 'S16': stop level out of range 1..15");
   EXPECT_EQ(error_of([] { to_beats({Token::s(0), Token::d()}); }), "token 0 'S0': stop level out of range 1..15");
 }

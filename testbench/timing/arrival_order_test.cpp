@@ -53,7 +53,7 @@ SimResult reassemble_mu(bool into_bufferize) {
 }
 
 TEST(ReassembleTiming, ReadTermForMemoryUnitTilesWriteTermIntoABufferize) {
-  const uint64_t a_arrival = kSend + 1 + kSend + 1 + kSend;   // Bufferize 1 cycle, Streamify 1: 5
+  const uint64_t a_arrival = kSend + 1 + kSend + 1 + kSend;       // Bufferize 1 cycle, Streamify 1: 5
   const uint64_t ld_a = ceil_div(bf16_bytes(16, 64), kOnchipBw);  // 32
   const uint64_t st_a = ceil_div(bf16_bytes(16, 64), kOnchipBw);  // 32
   const uint64_t st_b = ceil_div(bf16_bytes(8, 64), kOnchipBw);   // 16
@@ -62,14 +62,14 @@ TEST(ReassembleTiming, ReadTermForMemoryUnitTilesWriteTermIntoABufferize) {
     ASSERT_TRUE(r.ok) << r.error;
     // The FIFO input (arrival 1) goes first although the selector names input 0 first.
     EXPECT_EQ(format_beats(r.recorded.at("out")), "T[8x64] S1 T[16x64] S2 D");
-    const uint64_t b0 = std::max<uint64_t>(1, 1 + kSwitch + 0);          // 2
+    const uint64_t b0 = std::max<uint64_t>(1, 1 + kSwitch + 0);              // 2
     const uint64_t a0 = std::max<uint64_t>(b0, a_arrival + kSwitch + ld_a);  // 38
     EXPECT_EQ(element_times(r, "out"), (std::vector<uint64_t>{b0 + kSend, a0 + kSend}));
   }
   {
     SimResult r = reassemble_mu(true);
     ASSERT_TRUE(r.ok) << r.error;
-    const uint64_t b0 = std::max<uint64_t>(1, 1 + kSwitch) + st_b;                // 18
+    const uint64_t b0 = std::max<uint64_t>(1, 1 + kSwitch) + st_b;                  // 18
     const uint64_t a0 = std::max<uint64_t>(b0, a_arrival + kSwitch + ld_a) + st_a;  // 70
     EXPECT_EQ(finish_of(r, "re"), a0);
     // Bufferize: 1 cycle for the last tile, then the reference.
@@ -226,7 +226,8 @@ TEST(EagerMergeOrder, PaperExampleYWXZ) {
                  y = kSend + 4 + kSend, z = 20 + kSend + 4 + kSend;
   EXPECT_EQ(format_beats(r.recorded.at("out")), Y + " S1 " + W + " S1 " + W + " S1 " + Y + " S1 D");
   EXPECT_EQ(format_beats(r.recorded.at("sel")), "{1} {0} {0} {1} D");
-  EXPECT_EQ(element_times(r, "out"), (std::vector<uint64_t>{y + kSend, w + kSend, x + kSend, z + kSend}));  // 7 11 21 27
+  EXPECT_EQ(element_times(r, "out"),
+            (std::vector<uint64_t>{y + kSend, w + kSend, x + kSend, z + kSend}));  // 7 11 21 27
 }
 
 TEST(EagerMergeOrder, SimultaneousArrivalsTieToTheLowestInput) {

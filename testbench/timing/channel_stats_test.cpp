@@ -30,8 +30,9 @@ TEST(ChannelStats, PeakOccupancyFillsTheFifoBehindASlowConsumer) {
     // The Map holds each tile 8 cycles, the source offers one per cycle: the FIFO fills up to
     // its depth, but never beyond the 6 tiles there are.
     EXPECT_EQ(channel(r, "src.out0->act.in0").stats.peak_occupancy, std::min(depth, 6u)) << "depth " << depth;
-    for (uint64_t seed : {1, 2}) EXPECT_EQ(slow_consumer(depth, seed).channels.front().stats.peak_occupancy,
-                                           r.channels.front().stats.peak_occupancy);
+    for (uint64_t seed : {1, 2})
+      EXPECT_EQ(slow_consumer(depth, seed).channels.front().stats.peak_occupancy,
+                r.channels.front().stats.peak_occupancy);
   }
 }
 

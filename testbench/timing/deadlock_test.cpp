@@ -60,8 +60,7 @@ TEST(Deadlock, ZipAfterBroadcastWithUnequalConsumptionNamesTheFullChannelFirst) 
   EXPECT_TRUE(has(e, "waits for data on 'bc.out1->buf.in' (empty); producer 'bc' is blocked too")) << e;
   EXPECT_TRUE(has(e, "node 'zip' (Zip)")) << e;
   EXPECT_TRUE(has(e, "'replay.out->zip.in1' (empty)")) << e;
-  EXPECT_TRUE(has(e, "wait-for cycle: 'bc' -(full)-> 'zip' -(empty)-> 'replay' -(empty)-> 'buf' -(empty)-> 'bc'"))
-      << e;
+  EXPECT_TRUE(has(e, "wait-for cycle: 'bc' -(full)-> 'zip' -(empty)-> 'replay' -(empty)-> 'buf' -(empty)-> 'bc'")) << e;
   // The finished Source is not listed; the Sink waits on a Zip that is itself blocked.
   EXPECT_FALSE(has(e, "node 'src'")) << e;
   EXPECT_TRUE(has(e, "5 of 6 operators are blocked")) << e;
@@ -167,10 +166,10 @@ TEST(CyclicGraph, FeedbackLoopThroughEagerMergeTerminates) {
     }
   // Exact timing around the loop: the Map takes 8 cycles, Reassemble releases at
   // arrival + switch, EagerMerge forwards in the arrival cycle, Partition spends 1 switch cycle.
-  const uint64_t comp = ceil_div(8 * 16 * 64, 1024);                        // 8
-  const uint64_t lap1_join = kSend + kSwitch;                               // 2: init arrives at 1
-  const uint64_t lap1_part = lap1_join + kSend + comp + kSend + kSend + kSwitch;  // 14: routed back
-  const uint64_t lap2_join = lap1_part + kSend + kSwitch;                   // 16
+  const uint64_t comp = ceil_div(8 * 16 * 64, 1024);                                   // 8
+  const uint64_t lap1_join = kSend + kSwitch;                                          // 2: init arrives at 1
+  const uint64_t lap1_part = lap1_join + kSend + comp + kSend + kSend + kSwitch;       // 14: routed back
+  const uint64_t lap2_join = lap1_part + kSend + kSwitch;                              // 16
   const uint64_t out_at = lap2_join + kSend + comp + kSend + kSend + kSwitch + kSend;  // 29
   EXPECT_EQ(element_times(r, "out"), (std::vector<uint64_t>{out_at}));
 }

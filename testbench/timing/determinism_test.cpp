@@ -25,8 +25,7 @@ std::string fingerprint(const SimResult& r) {
       << n.firings << " flops " << n.flops << "\n";
   for (const ChannelResult& c : r.channels)
     o << "channel " << c.name << " depth " << c.params.depth << " beats " << c.stats.beats << " elements "
-      << c.stats.elements << " bytes " << c.stats.bytes << " peak "
-      << c.stats.peak_occupancy << " stall "
+      << c.stats.elements << " bytes " << c.stats.bytes << " peak " << c.stats.peak_occupancy << " stall "
       << c.stats.producer_stall_cycles << " starve " << c.stats.consumer_starve_cycles << " last_send "
       << c.stats.last_send_time << "\n";
   for (const NodeResult& n : r.nodes) o << "onchip " << n.name << " " << n.onchip_peak_bytes << "\n";

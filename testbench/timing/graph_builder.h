@@ -23,11 +23,11 @@ constexpr uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 // Bytes of a bf16 tile and the step-artifact constants the rules use.
 constexpr uint64_t bf16_bytes(uint64_t rows, uint64_t cols) { return rows * cols * 2; }
-constexpr uint64_t kOnchipBw = 64;      // step-artifact onchip_bw, B/cycle
-constexpr uint64_t kComputeBw = 4096;   // step-artifact compute_bw, FLOPs/cycle
-constexpr uint64_t kSend = 1;           // step-artifact send_latency
-constexpr uint64_t kResponse = 1;       // step-artifact response_latency
-constexpr uint64_t kSwitch = 1;         // step-artifact routing_switch_cycles
+constexpr uint64_t kOnchipBw = 64;     // step-artifact onchip_bw, B/cycle
+constexpr uint64_t kComputeBw = 4096;  // step-artifact compute_bw, FLOPs/cycle
+constexpr uint64_t kSend = 1;          // step-artifact send_latency
+constexpr uint64_t kResponse = 1;      // step-artifact response_latency
+constexpr uint64_t kSwitch = 1;        // step-artifact routing_switch_cycles
 
 struct GraphBuilder {
   Graph g;

@@ -11,9 +11,9 @@ namespace stepsim {
 namespace {
 using namespace test;
 
-const std::string kT = "T[16x64]";                        // bf16 tile, 2048 B
-constexpr uint64_t kTileBytes = bf16_bytes(16, 64);      // 2048
-constexpr uint64_t kSiluFlops = 8 * 16 * 64;             // silu: 8 FLOPs per element
+const std::string kT = "T[16x64]";                   // bf16 tile, 2048 B
+constexpr uint64_t kTileBytes = bf16_bytes(16, 64);  // 2048
+constexpr uint64_t kSiluFlops = 8 * 16 * 64;         // silu: 8 FLOPs per element
 
 std::string tiles(int n, const std::string& t = kT) {
   std::string s;
@@ -107,9 +107,9 @@ SimResult two_input_matmul(const HardwareParams& hw, bool b_from_memory) {
 }
 
 TEST(MapTiming, TwoMemoryUnitInputsSumTheirLoads) {
-  const uint64_t ld_a = ceil_div(bf16_bytes(16, 64), kOnchipBw);   // 32
-  const uint64_t ld_w = ceil_div(bf16_bytes(64, 64), kOnchipBw);   // 128
-  const uint64_t comp = ceil_div(2 * 16 * 64 * 64, kComputeBw);    // 131072 / 4096 = 32
+  const uint64_t ld_a = ceil_div(bf16_bytes(16, 64), kOnchipBw);  // 32
+  const uint64_t ld_w = ceil_div(bf16_bytes(64, 64), kOnchipBw);  // 128
+  const uint64_t comp = ceil_div(2 * 16 * 64 * 64, kComputeBw);   // 131072 / 4096 = 32
   // Both operands: Source (visible 1) -> Bufferize (1 cycle, ref visible 3) -> Streamify (1 cycle,
   // tile visible 5).
   const uint64_t at_map = kSend + 1 + kSend + 1 + kSend;  // 5
@@ -134,7 +134,7 @@ TEST(AccumTiming, InnerElementsPayComputeTheClosingOneAlsoTheStore) {
   // add: 1 FLOP per element; compute_bw 256 -> 4 cycles per [16x64] tile. The result is rounded
   // to bf16 ([16x64] bf16 = 2048 B) and goes to a Bufferize: st = 2048 / 64 = 32, charged on the
   // closing element only.
-  const uint64_t comp = ceil_div(16 * 64, 256);        // 4
+  const uint64_t comp = ceil_div(16 * 64, 256);         // 4
   const uint64_t st = ceil_div(kTileBytes, kOnchipBw);  // 32
   {
     GraphBuilder b;
@@ -155,13 +155,13 @@ TEST(AccumTiming, InnerElementsPayComputeTheClosingOneAlsoTheStore) {
     SimResult r = b.run();
     ASSERT_TRUE(r.ok) << r.error;
     // Per group: inner element max(0, 4) + closing element max(0, 4, 32).
-    EXPECT_EQ(finish_of(r, "acc"), kSend + 2 * (comp + std::max(comp, st)));  // 73
+    EXPECT_EQ(finish_of(r, "acc"), kSend + 2 * (comp + std::max(comp, st)));         // 73
     EXPECT_EQ(r.cycles, kSend + 2 * (comp + st) + kSend + 1 /*Bufferize*/ + kSend);  // 76
   }
 }
 
 TEST(ScanTiming, EveryElementEmitsAndPaysTheStoreIntoABufferize) {
-  const uint64_t comp = ceil_div(16 * 64, 256);        // 4
+  const uint64_t comp = ceil_div(16 * 64, 256);         // 4
   const uint64_t st = ceil_div(kTileBytes, kOnchipBw);  // 32
   {
     GraphBuilder b;
@@ -200,7 +200,8 @@ TEST(BufferizeTiming, OneTilePerCycleWithBackPressureFromADepthTwoFifo) {
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(finish_of(r, "buf"), kSend + n * 1);  // 9
   EXPECT_EQ(r.cycles, kSend + n * 1 + kSend);     // 10
-  EXPECT_EQ(format_beats(r.recorded.at("sink")), "Buf[8](T[16x64] T[16x64] T[16x64] T[16x64] T[16x64] T[16x64] T[16x64] T[16x64] S1) D");
+  EXPECT_EQ(format_beats(r.recorded.at("sink")),
+            "Buf[8](T[16x64] T[16x64] T[16x64] T[16x64] T[16x64] T[16x64] T[16x64] T[16x64] S1) D");
 }
 
 TEST(StreamifyTiming, OneCyclePerEmittedTileWithRepeat) {
@@ -226,7 +227,8 @@ TEST(RepeatTiming, CopiesAreSentAtTThroughTPlusCountMinusOne) {
   SimResult r = b.run();
   ASSERT_TRUE(r.ok) << r.error;
   const uint64_t t = kSend;  // arrival
-  EXPECT_EQ(element_times(r, "sink"), (std::vector<uint64_t>{t + 0 + kSend, t + 1 + kSend, t + 2 + kSend, t + 3 + kSend}));
+  EXPECT_EQ(element_times(r, "sink"),
+            (std::vector<uint64_t>{t + 0 + kSend, t + 1 + kSend, t + 2 + kSend, t + 3 + kSend}));
   EXPECT_EQ(finish_of(r, "rep"), t + 4);  // advances count cycles
 }
 
@@ -247,17 +249,17 @@ TEST(ShapeOpTiming, ZeroCyclesByDefaultOneCycleWithShapeOpLatency) {
   EXPECT_EQ(format_beats(r.recorded.at("sink")), "1 2 3 S1 D");
   // Three beats sent at 0, 1, 2; three hops of 0 cycles + the send latency each.
   const uint64_t hops = 3;  // Flatten, Promote, Flatten
-  EXPECT_EQ(element_times(r, "sink"), (std::vector<uint64_t>{0 + kSend + hops * kSend, 1 + kSend + hops * kSend,
-                                                             2 + kSend + hops * kSend}));
+  EXPECT_EQ(element_times(r, "sink"),
+            (std::vector<uint64_t>{0 + kSend + hops * kSend, 1 + kSend + hops * kSend, 2 + kSend + hops * kSend}));
   EXPECT_EQ(r.cycles, 2 + kSend + hops * kSend);  // 6
 
   SimResult l = shape_chain(with(artifact(), "shape_op_latency", "1"));
   ASSERT_TRUE(l.ok) << l.error;
   // Each shape op now spends 1 cycle per beat (after dequeuing it); one beat per cycle still flows.
   const uint64_t lat = 1;
-  EXPECT_EQ(element_times(l, "sink"), (std::vector<uint64_t>{0 + kSend + hops * (lat + kSend),
-                                                             1 + kSend + hops * (lat + kSend),
-                                                             2 + kSend + hops * (lat + kSend)}));
+  EXPECT_EQ(element_times(l, "sink"),
+            (std::vector<uint64_t>{0 + kSend + hops * (lat + kSend), 1 + kSend + hops * (lat + kSend),
+                                   2 + kSend + hops * (lat + kSend)}));
   EXPECT_EQ(l.cycles, 2 + kSend + hops * (lat + kSend));  // 9
 }
 
@@ -387,8 +389,7 @@ TEST(ChannelTiming, InputRegisterFreesTheSlotAsTheFiringStarts) {
   ASSERT_TRUE(reg.ok) << reg.error;
   // Element 0 reaches the sink at send + c1 + send + c1 + send; every later one 2 cycles after.
   const uint64_t first = kSend + c1 + kSend + c1 + kSend;  // 5
-  EXPECT_EQ(element_times(reg, "sink"),
-            (std::vector<uint64_t>{first, first + 2, first + 4, first + 6}));
+  EXPECT_EQ(element_times(reg, "sink"), (std::vector<uint64_t>{first, first + 2, first + 4, first + 6}));
   SimResult ref = fast(artifact());
   ASSERT_TRUE(ref.ok) << ref.error;
   const uint64_t period = c1 + kResponse + kSend;  // 3
@@ -426,8 +427,8 @@ TEST(BroadcastTiming, ZeroCyclesButLockStepWithTheSlowestOutput) {
     fast[0] = 2;
     fast[1] = 2 + kResponse + kSend;  // waits only for the fast Sink's own slot (freed at 2 + 1)
     for (uint64_t k = 2; k < 4; ++k) fast[k] = pop[k - 2] + kResponse + kSend;
-    EXPECT_EQ(element_times(r, "slow"), slow);  // 11 21 31 41
-    EXPECT_EQ(element_times(r, "fast"), fast);  // 2 4 12 22
+    EXPECT_EQ(element_times(r, "slow"), slow);          // 11 21 31 41
+    EXPECT_EQ(element_times(r, "fast"), fast);          // 2 4 12 22
     EXPECT_EQ(finish_of(r, "bc"), pop[2] + kResponse);  // last element sent once the Map freed slot 2
   }
   {
@@ -485,10 +486,10 @@ TEST(PartitionTiming, SwitchCyclePerElementPlusReadAndWriteTerms) {
         .sink("s1", "part.out1");
     SimResult r = b.run();
     ASSERT_TRUE(r.ok) << r.error;
-    const uint64_t ld = ceil_div(kTileBytes, kOnchipBw);                 // 32
-    const uint64_t first = kSend + 2 + kSend + 1 + kSend;                 // Streamify's tile 0 visible at 6
-    EXPECT_EQ(element_times(r, "s1"), (std::vector<uint64_t>{first + ld + kSwitch + kSend}));          // 40
-    EXPECT_EQ(element_times(r, "s0"), (std::vector<uint64_t>{first + 2 * (ld + kSwitch) + kSend}));    // 73
+    const uint64_t ld = ceil_div(kTileBytes, kOnchipBw);   // 32
+    const uint64_t first = kSend + 2 + kSend + 1 + kSend;  // Streamify's tile 0 visible at 6
+    EXPECT_EQ(element_times(r, "s1"), (std::vector<uint64_t>{first + ld + kSwitch + kSend}));        // 40
+    EXPECT_EQ(element_times(r, "s0"), (std::vector<uint64_t>{first + 2 * (ld + kSwitch) + kSend}));  // 73
   }
   {  // Output 0 feeds a Bufferize: + st per element routed there.
     GraphBuilder b;
@@ -502,8 +503,8 @@ TEST(PartitionTiming, SwitchCyclePerElementPlusReadAndWriteTerms) {
     ASSERT_TRUE(r.ok) << r.error;
     const uint64_t st = ceil_div(kTileBytes, kOnchipBw);  // 32
     const uint64_t per = kSwitch + st;                    // 33 per element
-    EXPECT_EQ(element_times(r, "s0"),
-              (std::vector<uint64_t>{kSend + 2 * per + kSend + 1 + kSend, kSend + 4 * per + kSend + 1 + kSend}));  // 70 136
+    EXPECT_EQ(element_times(r, "s0"), (std::vector<uint64_t>{kSend + 2 * per + kSend + 1 + kSend,
+                                                             kSend + 4 * per + kSend + 1 + kSend}));  // 70 136
     EXPECT_EQ(format_beats(r.recorded.at("s1")), "D");
   }
 }
@@ -594,7 +595,7 @@ TEST(EagerMergeTiming, NoMemoryUnitTermsOneElementPerCycleWhateverTheTileSize) {
   SimResult r = b.run();
   ASSERT_TRUE(r.ok) << r.error;
   const uint64_t first = kSend + 2 + kSend + 1 + kSend;  // Streamify's tile 0 visible at 6, tile 1 at 7
-  EXPECT_EQ(finish_of(r, "merge"), first + 2);            // two elements, one cycle each
+  EXPECT_EQ(finish_of(r, "merge"), first + 2);           // two elements, one cycle each
   EXPECT_EQ(element_times(r, "sel"), (std::vector<uint64_t>{first + kSend}));
   // Bufferize: tiles visible at 7 and 8, 1 cycle each; the reference leaves at 9, visible at 10.
   EXPECT_EQ(element_times(r, "out"), (std::vector<uint64_t>{first + 1 + kSend + 1 + kSend}));

@@ -90,8 +90,8 @@ struct AgCfg {
   std::vector<int> shape, stride;  // outermost first, in tiles
   int offset = 0, tiles_r = 1, tiles_c = 1;
   int base = 0, a = 0, b = 0, rows = 1, row_bytes = 1, pitch = 0;
-  int tile_rows = 0;  // rows of a tile, 1..T; 0: T
-  bool ref = false;   // a load with a ref stream (UnitCase::inputs[1])
+  int tile_rows = 0;    // rows of a tile, 1..T; 0: T
+  bool ref = false;     // a load with a ref stream (UnitCase::inputs[1])
   bool random = false;  // RandomOffChipLoad / Store: tile indices on UnitCase::inputs[1]
 
   int tr(int t) const { return tile_rows ? tile_rows : t; }
@@ -158,7 +158,7 @@ inline std::vector<AgCfg>& ag_cfgs() {
 template <int N, int IW>
 struct CfgFields {
   sc_core::sc_signal<bits_t<N * IW>> sig;
-  bits_t<N * IW> shadow = 0;
+  bits_t<N* IW> shadow = 0;
   explicit CfgFields(UnitEnv& env) {
     for (int d = 0; d < N; ++d)
       env.cfgs.push_back([this, d](int v) {
@@ -236,7 +236,7 @@ struct TbMemory : sc_core::sc_module {
         r.data = 0;
         r.at = last_at;
         std::vector<AgReq> bundle;
-        const bits_t<P * 512> w = p.req_wdata_hls.read();
+        const bits_t<P* 512> w = p.req_wdata_hls.read();
         for (int k = 0; k < P && units::bit_of<P>(lanes, k); ++k) {
           const uint64_t addr = units::slice<kAgAW, P * kAgAW>(p.req_addr_hls.read(), kAgAW * k).to_uint64();
           const int len = int(units::slice<7, P * 7>(p.req_len_hls.read(), 7 * k).to_uint());
@@ -361,10 +361,10 @@ inline Element random_bits_square(std::mt19937_64& r, int t) {
 
 // What ag_cases draws beyond the original cases (both off: exactly the original cases).
 struct AgGen {
-  bool rows = false;  // tile rows 1..T: a third [T x T], a third row tiles [1 x T], a third any;
-                      // one store tile in 16 with a wrong header (err_o)
-  bool ref = false;   // half the loads with a ref stream; a third of those continue the previous
-                      // ref case's stream of streams without reset (the unit loops)
+  bool rows = false;    // tile rows 1..T: a third [T x T], a third row tiles [1 x T], a third any;
+                        // one store tile in 16 with a wrong header (err_o)
+  bool ref = false;     // half the loads with a ref stream; a third of those continue the previous
+                        // ref case's stream of streams without reset (the unit loops)
   bool random = false;  // a quarter of the cases random access (loads and stores; a load's index
                         // streams continue without reset as ref streams do)
 };
@@ -606,12 +606,14 @@ inline std::string check_ag(const AgCfg& c, const UnitCase& u, const std::vector
       const AgWant& w = want[k];
       if (b.has_elem != w.elem || b.stop != w.stop || b.done != w.done)
         return std::string(what) + ": beat " + std::to_string(k) + " is " + format_beats({b}) + ", want " +
-               (w.elem ? "an element" : "no element") + " with stop " + std::to_string(w.stop) + (w.done ? " and done" : "");
+               (w.elem ? "an element" : "no element") + " with stop " + std::to_string(w.stop) +
+               (w.done ? " and done" : "");
     }
     return "";
   };
   if (!c.write) {
-    if (err != want_err) return std::string("load: err_o ") + (err ? "set" : "clear") + ", want " + (want_err ? "set" : "clear");
+    if (err != want_err)
+      return std::string("load: err_o ") + (err ? "set" : "clear") + ", want " + (want_err ? "set" : "clear");
     const std::vector<AgWant> want = ag_expected_out(c, u.inputs[1]);
     if (std::string e = same_beats(want, "load"); !e.empty()) return e;
     for (size_t k = 0; k < want.size(); ++k) {
@@ -662,7 +664,8 @@ inline std::string check_ag(const AgCfg& c, const UnitCase& u, const std::vector
       if (b.has_elem && !(b.elem.is_scalar() && b.elem.scalar() == 1))
         return "store: an acknowledgement is " + format_beats({b}) + ", not the element 1";
   } else {
-    if (got.size() != 1 || got[0].has_elem || !got[0].done || got[0].stop) return "store: output " + format_beats(got) + ", want D";
+    if (got.size() != 1 || got[0].has_elem || !got[0].done || got[0].stop)
+      return "store: output " + format_beats(got) + ", want D";
     int k = 0;
     for (const Beat* b : tiles) {
       if (k >= c.count()) {
@@ -672,7 +675,8 @@ inline std::string check_ag(const AgCfg& c, const UnitCase& u, const std::vector
       write(c.lin(k++), *b);
     }
   }
-  if (want_err != err) return std::string("store: err_o ") + (err ? "set" : "clear") + ", want " + (want_err ? "set" : "clear");
+  if (want_err != err)
+    return std::string("store: err_o ") + (err ? "set" : "clear") + ", want " + (want_err ? "set" : "clear");
   // Every written byte of the region must be one the reference writes, with its value.
   const uint64_t reg = ag_region(T), lo = uint64_t(c.base) / reg * reg;
   for (const auto& [a, v] : m.written)
@@ -689,7 +693,7 @@ inline std::string check_ag(const AgCfg& c, const UnitCase& u, const std::vector
 // Burst::request_addr (row-major, ceil(row_bytes / 64) per row), request j of a tile in bundle
 // j / P, a bundle never crossing a tile.
 inline std::vector<std::vector<AgReq>> ag_expected_bundles(const AgCfg& c, const UnitCase& u, int p) {
-  std::vector<int> ls;  // the stored tiles in request order
+  std::vector<int> ls;                                            // the stored tiles in request order
   const int data = c.write ? ref_elems(u.inputs[0]) : INT32_MAX;  // a store writes as many tiles as it gets
   if (c.random) {
     for (const Beat& b : u.inputs[1])

@@ -15,7 +15,7 @@ struct AgRun {
   size_t row_cases = 0;                        // cases with tiles of fewer than T rows
   size_t random_loads = 0, random_stores = 0;  // random access (RandomOffChipLoad / Store)
   uint64_t requests = 0;
-  size_t bundles = 0;  // checked bundles
+  size_t bundles = 0;               // checked bundles
   std::vector<uint64_t> bundle_at;  // the edge that took each bundle
 };
 
@@ -41,7 +41,8 @@ AgRun run_ag(const std::vector<UnitCase>& cases, uint64_t seed, bool full_rate =
   uint64_t budget = 200;
   for (size_t i = 0; i < cfgs.size(); ++i) {
     const AgCfg& c = cfgs[i];
-    budget += 100 + uint64_t(c.count() * ag_passes(c, cases[i]) + 1 + cases[i].inputs[1].size()) * uint64_t(c.rows) * 100;
+    budget +=
+        100 + uint64_t(c.count() * ag_passes(c, cases[i]) + 1 + cases[i].inputs[1].size()) * uint64_t(c.rows) * 100;
   }
   b->ctrl.max_cycles = budget;
   sc_core::sc_start();
@@ -63,7 +64,10 @@ AgRun run_ag(const std::vector<UnitCase>& cases, uint64_t seed, bool full_rate =
     const std::string e = check_ag<T, P>(cfgs[i], cases[i], got, b->memory, err, err_before);
     if (!e.empty()) {
       const AgCfg& c = cfgs[i];
-      r.error = "case " + std::to_string(i) + " (" + (c.random ? "random " : c.ref ? "ref " : "") +
+      r.error = "case " + std::to_string(i) + " (" +
+                (c.random ? "random "
+                 : c.ref  ? "ref "
+                          : "") +
                 (c.write ? "store" : "load") + (cases[i].reset_before ? "" : ", no reset") + "): " + e;
       return r;
     }

@@ -80,10 +80,10 @@ void ag_rows_ref(size_t n, uint64_t seed) {
   EXPECT_GT(r.stores, n / 4);
   EXPECT_GT(r.errs, n / 50);
   std::cout << "AgOffchip T = " << T << ", P = " << P << ", tile rows and ref: " << cases.size() << " cases ("
-            << r.row_cases << " with r < T; " << r.loads << " loads, " << r.ref_loads << " with a ref stream: "
-            << r.passes << " passes, " << r.bare << " bare beats out; " << r.stores << " stores, " << r.errs
-            << " with err_o), " << r.tiles << " tiles, " << r.bundles << " bundles, " << r.run.result.cycles
-            << " cycles\n";
+            << r.row_cases << " with r < T; " << r.loads << " loads, " << r.ref_loads
+            << " with a ref stream: " << r.passes << " passes, " << r.bare << " bare beats out; " << r.stores
+            << " stores, " << r.errs << " with err_o), " << r.tiles << " tiles, " << r.bundles << " bundles, "
+            << r.run.result.cycles << " cycles\n";
 }
 TEST(UnitsVsReference, AgOffchipRowsRefT4) { ag_rows_ref<4, 1>(800, 59); }
 TEST(UnitsVsReference, AgOffchipRowsRefT16P4) { ag_rows_ref<16, 4>(300, 61); }
@@ -211,8 +211,8 @@ TEST(UnitsTiming, AgOffchipT16FourLanes) {
   EXPECT_EQ(rm.requests, 16u * 16);
   EXPECT_EQ(rm.span, 4u * 15 + 1);
   std::cout << "AG load, T = 16, P = 4: blocked 16 tiles in " << blk.span << " cycles (first at edge " << blk.first_tile
-            << "; latency 10: " << mid.span << " cycles, first at edge " << mid.first_tile << "; latency 20: " << slow.span
-            << " cycles), row-major in " << rm.span << " cycles\n";
+            << "; latency 10: " << mid.span << " cycles, first at edge " << mid.first_tile
+            << "; latency 20: " << slow.span << " cycles), row-major in " << rm.span << " cycles\n";
   c.write = true;
   std::vector<Beat> in;
   std::mt19937_64 rng(5);

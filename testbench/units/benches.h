@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "hw/stream/bf16.h"
 #include "hw/functions/functions.h"
 #include "hw/presets/hardware.h"
+#include "hw/stream/bf16.h"
 #include "hw/stream/random_stream.h"
 #include "hw/units/pcu_accum.h"
 #include "hw/units/pcu_ew.h"
@@ -80,10 +80,10 @@ struct UnitEnv {
   sc_core::sc_clock clk{"clk", 1, sc_core::SC_NS};
   Controller ctrl{"ctrl"};
   RunResult result;
-  size_t n_in = 0, n_out = 0;                                                           // streams so far
-  std::vector<std::function<void(const std::vector<UnitCase>&, uint64_t)>> setup;     // per input stream
-  std::vector<std::function<void()>> rtl_checks;                                      // per port
-  std::vector<std::function<void(int)>> cfgs;                                         // per cfg pin
+  size_t n_in = 0, n_out = 0;                                                      // streams so far
+  std::vector<std::function<void(const std::vector<UnitCase>&, uint64_t)>> setup;  // per input stream
+  std::vector<std::function<void()>> rtl_checks;                                   // per port
+  std::vector<std::function<void(int)>> cfgs;                                      // per cfg pin
   std::vector<OutBase*> outs;
   UnitEnv() {
     ctrl.clk(clk);
@@ -153,7 +153,8 @@ struct InGroup {
       : pins(("group_" + name).c_str()) {
     for (int i = 0; i < N; ++i) add_source<W>(env, src[i], "src_" + name + std::to_string(i), pins.lane[i], enc);
     env.rtl_checks.push_back([&env, this, name] {
-      env.ctrl.checks.push_back([this, n = name + "_ready_o"] { return diff(n.c_str(), pins.ready_hls, pins.ready_rtl); });
+      env.ctrl.checks.push_back(
+          [this, n = name + "_ready_o"] { return diff(n.c_str(), pins.ready_hls, pins.ready_rtl); });
     });
   }
 };
@@ -169,7 +170,8 @@ struct OutPort : OutBase {
     const size_t index = env.n_out++;
     env.outs.push_back(this);
     env.rtl_checks.push_back([&env, this, name] { check_out(env.ctrl, name, pins); });
-    env.setup.push_back([this, index](const std::vector<UnitCase>&, uint64_t seed) { sink.rng.seed(seed + 1 + 2 * index); });
+    env.setup.push_back(
+        [this, index](const std::vector<UnitCase>&, uint64_t seed) { sink.rng.seed(seed + 1 + 2 * index); });
   }
   size_t completed() const override { return sink.completed(); }
   const Outputs& got() const override { return sink.got; }
@@ -256,8 +258,8 @@ inline const HardwareParams& test_hw() {
 // Compares the outputs with the approximate operator `op` (sim/eval.h) on the same inputs:
 // `in` names the case's input streams (in order), `outs` the operator's outputs per consumer.
 inline std::string check_eval(const std::string& op, const std::map<std::string, std::string>& params,
-                              const std::vector<std::string>& in, const std::vector<std::string>& outs,
-                              size_t num_outs, const UnitCase& c, const CaseOutputs& got) {
+                              const std::vector<std::string>& in, const std::vector<std::string>& outs, size_t num_outs,
+                              const UnitCase& c, const CaseOutputs& got) {
   std::vector<std::pair<std::string, std::string>> inputs;
   for (size_t i = 0; i < in.size(); ++i) inputs.push_back({in[i], format_beats(c.inputs.at(i))});
   EvalResult r = eval_op(op, params, inputs, test_hw(), num_outs);
@@ -446,13 +448,20 @@ inline uint16_t random_bf16(std::mt19937_64& r) {
   const uint16_t u = uint16_t(r());
   const uint16_t sign = u & 0x8000u, frac = u & 0x7Fu;
   switch (r() % 10) {
-    case 0: return sign | frac;                                      // zero / subnormal
-    case 1: return sign | 0x7F80u;                                   // Inf
-    case 2: return sign | 0x7F80u | (frac ? frac : 0x40u);           // NaN
-    case 3: return sign | uint16_t((240 + r() % 15) << 7) | frac;    // huge: overflows
-    case 4: return sign | uint16_t((1 + r() % 20) << 7) | frac;      // tiny: subnormal results
-    case 5: return u;                                                // any
-    default: return sign | uint16_t((120 + r() % 16) << 7) | frac;  // moderate
+    case 0:
+      return sign | frac;  // zero / subnormal
+    case 1:
+      return sign | 0x7F80u;  // Inf
+    case 2:
+      return sign | 0x7F80u | (frac ? frac : 0x40u);  // NaN
+    case 3:
+      return sign | uint16_t((240 + r() % 15) << 7) | frac;  // huge: overflows
+    case 4:
+      return sign | uint16_t((1 + r() % 20) << 7) | frac;  // tiny: subnormal results
+    case 5:
+      return u;  // any
+    default:
+      return sign | uint16_t((120 + r() % 16) << 7) | frac;  // moderate
   }
 }
 
@@ -811,7 +820,8 @@ inline bool is_nan16(uint16_t v) { return (v & 0x7F80u) == 0x7F80u && (v & 0x7Fu
 // depends on the operand order the compiler emits (docs/units.md), so any NaN is accepted there.
 inline std::string compare_lanes(const Tile& want, const Tile& got, const std::vector<int>& nan_ops,
                                  const std::string& what) {
-  if (want.cols != got.cols) return what + ": " + std::to_string(got.cols) + " lanes, want " + std::to_string(want.cols);
+  if (want.cols != got.cols)
+    return what + ": " + std::to_string(got.cols) + " lanes, want " + std::to_string(want.cols);
   for (uint32_t j = 0; j < want.cols; ++j) {
     const uint16_t w = bf16_at(want, j), g = bf16_at(got, j);
     if (w == g || (is_nan16(w) && is_nan16(g) && nan_ops[j] >= 2)) continue;
@@ -825,7 +835,10 @@ inline std::string compare_lanes(const Tile& want, const Tile& got, const std::v
 // cfg {op, rank, scan}: Accum (scan 0) or Scan (1) add / max.
 inline std::vector<UnitCase> pcu_accum_cases(size_t n, uint64_t seed, bool scan = false) {
   return make_cases(
-      n, seed, [scan](std::mt19937_64& r) { return std::vector<int>{int(r() % 2), rnd(r, 1, 2), scan ? 1 : 0}; },
+      n, seed,
+      [scan](std::mt19937_64& r) {
+        return std::vector<int>{int(r() % 2), rnd(r, 1, 2), scan ? 1 : 0};
+      },
       [](std::mt19937_64& r, const std::vector<int>& c) {
         const int a = rnd(r, c[1], 3);
         RandomStreamOptions o = stream_opts(r, a);
@@ -941,8 +954,8 @@ struct FlattenBench : Bench<FlattenBench<Rtl>, Rtl> {
   }
   static std::vector<UnitCase> cases(size_t n, uint64_t seed) { return flatten_cases(n, seed); }
   static std::string check(const UnitCase& c, const CaseOutputs& got) {
-    return check_eval("Flatten", {{"min", std::to_string(c.cfg[0])}, {"max", std::to_string(c.cfg[1])}}, {""},
-                      {"out"}, 0, c, got);
+    return check_eval("Flatten", {{"min", std::to_string(c.cfg[0])}, {"max", std::to_string(c.cfg[1])}}, {""}, {"out"},
+                      0, c, got);
   }
 };
 

@@ -5,8 +5,8 @@
 
 #include <random>
 
-#include "hw/stream/bf16.h"
 #include "hw/functions/numerics.h"
+#include "hw/stream/bf16.h"
 #include "hw/units/fp32_arith.h"
 
 namespace stepsim::units {
@@ -20,13 +20,20 @@ __attribute__((noinline)) float native_div(float a, float b) { return a / b; }
 uint32_t random_operand(std::mt19937_64& rng) {
   const uint32_t u = uint32_t(rng());
   switch (rng() % 8) {
-    case 0: return u & 0x807FFFFFu;                                 // zero / subnormal
-    case 1: return (u & 0x80000000u) | 0x7F800000u;                 // Inf
-    case 2: return (u | 0x7F800000u) | ((u & 0x007FFFFFu) ? 0 : 1);  // NaN (quiet or signalling)
-    case 3: return u & 0xFFFF0000u;                                 // a bf16 value
-    case 4: return (u & 0x80FFFFFFu) | (uint32_t(rng() % 4) << 23);  // tiny exponents
-    case 5: return (u & 0x80FFFFFFu) | (uint32_t(251 + rng() % 4) << 23);  // huge exponents
-    default: return u;
+    case 0:
+      return u & 0x807FFFFFu;  // zero / subnormal
+    case 1:
+      return (u & 0x80000000u) | 0x7F800000u;  // Inf
+    case 2:
+      return (u | 0x7F800000u) | ((u & 0x007FFFFFu) ? 0 : 1);  // NaN (quiet or signalling)
+    case 3:
+      return u & 0xFFFF0000u;  // a bf16 value
+    case 4:
+      return (u & 0x80FFFFFFu) | (uint32_t(rng() % 4) << 23);  // tiny exponents
+    case 5:
+      return (u & 0x80FFFFFFu) | (uint32_t(251 + rng() % 4) << 23);  // huge exponents
+    default:
+      return u;
   }
 }
 
@@ -35,7 +42,7 @@ TEST(Fp32Arith, AddMatchesNativeFloat) {
   for (int i = 0; i < 200000; ++i) {
     const uint32_t a = random_operand(rng);
     uint32_t b = random_operand(rng);
-    if (i % 4 == 0) b = (a ^ 0x80000000u) + uint32_t(int(rng() % 64) - 32);  // near-cancellation
+    if (i % 4 == 0) b = (a ^ 0x80000000u) + uint32_t(int(rng() % 64) - 32);   // near-cancellation
     if (i % 4 == 1) b = (a & 0x7F800000u) | (uint32_t(rng()) & 0x807FFFFFu);  // equal exponents
     const uint32_t want = f32_bits(native_add(f32_from_bits(a), f32_from_bits(b)));
     const uint32_t got = uint32_t(fp32_add(f32_t(a), f32_t(b)).to_uint());
@@ -48,7 +55,8 @@ TEST(Fp32Arith, MulMatchesNativeFloat) {
   for (int i = 0; i < 200000; ++i) {
     const uint32_t a = random_operand(rng);
     uint32_t b = random_operand(rng);
-    if (i % 3 == 0) b = (uint32_t(254 - ((a >> 23) & 0xFF) + int(rng() % 40) - 20) << 23) | (uint32_t(rng()) & 0x807FFFFFu);
+    if (i % 3 == 0)
+      b = (uint32_t(254 - ((a >> 23) & 0xFF) + int(rng() % 40) - 20) << 23) | (uint32_t(rng()) & 0x807FFFFFu);
     const uint32_t want = f32_bits(native_mul(f32_from_bits(a), f32_from_bits(b)));
     const uint32_t got = uint32_t(fp32_mul(f32_t(a), f32_t(b)).to_uint());
     ASSERT_EQ(got, want) << std::hex << "a=" << a << " b=" << b;
@@ -69,7 +77,8 @@ TEST(Fp32Arith, DivMatchesNativeFloat) {
     const uint32_t a = random_operand(rng);
     uint32_t b = random_operand(rng);
     if (i % 3 == 0) b = (a & 0x807FFFFFu) | (uint32_t(rng() % 255) << 23);  // equal significands
-    if (i % 3 == 1) b = (uint32_t(rng()) & 0x807FFFFFu) | (uint32_t(rng() % 2 ? 127 : 128) << 23);  // [1, 4): sigmoid's d
+    if (i % 3 == 1)
+      b = (uint32_t(rng()) & 0x807FFFFFu) | (uint32_t(rng() % 2 ? 127 : 128) << 23);  // [1, 4): sigmoid's d
     const uint32_t want = f32_bits(native_div(f32_from_bits(a), f32_from_bits(b)));
     const uint32_t got = uint32_t(fp32_div(f32_t(a), f32_t(b)).to_uint());
     ASSERT_EQ(got, want) << std::hex << "a=" << a << " b=" << b;

@@ -90,23 +90,23 @@ struct OutPins {
 
 // Binds a unit's (or RTL model's) stream ports to the pins. `rtl` selects the RTL copies of
 // the pins the unit drives.
-#define STEPSIM_BIND_IN(dut, p, pins, rtl)                       \
-  do {                                                           \
-    (dut).p##_valid_i(pins.valid);                               \
-    (dut).p##_ready_o((rtl) ? pins.ready_rtl : pins.ready_hls);  \
-    (dut).p##_data_i(pins.data);                                 \
-    (dut).p##_elem_i(pins.elem);                                 \
-    (dut).p##_stop_i(pins.stop);                                 \
-    (dut).p##_done_i(pins.done);                                 \
+#define STEPSIM_BIND_IN(dut, p, pins, rtl)                      \
+  do {                                                          \
+    (dut).p##_valid_i(pins.valid);                              \
+    (dut).p##_ready_o((rtl) ? pins.ready_rtl : pins.ready_hls); \
+    (dut).p##_data_i(pins.data);                                \
+    (dut).p##_elem_i(pins.elem);                                \
+    (dut).p##_stop_i(pins.stop);                                \
+    (dut).p##_done_i(pins.done);                                \
   } while (0)
-#define STEPSIM_BIND_OUT(dut, p, pins, rtl)                      \
-  do {                                                           \
-    (dut).p##_valid_o((rtl) ? pins.valid_rtl : pins.valid_hls);  \
-    (dut).p##_ready_i(pins.ready);                               \
-    (dut).p##_data_o((rtl) ? pins.data_rtl : pins.data_hls);     \
-    (dut).p##_elem_o((rtl) ? pins.elem_rtl : pins.elem_hls);     \
-    (dut).p##_stop_o((rtl) ? pins.stop_rtl : pins.stop_hls);     \
-    (dut).p##_done_o((rtl) ? pins.done_rtl : pins.done_hls);     \
+#define STEPSIM_BIND_OUT(dut, p, pins, rtl)                     \
+  do {                                                          \
+    (dut).p##_valid_o((rtl) ? pins.valid_rtl : pins.valid_hls); \
+    (dut).p##_ready_i(pins.ready);                              \
+    (dut).p##_data_o((rtl) ? pins.data_rtl : pins.data_hls);    \
+    (dut).p##_elem_o((rtl) ? pins.elem_rtl : pins.elem_hls);    \
+    (dut).p##_stop_o((rtl) ? pins.stop_rtl : pins.stop_hls);    \
+    (dut).p##_done_o((rtl) ? pins.done_rtl : pins.done_hls);    \
   } while (0)
 
 // N input streams packed into one flat pin group (the units with a parametric number of
@@ -122,12 +122,13 @@ struct InGroupPins : sc_core::sc_module {
   SC_HAS_PROCESS(InGroupPins);
   explicit InGroupPins(sc_core::sc_module_name n) : sc_core::sc_module(n) {
     SC_METHOD(pack);
-    for (int i = 0; i < N; ++i) sensitive << lane[i].valid << lane[i].data << lane[i].elem << lane[i].stop << lane[i].done;
+    for (int i = 0; i < N; ++i)
+      sensitive << lane[i].valid << lane[i].data << lane[i].elem << lane[i].stop << lane[i].done;
     sensitive << ready_hls << ready_rtl;
   }
   void pack() {
     bits_t<N> v = 0, e = 0, d = 0;
-    bits_t<N * W> x = 0;
+    bits_t<N* W> x = 0;
     bits_t<4 * N> s = 0;
     for (int i = 0; i < N; ++i) {
       units::set_bit<N>(v, i, lane[i].valid.read());
@@ -157,9 +158,9 @@ struct UnitCase {
 // ------------------------------------------------------------------ sources and sinks
 struct SourceBase {
   virtual ~SourceBase() = default;
-  size_t case_idx = 0;                       // cases completely sent
-  std::vector<std::vector<uint64_t>> sent;   // [case][beat]: clock edge of the transfer
-  std::vector<double> p_valid;               // per case: probability of offering a beat
+  size_t case_idx = 0;                      // cases completely sent
+  std::vector<std::vector<uint64_t>> sent;  // [case][beat]: clock edge of the transfer
+  std::vector<double> p_valid;              // per case: probability of offering a beat
 };
 
 template <int W>
@@ -210,9 +211,9 @@ struct Sink : sc_core::sc_module {
   sc_core::sc_in<bool> clk{"clk"};
   OutPins<N, W>& pins;
   std::function<Element(const bits_t<W>&)> dec;
-  std::vector<std::vector<std::vector<Beat>>> got;      // [consumer][case]
-  std::vector<std::vector<std::vector<uint64_t>>> at;   // [consumer][case][beat]: clock edge
-  bool always_ready = false;                          // no back-pressure
+  std::vector<std::vector<std::vector<Beat>>> got;     // [consumer][case]
+  std::vector<std::vector<std::vector<uint64_t>>> at;  // [consumer][case][beat]: clock edge
+  bool always_ready = false;                           // no back-pressure
   std::mt19937_64 rng;
 
   SC_HAS_PROCESS(Sink);
@@ -266,8 +267,8 @@ struct Sink : sc_core::sc_module {
 // ------------------------------------------------------------------ controller and checker
 struct RunResult {
   bool ok = true;
-  std::string error;         // first mismatch or timeout
-  uint64_t cycles = 0;       // clock cycles simulated
+  std::string error;    // first mismatch or timeout
+  uint64_t cycles = 0;  // clock cycles simulated
   size_t cases_done = 0;
 };
 
@@ -277,7 +278,7 @@ struct Controller : sc_core::sc_module {
   sc_core::sc_signal<int> released{"released"};
   const std::vector<UnitCase>* cases = nullptr;
   std::vector<SourceBase*> sources;
-  std::function<size_t()> completed;             // cases fully received
+  std::function<size_t()> completed;  // cases fully received
   std::function<void(const std::vector<int>&)> apply_cfg;
   std::vector<std::function<std::string()>> checks;  // "" when HLS and RTL agree
   RunResult* result = nullptr;

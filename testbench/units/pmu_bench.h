@@ -30,7 +30,7 @@ struct PmuCfg {
   int rank = 1;
   bool ref = false;
   int ref_rank = 1;
-  std::vector<int> repeat;  // static factors, outermost first
+  std::vector<int> repeat;         // static factors, outermost first
   std::vector<int> shape, stride;  // affine view (empty: linear), outermost first
   static uint64_t pack(const std::vector<int>& v) {
     uint64_t p = 0;
@@ -41,8 +41,16 @@ struct PmuCfg {
     int packed = 0;
     for (size_t k = 0; k < repeat.size(); ++k) packed |= repeat[k] << (kRepeatCW * int(k));
     const uint64_t sp = pack(shape), tp = pack(stride);
-    return {rank, ref ? 1 : 0, ref_rank, int(repeat.size()), packed, int(shape.size()), int(uint32_t(sp)),
-            int(uint32_t(sp >> 32)), int(uint32_t(tp)), int(uint32_t(tp >> 32))};
+    return {rank,
+            ref ? 1 : 0,
+            ref_rank,
+            int(repeat.size()),
+            packed,
+            int(shape.size()),
+            int(uint32_t(sp)),
+            int(uint32_t(sp >> 32)),
+            int(uint32_t(tp)),
+            int(uint32_t(tp >> 32))};
   }
   static PmuCfg of(const std::vector<int>& c) {
     PmuCfg p;
@@ -296,19 +304,23 @@ inline std::vector<UnitCase> pmu_affine_cases(size_t n, uint64_t seed) {
             // 3 x 2 x 2 rows of 4 (48 words: the ring holds 64).
             int row = 0;
             const int first = rnd(r, 0, 3);
-            pmu_tensor(t, c.rank, [&](int j) {
-              if (j > 0) return j == 1 ? rnd(r, 2, 3) : rnd(r, 1, 2);
-              const int len = row == 0 ? first : row == 1 ? (first + rnd(r, 1, 3)) % 5 : rnd(r, 0, 4);
-              ++row;
-              return len;
-            }, v);
+            pmu_tensor(
+                t, c.rank,
+                [&](int j) {
+                  if (j > 0) return j == 1 ? rnd(r, 2, 3) : rnd(r, 1, 2);
+                  const int len = row == 0 ? first : row == 1 ? (first + rnd(r, 1, 3)) % 5 : rnd(r, 0, 4);
+                  ++row;
+                  return len;
+                },
+                v);
           } else {
             // Regular, with at least `need` elements: inner sizes 1..3, the outermost raised.
             std::vector<int> dims(size_t(c.rank));
             int inner = 1;
             for (int j = 0; j + 1 < c.rank; ++j) inner *= dims[size_t(j)] = rnd(r, 1, 3);
             dims[size_t(c.rank - 1)] = std::max(1, (need + inner - 1) / inner) + (r() % 3 == 0 ? 1 : 0);
-            pmu_tensor(t, c.rank, [&](int j) { return dims[size_t(j)]; }, v);
+            pmu_tensor(
+                t, c.rank, [&](int j) { return dims[size_t(j)]; }, v);
           }
           if (outer && (i + 1 == bufs || r() % 2 == 0)) t.back() = Token::s(uint8_t(c.rank + 1));
         }
@@ -352,9 +364,8 @@ struct PmuBench : Bench<PmuBench<Rtl>, Rtl> {
   static inline PmuBench* last = nullptr;
   PmuBench() {
     last = this;
-    this->rtl_checks.push_back([this] {
-      this->ctrl.checks.push_back([this] { return diff("err_o", err_hls, err_rtl); });
-    });
+    this->rtl_checks.push_back(
+        [this] { this->ctrl.checks.push_back([this] { return diff("err_o", err_hls, err_rtl); }); });
   }
   template <class D>
   void bind(D& d, bool r) {

@@ -87,8 +87,8 @@ Element random_retile_tile(std::mt19937_64& r, int rows) {
 
 // ------------------------------------------------------------------ the reference
 struct RetileRef {
-  std::vector<Beat> out;  // payloads as the unit's (retile_pad)
-  bool err = false;       // err_o after the case
+  std::vector<Beat> out;        // payloads as the unit's (retile_pad)
+  bool err = false;             // err_o after the case
   bool approx_fails = false;    // the approximate operator fails the run on this case
   bool approx_differs = false;  // it does not: rows beyond T, a header above T, an S16
 };
@@ -201,7 +201,8 @@ std::string retile_approx(const UnitCase& c, bool* ok, std::string* error) {
   if (error) *error = r.sim.error;
   std::string t = r.text["out"];
   const std::string empty = "T[0x0:fp32]", unit = "T[0x" + std::to_string(T) + "]";
-  for (size_t p = t.find(empty); p != std::string::npos; p = t.find(empty, p + unit.size())) t.replace(p, empty.size(), unit);
+  for (size_t p = t.find(empty); p != std::string::npos; p = t.find(empty, p + unit.size()))
+    t.replace(p, empty.size(), unit);
   return t;
 }
 
@@ -218,7 +219,8 @@ std::string check_retile(const UnitCase& c, const std::vector<Beat>& got) {
   const std::string approx = retile_approx<T>(c, &ok, &err);
   if (!ok) return "the approximate operator failed: " + err + "; input " + format_beats(c.inputs[0]);
   if (approx != format_beats(got))
-    return "approximate operator: got " + format_beats(got) + ", want " + approx + "; input " + format_beats(c.inputs[0]);
+    return "approximate operator: got " + format_beats(got) + ", want " + approx + "; input " +
+           format_beats(c.inputs[0]);
   return "";
 }
 
@@ -367,9 +369,8 @@ struct PcuRetileBenchT : Bench<PcuRetileBenchT<Rtl, T, kFaults>, Rtl> {
   PcuRetileBenchT() {
     last = this;
     err_at_done.clk(this->clk);
-    this->rtl_checks.push_back([this] {
-      this->ctrl.checks.push_back([this] { return diff("err_o", err_hls, err_rtl); });
-    });
+    this->rtl_checks.push_back(
+        [this] { this->ctrl.checks.push_back([this] { return diff("err_o", err_hls, err_rtl); }); });
   }
   template <class D>
   void bind(D& d, bool r) {

@@ -57,8 +57,7 @@ TEST(UnitsCapacity, PcuRetileErrorsOnRandomFaultyStreams) {
   for (const UnitCase& c : cases) errs += retile_reference<T>(c).err;
   EXPECT_GT(errs, 400u);  // most cases are faulty, some are not
   EXPECT_LT(errs, 900u);
-  std::cout << "PcuRetile faults: " << stats << ", " << seconds_since(t0) << " s wall, " << cpu_since(c0)
-            << " s CPU\n";
+  std::cout << "PcuRetile faults: " << stats << ", " << seconds_since(t0) << " s wall, " << cpu_since(c0) << " s CPU\n";
 }
 
 // ---- exact cases ----
@@ -154,8 +153,9 @@ TEST(UnitsRetile, AccumRetileRowExactCases) {
   expect_case(0, 2, {elem(tile({a}), 1), bare(1), elem(tile({b, c}), 2, true)}, {elem(out_tile({a, b, c}), 0, true)},
               false, "T[3x4] D");
   // [0xT] elements add no rows; a full tile; the done on a bare beat of its own.
-  expect_case(0, 1, {elem(tile({})), elem(tile({a, b})), elem(tile({})), elem(tile({c, d}), 1), elem(tile({}), 1),
-                     elem(tile({a, b, c, e}), 1), Beat::done_beat()},
+  expect_case(0, 1,
+              {elem(tile({})), elem(tile({a, b})), elem(tile({})), elem(tile({c, d}), 1), elem(tile({}), 1),
+               elem(tile({a, b, c, e}), 1), Beat::done_beat()},
               {elem(out_tile({a, b, c, d})), elem(out_tile({})), elem(out_tile({a, b, c, e})), Beat::done_beat()},
               false, "T[4x4] T[0x4] T[4x4] D");
   // Rank 3: stops 1 and 2 inside the group.
@@ -173,10 +173,10 @@ TEST(UnitsRetile, FlatMapRetileStreamifyRowExactCases) {
               {elem(out_tile({a})), elem(out_tile({b})), elem(out_tile({c}), 2, true)}, false,
               "T[1x4] T[1x4] T[1x4] S2 D");
   // [0xT] -> a bare S1; no stop -> S1; a bare stop s -> s + 1; the rank pin is not used.
-  expect_case(1, 7, {elem(tile({})), elem(tile({a, b}), 1), elem(tile({d}), 1), bare(2), Beat::done_beat()},
-              {bare(1), elem(out_tile({a})), elem(out_tile({b}), 2), elem(out_tile({d}), 2), bare(3),
-               Beat::done_beat()},
-              false, "S1 T[1x4] T[1x4] S2 T[1x4] S2 S3 D");
+  expect_case(
+      1, 7, {elem(tile({})), elem(tile({a, b}), 1), elem(tile({d}), 1), bare(2), Beat::done_beat()},
+      {bare(1), elem(out_tile({a})), elem(out_tile({b}), 2), elem(out_tile({d}), 2), bare(3), Beat::done_beat()}, false,
+      "S1 T[1x4] T[1x4] S2 T[1x4] S2 S3 D");
   // A full tile; a bare stop with the done.
   expect_case(1, 0, {elem(tile({a, b, c, d}), 2), bare(3, true)},
               {elem(out_tile({a})), elem(out_tile({b})), elem(out_tile({c})), elem(out_tile({d}), 3), bare(4, true)},
@@ -190,8 +190,8 @@ TEST(UnitsRetile, FlatMapRetileStreamifyRowExactCases) {
 TEST(UnitsRetile, ErrorCases) {
   const auto a = row(0x100), b = row(0x200), c = row(0x300), d = row(0x400), e = row(0x500);
   // Mode 0: 3 + 2 rows in a [4 x T] tile: the fifth row is dropped.
-  expect_case(0, 1, {elem(tile({a, b, c})), elem(tile({d, e}), 1, true)}, {elem(out_tile({a, b, c, d}), 0, true)},
-              true, "T[5x4] D");
+  expect_case(0, 1, {elem(tile({a, b, c})), elem(tile({d, e}), 1, true)}, {elem(out_tile({a, b, c, d}), 0, true)}, true,
+              "T[5x4] D");
   // A stream that ends inside a group: a bare done leaves (the approximate Accum fails).
   expect_case(0, 1, {elem(tile({a}), 0, true)}, {Beat::done_beat()}, true, "");
   expect_case(0, 1, {elem(tile({}), 0, true)}, {Beat::done_beat()}, true, "");
@@ -225,11 +225,16 @@ TEST(UnitsRetile, CheckerCatchesWrongOutputs) {
         std::vector<uint16_t> lanes;
         for (int l = 0; l < T * T; ++l) lanes.push_back(retile_lane(t, size_t(l)));
         int rows = int(t.rows);
-        if (kind == 0 && rows > 0) lanes[r() % size_t(rows * T)] ^= 0x8000;      // a lane
-        else if (kind == 1 && rows < T) lanes[size_t(rows * T) + r() % size_t((T - rows) * T)] = 1;  // don't-care
-        else if (kind == 2) rows = rows == T ? T - 1 : rows + 1;                  // the header
-        else if (kind == 3) bad[i].stop = uint8_t(bad[i].stop + 1);               // a stop
-        else continue;
+        if (kind == 0 && rows > 0)
+          lanes[r() % size_t(rows * T)] ^= 0x8000;  // a lane
+        else if (kind == 1 && rows < T)
+          lanes[size_t(rows * T) + r() % size_t((T - rows) * T)] = 1;  // don't-care
+        else if (kind == 2)
+          rows = rows == T ? T - 1 : rows + 1;  // the header
+        else if (kind == 3)
+          bad[i].stop = uint8_t(bad[i].stop + 1);  // a stop
+        else
+          continue;
         bad[i].elem = Element(retile_tile(T, rows, lanes));
         ++tried;
         caught += check_retile<T>(c, bad) != "";

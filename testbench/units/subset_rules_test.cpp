@@ -54,7 +54,8 @@ std::string synthesizable_text(const std::string& src) {
   int depth = 0;
   while (std::getline(in, line)) {
     std::string t = std::regex_replace(line, std::regex("^\\s+"), "");
-    const bool sim_only = std::regex_search(t, std::regex("^#\\s*(ifndef\\s+__SYNTHESIS__|if\\s+!\\s*defined\\s*\\(?\\s*__SYNTHESIS__)"));
+    const bool sim_only =
+        std::regex_search(t, std::regex("^#\\s*(ifndef\\s+__SYNTHESIS__|if\\s+!\\s*defined\\s*\\(?\\s*__SYNTHESIS__)"));
     if (t.rfind("#if", 0) == 0) {
       ++depth;
       if (sim_only && !skip) skip = depth;
@@ -152,7 +153,8 @@ TEST(SubsetRules, ProcessesAreClockedThreadsWithResetAndOneWaitPerClock) {
       const std::string after = text.substr(size_t(it->position(0) + it->length(0)));
       const size_t next = after.find("SC_CTHREAD");
       const std::string spec = after.substr(0, next);
-      EXPECT_TRUE(std::regex_search(spec, std::regex("\\b(async_)?reset_signal_is\\s*\\(\\s*rst_ni\\s*,\\s*false\\s*\\)")))
+      EXPECT_TRUE(
+          std::regex_search(spec, std::regex("\\b(async_)?reset_signal_is\\s*\\(\\s*rst_ni\\s*,\\s*false\\s*\\)")))
           << p.filename() << ": process " << fn << " has no active-low reset on rst_ni";
       const std::string body = function_body(text, fn);
       ASSERT_FALSE(body.empty()) << p.filename() << ": no body for process " << fn;

@@ -15,8 +15,8 @@
 
 namespace stepsim::unit_test {
 
-constexpr int kT = 4;             // tile side of the test configuration (RTL default)
-constexpr int kTS = 2;            // pipeline stages of PcuTileMap (RTL default NS)
+constexpr int kT = 4;                        // tile side of the test configuration (RTL default)
+constexpr int kTS = 2;                       // pipeline stages of PcuTileMap (RTL default NS)
 constexpr int kTW = units::TileBits<kT>::W;  // payload width: lanes and the tile header
 
 // ------------------------------------------------------------------ [r x T] bf16 tiles
@@ -118,7 +118,8 @@ struct NanShadow {
 // Lane by lane; `loose[l]`: any NaN is accepted where the reference is NaN.
 inline std::string compare_square(const Tile& want, const Tile& got, const std::vector<bool>& loose,
                                   const std::string& what) {
-  if (got.rows != want.rows || got.cols != want.cols) return what + ": shape " + got.to_string() + ", want " + want.to_string();
+  if (got.rows != want.rows || got.cols != want.cols)
+    return what + ": shape " + got.to_string() + ", want " + want.to_string();
   for (size_t l = 0; l < want.elems(); ++l) {
     const uint16_t w = bf16_lane(want, l), g = bf16_lane(got, l);
     if (w == g || (loose[l] && is_nan16(w) && is_nan16(g))) continue;
@@ -205,8 +206,8 @@ inline std::string check_pcu_tile_map(const UnitCase& c, const std::vector<Beat>
           s.add(x.f(r, q), y.f(r, q));
         loose[r * x.cols + q] = s.two_nans;
       }
-    const std::string e = compare_square(fn.apply({x, y}), out[i].elem.tile(), loose,
-                                         fn.name + " beat " + std::to_string(i));
+    const std::string e =
+        compare_square(fn.apply({x, y}), out[i].elem.tile(), loose, fn.name + " beat " + std::to_string(i));
     if (!e.empty()) return e;
   }
   return "";
@@ -332,7 +333,10 @@ std::string check_pcu_tile_accum(const UnitCase& c, const std::vector<Beat>& got
 template <int T = kT>
 std::vector<UnitCase> pcu_tile_accum_cases(size_t n, uint64_t seed, bool scan = false) {
   return make_cases(
-      n, seed, [scan](std::mt19937_64& r) { return std::vector<int>{int(r() % 2), rnd(r, 1, 2), 0, scan ? 1 : 0}; },
+      n, seed,
+      [scan](std::mt19937_64& r) {
+        return std::vector<int>{int(r() % 2), rnd(r, 1, 2), 0, scan ? 1 : 0};
+      },
       [](std::mt19937_64& r, const std::vector<int>& c) {
         const int a = rnd(r, c[1], 3);
         return std::vector<std::vector<Token>>{square_pair<T>(r, a, a == 1 ? 8 : 0, random_rows<T>(r))[0]};
@@ -343,7 +347,10 @@ std::vector<UnitCase> pcu_tile_accum_cases(size_t n, uint64_t seed, bool scan = 
 template <int T = kT>
 std::vector<UnitCase> pcu_tile_matmul_acc_cases(size_t n, uint64_t seed, bool scan = false) {
   return make_cases(
-      n, seed, [scan](std::mt19937_64& r) { return std::vector<int>{2 + int(r() % 2), rnd(r, 1, 2), 0, scan ? 1 : 0}; },
+      n, seed,
+      [scan](std::mt19937_64& r) {
+        return std::vector<int>{2 + int(r() % 2), rnd(r, 1, 2), 0, scan ? 1 : 0};
+      },
       [](std::mt19937_64& r, const std::vector<int>& c) {
         const int a = rnd(r, c[1], 3);
         return square_pair<T>(r, a, a == 1 ? 8 : 0, random_rows<T>(r));  // A [r x T], B [T x T]
@@ -355,8 +362,8 @@ std::vector<UnitCase> pcu_tile_matmul_acc_cases(size_t n, uint64_t seed, bool sc
 // (docs/units.md). A group is its entries' K-runs, chunk by chunk: runs[c][e] = the K tiles
 // (pairs for matmul_acc) of entry e in chunk c.
 struct BankGroup {
-  std::vector<int> dims;                                  // B1..Bq
-  std::vector<std::vector<std::vector<size_t>>> runs;     // [chunk][entry] -> indices into tiles
+  std::vector<int> dims;                               // B1..Bq
+  std::vector<std::vector<std::vector<size_t>>> runs;  // [chunk][entry] -> indices into tiles
 };
 
 // How many of B1..Bq are at their last index after entry e (row-major, Bq innermost).
@@ -514,9 +521,8 @@ struct PcuTileAccumBenchT : Bench<PcuTileAccumBenchT<Rtl, kTwo, T, NB, kBank, kS
   PcuTileAccumBenchT() {
     last = this;
     if (kTwo) b = std::make_unique<InPort<TW>>(*this, "b", encode_square<T>);
-    this->rtl_checks.push_back([this] {
-      this->ctrl.checks.push_back([this] { return diff("err_o", err_hls, err_rtl); });
-    });
+    this->rtl_checks.push_back(
+        [this] { this->ctrl.checks.push_back([this] { return diff("err_o", err_hls, err_rtl); }); });
   }
   template <class D>
   void bind(D& d, bool r) {

@@ -58,9 +58,9 @@ TEST(UnitsVsFunctions, PcuTileBankEqualsRank2AccumOverTheReorderedStream) {
 
 // ---- documented latency and throughput (docs/units.md), full-rate source and sink ----
 struct Timing {
-  uint64_t latency = 0;    // first output edge - first input edge
-  uint64_t beats = 0;      // output beats on consumer 0
-  uint64_t span = 0;       // edges from the first to the last output beat, inclusive
+  uint64_t latency = 0;  // first output edge - first input edge
+  uint64_t beats = 0;    // output beats on consumer 0
+  uint64_t span = 0;     // edges from the first to the last output beat, inclusive
 };
 
 std::vector<Beat> beats_of(const std::string& text) { return to_beats(parse_tokens(text)); }
@@ -266,7 +266,7 @@ TEST(UnitsTiming, TileAccumBankTakesOneBeatPerCycleAndEmitsOneEntryPerCycle) {
   Timing t = full_rate<PcuTileBankMatmulBench>(c);
   EXPECT_EQ(t.latency, 49u);  // 48 beats, then 1 more cycle
   EXPECT_EQ(t.beats, 8u);
-  EXPECT_EQ(t.span, 56u);     // 4 entries, the next group (48 beats), its 4 entries: N + M cycles a group
+  EXPECT_EQ(t.span, 56u);  // 4 entries, the next group (48 beats), its 4 entries: N + M cycles a group
 }
 
 // Bank errors raise the sticky err_o; the stream still ends (the done leaves).

@@ -1,14 +1,13 @@
 // impl: rtl — graph nodes on the Verilated SystemVerilog units of rtl/ (built only with
 // Verilator: STEPSIM_RTL). Same bridges as impl: hls; the units are drop-in replacements.
-#include "hw/bridge/unit_bridges.h"
 #include "Vag_offchip.h"
 #include "Vpcu_accum.h"
 #include "Vpcu_ew.h"
 #include "Vpcu_reduce.h"
 #include "Vpcu_retile.h"
-#include "Vpmu_buffer_cosim.h"
 #include "Vpcu_tile_accum.h"
 #include "Vpcu_tile_map.h"
+#include "Vpmu_buffer_cosim.h"
 #include "Vrouter_broadcast.h"
 #include "Vrouter_eager_merge.h"
 #include "Vrouter_partition.h"
@@ -21,11 +20,12 @@
 #include "Vshape_repeat.h"
 #include "Vshape_reshape.h"
 #include "Vshape_zip.h"
+#include "hw/bridge/unit_bridges.h"
 #ifdef STEPSIM_HAVE_RTL_T16
-#include "Vpcu_tile_accum_t16.h"
-#include "Vpcu_tile_map_t16.h"
 #include "Vag_offchip_t16.h"
 #include "Vpcu_retile_t16.h"
+#include "Vpcu_tile_accum_t16.h"
+#include "Vpcu_tile_map_t16.h"
 #endif
 
 namespace stepsim::bridge {
@@ -65,8 +65,8 @@ struct RtlUnits {
 };
 
 void register_rtl_units() {
-  register_unit_impl(UnitImpl{"rtl", unit_unsupported,
-                              [](const OpConfig& cfg) { return create_unit_bridge<RtlUnits>(cfg, "rtl"); }});
+  register_unit_impl(
+      UnitImpl{"rtl", unit_unsupported, [](const OpConfig& cfg) { return create_unit_bridge<RtlUnits>(cfg, "rtl"); }});
 }
 
 }  // namespace stepsim::bridge

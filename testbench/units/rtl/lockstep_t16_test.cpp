@@ -16,8 +16,8 @@
 #include "Vpcu_tile_accum_t16.h"
 #include "Vpcu_tile_map_t16.h"
 #include "testbench/units/benches.h"
-#include "testbench/units/tile_benches.h"
 #include "testbench/units/rtl/unit_env.h"
+#include "testbench/units/tile_benches.h"
 
 namespace stepsim::unit_test {
 namespace {
@@ -53,7 +53,9 @@ TEST(UnitsLockstepT16, PcuTileMatmulAcc) {
 }
 TEST(UnitsLockstepT16, PcuTileScan) { run<PcuTileScan16Bench<Vpcu_tile_accum_t16>>("PcuTileScan T=16", 1620); }
 // The accumulator bank (NB = 64): fewer cases, they are longer (up to 64 entries).
-TEST(UnitsLockstepT16, PcuTileBank) { run<PcuTileBank16Bench<Vpcu_tile_accum_t16>>("PcuTileBank T=16", 1618, num_cases() / 3); }
+TEST(UnitsLockstepT16, PcuTileBank) {
+  run<PcuTileBank16Bench<Vpcu_tile_accum_t16>>("PcuTileBank T=16", 1618, num_cases() / 3);
+}
 TEST(UnitsLockstepT16, PcuTileBankMatmulAcc) {
   run<PcuTileBankMatmul16Bench<Vpcu_tile_accum_t16>>("PcuTileBankMatmulAcc T=16", 1619, num_cases() / 3);
 }

@@ -27,8 +27,8 @@
 #include "Vshape_reshape.h"
 #include "Vshape_zip.h"
 #include "testbench/units/benches.h"
-#include "testbench/units/tile_benches.h"
 #include "testbench/units/rtl/unit_env.h"
+#include "testbench/units/tile_benches.h"
 
 namespace stepsim::unit_test {
 namespace {
