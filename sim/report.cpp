@@ -89,9 +89,8 @@ struct Share {
 std::vector<Share> resource_shares(const NodeResult& n, const ChannelsByNode& ch, const NodesByName& by_name) {
   const OpRegistry& reg = OpRegistry::instance();
   const OpInfo* info = reg.has(n.op) ? &reg.find(n.op) : nullptr;
-  const std::string category = info ? info->category : "";
   std::vector<Share> shares;
-  if (category == "off-chip memory") {
+  if (info && info->is_offchip()) {
     shares.push_back({"offchip", "", n.busy_cycles});
   } else if (n.impl != "approx") {
     // Co-simulation: a unit's busy cycles are the cycles a beat moved on its pins; how they
@@ -104,7 +103,7 @@ std::vector<Share> resource_shares(const NodeResult& n, const ChannelsByNode& ch
         n.compute_bw ? std::min(n.busy_cycles, n.flops / n.compute_bw + (n.flops % n.compute_bw ? 1 : 0)) : 0;
     shares.push_back({"compute", "", compute});
     shares.push_back({"onchip_bandwidth", "", n.busy_cycles - compute});
-  } else if (category == "on-chip memory") {
+  } else if (info && info->category == OpCategory::kOnChipMemory) {
     shares.push_back({"onchip_bandwidth", "", n.busy_cycles});
   } else {
     shares.push_back({"latency", "", n.busy_cycles});

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/functions/flops.h"
 #include "hw/stream/tile.h"
 
 namespace stepsim {
@@ -56,6 +57,8 @@ namespace stepsim {
 struct MapFunction {
   std::string name, description;
   int arity = 0;
+  bool matmul = false;  // a matmul form: the on-chip formulas count its operand tiles
+  FlopRule flop_rule;   // the FLOPs of one application (hw/functions/flops.h)
   // Output tile shape/dtype (no payload). Throws std::invalid_argument on a bad input
   // count, dtype or shape.
   std::function<Tile(const std::vector<Tile>&)> out_shape;
@@ -113,6 +116,10 @@ std::vector<std::string> map_function_names();  // sorted
 struct AccumFunction {
   std::string name, description;
   int arity = 0;
+  bool matmul = false;  // a matmul form (matmul_acc...)
+  FlopRule flop_rule;   // the FLOPs of one update (hw/functions/flops.h)
+  // FLOPs of finalize per element of the emitted tile (flash_attn_update's division: 1; else 0).
+  uint8_t finalize_flops_per_out_elem = 0;
   std::function<Tile()> init;  // the empty accumulator
   // Accumulator shape/dtype after one update (shape only; acc may be empty). Throws
   // std::invalid_argument on bad inputs or a mismatch with the accumulator.

@@ -36,7 +36,7 @@ void append_tiles(const Element& e, size_t input, uint64_t index, std::vector<Ti
 class HigherOrder : public Op {
  public:
   explicit HigherOrder(const OpConfig& c)
-      : Op(c), matmul_(c.params.has("fn") && c.params.get_string("fn").rfind("matmul", 0) == 0) {}
+      : Op(c), matmul_(c.params.has("fn") && applies_matmul(*c.info, c.params.get_string("fn"))) {}
 
  protected:
   // On-chip accounting: the operand tiles a function was applied to, and what the node holds
@@ -430,17 +430,21 @@ void register_higher_order_ops(OpRegistry& r) {
     for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
     return s;
   };
-  r.add(OpInfo{"Map",
-               "higher-order",
+  r.add(OpInfo{OpKind::kMap,
+               "Map",
+               OpCategory::kHigherOrder,
                "Applies a tile function to every element (several inputs are zipped).",
                roofline,
                {{"in*", "streams of equal shape (tiles or tuples)"}},
                {{"out", "same shape"}},
                {{"fn", T::kString, "", "map function: " + fn_list(map_function_names()), true}},
                true,
-               [](const OpConfig& c) { return std::make_unique<Map>(c); }});
-  r.add(OpInfo{"Accum",
-               "higher-order",
+               [](const OpConfig& c) { return std::make_unique<Map>(c); }}
+            .with_functions(FunctionFamily::kMap)
+            .with_onchip(OnChipFormula().matmul(1), OnChipFormula()));
+  r.add(OpInfo{OpKind::kAccum,
+               "Accum",
+               OpCategory::kHigherOrder,
                "Reduces the inner `rank` dimensions with an update function; the accumulator may be sized by its first "
                "input (dynamic tiling).",
                roofline + " The store term applies on the emitting element.",
@@ -457,9 +461,12 @@ void register_higher_order_ops(OpRegistry& r) {
                  false,
                  {0, kMaxStopLevel - 2}}},
                true,
-               [](const OpConfig& c) { return std::make_unique<Accum>(c, false); }});
-  r.add(OpInfo{"Scan",
-               "higher-order",
+               [](const OpConfig& c) { return std::make_unique<Accum>(c, false); }}
+            .with_functions(FunctionFamily::kAccum)
+            .with_onchip(OnChipFormula().matmul(1).output(1), OnChipFormula().output(1)));
+  r.add(OpInfo{OpKind::kScan,
+               "Scan",
+               OpCategory::kHigherOrder,
                "Like Accum, but emits the accumulator state after every element.",
                roofline,
                {{"in*", "streams of equal shape"}},
@@ -467,19 +474,25 @@ void register_higher_order_ops(OpRegistry& r) {
                {{"fn", T::kString, "", "accum function: " + fn_list(accum_function_names()), true},
                 {"rank", T::kInt, "1", "rank at which the state resets", false, {1, kMaxStopLevel}}},
                true,
-               [](const OpConfig& c) { return std::make_unique<Accum>(c, true); }});
-  r.add(OpInfo{"FlatMap",
-               "higher-order",
-               "Expands every element into a rank-`rank` stream (e.g. RetileStreamify) and concatenates them; "
-               "filter_padding drops padded elements.",
-               "0 cycles (the reference charges nothing for retiling). Every FlatMap function is pure data "
-               "movement (0 FLOPs), so the node gets no compute units (like the artifact's RetileStreamify).",
-               {{"in*", "data (plus the padding flags for filter_padding)"}},
-               {{"out", "rank a+rank stream"}},
-               {{"fn", T::kString, "", "flatmap function: " + fn_list(flatmap_function_names()), true},
-                {"rank", T::kInt, "1", "rank of each expansion (0 for filter_padding)", false, kRankRange}},
-               false,
-               [](const OpConfig& c) { return std::make_unique<FlatMap>(c); }});
+               [](const OpConfig& c) { return std::make_unique<Accum>(c, true); }}
+            .with_functions(FunctionFamily::kAccum)
+            .with_onchip(OnChipFormula().output(1), OnChipFormula().output(1)));
+  r.add(OpInfo{
+      OpKind::kFlatMap,
+      "FlatMap",
+      OpCategory::kHigherOrder,
+      "Expands every element into a rank-`rank` stream (e.g. RetileStreamify) and concatenates them; "
+      "filter_padding drops padded elements.",
+      "0 cycles (the reference charges nothing for retiling). Every FlatMap function is pure data "
+      "movement (0 FLOPs), so the node gets no compute units (like the artifact's RetileStreamify).",
+      {{"in*", "data (plus the padding flags for filter_padding)"}},
+      {{"out", "rank a+rank stream"}},
+      {{"fn", T::kString, "", "flatmap function: " + fn_list(flatmap_function_names()), true},
+       {"rank", T::kInt, "1", "rank of each expansion (0 for filter_padding)", false, kRankRange}},
+      false,
+      [](const OpConfig& c) {
+        return std::make_unique<FlatMap>(c);
+      }}.with_functions(FunctionFamily::kFlatMap));
 }
 
 }  // namespace stepsim

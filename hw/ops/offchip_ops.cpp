@@ -486,8 +486,9 @@ void register_offchip_ops(OpRegistry& r) {
       "Per tile: rows x ceil(cols*bytes/request_bytes) requests with the tensor's row pitch (a blocked tensor: "
       "per block row of the tile, or per row inside one block), par_dispatch per cycle from the op's time, through "
       "the HBM model; ";
-  r.add(OpInfo{"LinearOffChipLoad",
-               "off-chip memory",
+  r.add(OpInfo{OpKind::kLinearOffChipLoad,
+               "LinearOffChipLoad",
+               OpCategory::kOffChipMemory,
                "Reads a stored tensor as a stream of tiles through an affine tiled view; with a ref stream, one whole "
                "pass per ref element (ref stops raised above the view's dimensions; ref contents ignored).",
                tile_timing +
@@ -498,9 +499,13 @@ void register_offchip_ops(OpRegistry& r) {
                {{"out", "tiles [ref dims.., out_shape..] (static variant: [out_shape..])"}},
                {tensor, tile, out_shape, stride, offset, par},
                false,
-               [](const OpConfig& c) { return std::make_unique<LinearOffChipLoad>(c); }});
-  r.add(OpInfo{"LinearOffChipStore",
-               "off-chip memory",
+               [](const OpConfig& c) { return std::make_unique<LinearOffChipLoad>(c); }}
+            .with_traffic(OffChipTraffic::Direction::kRead, "out")
+            .with_onchip(OnChipFormula().staging(2), OnChipFormula().staging(1))
+            .with_memory_unit());
+  r.add(OpInfo{OpKind::kLinearOffChipStore,
+               "LinearOffChipStore",
+               OpCategory::kOffChipMemory,
                "Writes the incoming tiles, in order, to the positions of an affine tiled view of a stored tensor "
                "(stop tokens are not stored).",
                tile_timing + "the input is dequeued when every write is acknowledged (with "
@@ -510,9 +515,13 @@ void register_offchip_ops(OpRegistry& r) {
                {},
                {tensor, tile, out_shape, stride, offset, par},
                false,
-               [](const OpConfig& c) { return std::make_unique<LinearOffChipStore>(c); }});
-  r.add(OpInfo{"RandomOffChipLoad",
-               "off-chip memory",
+               [](const OpConfig& c) { return std::make_unique<LinearOffChipStore>(c); }}
+            .with_traffic(OffChipTraffic::Direction::kWrite, "in")
+            .with_onchip(OnChipFormula().staging(2), OnChipFormula().staging(1))
+            .with_memory_unit());
+  r.add(OpInfo{OpKind::kRandomOffChipLoad,
+               "RandomOffChipLoad",
+               OpCategory::kOffChipMemory,
                "Reads one tile per address element; an address is a tile index (row-major over the tiled tensor), "
                "given as a scalar or a 1x1 int32 tile. The output has the address stream's shape.",
                tile_timing + "as LinearOffChipLoad's tiles (with input_register the index is taken as the firing "
@@ -521,9 +530,13 @@ void register_offchip_ops(OpRegistry& r) {
                {{"out", "one tile per address"}},
                {tensor, tile, par},
                false,
-               [](const OpConfig& c) { return std::make_unique<RandomOffChipLoad>(c); }});
-  r.add(OpInfo{"RandomOffChipStore",
-               "off-chip memory",
+               [](const OpConfig& c) { return std::make_unique<RandomOffChipLoad>(c); }}
+            .with_traffic(OffChipTraffic::Direction::kRead, "out")
+            .with_onchip(OnChipFormula().staging(2), OnChipFormula().staging(1))
+            .with_memory_unit());
+  r.add(OpInfo{OpKind::kRandomOffChipStore,
+               "RandomOffChipStore",
+               OpCategory::kOffChipMemory,
                "Writes each wdata tile to the tile index given by the matching waddr element and emits a true flag "
                "per completed write, with waddr's shape.",
                tile_timing + "the flag is emitted when the write is acknowledged (with ag_max_outstanding the flags "
@@ -533,7 +546,10 @@ void register_offchip_ops(OpRegistry& r) {
                {{"out", "write-completion flags (scalar 1)"}},
                {tensor, tile, par},
                false,
-               [](const OpConfig& c) { return std::make_unique<RandomOffChipStore>(c); }});
+               [](const OpConfig& c) { return std::make_unique<RandomOffChipStore>(c); }}
+            .with_traffic(OffChipTraffic::Direction::kWrite, "wdata")
+            .with_onchip(OnChipFormula().staging(2), OnChipFormula().staging(1))
+            .with_memory_unit());
 }
 
 }  // namespace stepsim

@@ -151,7 +151,7 @@ int cmd_ops(const Invocation& in, Streams s) {
     }
   };
   for (const OpInfo* op : OpRegistry::instance().all()) {
-    s.out << op->name << "  [" << op->category << "]\n  " << op->description << "\n";
+    s.out << op->name << "  [" << category_name(op->category) << "]\n  " << op->description << "\n";
     s.out << "  inputs: ";
     ports(op->inputs);
     s.out << "\n  outputs: ";
