@@ -152,7 +152,7 @@ std::string resource_text(const Bottleneck& b, const SimResult& r, const Hardwar
       if (n.name == b.node) bw = n.compute_bw;
     s << "compute (compute_bw=" << bw << " FLOPs/cycle)";
   } else if (b.resource == "onchip_bandwidth") {
-    if (b.op == "Bufferize" || b.op == "Streamify")
+    if (b.op == op_name(OpKind::kBufferize) || b.op == op_name(OpKind::kStreamify))
       s << "on-chip memory unit (1 element per cycle)";
     else
       s << "on-chip bandwidth (tile reads and writes in memory units at onchip_bw=" << hw.onchip_bw << " B/cycle)";

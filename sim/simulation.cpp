@@ -1,5 +1,7 @@
 #include "sim/simulation.h"
+
 #include "sim/graph/host_limits.h"
+#include "sim/validate.h"
 
 #include <algorithm>
 #include <chrono>
@@ -230,6 +232,7 @@ void delete_sc_kernel() {
 SimResult simulate(const Graph& graph, const SimOptions& options) {
   auto wall0 = std::chrono::steady_clock::now();
   check_host_memory(graph, options.hw, options.functional);  // before anything is allocated
+  if (options.static_check) check_before_run(graph);         // what `stepsim analyze` checks
   if (options.functional && !options.output_dir.empty()) prepare_output_dir(options.output_dir);
   Plan plan = plan_graph(graph);
   const OpRegistry& reg = OpRegistry::instance();

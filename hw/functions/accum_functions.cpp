@@ -43,10 +43,11 @@ AccumFunction make_accum(const std::string& name, const std::string& desc, int a
     check_arity(kAcc, name, arity, in);
     return shape(acc, in);
   };
-  // The shape checks the operands (and the accumulator) before the formula reads them.
-  f.flops = [name, arity, shape, flop_rule](const Tile& acc, const std::vector<Tile>& in) {
+  // The FLOPs of an update depend on its operands only: the shape an update of the empty
+  // accumulator would give checks them (acc_shape checks the accumulator).
+  f.flops = [name, arity, shape, flop_rule](const Tile&, const std::vector<Tile>& in) {
     check_arity(kAcc, name, arity, in);
-    return detail::flops_of(flop_rule, in, shape(acc, in));
+    return detail::flops_of(flop_rule, in, shape(shape_tile(0, 0, DType::FP32), in));
   };
   f.update = [name, arity, shape, update](Tile acc, const std::vector<Tile>& in) {
     check_arity(kAcc, name, arity, in);
@@ -107,7 +108,10 @@ AccumFunction matmul_acc_fn(const std::string& name, bool bt, bool f32_out) {
   std::string desc = std::string("acc[MxN] += A[MxK] x ") + (bt ? "B[NxK]^T" : "B[KxN]") +
                      "; fp32 accumulator sized by the first update, k in order across tiles; " +
                      (f32_out ? "fp32" : "bf16") + " output; 2*M*K*N FLOPs per update";
-  return make_accum(name, desc, 2, shape, {FlopRule::Kind::kMatmul}, update, out_shape, round_out);
+  AccumFunction f = make_accum(name, desc, 2, shape, {FlopRule::Kind::kMatmul}, update, out_shape, round_out);
+  f.signature = {TileSignature::Shape::kMatmul,
+                 f32_out ? TileSignature::DTypeRule::kFp32 : TileSignature::DTypeRule::kBf16, bt};
+  return f;
 }
 
 // ---- elementwise add / max ----
@@ -134,18 +138,23 @@ AccumFunction elementwise_acc_fn(const std::string& name, bool is_max, bool f32_
   };
   if (is_max) {
     auto out_shape = [](const Tile& acc) { return shape_tile(acc.rows, acc.cols, acc.dtype); };
-    return make_accum(name,
-                      "acc = max(acc, x) elementwise (NaN-propagating); bf16 while all inputs "
-                      "are bf16, else fp32; M*N FLOPs per update",
-                      1, shape, {FlopRule::Kind::kPerInputElement, 1}, update, out_shape);
+    AccumFunction f = make_accum(name,
+                                 "acc = max(acc, x) elementwise (NaN-propagating); bf16 while all inputs "
+                                 "are bf16, else fp32; M*N FLOPs per update",
+                                 1, shape, {FlopRule::Kind::kPerInputElement, 1}, update, out_shape);
+    f.signature = {TileSignature::Shape::kSameAsFirst, TileSignature::DTypeRule::kFirst};
+    return f;
   }
   auto out_shape = [f32_out](const Tile& acc) {
     return shape_tile(acc.rows, acc.cols, f32_out ? DType::FP32 : DType::BF16);
   };
-  return make_accum(name,
-                    std::string("acc = acc + x elementwise, fp32 accumulator; ") + (f32_out ? "fp32" : "bf16") +
-                        " output; M*N FLOPs per update",
-                    1, shape, {FlopRule::Kind::kPerInputElement, 1}, update, out_shape, round_out);
+  AccumFunction f = make_accum(name,
+                               std::string("acc = acc + x elementwise, fp32 accumulator; ") +
+                                   (f32_out ? "fp32" : "bf16") + " output; M*N FLOPs per update",
+                               1, shape, {FlopRule::Kind::kPerInputElement, 1}, update, out_shape, round_out);
+  f.signature = {TileSignature::Shape::kSameAsFirst,
+                 f32_out ? TileSignature::DTypeRule::kFp32 : TileSignature::DTypeRule::kBf16};
+  return f;
 }
 
 // ---- retile_row / retile_col ----
@@ -191,7 +200,10 @@ AccumFunction retile_fn(const std::string& name, bool rows) {
   auto out_shape = [](const Tile& acc) { return shape_tile(acc.rows, acc.cols, acc.dtype); };
   const char* desc = rows ? "concatenates tiles vertically: [r1xC],[r2xC].. -> [(r1+r2..)xC]; 0 FLOPs"
                           : "concatenates tiles horizontally: [Rxc1],[Rxc2].. -> [Rx(c1+c2..)]; 0 FLOPs";
-  return make_accum(name, desc, 1, shape, {FlopRule::Kind::kNone}, update, out_shape);
+  AccumFunction f = make_accum(name, desc, 1, shape, {FlopRule::Kind::kNone}, update, out_shape);
+  f.signature = {rows ? TileSignature::Shape::kRetileRows : TileSignature::Shape::kRetileCols,
+                 TileSignature::DTypeRule::kFirst};
+  return f;
 }
 
 // ---- flash_attn_update ----
@@ -268,10 +280,12 @@ AccumFunction flash_attn_fn() {
     }
     return finish(out.rows, out.cols, out.dtype, std::move(v));
   };
-  return make_accum(name,
-                    "online-softmax attention over KV tiles: inputs S[MxT], V[TxD]; acc fp32 "
-                    "[Mx(D+2)] = [o | m | l]; finalize o/l -> [MxD] bf16",
-                    2, shape, {FlopRule::Kind::kFlashAttention}, update, out_shape, finalize, 1);
+  AccumFunction f = make_accum(name,
+                               "online-softmax attention over KV tiles: inputs S[MxT], V[TxD]; acc fp32 "
+                               "[Mx(D+2)] = [o | m | l]; finalize o/l -> [MxD] bf16",
+                               2, shape, {FlopRule::Kind::kFlashAttention}, update, out_shape, finalize, 1);
+  f.signature = {TileSignature::Shape::kFlashAttention, TileSignature::DTypeRule::kBf16};
+  return f;
 }
 
 std::map<std::string, AccumFunction> build() {

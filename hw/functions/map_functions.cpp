@@ -111,7 +111,10 @@ MapFunction matmul_fn(const std::string& name, bool bt, bool f32_out) {
   std::string desc = bt ? "A[MxK] x B[NxK]^T -> [MxN]" : "A[MxK] x B[KxN] -> [MxN]";
   desc += f32_out ? ", fp32 output" : ", bf16 output if both inputs bf16";
   desc += "; fp32 sum over k in increasing order; 2*M*K*N FLOPs";
-  return make_map(name, desc, 2, shape, {FlopRule::Kind::kMatmul}, compute);
+  MapFunction f = make_map(name, desc, 2, shape, {FlopRule::Kind::kMatmul}, compute);
+  f.signature = {TileSignature::Shape::kMatmul,
+                 f32_out ? TileSignature::DTypeRule::kFp32 : TileSignature::DTypeRule::kPromote, bt};
+  return f;
 }
 
 // ---- elementwise binary with broadcasting ----
@@ -142,7 +145,10 @@ MapFunction binary_fn(const std::string& name, const std::string& desc, Op op, b
             op(a.f(a.rows == 1 ? 0 : i, a.cols == 1 ? 0 : j), b.f(b.rows == 1 ? 0 : i, b.cols == 1 ? 0 : j));
     return finish(out.rows, out.cols, out.dtype, std::move(v));
   };
-  return make_map(name, desc, 2, shape, {FlopRule::Kind::kPerOutputElement, 1}, compute);
+  MapFunction f = make_map(name, desc, 2, shape, {FlopRule::Kind::kPerOutputElement, 1}, compute);
+  f.signature = row_only ? TileSignature{TileSignature::Shape::kRowOperand, TileSignature::DTypeRule::kFirst}
+                         : TileSignature{TileSignature::Shape::kBroadcast, TileSignature::DTypeRule::kPromote};
+  return f;
 }
 
 // ---- elementwise unary ----
@@ -178,7 +184,9 @@ MapFunction row_fn(const std::string& name, const std::string& desc, bool is_max
     }
     return finish(out.rows, out.cols, out.dtype, std::move(v));
   };
-  return make_map(name, desc, 1, shape, {FlopRule::Kind::kPerInputElement, 1}, compute);
+  MapFunction f = make_map(name, desc, 1, shape, {FlopRule::Kind::kPerInputElement, 1}, compute);
+  f.signature = {TileSignature::Shape::kRowReduce, TileSignature::DTypeRule::kFirst};
+  return f;
 }
 
 // ---- masking ----

@@ -362,7 +362,10 @@ class FlatMap : public HigherOrder {
   explicit FlatMap(const OpConfig& c) : HigherOrder(c) {
     name_ = c.params.get_string("fn");
     rank_ = int_param("rank", 0, kMaxStopLevel);
-    if (name_ != "filter_padding") fn_ = &flatmap_function(name_);
+    fn_ = &flatmap_function(name_);
+    // A filter of whole elements reads Reshape's scalar padding flags itself (the library
+    // function takes an int32 [1x1] flag tile).
+    filter_ = fn_->expansion == FlatMapFunction::Expansion::kFiltered;
   }
 
  protected:
@@ -375,7 +378,7 @@ class FlatMap : public HigherOrder {
       bool expanded = false;
       if (b.has_elem) {
         expanded = true;
-        if (fn_) {
+        if (!filter_) {
           const std::vector<Tile>& a = args(bs);
           // Every function splits a tile by rows or by columns: at most that many tiles.
           if (!a.empty() && std::max(a[0].rows, a[0].cols) > kMaxStreamBeats)
@@ -386,7 +389,7 @@ class FlatMap : public HigherOrder {
           outs = functional() || fn_->arity > 1 ? fn_->apply(a) : fn_->out_shapes(a);
         } else {
           if (bs.size() < 2 || !bs[1].has_elem || !bs[1].elem.is_scalar())
-            fail("filter_padding needs the padding flags (Reshape's pad output) on input 'pad'");
+            fail(name_ + " needs the padding flags (Reshape's pad output) on input 'pad'");
           if (bs[1].elem.scalar() == 0) outs.push_back(b.elem.tile());
         }
       }
@@ -415,6 +418,7 @@ class FlatMap : public HigherOrder {
  private:
   std::string name_;
   const FlatMapFunction* fn_ = nullptr;
+  bool filter_ = false;
   int rank_;
 };
 

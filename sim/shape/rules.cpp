@@ -4,10 +4,10 @@
 // the shapes the simulator really produces.
 #include <array>
 #include <optional>
-#include <set>
 
 #include "hw/functions/functions.h"
 #include "hw/ops/op.h"
+#include "hw/ops/tiled_view.h"
 #include "sim/shape/infer.h"
 
 namespace stepsim::shape {
@@ -63,72 +63,87 @@ ex flops_of(const FlopRule& rule, const ElemType& a, const ex& n, const ElemType
   return tile_flops<ex>(rule, {a.rows, a.cols, n, out.rows, out.cols});
 }
 
-// The output element of a map function, by its name; the FLOPs by its descriptor.
-ElemType map_out(const RuleContext& c, const std::string& fn, const std::vector<ElemType>& args, ex& n) {
-  static const std::set<std::string> binary = {"add", "sub", "mul", "div", "max", "min"};
-  const ElemType& a = tile_arg(c, args, 0, fn);
-  if (binary.count(fn)) {
-    const ElemType& b = tile_arg(c, args, 1, fn);
-    return ElemType::tile(bcast(c, a.rows, b.rows, fn + " rows"), bcast(c, a.cols, b.cols, fn + " cols"),
-                          promote(a.dtype, b.dtype));
+DType out_dtype(TileSignature::DTypeRule rule, const std::vector<ElemType>& args) {
+  switch (rule) {
+    case TileSignature::DTypeRule::kPromote:
+      return args.size() > 1 ? promote(args[0].dtype, args[1].dtype) : args[0].dtype;
+    case TileSignature::DTypeRule::kFirst:
+      return args[0].dtype;
+    case TileSignature::DTypeRule::kBf16:
+      return DType::BF16;
+    case TileSignature::DTypeRule::kFp32:
+      return DType::FP32;
   }
-  if (fn == "sub_row") {
-    const ElemType& r = tile_arg(c, args, 1, fn);
-    if (!same_size(r.rows, a.rows) || !r.cols.is_equal(1))
-      c.fail("sub_row needs r [" + to_string(a.rows) + "x1], got " + r.str() + from_where(c));
-    return a;
-  }
-  if (fn == "mask_cols" || fn == "exp" || fn == "sigmoid" || fn == "silu") return a;
-  if (fn == "row_sum" || fn == "row_max") return ElemType::tile(a.rows, 1, a.dtype);
-  if (fn.rfind("matmul", 0) == 0) {
-    const ElemType& b = tile_arg(c, args, 1, fn);
-    const bool bt = fn.find("_t") != std::string::npos;
-    const ex k2 = bt ? b.cols : b.rows;
-    n = bt ? b.rows : b.cols;
-    if (!same_size(a.cols, k2))
-      c.fail(fn + ": " + a.str() + " x " + b.str() + (bt ? " (B stored transposed)" : "") + ": inner dimensions " +
-             to_string(a.cols) + " and " + to_string(k2) + " differ" + from_where(c));
-    const bool f32 = fn.find("f32") != std::string::npos;
-    return ElemType::tile(a.rows, n, f32 ? DType::FP32 : DType::BF16);
-  }
-  c.fail("no shape rule for map function '" + fn + "'");
+  return args[0].dtype;
 }
 
+// The output element of a Map or Accum function by its signature (hw/functions/functions.h);
+// `count` = elements per reduction (retiling); `n` = the output columns operand 1 gives, for the
+// FLOP formula.
+ElemType function_out(const RuleContext& c, const std::string& fn, const TileSignature& sig,
+                      const std::vector<ElemType>& args, const ex& count, ex& n) {
+  using S = TileSignature::Shape;
+  const ElemType& a = tile_arg(c, args, 0, fn);
+  const bool two = sig.shape == S::kBroadcast || sig.shape == S::kRowOperand || sig.shape == S::kMatmul ||
+                   sig.shape == S::kFlashAttention;
+  const ElemType& b = two ? tile_arg(c, args, 1, fn) : a;
+  const DType dtype = out_dtype(sig.dtype, two ? std::vector<ElemType>{a, b} : std::vector<ElemType>{a});
+  switch (sig.shape) {
+    case S::kBroadcast:
+      return ElemType::tile(bcast(c, a.rows, b.rows, fn + " rows"), bcast(c, a.cols, b.cols, fn + " cols"), dtype);
+    case S::kRowOperand:
+      if (!same_size(b.rows, a.rows) || !b.cols.is_equal(1))
+        c.fail(fn + " needs r [" + to_string(a.rows) + "x1], got " + b.str() + from_where(c));
+      return ElemType::tile(a.rows, a.cols, dtype);
+    case S::kSameAsFirst:
+      return ElemType::tile(a.rows, a.cols, dtype);
+    case S::kRowReduce:
+      return ElemType::tile(a.rows, 1, dtype);
+    case S::kMatmul: {
+      const bool bt = sig.transposed_b;
+      const ex k2 = bt ? b.cols : b.rows;
+      n = bt ? b.rows : b.cols;
+      if (!same_size(a.cols, k2))
+        c.fail(fn + ": " + a.str() + " x " + b.str() + (bt ? " (B stored transposed)" : "") + ": inner dimensions " +
+               to_string(a.cols) + " and " + to_string(k2) + " differ" + from_where(c));
+      return ElemType::tile(a.rows, n, dtype);
+    }
+    case S::kRetileRows:
+      return ElemType::tile(a.rows * count, a.cols, dtype);
+    case S::kRetileCols:
+      return ElemType::tile(a.rows, a.cols * count, dtype);
+    case S::kFlashAttention:
+      if (!same_size(b.rows, a.cols))
+        c.fail(fn + ": S " + a.str() + " and V " + b.str() + " disagree on the KV tile" + from_where(c));
+      n = b.cols;
+      return ElemType::tile(a.rows, b.cols, dtype);
+  }
+  c.fail("no shape rule for function '" + fn + "'");
+}
+
+// A function's descriptor from its library; an unknown name fails naming the node.
+template <class Lookup>
+auto function_named(const RuleContext& c, Lookup lookup, const std::string& fn) -> decltype(lookup(fn)) {
+  try {
+    return lookup(fn);
+  } catch (const std::invalid_argument& e) {
+    c.fail(e.what());
+  }
+}
+
+// A Map function's output element and FLOPs per application, by its descriptor.
 FnResult map_fn(const RuleContext& c, const std::string& fn, const std::vector<ElemType>& args) {
+  const MapFunction& f = function_named(c, map_function, fn);
   ex n = 0;
-  const ElemType out = map_out(c, fn, args, n);
-  return {out, flops_of(map_function(fn).flop_rule, args.at(0), n, out)};
+  const ElemType out = function_out(c, fn, f.signature, args, 0, n);
+  return {out, flops_of(f.flop_rule, args.at(0), n, out)};
 }
 
-// `count` = elements per reduction (card of the reduced dims).
-// The emitted element of an accum function, by its name.
-ElemType accum_out(const RuleContext& c, const std::string& fn, const std::vector<ElemType>& args, const ex& count,
-                   ex& n) {
-  const ElemType& a = tile_arg(c, args, 0, fn);
-  if (fn.rfind("matmul", 0) == 0) {
-    std::string mf = fn;
-    mf.replace(mf.find("_acc"), 4, "");
-    return map_out(c, mf, args, n);
-  }
-  if (fn == "add" || fn == "max") return ElemType::tile(a.rows, a.cols, fn == "add" ? DType::BF16 : a.dtype);
-  if (fn == "add_f32") return ElemType::tile(a.rows, a.cols, DType::FP32);
-  if (fn == "retile_row") return ElemType::tile(a.rows * count, a.cols, a.dtype);
-  if (fn == "retile_col") return ElemType::tile(a.rows, a.cols * count, a.dtype);
-  if (fn == "flash_attn_update") {
-    const ElemType& v = tile_arg(c, args, 1, fn);
-    if (!same_size(v.rows, a.cols))
-      c.fail("flash_attn_update: S " + a.str() + " and V " + v.str() + " disagree on the KV tile" + from_where(c));
-    n = v.cols;
-    return ElemType::tile(a.rows, v.cols, DType::BF16);
-  }
-  c.fail("no shape rule for accum function '" + fn + "'");
-}
-
-// FLOPs per update and per emitted tile by the function's descriptor (hw/functions/flops.h).
+// An Accum function's emitted element, FLOPs per update and per emitted tile, by its descriptor.
 FnResult accum_fn(const RuleContext& c, const std::string& fn, const std::vector<ElemType>& args, const ex& count) {
+  const AccumFunction& f = function_named(c, accum_function, fn);
   ex n = 0;
-  const ElemType out = accum_out(c, fn, args, count, n);
-  const AccumFunction& f = accum_function(fn);
+  const ElemType out = function_out(c, fn, f.signature, args, count, n);
   return {out, flops_of(f.flop_rule, args.at(0), n, out), int(f.finalize_flops_per_out_elem) * out.rows * out.cols};
 }
 
@@ -187,30 +202,42 @@ std::vector<ElemType> elems(const std::vector<const StreamType*>& ins) {
   return v;
 }
 
-struct TensorInfo {
-  ex rows, cols;
-  DType dtype;
-};
-TensorInfo tensor_of(const RuleContext& c) {
+// The tensor a node names, from the graph's tensors: section.
+const TensorSpec& tensor_spec(const RuleContext& c) {
   const std::string name = c.get_string("tensor");
-  for (const TensorSpec& t : c.graph.tensors)
-    if (t.name == name) return {ex(int64_t(t.rows)), ex(int64_t(t.cols)), t.dtype};
-  c.fail("tensor '" + name + "' is not declared in the graph's tensors: section");
+  std::string declared;
+  for (const TensorSpec& t : c.graph.tensors) {
+    if (t.name == name) return t;
+    declared += (declared.empty() ? "" : ", ") + t.name;
+  }
+  c.fail("no tensor named '" + name +
+         "' in the graph's tensors: section (declared: " + (declared.empty() ? "none" : declared) + ")");
 }
-ElemType tile_param(const RuleContext& c, const TensorInfo& t) {
-  auto tile = c.get_ints("tile");
-  if (tile.size() != 2 || tile[0] < 1 || tile[1] < 1) c.fail("tile must be [rows, cols] >= 1");
-  return ElemType::tile(tile[0], tile[1], t.dtype);
+// The node's view of its tensor, checked by the operators' own code (hw/ops/tiled_view.h): a tile
+// that does not divide the tensor or a view past its end is rejected with the run's words.
+TiledView checked_view(const RuleContext& c, const TensorSpec& t, bool affine) {
+  OffChipTensor tensor;
+  tensor.name = t.name;
+  tensor.rows = t.rows;
+  tensor.cols = t.cols;
+  tensor.dtype = t.dtype;
+  tensor.block_rows = t.block_rows;
+  tensor.block_cols = t.block_cols;
+  try {
+    TiledView v = make_tiled_view(tensor, c.params(), affine, "node '" + c.node.name + "' (" + c.node.op + "): ");
+    v.tensor = nullptr;  // `tensor` is gone with this frame; the dims are what the rules read
+    return v;
+  } catch (const std::invalid_argument& e) {
+    throw ShapeError(e.what());
+  }
+}
+ElemType view_tile(const TiledView& v, const TensorSpec& t) {
+  return ElemType::tile(v.tile_rows, v.tile_cols, t.dtype);
 }
 std::vector<Dim> static_dims(const std::vector<int64_t>& v) {
   std::vector<Dim> d;
   for (int64_t x : v) d.push_back(Dim::fixed(x));
   return d;
-}
-std::vector<Dim> view_dims(const RuleContext& c, const TensorInfo& t, const ElemType& tile) {
-  auto os = c.get_ints("out_shape");
-  if (!os.empty()) return static_dims(os);
-  return {Dim{t.rows / tile.rows, DimKind::Static}, Dim{t.cols / tile.cols, DimKind::Static}};
 }
 void expect_tiles(const RuleContext& c, const std::string& port, const ElemType& want) {
   const StreamType& t = c.input(port);
@@ -303,28 +330,30 @@ Rules make_rules() {
 
   // Off-chip memory.
   r[size_t(OpKind::kLinearOffChipLoad)] = [](C& c) {
-    TensorInfo t = tensor_of(c);
-    ElemType tile = tile_param(c, t);
-    std::vector<Dim> view = view_dims(c, t, tile);
+    const TensorSpec& t = tensor_spec(c);
+    const TiledView v = checked_view(c, t, true);
     // The view's dims add stop levels: under a ref they nest inside its elements; alone they form
     // one tensor ([1, view..]).
-    StreamType o{cat(c.has("ref") ? c.input("ref").dims : std::vector<Dim>{Dim::fixed(1)}, view), tile};
+    StreamType o{cat(c.has("ref") ? c.input("ref").dims : std::vector<Dim>{Dim::fixed(1)}, static_dims(v.out_shape)),
+                 view_tile(v, t)};
     return RuleResult{{{"out", o}}, 0};
   };
   r[size_t(OpKind::kLinearOffChipStore)] = [](C& c) {
-    TensorInfo t = tensor_of(c);
-    expect_tiles(c, "in", tile_param(c, t));
+    const TensorSpec& t = tensor_spec(c);
+    expect_tiles(c, "in", view_tile(checked_view(c, t, true), t));
     return RuleResult{};
   };
   r[size_t(OpKind::kRandomOffChipLoad)] = [](C& c) {
-    TensorInfo t = tensor_of(c);
+    const TensorSpec& t = tensor_spec(c);
+    const ElemType tile = view_tile(checked_view(c, t, false), t);
     expect_index(c, "raddr");
-    return RuleResult{{{"out", StreamType{c.input("raddr").dims, tile_param(c, t)}}}, 0};
+    return RuleResult{{{"out", StreamType{c.input("raddr").dims, tile}}}, 0};
   };
   r[size_t(OpKind::kRandomOffChipStore)] = [](C& c) {
-    TensorInfo t = tensor_of(c);
+    const TensorSpec& t = tensor_spec(c);
+    const ElemType tile = view_tile(checked_view(c, t, false), t);
     expect_index(c, "waddr");
-    expect_tiles(c, "wdata", tile_param(c, t));
+    expect_tiles(c, "wdata", tile);
     return RuleResult{{{"out", StreamType{c.input("waddr").dims, ElemType::scalar()}}}, 0};
   };
 
@@ -552,14 +581,21 @@ Rules make_rules() {
       }
       return RuleResult{{{"out", StreamType{d, out}}}, 0};
     };
-    if (fn == "retile_streamify_row" && a.has_rows_mean && rank == 1)  // varying rows: as many in total
-      return RuleResult{{{"out", StreamType{cat(s.dims, {Dim{s.card() * a.rows_mean, DimKind::Ragged}}),
-                                            ElemType::tile(1, a.cols, a.dtype)}}},
-                        0};
-    if (fn == "retile_streamify_row") return expand(a.rows, ElemType::tile(1, a.cols, a.dtype));
-    if (fn == "retile_streamify_col") return expand(a.cols, ElemType::tile(a.rows, 1, a.dtype));
-    if (fn == "retile_streamify_row_filter") return expand(std::nullopt, ElemType::tile(1, a.cols, a.dtype));
-    if (fn == "filter_padding") return expand(std::nullopt, a);  // drops padded elements
+    using E = FlatMapFunction::Expansion;
+    switch (function_named(c, flatmap_function, fn).expansion) {
+      case E::kRows:
+        if (a.has_rows_mean && rank == 1)  // varying rows: as many in total
+          return RuleResult{{{"out", StreamType{cat(s.dims, {Dim{s.card() * a.rows_mean, DimKind::Ragged}}),
+                                                ElemType::tile(1, a.cols, a.dtype)}}},
+                            0};
+        return expand(a.rows, ElemType::tile(1, a.cols, a.dtype));
+      case E::kCols:
+        return expand(a.cols, ElemType::tile(a.rows, 1, a.dtype));
+      case E::kFilteredRows:
+        return expand(std::nullopt, ElemType::tile(1, a.cols, a.dtype));
+      case E::kFiltered:
+        return expand(std::nullopt, a);  // drops padded elements
+    }
     c.fail("no shape rule for flatmap function '" + fn + "'");
   };
 

@@ -354,7 +354,6 @@ void check_category(OpCategory category) {
   EXPECT_GT(n, 0u) << "no case for category " << category_name(category);
 }
 
-
 TEST(Rules, EveryOperatorHasARuleAndCases) {
   std::map<std::string, size_t> cases;
   for (const Case& c : eval_cases()) ++cases[c.op];
