@@ -153,7 +153,7 @@ std::vector<Stream> add_attention(GraphBuilder& b, const AttentionSpec& a) {
   std::vector<Stream> acks;
   for (int64_t r = 0; r < regions; ++r) {
     const std::string pre = "r" + std::to_string(r) + "_";
-    auto gen = b.add(pre + "addr", "KvCacheAddrGen",
+    auto gen = b.add(pre + "addr", OpKind::kKvCacheAddrGen,
                      {{"tile_rows", std::to_string(tn)}, {"max_tiles", std::to_string(a.max_tiles)}},
                      {{"idx", ids[size_t(r)]}, {"kv_len", lens[size_t(r)]}});
     Stream addr = gen.at("addr"), last = gen.at("last"), valid = gen.at("valid");
@@ -173,11 +173,11 @@ std::vector<Stream> add_attention(GraphBuilder& b, const AttentionSpec& a) {
     Stream sm = b.map(pre + "mask", "mask_cols", {s, valid}, bw);  // key positions past kv_len
     Stream o = b.accum(pre + "attn", "flash_attn_update", 1, {sm, v}, bw);
     if (grouped)  // one output tile per request, its heads' rows stacked: one store and one completion per request
-      acks.push_back(b.add1(pre + "store", "RandomOffChipStore",
+      acks.push_back(b.add1(pre + "store", OpKind::kRandomOffChipStore,
                             {{"tensor", a.out}, {"tile", frontend::int_list({G * qpk, hd})}},
                             {{"waddr", reqs[size_t(r)]}, {"wdata", b.accum(pre + "heads", "retile_row", 1, {o}, bw)}}));
     else
-      acks.push_back(b.add1(pre + "store", "RandomOffChipStore",
+      acks.push_back(b.add1(pre + "store", OpKind::kRandomOffChipStore,
                             {{"tensor", a.out}, {"tile", frontend::int_list({qpk, hd})}},
                             {{"waddr", ids[size_t(r)]}, {"wdata", o}}));
     if (!a.writeback) {
@@ -199,7 +199,7 @@ std::vector<Stream> add_attention(GraphBuilder& b, const AttentionSpec& a) {
       b.sink(pre + kv + "_rest", parts[0]);
       b.set_depth(pre + kv + "_last", a.writeback_depth);
       Stream done =
-          b.add1(pre + kv + "_wb", "RandomOffChipStore", {{"tensor", t}, {"tile", frontend::int_list({tn, hd})}},
+          b.add1(pre + kv + "_wb", OpKind::kRandomOffChipStore, {{"tensor", t}, {"tile", frontend::int_list({tn, hd})}},
                  {{"waddr", ka[1]}, {"wdata", parts[1]}});
       b.sink(pre + kv + "_wb_done", done);
     }
