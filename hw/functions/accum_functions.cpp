@@ -111,6 +111,7 @@ AccumFunction matmul_acc_fn(const std::string& name, bool bt, bool f32_out) {
   AccumFunction f = make_accum(name, desc, 2, shape, {FlopRule::Kind::kMatmul}, update, out_shape, round_out);
   f.signature = {TileSignature::Shape::kMatmul,
                  f32_out ? TileSignature::DTypeRule::kFp32 : TileSignature::DTypeRule::kBf16, bt};
+  f.identity = 0.0f;
   return f;
 }
 
@@ -143,6 +144,7 @@ AccumFunction elementwise_acc_fn(const std::string& name, bool is_max, bool f32_
                                  "are bf16, else fp32; M*N FLOPs per update",
                                  1, shape, {FlopRule::Kind::kPerInputElement, 1}, update, out_shape);
     f.signature = {TileSignature::Shape::kSameAsFirst, TileSignature::DTypeRule::kFirst};
+    f.identity = -INFINITY;
     return f;
   }
   auto out_shape = [f32_out](const Tile& acc) {
@@ -154,6 +156,7 @@ AccumFunction elementwise_acc_fn(const std::string& name, bool is_max, bool f32_
                                1, shape, {FlopRule::Kind::kPerInputElement, 1}, update, out_shape, round_out);
   f.signature = {TileSignature::Shape::kSameAsFirst,
                  f32_out ? TileSignature::DTypeRule::kFp32 : TileSignature::DTypeRule::kBf16};
+  f.identity = 0.0f;
   return f;
 }
 
@@ -310,6 +313,14 @@ const std::map<std::string, AccumFunction>& registry() {
 }
 
 }  // namespace
+
+Tile identity_output(const AccumFunction& f, const std::vector<Tile>& inputs) {
+  if (!f.identity)
+    detail::fail(kAcc, f.name, "has no identity element: a state that has seen nothing has no value to emit");
+  const Tile out = f.out_shape(f.acc_shape(f.init(), inputs));
+  if (!detail::payload_mode(kAcc, f.name, inputs)) return out;
+  return detail::finish(out.rows, out.cols, out.dtype, std::vector<float>(out.elems(), *f.identity));
+}
 
 const AccumFunction& accum_function(const std::string& name) {
   const auto& r = registry();

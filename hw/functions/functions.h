@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,9 @@ struct AccumFunction {
   TileSignature signature;  // of the emitted tile
   // FLOPs of finalize per element of the emitted tile (flash_attn_update's division: 1; else 0).
   uint8_t finalize_flops_per_out_elem = 0;
+  // The value a state that has seen nothing holds in every element, where the function has one:
+  // +0 for the sums (matmul_acc..., add, add_f32), -Inf for max. An exclusive Scan emits it first.
+  std::optional<float> identity;
   std::function<Tile()> init;  // the empty accumulator
   // Accumulator shape/dtype after one update (shape only; acc may be empty). Throws
   // std::invalid_argument on bad inputs or a mismatch with the accumulator.
@@ -164,6 +168,10 @@ struct AccumFunction {
   std::function<Tile(const Tile& acc)> finalize;
 };
 inline bool is_empty_acc(const Tile& acc) { return acc.rows == 0 && acc.cols == 0; }
+// What `f` emits for a state that has seen nothing, shaped as after an update with `inputs`: the
+// identity in every element (a payload when `inputs` carry one, else shape only). Throws
+// std::invalid_argument for a function without an identity (retile_row, flash_attn_update).
+Tile identity_output(const AccumFunction& f, const std::vector<Tile>& inputs);
 const AccumFunction& accum_function(const std::string& name);
 std::vector<std::string> accum_function_names();  // sorted
 

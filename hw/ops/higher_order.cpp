@@ -199,12 +199,12 @@ class Map : public HigherOrder {
   const MapFunction& fn_;
 };
 
-// Accum<rank b> reduces the inner b dimensions; Scan emits the running state on every element.
+// Accum<rank b> reduces the inner b dimensions.
 class Accum : public HigherOrder {
  public:
-  Accum(const OpConfig& c, bool scan) : HigherOrder(c), fn_(accum_function(c.params.get_string("fn"))), scan_(scan) {
+  explicit Accum(const OpConfig& c) : HigherOrder(c), fn_(accum_function(c.params.get_string("fn"))) {
     rank_ = int_param("rank", 1, kMaxStopLevel);
-    bank_rank_ = scan ? 0 : int_param("bank_rank", 0, kMaxStopLevel - 2);
+    bank_rank_ = int_param("bank_rank", 0, kMaxStopLevel - 2);
     if (bank_rank_ && rank_ != 2)
       fail("bank_rank needs rank 2 (the inner K dimension and the outer chunk dimension are reduced), got rank " +
            std::to_string(rank_));
@@ -229,17 +229,7 @@ class Accum : public HigherOrder {
         cost = std::max(load_cycles(a), compute_cycles(f));
       }
       const bool closes = b.stop >= rank_;
-      if (scan_) {
-        Beat o = b;
-        if (b.has_elem) {
-          Tile out = functional() ? fn_.finalize(acc) : fn_.out_shape(acc);
-          cost = std::max(cost, store_cycles(out));
-          o.elem = Element(placed(std::move(out)));
-        }
-        charge(cost);
-        emit(0, std::move(o));
-        if (closes) acc = fn_.init();
-      } else if (closes) {
+      if (closes) {
         uint64_t ff = fn_.finalize_flops(acc);
         count_flops(ff);
         Tile out = functional() ? fn_.finalize(acc) : fn_.out_shape(acc);
@@ -350,9 +340,93 @@ class Accum : public HigherOrder {
   }
 
   const AccumFunction& fn_;
-  bool scan_;
   int rank_;
   int bank_rank_ = 0;
+};
+
+// Scan<rank b>: the running state of an Accum, emitted on every element (reset where a stop >= b
+// closes the group). Forms (the reference simulator's, gina7484/step-perf src/operator/scan.rs):
+//   * inclusive (default): `out` emits the state after the element;
+//   * exclusive: `out` emits the state before it, the function's identity first in each group;
+//   * out_fn: `out` emits out_fn(the element's operands.., that state) instead of the state: a
+//     separate output function beside the update function;
+//   * `prior` (an optional second output): the state before the element, beside `out`.
+class Scan : public HigherOrder {
+ public:
+  explicit Scan(const OpConfig& c) : HigherOrder(c), fn_(accum_function(c.params.get_string("fn"))) {
+    rank_ = int_param("rank", 1, kMaxStopLevel);
+    exclusive_ = c.params.get_bool("exclusive");
+    const std::string out_fn = c.params.get_string("out_fn");
+    if (!out_fn.empty()) out_fn_ = &map_function(out_fn);
+  }
+
+ protected:
+  void run() override {
+    const bool prior_wanted = exclusive_ || has_out(1);
+    if (prior_wanted && !fn_.identity) fail(identity_missing(fn_.name));
+    Tile acc = fn_.init();
+    for (;;) {
+      const std::vector<Beat>& bs = peek_all();
+      take_inputs_at_start();
+      const Beat& b = bs[0];
+      Beat o = b, p;
+      if (has_out(1)) p = b;
+      uint64_t cost = 0;
+      if (b.has_elem) {
+        const std::vector<Tile>& a = args(bs);
+        const uint64_t held = note_args(a);
+        Tile prior;
+        if (prior_wanted) prior = with_inputs(bs, [&] { return state_of(acc, a); });
+        uint64_t f = with_inputs(bs, [&] { return fn_.flops(acc, a); });
+        acc = with_inputs(bs, [&] { return functional() ? fn_.update(std::move(acc), a) : fn_.acc_shape(acc, a); });
+        note_onchip(held + acc.bytes());
+        Tile shown = exclusive_ ? prior : (functional() ? fn_.finalize(acc) : fn_.out_shape(acc));
+        if (out_fn_) f += with_inputs(bs, [&] { return apply_out_fn(a, shown); });
+        count_flops(f);
+        cost = std::max({load_cycles(a), compute_cycles(f), store_cycles(shown), prior_store_cycles(prior)});
+        o.elem = Element(placed(std::move(shown)));
+        if (has_out(1)) p.elem = Element(placed_at(1, std::move(prior)));
+      }
+      charge(cost);
+      emit(1, std::move(p));  // the prior tap first, as the reference enqueues it
+      emit(0, std::move(o));
+      if (b.stop >= rank_) acc = fn_.init();
+      take_inputs_at_end();
+      if (b.done) break;
+    }
+  }
+
+ private:
+  static std::string identity_missing(const std::string& fn) {
+    return "an exclusive Scan or its prior output needs a function with an identity element (the state before "
+           "the first element); accum function '" +
+           fn + "' has none";
+  }
+  // The emitted form of `acc`; for a state that has seen nothing, the identity shaped as after
+  // an update with `a`.
+  Tile state_of(const Tile& acc, const std::vector<Tile>& a) const {
+    if (is_empty_acc(acc)) return identity_output(fn_, a);
+    return functional() ? fn_.finalize(acc) : fn_.out_shape(acc);
+  }
+  // `shown` becomes out_fn(a.., shown); returns the FLOPs it took.
+  uint64_t apply_out_fn(const std::vector<Tile>& a, Tile& shown) const {
+    std::vector<Tile> operands = a;
+    operands.push_back(shown);
+    shown = functional() ? out_fn_->apply(operands) : out_fn_->out_shape(operands);
+    return out_fn_->flops(operands);
+  }
+  uint64_t prior_store_cycles(const Tile& prior) const {
+    return has_out(1) && cfg_.write_back_mu[1] ? mem_cycles(prior.bytes()) : 0;
+  }
+  Tile placed_at(size_t o, Tile t) const {
+    t.in_memory_unit = cfg_.write_back_mu[o];
+    return t;
+  }
+
+  const AccumFunction& fn_;
+  const MapFunction* out_fn_ = nullptr;
+  bool exclusive_ = false;
+  int rank_;
 };
 
 // FlatMap<rank b>: each element expands into a rank-b stream; filter_padding drops elements
@@ -465,20 +539,31 @@ void register_higher_order_ops(OpRegistry& r) {
                  false,
                  {0, kMaxStopLevel - 2}}},
                true,
-               [](const OpConfig& c) { return std::make_unique<Accum>(c, false); }}
+               [](const OpConfig& c) { return std::make_unique<Accum>(c); }}
             .with_functions(FunctionFamily::kAccum)
             .with_onchip(OnChipFormula().matmul(1).output(1), OnChipFormula().output(1)));
   r.add(OpInfo{OpKind::kScan,
                "Scan",
                OpCategory::kHigherOrder,
-               "Like Accum, but emits the accumulator state after every element.",
-               roofline,
+               "Like Accum, but emits the accumulator state on every element: after it (inclusive), or before "
+               "it (exclusive: the function's identity first in each group); with out_fn, what that function "
+               "makes of the element's operands and the state; the optional `prior` output carries the state "
+               "before each element.",
+               roofline + " out_fn's FLOPs are added to the update's.",
                {{"in*", "streams of equal shape"}},
-               {{"out", "same shape"}},
-               {{"fn", T::kString, "", "accum function: " + fn_list(accum_function_names()), true},
-                {"rank", T::kInt, "1", "rank at which the state resets", false, {1, kMaxStopLevel}}},
+               {{"out", "same shape: the state (or out_fn of it)"},
+                {"prior", "same shape: the state before each element (identity first in each group)", true}},
+               {{"fn", T::kString, "", "accum function (the update): " + fn_list(accum_function_names()), true},
+                {"rank", T::kInt, "1", "rank at which the state resets", false, {1, kMaxStopLevel}},
+                {"exclusive", T::kBool, "false",
+                 "emit the state before each element instead of after it (needs a function with an identity: "
+                 "the matmul_acc forms, add, add_f32, max)"},
+                {"out_fn", T::kString, "",
+                 "map function applied to (the element's operands.., the state) to give `out`; empty: the state "
+                 "itself. Map functions: " +
+                     fn_list(map_function_names())}},
                true,
-               [](const OpConfig& c) { return std::make_unique<Accum>(c, true); }}
+               [](const OpConfig& c) { return std::make_unique<Scan>(c); }}
             .with_functions(FunctionFamily::kAccum)
             .with_onchip(OnChipFormula().output(1), OnChipFormula().output(1)));
   r.add(OpInfo{

@@ -309,6 +309,32 @@ ElemType subset_elem(const RuleContext& c, const ElemType& e, const std::string&
   return s;
 }
 
+// Scan's outputs from its state element `f.out` (hw/ops/higher_order.cpp, class Scan): `out`
+// carries the state, or out_fn(operands.., state); `prior` the state before each element, which
+// like the exclusive form needs the update function's identity.
+RuleResult scan_forms(const RuleContext& c, const StreamType& s, const std::vector<ElemType>& args, const FnResult& f) {
+  const StreamType state{s.dims, f.out};
+  RuleResult res{{{"out", state}, {"prior", state}}, s.card() * f.flops};
+  bool prior_read = false;
+  for (const NodeSpec& n : c.graph.nodes)
+    for (const auto& [port, ref] : n.inputs) prior_read = prior_read || ref == c.node.name + ".prior";
+  const std::string fn = c.get_string("fn");
+  if ((c.params().get_bool("exclusive") || prior_read) && !accum_function(fn).identity)
+    c.fail(
+        "an exclusive Scan or its prior output needs a function with an identity element (the state before "
+        "the first element); accum function '" +
+        fn + "' has none");
+  const std::string out_fn = c.get_string("out_fn");
+  if (!out_fn.empty()) {
+    std::vector<ElemType> operands = args;
+    operands.push_back(f.out);
+    const FnResult o = map_fn(c, out_fn, operands);
+    res.outputs["out"] = StreamType{s.dims, o.out};
+    res.flops = res.flops + s.card() * o.flops;
+  }
+  return res;
+}
+
 // ---- The rules.
 
 // Indexed by OpKind; testbench/shape checks that every operator has one.
@@ -546,10 +572,11 @@ Rules make_rules() {
       f.flops = fm.flops;
       f.finalize_flops = fm.finalize_flops;
     }
-    const StreamType o = scan ? StreamType{s.dims, f.out} : StreamType{outer(s, b), f.out};
+    if (scan) return scan_forms(c, s, args, f);
+    const StreamType o{outer(s, b), f.out};
     // Accum finalizes once per emitted tile; Scan emits finalized states but, as the simulator
     // (hw/ops/higher_order.cpp), charges no finalize FLOPs for them.
-    return RuleResult{{{"out", o}}, s.card() * f.flops + (scan ? ex(0) : o.card() * f.finalize_flops)};
+    return RuleResult{{{"out", o}}, s.card() * f.flops + o.card() * f.finalize_flops};
   };
   r[size_t(OpKind::kAccum)] = [accum](C& c) { return accum(c, false); };
   r[size_t(OpKind::kScan)] = [accum](C& c) { return accum(c, true); };
