@@ -3,6 +3,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "hw/functions/functions.h"
 #include "hw/ops/op.h"
 #include "hw/ops/params.h"
 #include "sim/frontend/builder.h"
@@ -14,17 +15,6 @@ namespace stepsim {
 namespace {
 
 using frontend::int_list;
-
-// An integer parameter of node `n`, its default when absent (read and range-checked by the registry).
-int64_t int_param(const NodeSpec& n, const std::string& key) {
-  return Params(n.op, n.name, &OpRegistry::instance().find(n.op).params, n.params).get_int(key);
-}
-
-// An int-list parameter of node `n` ("" or absent: empty).
-std::vector<int64_t> ints(const NodeSpec& n, const std::string& key) {
-  auto it = n.params.find(key);
-  return it == n.params.end() || it->second.empty() ? std::vector<int64_t>{} : parse_int_list(it->second);
-}
 
 class Downtiler {
  public:
@@ -98,23 +88,23 @@ class Downtiler {
   // [R x C] tiles starts at block (lr*R/T, lc*C/T); checked over the whole view.
   NodeSpec offchip(const NodeSpec& n) {
     NodeSpec o = n;
-    const std::string tname = n.params.at("tensor");
+    const std::string tname = param_of(n, param::kTensor);
     const TensorSpec* t = nullptr;
     for (const TensorSpec& x : g_.tensors)
       if (x.name == tname) t = &x;
     if (!t) fail(n, "unknown tensor '" + tname + "'");
-    const std::vector<int64_t> tile = ints(n, "tile");
+    const std::vector<int64_t> tile = param_of(n, param::kTile);
     if (tile.size() != 2 || tile[0] % T_ || tile[1] % T_ || int64_t(t->rows) % tile[0] || int64_t(t->cols) % tile[1])
-      fail(n, "tile " + n.params.at("tile") + " must divide tensor '" + tname + "' and be a multiple of " +
+      fail(n, "tile " + n.params.at(param::kTile.name) + " must divide tensor '" + tname + "' and be a multiple of " +
                   std::to_string(T_));
     const int64_t gc = int64_t(t->cols) / tile[1], pc = int64_t(t->cols) / T_, br = tile[0] / T_, bc = tile[1] / T_;
-    std::vector<int64_t> shape = ints(n, "out_shape"), stride = ints(n, "stride");
+    std::vector<int64_t> shape = param_of(n, param::kOutShape), stride = param_of(n, param::kStride);
     if (shape.empty()) shape = {int64_t(t->rows) / tile[0], gc};
     if (stride.empty()) {
       stride.assign(shape.size(), 1);
       for (size_t d = shape.size() - 1; d > 0; --d) stride[d - 1] = stride[d] * shape[d];
     }
-    const int64_t offset = int_param(n, "offset");
+    const int64_t offset = param_of(n, param::kOffset);
     auto block = [&](int64_t l) { return (l / gc) * br * pc + (l % gc) * bc; };
     std::vector<int64_t> pstride;
     for (int64_t s : stride) pstride.push_back(block(offset + s) - block(offset));
@@ -134,10 +124,10 @@ class Downtiler {
     shape.push_back(bc);
     pstride.push_back(pc);
     pstride.push_back(1);
-    o.params["tile"] = int_list({T_, T_});
-    o.params["out_shape"] = int_list(shape);
-    o.params["stride"] = int_list(pstride);
-    o.params["offset"] = std::to_string(block(offset));
+    o.params[param::kTile.name] = int_list({T_, T_});
+    o.params[param::kOutShape.name] = int_list(shape);
+    o.params[param::kStride.name] = int_list(pstride);
+    o.params[param::kOffset.name] = std::to_string(block(offset));
     return o;
   }
 
@@ -149,25 +139,29 @@ class Downtiler {
       return;
     }
     tile_of(n, "in");
-    NodeSpec buf = node_spec(n.name + "_buf", OpKind::kBufferize, {{"rank", "2"}}, {{"in", n.inputs.at("in")}});
+    NodeSpec buf =
+        node_spec(n.name + "_buf", OpKind::kBufferize, {{param::kRank.name, "2"}}, {{"in", n.inputs.at("in")}});
     NodeSpec play = n;
     play.op = op_name(OpKind::kStreamify);
-    play.params = {{"repeat", "[" + n.params.at("count") + "]"}};
+    play.params = {{param::kRepeat.name, "[" + n.params.at(param::kCount.name) + "]"}};
     play.inputs = {{"in", buf.name + ".out"}};
     add(out, buf);
     add(out, play);
   }
 
   void map(Graph& out, const NodeSpec& n) {
-    const std::string fn = n.params.at("fn");
-    if (fn == "matmul" || fn == "matmul_t" || fn == "matmul_f32" || fn == "matmul_t_f32") {
-      matmul(out, n, 0, fn.find("_t") != std::string::npos, fn.size() > 4 && fn.substr(fn.size() - 4) == "_f32");
+    const std::string fn = param_of(n, param::kFn);
+    const MapFunction& f = map_function(fn);
+    if (f.matmul) {
+      matmul(out, n, 0, f.signature.transposed_b, f.signature.dtype == TileSignature::DTypeRule::kFp32);
       return;
     }
-    static const std::set<std::string> elementwise = {"add", "sub", "mul",     "div", "max",
-                                                      "min", "exp", "sigmoid", "silu"};
-    if (!elementwise.count(fn))
-      fail(n, "function '" + fn + "' is not supported (matmul variants and element-wise functions)");
+    // Element-wise: the output element k depends on the operands' elements k only (a broadcast
+    // or unary function charged per output element), so blocks of a tile are independent.
+    const bool elementwise = f.flop_rule.kind == FlopRule::Kind::kPerOutputElement &&
+                             (f.signature.shape == TileSignature::Shape::kBroadcast ||
+                              f.signature.shape == TileSignature::Shape::kSameAsFirst);
+    if (!elementwise) fail(n, "function '" + fn + "' is not supported (matmul variants and element-wise functions)");
     std::pair<int64_t, int64_t> first{-1, -1};
     for (const auto& [port, ref] : n.inputs) {
       const auto t = tile_of(n, port);
@@ -178,11 +172,11 @@ class Downtiler {
   }
 
   void accum(Graph& out, const NodeSpec& n) {
-    const std::string fn = n.params.at("fn");
-    if (fn != "matmul_acc" && fn != "matmul_t_acc" && fn != "matmul_acc_f32" && fn != "matmul_t_acc_f32")
-      fail(n, "function '" + fn + "' is not supported (matmul_acc variants)");
-    const int64_t rank = int_param(n, "rank");
-    matmul(out, n, rank, fn.rfind("matmul_t", 0) == 0, fn.size() > 4 && fn.substr(fn.size() - 4) == "_f32");
+    const std::string fn = param_of(n, param::kFn);
+    const AccumFunction& f = accum_function(fn);
+    if (!f.matmul) fail(n, "function '" + fn + "' is not supported (matmul_acc variants)");
+    const int64_t rank = param_of(n, param::kRank);
+    matmul(out, n, rank, f.signature.transposed_b, f.signature.dtype == TileSignature::DTypeRule::kFp32);
   }
 
   // A = in0 [M x K], B = in1 [K x N] (transposed: [N x K]); the inner `rank` logical dims are
@@ -225,11 +219,11 @@ class Downtiler {
     sb.push_back(transposed ? 1 : nb);
     const std::string buffered_rank = std::to_string(view_rank + 2);
     auto view = [&](const std::string& port, const std::string& tag, const std::vector<int64_t>& stride) {
-      NodeSpec buf = node_spec(n.name + "_" + tag + "_buf", OpKind::kBufferize, {{"rank", buffered_rank}},
+      NodeSpec buf = node_spec(n.name + "_" + tag + "_buf", OpKind::kBufferize, {{param::kRank.name, buffered_rank}},
                                {{"in", n.inputs.at(port)}});
-      NodeSpec play =
-          node_spec(n.name + "_" + tag + "_view", OpKind::kStreamify,
-                    {{"stride", int_list(stride)}, {"out_shape", int_list(shape)}}, {{"in", buf.name + ".out"}});
+      NodeSpec play = node_spec(n.name + "_" + tag + "_view", OpKind::kStreamify,
+                                {{param::kStride.name, int_list(stride)}, {param::kOutShape.name, int_list(shape)}},
+                                {{"in", buf.name + ".out"}});
       add(out, buf);
       add(out, play);
       return play.name + ".out";
@@ -240,11 +234,11 @@ class Downtiler {
     // bit for bit.
     NodeSpec acc = n;
     acc.op = op_name(OpKind::kAccum);
-    acc.params = {{"fn", std::string(transposed ? "matmul_t_acc" : "matmul_acc") + (out_f32 ? "_f32" : "")},
-                  {"rank", std::to_string(view_rank + 1)}};
+    acc.params = {{param::kFn.name, std::string(transposed ? "matmul_t_acc" : "matmul_acc") + (out_f32 ? "_f32" : "")},
+                  {param::kRank.name, std::to_string(view_rank + 1)}};
     if (bank) {  // [.., C, i, j, k]: k and C reduced around the (i, j) bank
-      acc.params["rank"] = "2";
-      acc.params["bank_rank"] = "2";
+      acc.params[param::kRank.name] = "2";
+      acc.params[param::kBankRank.name] = "2";
     }
     acc.inputs = {{"in0", av}, {"in1", bv}};
     add(out, acc);

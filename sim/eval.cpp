@@ -54,7 +54,7 @@ EvalResult eval_op(const std::string& op, const std::map<std::string, std::strin
     NodeSpec s;
     s.name = src;
     s.op = op_name(OpKind::kSource);
-    s.params = {{"stream", src}, {"interval", "0"}};
+    s.params = {{param::kStream.name, src}, {param::kInterval.name, "0"}};
     g.nodes.push_back(s);
     node.inputs[port] = src + ".out0";
   }

@@ -153,9 +153,10 @@ std::vector<Stream> add_attention(GraphBuilder& b, const AttentionSpec& a) {
   std::vector<Stream> acks;
   for (int64_t r = 0; r < regions; ++r) {
     const std::string pre = "r" + std::to_string(r) + "_";
-    auto gen = b.add(pre + "addr", OpKind::kKvCacheAddrGen,
-                     {{"tile_rows", std::to_string(tn)}, {"max_tiles", std::to_string(a.max_tiles)}},
-                     {{"idx", ids[size_t(r)]}, {"kv_len", lens[size_t(r)]}});
+    auto gen =
+        b.add(pre + "addr", OpKind::kKvCacheAddrGen,
+              {{param::kTileRows.name, std::to_string(tn)}, {param::kMaxTiles.name, std::to_string(a.max_tiles)}},
+              {{"idx", ids[size_t(r)]}, {"kv_len", lens[size_t(r)]}});
     Stream addr = gen.at("addr"), last = gen.at("last"), valid = gen.at("valid");
     // Static schemes: the KV tiles each region reads are known from the trace.
     if (par != "dynamic") {
@@ -174,11 +175,11 @@ std::vector<Stream> add_attention(GraphBuilder& b, const AttentionSpec& a) {
     Stream o = b.accum(pre + "attn", "flash_attn_update", 1, {sm, v}, bw);
     if (grouped)  // one output tile per request, its heads' rows stacked: one store and one completion per request
       acks.push_back(b.add1(pre + "store", OpKind::kRandomOffChipStore,
-                            {{"tensor", a.out}, {"tile", frontend::int_list({G * qpk, hd})}},
+                            {{param::kTensor.name, a.out}, {param::kTile.name, frontend::int_list({G * qpk, hd})}},
                             {{"waddr", reqs[size_t(r)]}, {"wdata", b.accum(pre + "heads", "retile_row", 1, {o}, bw)}}));
     else
       acks.push_back(b.add1(pre + "store", OpKind::kRandomOffChipStore,
-                            {{"tensor", a.out}, {"tile", frontend::int_list({qpk, hd})}},
+                            {{param::kTensor.name, a.out}, {param::kTile.name, frontend::int_list({qpk, hd})}},
                             {{"waddr", ids[size_t(r)]}, {"wdata", o}}));
     if (!a.writeback) {
       b.sink(pre + "last", last);
@@ -198,9 +199,9 @@ std::vector<Stream> add_attention(GraphBuilder& b, const AttentionSpec& a) {
       parts[1].set_dim(0, requests);
       b.sink(pre + kv + "_rest", parts[0]);
       b.set_depth(pre + kv + "_last", a.writeback_depth);
-      Stream done =
-          b.add1(pre + kv + "_wb", OpKind::kRandomOffChipStore, {{"tensor", t}, {"tile", frontend::int_list({tn, hd})}},
-                 {{"waddr", ka[1]}, {"wdata", parts[1]}});
+      Stream done = b.add1(pre + kv + "_wb", OpKind::kRandomOffChipStore,
+                           {{param::kTensor.name, t}, {param::kTile.name, frontend::int_list({tn, hd})}},
+                           {{"waddr", ka[1]}, {"wdata", parts[1]}});
       b.sink(pre + kv + "_wb_done", done);
     }
     b.sink(pre + "addr_rest", ka[0]);

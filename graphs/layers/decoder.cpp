@@ -125,9 +125,12 @@ Graph build_decoder(const Params& p) {
   std::vector<Stream> qkv_acks;
   for (int64_t r = 0; r < R; ++r) {
     const std::string id = std::to_string(r);
-    Stream xr =
-        b.add1("x" + id, OpKind::kLinearOffChipLoad,
-               {{"tensor", "x"}, {"tile", frontend::int_list({Bt, D})}, {"out_shape", "[1]"}, {"offset", id}}, {});
+    Stream xr = b.add1("x" + id, OpKind::kLinearOffChipLoad,
+                       {{param::kTensor.name, "x"},
+                        {param::kTile.name, frontend::int_list({Bt, D})},
+                        {param::kOutShape.name, "[1]"},
+                        {param::kOffset.name, id}},
+                       {});
     Stream m1 = b.map("proj" + id, "matmul", {b.repeat("xrep" + id, xr, cols), wr[size_t(r)]}, bw);       // [1,1,cols]
     Stream rows = b.flatten("flat" + id, b.flatmap("rows" + id, "retile_streamify_row", 1, {m1}), 0, 3);  // [cols*Bt]
     std::vector<int64_t> which, qa, ka, va;
@@ -151,9 +154,10 @@ Graph build_decoder(const Params& p) {
       const std::string name = dests[k].first + id;
       parts[k].set_dim(0, std::to_string(dests[k].second.size()));
       b.literal_stream(name + "_addr", text_list(dests[k].second));
-      qkv_acks.push_back(b.add1(name + "_store", OpKind::kRandomOffChipStore,
-                                {{"tensor", dests[k].first}, {"tile", frontend::int_list({1, hd})}},
-                                {{"waddr", b.source(name + "_addr", name + "_addr")}, {"wdata", parts[k]}}));
+      qkv_acks.push_back(
+          b.add1(name + "_store", OpKind::kRandomOffChipStore,
+                 {{param::kTensor.name, dests[k].first}, {param::kTile.name, frontend::int_list({1, hd})}},
+                 {{"waddr", b.source(name + "_addr", name + "_addr")}, {"wdata", parts[k]}}));
     }
   }
 
@@ -173,21 +177,24 @@ Graph build_decoder(const Params& p) {
     const std::string id = std::to_string(r);
     // Token t's head j is row (r*Bt + t)*Hq + j of attn: [1, Hq, Bt] of [1 x hd], then [1, Hq] of [Bt x hd].
     Stream o = b.add1("o" + id, OpKind::kLinearOffChipLoad,
-                      {{"tensor", "attn"},
-                       {"tile", frontend::int_list({1, hd})},
-                       {"out_shape", frontend::int_list({Hq, Bt})},
-                       {"stride", frontend::int_list({1, Hq})},
-                       {"offset", std::to_string(r * Bt * Hq)}},
+                      {{param::kTensor.name, "attn"},
+                       {param::kTile.name, frontend::int_list({1, hd})},
+                       {param::kOutShape.name, frontend::int_list({Hq, Bt})},
+                       {param::kStride.name, frontend::int_list({1, Hq})},
+                       {param::kOffset.name, std::to_string(r * Bt * Hq)}},
                       {{"ref", *go}});
     Stream ot = b.accum("otile" + id, "retile_row", 1, {o}, bw);
     Stream proj = b.accum("proj" + id, "matmul_acc", 1, {ot, wor[size_t(r)]}, bw);  // [1] of [Bt x D]
     Stream xr = b.add1("x" + id, OpKind::kLinearOffChipLoad,
-                       {{"tensor", "x"}, {"tile", frontend::int_list({Bt, D})}, {"out_shape", "[1]"}, {"offset", id}},
+                       {{param::kTensor.name, "x"},
+                        {param::kTile.name, frontend::int_list({Bt, D})},
+                        {param::kOutShape.name, "[1]"},
+                        {param::kOffset.name, id}},
                        {{"ref", *go}});
     Stream hr = b.map("residual" + id, "add", {proj, b.flatten("xflat" + id, xr, 0, 1)}, bw);
     b.literal_stream("h" + id + "_addr", id + " D");
     h_acks.push_back(b.add1("h" + id + "_store", OpKind::kRandomOffChipStore,
-                            {{"tensor", "h"}, {"tile", frontend::int_list({Bt, D})}},
+                            {{param::kTensor.name, "h"}, {param::kTile.name, frontend::int_list({Bt, D})}},
                             {{"waddr", b.source("h" + id + "_addr", "h" + id + "_addr")}, {"wdata", hr}}));
   }
 

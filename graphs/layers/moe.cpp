@@ -231,9 +231,10 @@ void add_moe_tm(GraphBuilder& b, const MoeSetup& s, int64_t R, const MoeIo& io) 
     }
     auto [x, sel] = b.eager_merge(pre + "merge", ins, 0);
     b.set_depth(pre + "merge", s.deep);
-    Stream addr =
-        b.add1(pre + "addr", OpKind::kExpertAddrGen,
-               {{"tiles_per_expert", std::to_string(s.N)}, {"experts", frontend::int_list(experts)}}, {{"in", sel}});
+    Stream addr = b.add1(
+        pre + "addr", OpKind::kExpertAddrGen,
+        {{param::kTilesPerExpert.name, std::to_string(s.N)}, {param::kExperts.name, frontend::int_list(experts)}},
+        {{"in", sel}});
     Stream w1 = b.random_load(pre + "w1", "w1", {s.D, s.tf}, addr);
     Stream w3 = b.random_load(pre + "w3", "w3", {s.D, s.tf}, addr);
     Stream w2 = b.random_load(pre + "w2", "w2", {s.tf, s.D}, addr);

@@ -94,7 +94,7 @@ std::vector<NodeObservation> observe_nodes(const std::vector<const Op*>& ops, co
     const OpConfig& cfg = op->config();
     n.name = cfg.name;
     n.info = cfg.info;
-    if (cfg.params.has("fn")) n.fn = cfg.params.get_string("fn");
+    if (cfg.params.has(param::kFn)) n.fn = cfg.params.get(param::kFn);
     const OnChipStats& s = op->onchip_stats();
     n.outputs = s.outputs;
     n.operands = s.operands;

@@ -18,10 +18,10 @@ namespace {
 class ExpertAddrGen : public Op {
  public:
   explicit ExpertAddrGen(const OpConfig& c) : Op(c) {
-    tiles_ = c.params.get_int("tiles_per_expert");
-    experts_ = c.params.get_ints("experts");
-    base_ = c.params.get_int("base");
-    stride_ = c.params.get_int("stride");
+    tiles_ = c.params.get(param::kTilesPerExpert);
+    experts_ = c.params.get(param::kExperts);
+    base_ = c.params.get(param::kBase);
+    stride_ = c.params.get(param::kIndexStride);
     if (tiles_ < 1 || uint64_t(tiles_) > kMaxStreamBeats)
       fail("tiles_per_expert is " + std::to_string(tiles_) + ", outside the allowed range 1.." +
            std::to_string(kMaxStreamBeats) + " (the addresses one selector bit becomes)");
@@ -91,8 +91,8 @@ class ExpertAddrGen : public Op {
 class KvCacheAddrGen : public Op {
  public:
   explicit KvCacheAddrGen(const OpConfig& c) : Op(c) {
-    tile_rows_ = c.params.get_int("tile_rows");
-    max_tiles_ = c.params.get_int("max_tiles");
+    tile_rows_ = c.params.get(param::kTileRows);
+    max_tiles_ = c.params.get(param::kMaxTiles);
     // A tile's valid-token count travels as an int32 [1x1] tile; a request's tiles are one
     // element's expansion.
     if (tile_rows_ < 1 || tile_rows_ > INT32_MAX)
@@ -170,7 +170,6 @@ class KvCacheAddrGen : public Op {
 }  // namespace
 
 void register_address_ops(OpRegistry& r) {
-  using T = ParamSpec::Type;
   r.add(OpInfo{OpKind::kExpertAddrGen,
                "ExpertAddrGen",
                OpCategory::kAddressGeneration,
@@ -179,16 +178,12 @@ void register_address_ops(OpRegistry& r) {
                "One address per cycle.",
                {{"in", "selectors (e.g. EagerMerge's sel)"}},
                {{"out", "tile indices for RandomOffChipLoad: [sel dims.., tiles_per_expert] for one-hot selectors"}},
-               {{"tiles_per_expert", T::kInt, "", "tiles of one expert's weight, in the order it consumes them", true,
-                 kPositiveRange},
-                {"experts",
-                 T::kIntList,
-                 "[]",
-                 "expert id of each selector bit (empty = bit i is expert i)",
-                 false,
-                 {0, Selector::kMaxBits - 1}},
-                {"base", T::kInt, "0", "first tile index of the tensor region"},
-                {"stride", T::kInt, "1", "index step per tile", false, kPositiveRange}},
+               {param_spec(param::kTilesPerExpert, "", "tiles of one expert's weight, in the order it consumes them",
+                           true, kPositiveRange),
+                param_spec(param::kExperts, "[]", "expert id of each selector bit (empty = bit i is expert i)", false,
+                           {0, Selector::kMaxBits - 1}),
+                param_spec(param::kBase, "0", "first tile index of the tensor region"),
+                param_spec(param::kIndexStride, "1", "index step per tile", false, kPositiveRange)},
                false,
                [](const OpConfig& c) { return std::make_unique<ExpertAddrGen>(c); }});
   r.add(OpInfo{
@@ -203,8 +198,8 @@ void register_address_ops(OpRegistry& r) {
       {{"addr", "tile indices for RandomOffChipLoad/Store: [.., tiles]"},
        {"last", "one-hot selectors: {1} on each request's last tile"},
        {"valid", "tokens held by each tile, int32 [1x1] (tile_rows, fewer in the last tile; for mask_cols)"}},
-      {{"tile_rows", T::kInt, "", "tokens per KV tile", true, kPositiveRange},
-       {"max_tiles", T::kInt, "", "tile slots per request in the cache tensor", true, kPositiveRange}},
+      {param_spec(param::kTileRows, "", "tokens per KV tile", true, kPositiveRange),
+       param_spec(param::kMaxTiles, "", "tile slots per request in the cache tensor", true, kPositiveRange)},
       false,
       [](const OpConfig& c) { return std::make_unique<KvCacheAddrGen>(c); }});
 }

@@ -36,7 +36,7 @@ void append_tiles(const Element& e, size_t input, uint64_t index, std::vector<Ti
 class HigherOrder : public Op {
  public:
   explicit HigherOrder(const OpConfig& c)
-      : Op(c), matmul_(c.params.has("fn") && applies_matmul(*c.info, c.params.get_string("fn"))) {}
+      : Op(c), matmul_(c.params.has(param::kFn) && applies_matmul(*c.info, c.params.get(param::kFn))) {}
 
  protected:
   // On-chip accounting: the operand tiles a function was applied to, and what the node holds
@@ -145,7 +145,7 @@ class HigherOrder : public Op {
 
 class Map : public HigherOrder {
  public:
-  explicit Map(const OpConfig& c) : HigherOrder(c), fn_(map_function(c.params.get_string("fn"))) {}
+  explicit Map(const OpConfig& c) : HigherOrder(c), fn_(map_function(c.params.get(param::kFn))) {}
 
  protected:
   void run() override {
@@ -202,9 +202,9 @@ class Map : public HigherOrder {
 // Accum<rank b> reduces the inner b dimensions.
 class Accum : public HigherOrder {
  public:
-  explicit Accum(const OpConfig& c) : HigherOrder(c), fn_(accum_function(c.params.get_string("fn"))) {
-    rank_ = int_param("rank", 1, kMaxStopLevel);
-    bank_rank_ = int_param("bank_rank", 0, kMaxStopLevel - 2);
+  explicit Accum(const OpConfig& c) : HigherOrder(c), fn_(accum_function(c.params.get(param::kFn))) {
+    rank_ = int_param(param::kRank, 1, kMaxStopLevel);
+    bank_rank_ = int_param(param::kBankRank, 0, kMaxStopLevel - 2);
     if (bank_rank_ && rank_ != 2)
       fail("bank_rank needs rank 2 (the inner K dimension and the outer chunk dimension are reduced), got rank " +
            std::to_string(rank_));
@@ -353,10 +353,10 @@ class Accum : public HigherOrder {
 //   * `prior` (an optional second output): the state before the element, beside `out`.
 class Scan : public HigherOrder {
  public:
-  explicit Scan(const OpConfig& c) : HigherOrder(c), fn_(accum_function(c.params.get_string("fn"))) {
-    rank_ = int_param("rank", 1, kMaxStopLevel);
-    exclusive_ = c.params.get_bool("exclusive");
-    const std::string out_fn = c.params.get_string("out_fn");
+  explicit Scan(const OpConfig& c) : HigherOrder(c), fn_(accum_function(c.params.get(param::kFn))) {
+    rank_ = int_param(param::kRank, 1, kMaxStopLevel);
+    exclusive_ = c.params.get(param::kExclusive);
+    const std::string out_fn = c.params.get(param::kOutFn);
     if (!out_fn.empty()) out_fn_ = &map_function(out_fn);
   }
 
@@ -434,8 +434,8 @@ class Scan : public HigherOrder {
 class FlatMap : public HigherOrder {
  public:
   explicit FlatMap(const OpConfig& c) : HigherOrder(c) {
-    name_ = c.params.get_string("fn");
-    rank_ = int_param("rank", 0, kMaxStopLevel);
+    name_ = c.params.get(param::kFn);
+    rank_ = int_param(param::kRank, 0, kMaxStopLevel);
     fn_ = &flatmap_function(name_);
     // A filter of whole elements reads Reshape's scalar padding flags itself (the library
     // function takes an int32 [1x1] flag tile).
@@ -499,7 +499,6 @@ class FlatMap : public HigherOrder {
 }  // namespace
 
 void register_higher_order_ops(OpRegistry& r) {
-  using T = ParamSpec::Type;
   const std::string roofline =
       "Per element max(memory-unit loads, FLOPs / compute_bw, memory-unit store); loads only for tiles sitting in a "
       "memory unit, the store only when the consumer is a Bufferize.";
@@ -515,55 +514,54 @@ void register_higher_order_ops(OpRegistry& r) {
                roofline,
                {{"in*", "streams of equal shape (tiles or tuples)"}},
                {{"out", "same shape"}},
-               {{"fn", T::kString, "", "map function: " + fn_list(map_function_names()), true}},
+               {param_spec(param::kFn, "", "map function: " + fn_list(map_function_names()), true)},
                true,
                [](const OpConfig& c) { return std::make_unique<Map>(c); }}
             .with_functions(FunctionFamily::kMap)
             .with_onchip(OnChipFormula().matmul(1), OnChipFormula()));
-  r.add(OpInfo{OpKind::kAccum,
-               "Accum",
-               OpCategory::kHigherOrder,
-               "Reduces the inner `rank` dimensions with an update function; the accumulator may be sized by its first "
-               "input (dynamic tiling).",
-               roofline + " The store term applies on the emitting element.",
-               {{"in*", "streams of equal shape"}},
-               {{"out", "rank a-b stream"}},
-               {{"fn", T::kString, "", "accum function: " + fn_list(accum_function_names()), true},
-                {"rank", T::kInt, "1", "reduction rank b", false, {1, kMaxStopLevel}},
-                {"bank_rank",
-                 T::kInt,
-                 "0",
-                 "q > 0 (needs rank 2): the input is [.., C, B1..Bq, K]; K and C are reduced into a bank of "
-                 "accumulators indexed by B1..Bq, emitted in bank order after the last C (output [.., B1..Bq]); "
-                 "bit-identical to rank 2 over [.., B1..Bq, C, K]",
-                 false,
-                 {0, kMaxStopLevel - 2}}},
-               true,
-               [](const OpConfig& c) { return std::make_unique<Accum>(c); }}
+  r.add(OpInfo{
+      OpKind::kAccum,
+      "Accum",
+      OpCategory::kHigherOrder,
+      "Reduces the inner `rank` dimensions with an update function; the accumulator may be sized by its first "
+      "input (dynamic tiling).",
+      roofline + " The store term applies on the emitting element.",
+      {{"in*", "streams of equal shape"}},
+      {{"out", "rank a-b stream"}},
+      {param_spec(param::kFn, "", "accum function: " + fn_list(accum_function_names()), true),
+       param_spec(param::kRank, "1", "reduction rank b", false, {1, kMaxStopLevel}),
+       param_spec(param::kBankRank, "0",
+                  "q > 0 (needs rank 2): the input is [.., C, B1..Bq, K]; K and C are reduced into a bank of "
+                  "accumulators indexed by B1..Bq, emitted in bank order after the last C (output [.., B1..Bq]); "
+                  "bit-identical to rank 2 over [.., B1..Bq, C, K]",
+                  false, {0, kMaxStopLevel - 2})},
+      true,
+      [](const OpConfig& c) { return std::make_unique<Accum>(c); }}
             .with_functions(FunctionFamily::kAccum)
             .with_onchip(OnChipFormula().matmul(1).output(1), OnChipFormula().output(1)));
-  r.add(OpInfo{OpKind::kScan,
-               "Scan",
-               OpCategory::kHigherOrder,
-               "Like Accum, but emits the accumulator state on every element: after it (inclusive), or before "
-               "it (exclusive: the function's identity first in each group); with out_fn, what that function "
-               "makes of the element's operands and the state; the optional `prior` output carries the state "
-               "before each element.",
-               roofline + " out_fn's FLOPs are added to the update's.",
-               {{"in*", "streams of equal shape"}},
-               {{"out", "same shape: the state (or out_fn of it)"},
-                {"prior", "same shape: the state before each element (identity first in each group)", true}},
-               {{"fn", T::kString, "", "accum function (the update): " + fn_list(accum_function_names()), true},
-                {"rank", T::kInt, "1", "rank at which the state resets", false, {1, kMaxStopLevel}},
-                {"exclusive", T::kBool, "false",
-                 "emit the state before each element instead of after it (needs a function with an identity: "
-                 "the matmul_acc forms, add, add_f32, max)"},
-                {"out_fn", T::kString, "",
-                 "map function applied to (the element's operands.., the state) to give `out`; empty: the state "
-                 "itself. Map functions: " +
-                     fn_list(map_function_names())}},
-               true,
-               [](const OpConfig& c) { return std::make_unique<Scan>(c); }}
+  r.add(OpInfo{
+      OpKind::kScan,
+      "Scan",
+      OpCategory::kHigherOrder,
+      "Like Accum, but emits the accumulator state on every element: after it (inclusive), or before "
+      "it (exclusive: the function's identity first in each group); with out_fn, what that function "
+      "makes of the element's operands and the state; the optional `prior` output carries the state "
+      "before each element.",
+      roofline + " out_fn's FLOPs are added to the update's.",
+      {{"in*", "streams of equal shape"}},
+      {{"out", "same shape: the state (or out_fn of it)"},
+       {"prior", "same shape: the state before each element (identity first in each group)", true}},
+      {param_spec(param::kFn, "", "accum function (the update): " + fn_list(accum_function_names()), true),
+       param_spec(param::kRank, "1", "rank at which the state resets", false, {1, kMaxStopLevel}),
+       param_spec(param::kExclusive, "false",
+                  "emit the state before each element instead of after it (needs a function with an identity: "
+                  "the matmul_acc forms, add, add_f32, max)"),
+       param_spec(param::kOutFn, "",
+                  "map function applied to (the element's operands.., the state) to give `out`; empty: the state "
+                  "itself. Map functions: " +
+                      fn_list(map_function_names()))},
+      true,
+      [](const OpConfig& c) { return std::make_unique<Scan>(c); }}
             .with_functions(FunctionFamily::kAccum)
             .with_onchip(OnChipFormula().output(1), OnChipFormula().output(1)));
   r.add(OpInfo{
@@ -576,8 +574,8 @@ void register_higher_order_ops(OpRegistry& r) {
       "movement (0 FLOPs), so the node gets no compute units (like the artifact's RetileStreamify).",
       {{"in*", "data (plus the padding flags for filter_padding)"}},
       {{"out", "rank a+rank stream"}},
-      {{"fn", T::kString, "", "flatmap function: " + fn_list(flatmap_function_names()), true},
-       {"rank", T::kInt, "1", "rank of each expansion (0 for filter_padding)", false, kRankRange}},
+      {param_spec(param::kFn, "", "flatmap function: " + fn_list(flatmap_function_names()), true),
+       param_spec(param::kRank, "1", "rank of each expansion (0 for filter_padding)", false, kRankRange)},
       false,
       [](const OpConfig& c) {
         return std::make_unique<FlatMap>(c);

@@ -21,8 +21,8 @@ class OffChipOp : public Op {
     if (!cfg.env->memory) throw std::logic_error("off-chip operator without an OffChipMemory");
     memory_ = cfg.env->memory;
     const std::string node = "node '" + cfg.name + "' (" + cfg.info->name + "): ";
-    view_ = make_tiled_view(memory_->tensor(cfg.params.get_string("tensor")), cfg.params, affine, node);
-    const int64_t pd = cfg.params.get_int("par_dispatch");
+    view_ = make_tiled_view(memory_->tensor(cfg.params.get(param::kTensor)), cfg.params, affine, node);
+    const int64_t pd = cfg.params.get(param::kParDispatch);
     if (pd < 0 || uint64_t(pd) > kMaxParDispatch)
       throw std::invalid_argument(node + "par_dispatch must be in 0.." + std::to_string(kMaxParDispatch));
     par_dispatch_ = pd ? uint32_t(pd) : hw().par_dispatch;
@@ -356,19 +356,19 @@ class RandomOffChipStore : public OffChipOp {
 }  // namespace
 
 void register_offchip_ops(OpRegistry& r) {
-  using T = ParamSpec::Type;
-  const ParamSpec tensor{"tensor", T::kString, "", "stored tensor (graph tensors: section)", true};
-  const ParamSpec tile{"tile", T::kIntList,   "", "tile shape [rows, cols] in elements; must divide the tensor",
-                       true,   kPositiveRange};
-  const ParamSpec out_shape{"out_shape", T::kIntList,
-                            "[]",        "tiled view shape, outermost first, in tiles (empty = the whole tiled tensor)",
-                            false,       kPositiveRange};
-  const ParamSpec stride{"stride", T::kIntList, "[]",
-                         "tiled view strides in tiles (empty = row-major over out_shape; 0 re-reads)"};
-  const ParamSpec offset{"offset", T::kInt, "0", "first tile of the view (row-major tile index of the tiled tensor)"};
-  const ParamSpec par{
-      "par_dispatch",      T::kInt, "0", "requests issued per cycle (0 = the preset's par_dispatch)", false,
-      {0, kMaxParDispatch}};
+  const ParamSpec tensor = param_spec(param::kTensor, "", "stored tensor (graph tensors: section)", true);
+  const ParamSpec tile =
+      param_spec(param::kTile, "", "tile shape [rows, cols] in elements; must divide the tensor", true, kPositiveRange);
+  const ParamSpec out_shape =
+      param_spec(param::kOutShape, "[]", "tiled view shape, outermost first, in tiles (empty = the whole tiled tensor)",
+                 false, kPositiveRange);
+  const ParamSpec stride =
+      param_spec(param::kStride, "[]", "tiled view strides in tiles (empty = row-major over out_shape; 0 re-reads)");
+  const ParamSpec offset =
+      param_spec(param::kOffset, "0", "first tile of the view (row-major tile index of the tiled tensor)");
+  const ParamSpec par =
+      param_spec(param::kParDispatch, "0", "requests issued per cycle (0 = the preset's par_dispatch)", false,
+                 {0, kMaxParDispatch});
   const std::string tile_timing =
       "Per tile: rows x ceil(cols*bytes/request_bytes) requests with the tensor's row pitch (a blocked tensor: "
       "per block row of the tile, or per row inside one block), par_dispatch per cycle from the op's time, through "

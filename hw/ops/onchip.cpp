@@ -12,7 +12,7 @@ namespace {
 
 class Bufferize : public Op {
  public:
-  explicit Bufferize(const OpConfig& c) : Op(c) { rank_ = int_param("rank", 1, kMaxStopLevel); }
+  explicit Bufferize(const OpConfig& c) : Op(c) { rank_ = int_param(param::kRank, 1, kMaxStopLevel); }
 
  protected:
   void run() override {
@@ -98,10 +98,10 @@ class Bufferize : public Op {
 class Streamify : public Op {
  public:
   explicit Streamify(const OpConfig& c) : Op(c) {
-    repeat_ = c.params.get_ints("repeat");
-    stride_ = c.params.get_ints("stride");
-    out_shape_ = c.params.get_ints("out_shape");
-    rank_ = int_param("rank", 0, kMaxStopLevel);
+    repeat_ = c.params.get(param::kRepeat);
+    stride_ = c.params.get(param::kStride);
+    out_shape_ = c.params.get(param::kOutShape);
+    rank_ = int_param(param::kRank, 0, kMaxStopLevel);
     if (stride_.size() != out_shape_.size()) fail("stride and out_shape must have the same length");
     if (out_shape_.size() > size_t(kMaxStopLevel))
       fail("out_shape has " + std::to_string(out_shape_.size()) + " dimensions; a stream has at most " +
@@ -313,18 +313,18 @@ class Streamify : public Op {
 }  // namespace
 
 void register_onchip_ops(OpRegistry& r) {
-  using T = ParamSpec::Type;
-  r.add(OpInfo{OpKind::kBufferize,
-               "Bufferize",
-               OpCategory::kOnChipMemory,
-               "Stores the inner `rank` dimensions of the stream in a memory unit and emits one buffer reference per "
-               "stored tensor.",
-               "1 cycle per stored element; the reference is emitted when a stop >= rank arrives.",
-               {{"in", "rank-a stream of tiles"}},
-               {{"out", "rank a-rank stream of buffer references"}},
-               {{"rank", T::kInt, "", "bufferize rank b: number of inner dimensions stored", true, {1, kMaxStopLevel}}},
-               false,
-               [](const OpConfig& c) { return std::make_unique<Bufferize>(c); }}
+  r.add(OpInfo{
+      OpKind::kBufferize,
+      "Bufferize",
+      OpCategory::kOnChipMemory,
+      "Stores the inner `rank` dimensions of the stream in a memory unit and emits one buffer reference per "
+      "stored tensor.",
+      "1 cycle per stored element; the reference is emitted when a stop >= rank arrives.",
+      {{"in", "rank-a stream of tiles"}},
+      {{"out", "rank a-rank stream of buffer references"}},
+      {param_spec(param::kRank, "", "bufferize rank b: number of inner dimensions stored", true, {1, kMaxStopLevel})},
+      false,
+      [](const OpConfig& c) { return std::make_unique<Bufferize>(c); }}
             .with_onchip(OnChipFormula().input(1).buffer_x_input(2), OnChipFormula().input(1).buffer_x_input(2))
             .with_memory_unit());
   r.add(OpInfo{
@@ -336,10 +336,10 @@ void register_onchip_ops(OpRegistry& r) {
       "1 cycle per emitted element; emitted tiles sit in a memory unit.",
       {{"in", "buffer references"}, {"ref", "reference stream (repeat count per buffer)", true}},
       {{"out", "replayed stream"}},
-      {{"repeat", T::kIntList, "[]", "static repeat factors, outermost first (no ref input)"},
-       {"rank", T::kInt, "1", "repeat rank c of the ref stream", false, kRankRange},
-       {"stride", T::kIntList, "[]", "affine view strides in elements"},
-       {"out_shape", T::kIntList, "[]", "affine view shape (empty = linear)", false, kCountRange}},
+      {param_spec(param::kRepeat, "[]", "static repeat factors, outermost first (no ref input)"),
+       param_spec(param::kRank, "1", "repeat rank c of the ref stream", false, kRankRange),
+       param_spec(param::kStride, "[]", "affine view strides in elements"),
+       param_spec(param::kOutShape, "[]", "affine view shape (empty = linear)", false, kCountRange)},
       false,
       [](const OpConfig& c) {
         return std::make_unique<Streamify>(c);

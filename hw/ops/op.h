@@ -21,6 +21,7 @@
 #include "hw/channel/channel.h"
 #include "hw/channel/context.h"
 #include "hw/ops/op_kind.h"
+#include "hw/ops/op_params.h"
 #include "hw/ops/params.h"
 #include "hw/presets/hardware.h"
 #include "hw/stream/token.h"
@@ -282,6 +283,7 @@ class Op : public sc_core::sc_module {
   // An integer parameter that must lie in lo..hi (a rank, a level): read as 64 bits and checked
   // before it is narrowed, so that no value wraps.
   int int_param(const std::string& name, int64_t lo, int64_t hi) const;
+  int int_param(IntParam key, int64_t lo, int64_t hi) const { return int_param(std::string(key.name), lo, hi); }
   // On-chip accounting helpers (see OnChipStats above).
   void note_operands(const std::vector<Tile>& args);
   void note_buffer(uint64_t elems, uint64_t bytes) {

@@ -32,6 +32,44 @@ struct ParamSpec {
   IntRange range = kCountRange;  // kInt and kIntList
 };
 
+// A parameter's name with its type, declared once (the operators': hw/ops/op_params.h) and used
+// both to declare the parameter (param_spec) and to read it (Params::get), so no reader spells
+// the key again or reads it as another type.
+template <class T>
+struct ParamKey {
+  const char* name;
+};
+using IntParam = ParamKey<int64_t>;
+using IntListParam = ParamKey<std::vector<int64_t>>;
+using StringParam = ParamKey<std::string>;
+using BoolParam = ParamKey<bool>;
+
+template <class T>
+constexpr ParamSpec::Type param_type();
+template <>
+constexpr ParamSpec::Type param_type<int64_t>() {
+  return ParamSpec::Type::kInt;
+}
+template <>
+constexpr ParamSpec::Type param_type<std::vector<int64_t>>() {
+  return ParamSpec::Type::kIntList;
+}
+template <>
+constexpr ParamSpec::Type param_type<std::string>() {
+  return ParamSpec::Type::kString;
+}
+template <>
+constexpr ParamSpec::Type param_type<bool>() {
+  return ParamSpec::Type::kBool;
+}
+
+// The declaration of parameter `key` in a descriptor: its type comes from the key.
+template <class T>
+ParamSpec param_spec(ParamKey<T> key, std::string default_value, std::string doc, bool required = false,
+                     IntRange range = kCountRange) {
+  return ParamSpec{key.name, param_type<T>(), std::move(default_value), std::move(doc), required, range};
+}
+
 const char* param_type_name(ParamSpec::Type t);
 // The allowed values for the docs: "0..15" for integers and integer lists, "" otherwise.
 std::string allowed_values(const ParamSpec& p);
@@ -43,6 +81,15 @@ class Params {
          std::map<std::string, std::string> values);
 
   bool has(const std::string& k) const { return values_.count(k) > 0; }
+  template <class T>
+  bool has(ParamKey<T> k) const {
+    return has(std::string(k.name));
+  }
+  // The value of the parameter `k` names, read as its key's type.
+  int64_t get(IntParam k) const { return get_int(k.name); }
+  std::vector<int64_t> get(IntListParam k) const { return get_ints(k.name); }
+  std::string get(StringParam k) const { return get_string(k.name); }
+  bool get(BoolParam k) const { return get_bool(k.name); }
   int64_t get_int(const std::string& k) const;
   std::vector<int64_t> get_ints(const std::string& k) const;
   std::string get_string(const std::string& k) const;

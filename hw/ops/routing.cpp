@@ -36,7 +36,7 @@ class Broadcast : public Op {
 // element for b = 0) to every output whose bit is set. Outer dimensions are flattened.
 class Partition : public Op {
  public:
-  explicit Partition(const OpConfig& c) : Op(c) { rank_ = int_param("rank", 0, kMaxStopLevel); }
+  explicit Partition(const OpConfig& c) : Op(c) { rank_ = int_param(param::kRank, 0, kMaxStopLevel); }
 
  protected:
   void run() override {
@@ -118,7 +118,7 @@ class Partition : public Op {
 // arrival order (no interleaving) and closes the group with S_{a+1} (plus the selector's stops).
 class Reassemble : public Op {
  public:
-  explicit Reassemble(const OpConfig& c) : Op(c) { rank_ = int_param("rank", 0, kMaxStopLevel - 1); }
+  explicit Reassemble(const OpConfig& c) : Op(c) { rank_ = int_param(param::kRank, 0, kMaxStopLevel - 1); }
 
  protected:
   void run() override {
@@ -221,7 +221,7 @@ class Reassemble : public Op {
 // source index as a one-hot selector on `sel`.
 class EagerMerge : public Op {
  public:
-  explicit EagerMerge(const OpConfig& c) : Op(c) { rank_ = int_param("rank", 0, kMaxStopLevel); }
+  explicit EagerMerge(const OpConfig& c) : Op(c) { rank_ = int_param(param::kRank, 0, kMaxStopLevel); }
 
  protected:
   void run() override {
@@ -294,7 +294,7 @@ class EagerMerge : public Op {
 // Parallelize<rank r>: static round-robin distribution of chunks over the outputs.
 class Parallelize : public Op {
  public:
-  explicit Parallelize(const OpConfig& c) : Op(c) { rank_ = int_param("rank", 0, kMaxStopLevel); }
+  explicit Parallelize(const OpConfig& c) : Op(c) { rank_ = int_param(param::kRank, 0, kMaxStopLevel); }
 
  protected:
   void run() override {
@@ -335,7 +335,6 @@ class Parallelize : public Op {
 }  // namespace
 
 void register_routing_ops(OpRegistry& r) {
-  using T = ParamSpec::Type;
   r.add(OpInfo{OpKind::kBroadcast,
                "Broadcast",
                OpCategory::kRouting,
@@ -346,32 +345,32 @@ void register_routing_ops(OpRegistry& r) {
                {},
                false,
                [](const OpConfig& c) { return std::make_unique<Broadcast>(c); }});
+  r.add(OpInfo{OpKind::kPartition,
+               "Partition",
+               OpCategory::kRouting,
+               "Routes each chunk (data up to the first S_rank) to every output whose selector bit is set; outer "
+               "dimensions flatten into one dynamic dimension per output.",
+               "Per element: memory-unit read (if in one) + routing_switch_cycles + memory-unit write (if the "
+               "consumer is a Bufferize).",
+               {{"in", "data, rank a"}, {"sel", "multi-hot selectors over the outer a-rank dimensions"}},
+               {{"out*", "rank `rank` stream per output"}},
+               {param_spec(param::kRank, "0", "partition rank: inner dimensions routed per selector element", false,
+                           kRankRange)},
+               false,
+               [](const OpConfig& c) { return std::make_unique<Partition>(c); }});
   r.add(OpInfo{
-      OpKind::kPartition,
-      "Partition",
+      OpKind::kReassemble,
+      "Reassemble",
       OpCategory::kRouting,
-      "Routes each chunk (data up to the first S_rank) to every output whose selector bit is set; outer "
-      "dimensions flatten into one dynamic dimension per output.",
-      "Per element: memory-unit read (if in one) + routing_switch_cycles + memory-unit write (if the "
-      "consumer is a Bufferize).",
-      {{"in", "data, rank a"}, {"sel", "multi-hot selectors over the outer a-rank dimensions"}},
-      {{"out*", "rank `rank` stream per output"}},
-      {{"rank", T::kInt, "0", "partition rank: inner dimensions routed per selector element", false, kRankRange}},
+      "For each selector element, concatenates one chunk from every selected input in arrival order "
+      "(no interleaving) and adds a dimension.",
+      "Each element is released at max(now, arrival + routing_switch_cycles + memory-unit read) + "
+      "memory-unit write (read if it sits in one, write if the consumer is a Bufferize).",
+      {{"in*", "rank-a inputs"}, {"sel", "multi-hot selectors"}},
+      {{"out", "rank a+b+1 stream"}},
+      {param_spec(param::kRank, "0", "reassemble rank a: each chunk is a level-a unit", false, {0, kMaxStopLevel - 1})},
       false,
-      [](const OpConfig& c) { return std::make_unique<Partition>(c); }});
-  r.add(
-      OpInfo{OpKind::kReassemble,
-             "Reassemble",
-             OpCategory::kRouting,
-             "For each selector element, concatenates one chunk from every selected input in arrival order "
-             "(no interleaving) and adds a dimension.",
-             "Each element is released at max(now, arrival + routing_switch_cycles + memory-unit read) + "
-             "memory-unit write (read if it sits in one, write if the consumer is a Bufferize).",
-             {{"in*", "rank-a inputs"}, {"sel", "multi-hot selectors"}},
-             {{"out", "rank a+b+1 stream"}},
-             {{"rank", T::kInt, "0", "reassemble rank a: each chunk is a level-a unit", false, {0, kMaxStopLevel - 1}}},
-             false,
-             [](const OpConfig& c) { return std::make_unique<Reassemble>(c); }});
+      [](const OpConfig& c) { return std::make_unique<Reassemble>(c); }});
   r.add(OpInfo{OpKind::kEagerMerge,
                "EagerMerge",
                OpCategory::kRouting,
@@ -379,7 +378,7 @@ void register_routing_ops(OpRegistry& r) {
                "0-cycle latency, one element per cycle; ties go to the lowest input.",
                {{"in*", "rank-a inputs"}},
                {{"out", "merged data"}, {"sel", "one-hot selector per chunk (rank 0)"}},
-               {{"rank", T::kInt, "0", "chunk rank a", false, kRankRange}},
+               {param_spec(param::kRank, "0", "chunk rank a", false, kRankRange)},
                false,
                [](const OpConfig& c) { return std::make_unique<EagerMerge>(c); }});
   r.add(OpInfo{OpKind::kParallelize,
@@ -389,7 +388,7 @@ void register_routing_ops(OpRegistry& r) {
                "0 cycles; each element becomes visible routing_switch_cycles later.",
                {{"in", "stream"}},
                {{"out*", "one stream per region"}},
-               {{"rank", T::kInt, "0", "chunk rank", false, kRankRange}},
+               {param_spec(param::kRank, "0", "chunk rank", false, kRankRange)},
                false,
                [](const OpConfig& c) { return std::make_unique<Parallelize>(c); }});
 }

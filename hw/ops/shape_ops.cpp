@@ -14,7 +14,7 @@ namespace {
 class Flatten : public StepOp {
  public:
   explicit Flatten(const OpConfig& c) : StepOp(c, this) {
-    const int64_t lo = c.params.get_int("min"), hi = c.params.get_int("max");
+    const int64_t lo = c.params.get(param::kMin), hi = c.params.get(param::kMax);
     if (lo < 0 || hi < lo || hi > kMaxStopLevel) fail("needs 0 <= min <= max <= " + std::to_string(kMaxStopLevel));
     for (int s = 0; s <= kMaxStopLevel; ++s) {
       int64_t m = s;
@@ -91,11 +91,11 @@ class Reshape : public Op {
  public:
   explicit Reshape(const OpConfig& c) : Op(c) {
     // Padding emits up to chunk - 1 elements for one input beat.
-    chunk_ = c.params.get_int("chunk");
+    chunk_ = c.params.get(param::kChunk);
     if (chunk_ < 1 || uint64_t(chunk_) > kMaxStreamBeats)
       fail("chunk is " + std::to_string(chunk_) + ", outside the allowed range 1.." + std::to_string(kMaxStreamBeats));
-    rank_ = int_param("rank", 0, kMaxStopLevel - 1);
-    std::string pad = c.params.get_string("pad");
+    rank_ = int_param(param::kRank, 0, kMaxStopLevel - 1);
+    std::string pad = c.params.get(param::kPad);
     if (pad != "zero") {
       pad_ = parse_element(pad);
       have_pad_ = true;
@@ -204,7 +204,7 @@ class Reshape : public Op {
 // dimension around the whole stream; `rank` r >= 0 inserts it above the r innermost dimensions.
 class Promote : public Op {
  public:
-  explicit Promote(const OpConfig& c) : Op(c) { rank_ = int_param("rank", -1, kMaxStopLevel - 1); }
+  explicit Promote(const OpConfig& c) : Op(c) { rank_ = int_param(param::kRank, -1, kMaxStopLevel - 1); }
 
  protected:
   void run() override {
@@ -254,7 +254,7 @@ class Promote : public Op {
 // Expand: repeats each data element to follow the reference stream's inner `rank` dimensions.
 class Expand : public Op {
  public:
-  explicit Expand(const OpConfig& c) : Op(c) { rank_ = int_param("rank", 0, kMaxStopLevel); }
+  explicit Expand(const OpConfig& c) : Op(c) { rank_ = int_param(param::kRank, 0, kMaxStopLevel); }
 
  protected:
   void run() override {
@@ -337,7 +337,7 @@ class Expand : public Op {
 class Repeat : public Op {
  public:
   explicit Repeat(const OpConfig& c) : Op(c) {
-    count_ = c.params.get_int("count");
+    count_ = c.params.get(param::kCount);
     if (count_ < 0 || uint64_t(count_) > kMaxStreamBeats)
       fail("count is " + std::to_string(count_) + ", outside the allowed range 0.." + std::to_string(kMaxStreamBeats));
   }
@@ -412,7 +412,6 @@ class Zip : public Op {
 }  // namespace
 
 void register_shape_ops(OpRegistry& r) {
-  using T = ParamSpec::Type;
   const char* lat = "shape_op_latency cycles per beat (0 in step-artifact).";
   r.add(OpInfo{OpKind::kFlatten,
                "Flatten",
@@ -421,8 +420,8 @@ void register_shape_ops(OpRegistry& r) {
                lat,
                {{"in", "rank-a stream"}},
                {{"out", "rank a-(max-min) stream"}},
-               {{"min", T::kInt, "0", "lowest merged dimension", false, kRankRange},
-                {"max", T::kInt, "1", "highest merged dimension", false, kRankRange}},
+               {param_spec(param::kMin, "0", "lowest merged dimension", false, kRankRange),
+                param_spec(param::kMax, "1", "highest merged dimension", false, kRankRange)},
                false,
                [](const OpConfig& c) { return std::make_unique<Flatten>(c); }});
   r.add(OpInfo{OpKind::kReshape,
@@ -433,9 +432,9 @@ void register_shape_ops(OpRegistry& r) {
                lat,
                {{"in", "rank-a stream"}},
                {{"out", "rank a+1 stream"}, {"pad", "1 where the element is padding, else 0", true}},
-               {{"chunk", T::kInt, "", "chunk size S", true, {1, int64_t(kMaxStreamBeats)}},
-                {"rank", T::kInt, "0", "dimension to split (0 = innermost)", false, {0, kMaxStopLevel - 1}},
-                {"pad", T::kString, "zero", "padding element (text notation) or 'zero' for a zero tile/scalar"}},
+               {param_spec(param::kChunk, "", "chunk size S", true, {1, int64_t(kMaxStreamBeats)}),
+                param_spec(param::kRank, "0", "dimension to split (0 = innermost)", false, {0, kMaxStopLevel - 1}),
+                param_spec(param::kPad, "zero", "padding element (text notation) or 'zero' for a zero tile/scalar")},
                false,
                [](const OpConfig& c) { return std::make_unique<Reshape>(c); }});
   r.add(OpInfo{OpKind::kPromote,
@@ -446,12 +445,8 @@ void register_shape_ops(OpRegistry& r) {
                std::string(lat) + " The outermost form holds one beat until the done token.",
                {{"in", "rank-a stream"}},
                {{"out", "rank a+1 stream"}},
-               {{"rank",
-                 T::kInt,
-                 "-1",
-                 "-1 = new outermost dimension; r >= 0 = insert above r inner dimensions",
-                 false,
-                 {-1, kMaxStopLevel - 1}}},
+               {param_spec(param::kRank, "-1", "-1 = new outermost dimension; r >= 0 = insert above r inner dimensions",
+                           false, {-1, kMaxStopLevel - 1})},
                false,
                [](const OpConfig& c) { return std::make_unique<Promote>(c); }});
   r.add(OpInfo{
@@ -462,7 +457,7 @@ void register_shape_ops(OpRegistry& r) {
       lat,
       {{"in", "data whose inner `rank` dimensions have size 1"}, {"ref", "stream giving the shape"}},
       {{"out", "the ref's shape, data's elements"}},
-      {{"rank", T::kInt, "1", "expand rank: the smallest stop level of the data stream", false, kRankRange}},
+      {param_spec(param::kRank, "1", "expand rank: the smallest stop level of the data stream", false, kRankRange)},
       false,
       [](const OpConfig& c) {
         return std::make_unique<Expand>(c);
@@ -475,7 +470,7 @@ void register_shape_ops(OpRegistry& r) {
       "One copy per cycle: copies of an element arriving at t are sent at t..t+count-1.",
       {{"in", "rank-a stream"}},
       {{"out", "rank a+1 stream"}},
-      {{"count", T::kInt, "", "copies per element", true, {0, int64_t(kMaxStreamBeats)}}},
+      {param_spec(param::kCount, "", "copies per element", true, {0, int64_t(kMaxStreamBeats)})},
       false,
       [](const OpConfig& c) {
         return std::make_unique<Repeat>(c);

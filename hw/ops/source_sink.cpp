@@ -12,10 +12,10 @@ class Source : public Op {
 
  protected:
   void run() override {
-    const std::string key = cfg_.params.get_string("stream");
+    const std::string key = cfg_.params.get(param::kStream);
     auto it = cfg_.env->streams.find(key);
     if (it == cfg_.env->streams.end()) fail("no stream named '" + key + "' was provided");
-    const uint64_t interval = uint64_t(cfg_.params.get_int("interval"));
+    const uint64_t interval = uint64_t(cfg_.params.get(param::kInterval));
     const std::vector<Beat>& beats = it->second;
     // Sequencing: start once every `after` stream has ended (contents ignored). They are
     // drained in arrival order, not one after the other: a producer blocked on a full `after`
@@ -70,8 +70,8 @@ void register_source_sink_ops(OpRegistry& r) {
                  "earlier phase of the program; their contents are ignored",
                  true}},
                {{"out*", "copies of the stream (usually just out0)"}},
-               {{"stream", ParamSpec::Type::kString, "", "name of the stream in the graph's streams: section", true},
-                {"interval", ParamSpec::Type::kInt, "1", "cycles between beats", false, {0, int64_t(kMaxCycles)}}},
+               {param_spec(param::kStream, "", "name of the stream in the graph's streams: section", true),
+                param_spec(param::kInterval, "1", "cycles between beats", false, {0, int64_t(kMaxCycles)})},
                false,
                [](const OpConfig& c) { return std::make_unique<Source>(c); }});
   r.add(OpInfo{OpKind::kSink,

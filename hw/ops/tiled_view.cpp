@@ -8,7 +8,7 @@ TiledView make_tiled_view(OffChipTensor& tensor, const Params& params, bool affi
   TiledView view;
   view.tensor = &tensor;
   const OffChipTensor& t = *view.tensor;
-  std::vector<int64_t> tile = params.get_ints("tile");
+  std::vector<int64_t> tile = params.get(param::kTile);
   if (tile.size() != 2 || tile[0] < 1 || tile[1] < 1 || tile[0] > kMaxTileDim || tile[1] > kMaxTileDim)
     throw std::invalid_argument(node + "tile must be [rows, cols] with both in 1.." + std::to_string(kMaxTileDim));
   if (t.rows % uint64_t(tile[0]) || t.cols % uint64_t(tile[1]))
@@ -26,9 +26,9 @@ TiledView make_tiled_view(OffChipTensor& tensor, const Params& params, bool affi
   view.tiles_r = t.rows / uint64_t(tile[0]);
   view.tiles_c = t.cols / uint64_t(tile[1]);
   if (affine) {
-    view.out_shape = params.get_ints("out_shape");
-    view.stride = params.get_ints("stride");
-    const int64_t off = params.get_int("offset");
+    view.out_shape = params.get(param::kOutShape);
+    view.stride = params.get(param::kStride);
+    const int64_t off = params.get(param::kOffset);
     if (off < 0) throw std::invalid_argument(node + "offset must be >= 0");
     view.offset = uint64_t(off);
   }

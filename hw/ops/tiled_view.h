@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "hw/memory/offchip.h"
-#include "hw/ops/params.h"
+#include "hw/ops/op_params.h"
 #include "hw/stream/token.h"
 
 namespace stepsim {

@@ -218,15 +218,15 @@ Stream GraphBuilder::source(const std::string& name, const std::string& stream, 
                             const std::vector<Stream>& after) {
   NodeOptions o;
   if (depth) o.depth = depth;
-  return add1(name, OpKind::kSource, {{"stream", prefix_ + stream}}, numbered(after, "after"), o);
+  return add1(name, OpKind::kSource, {{param::kStream.name, prefix_ + stream}}, numbered(after, "after"), o);
 }
 
 Stream GraphBuilder::load(const std::string& name, const std::string& tensor, const std::vector<int64_t>& tile,
                           const std::vector<int64_t>& out_shape, const std::vector<int64_t>& stride,
                           const std::optional<Stream>& ref) {
-  ParamMap p{{"tensor", tensor}, {"tile", int_list(tile)}};
-  if (!out_shape.empty()) p["out_shape"] = int_list(out_shape);
-  if (!stride.empty()) p["stride"] = int_list(stride);
+  ParamMap p{{param::kTensor.name, tensor}, {param::kTile.name, int_list(tile)}};
+  if (!out_shape.empty()) p[param::kOutShape.name] = int_list(out_shape);
+  if (!stride.empty()) p[param::kStride.name] = int_list(stride);
   Inputs in;
   if (ref) in.push_back({"ref", *ref});
   return add1(name, OpKind::kLinearOffChipLoad, p, in);
@@ -234,51 +234,54 @@ Stream GraphBuilder::load(const std::string& name, const std::string& tensor, co
 
 void GraphBuilder::store(const std::string& name, const std::string& tensor, const std::vector<int64_t>& tile,
                          const Stream& in, const std::vector<int64_t>& out_shape, const std::vector<int64_t>& stride) {
-  ParamMap p{{"tensor", tensor}, {"tile", int_list(tile)}};
-  if (!out_shape.empty()) p["out_shape"] = int_list(out_shape);
-  if (!stride.empty()) p["stride"] = int_list(stride);
+  ParamMap p{{param::kTensor.name, tensor}, {param::kTile.name, int_list(tile)}};
+  if (!out_shape.empty()) p[param::kOutShape.name] = int_list(out_shape);
+  if (!stride.empty()) p[param::kStride.name] = int_list(stride);
   add(name, OpKind::kLinearOffChipStore, p, {{"in", in}});
 }
 
 Stream GraphBuilder::random_load(const std::string& name, const std::string& tensor, const std::vector<int64_t>& tile,
                                  const Stream& raddr) {
-  return add1(name, OpKind::kRandomOffChipLoad, {{"tensor", tensor}, {"tile", int_list(tile)}}, {{"raddr", raddr}});
+  return add1(name, OpKind::kRandomOffChipLoad, {{param::kTensor.name, tensor}, {param::kTile.name, int_list(tile)}},
+              {{"raddr", raddr}});
 }
 
 Stream GraphBuilder::map(const std::string& name, const std::string& fn, const std::vector<Stream>& in,
                          uint64_t compute_bw) {
-  return add1(name, OpKind::kMap, {{"fn", fn}}, numbered(in), bw(compute_bw));
+  return add1(name, OpKind::kMap, {{param::kFn.name, fn}}, numbered(in), bw(compute_bw));
 }
 
 Stream GraphBuilder::accum(const std::string& name, const std::string& fn, int rank, const std::vector<Stream>& in,
                            uint64_t compute_bw) {
-  return add1(name, OpKind::kAccum, {{"fn", fn}, {"rank", std::to_string(rank)}}, numbered(in), bw(compute_bw));
+  return add1(name, OpKind::kAccum, {{param::kFn.name, fn}, {param::kRank.name, std::to_string(rank)}}, numbered(in),
+              bw(compute_bw));
 }
 
 Stream GraphBuilder::flatmap(const std::string& name, const std::string& fn, int rank, const std::vector<Stream>& in) {
-  return add1(name, OpKind::kFlatMap, {{"fn", fn}, {"rank", std::to_string(rank)}}, numbered(in));
+  return add1(name, OpKind::kFlatMap, {{param::kFn.name, fn}, {param::kRank.name, std::to_string(rank)}}, numbered(in));
 }
 
 Stream GraphBuilder::flatten(const std::string& name, const Stream& in, int min, int max) {
-  return add1(name, OpKind::kFlatten, {{"min", std::to_string(min)}, {"max", std::to_string(max)}}, {{"in", in}});
+  return add1(name, OpKind::kFlatten,
+              {{param::kMin.name, std::to_string(min)}, {param::kMax.name, std::to_string(max)}}, {{"in", in}});
 }
 
 std::pair<Stream, Stream> GraphBuilder::reshape(const std::string& name, const Stream& in, int64_t chunk, int rank) {
-  auto o =
-      add(name, OpKind::kReshape, {{"chunk", std::to_string(chunk)}, {"rank", std::to_string(rank)}}, {{"in", in}});
+  auto o = add(name, OpKind::kReshape,
+               {{param::kChunk.name, std::to_string(chunk)}, {param::kRank.name, std::to_string(rank)}}, {{"in", in}});
   return {o.at("out"), o.at("pad")};
 }
 
 Stream GraphBuilder::promote(const std::string& name, const Stream& in, int rank) {
-  return add1(name, OpKind::kPromote, {{"rank", std::to_string(rank)}}, {{"in", in}});
+  return add1(name, OpKind::kPromote, {{param::kRank.name, std::to_string(rank)}}, {{"in", in}});
 }
 
 Stream GraphBuilder::repeat(const std::string& name, const Stream& in, int64_t count) {
-  return add1(name, OpKind::kRepeat, {{"count", std::to_string(count)}}, {{"in", in}});
+  return add1(name, OpKind::kRepeat, {{param::kCount.name, std::to_string(count)}}, {{"in", in}});
 }
 
 Stream GraphBuilder::expand(const std::string& name, const Stream& in, const Stream& ref, int rank) {
-  return add1(name, OpKind::kExpand, {{"rank", std::to_string(rank)}}, {{"in", in}, {"ref", ref}});
+  return add1(name, OpKind::kExpand, {{param::kRank.name, std::to_string(rank)}}, {{"in", in}, {"ref", ref}});
 }
 
 Stream GraphBuilder::zip(const std::string& name, const std::vector<Stream>& in) {
@@ -286,22 +289,22 @@ Stream GraphBuilder::zip(const std::string& name, const std::vector<Stream>& in)
 }
 
 Stream GraphBuilder::bufferize(const std::string& name, const Stream& in, int rank) {
-  return add1(name, OpKind::kBufferize, {{"rank", std::to_string(rank)}}, {{"in", in}});
+  return add1(name, OpKind::kBufferize, {{param::kRank.name, std::to_string(rank)}}, {{"in", in}});
 }
 
 Stream GraphBuilder::streamify(const std::string& name, const Stream& buffers, const std::vector<int64_t>& repeat) {
-  return add1(name, OpKind::kStreamify, {{"repeat", int_list(repeat)}}, {{"in", buffers}});
+  return add1(name, OpKind::kStreamify, {{param::kRepeat.name, int_list(repeat)}}, {{"in", buffers}});
 }
 
 Stream GraphBuilder::streamify_ref(const std::string& name, const Stream& buffers, const Stream& ref, int rank) {
-  return add1(name, OpKind::kStreamify, {{"rank", std::to_string(rank)}}, {{"in", buffers}, {"ref", ref}});
+  return add1(name, OpKind::kStreamify, {{param::kRank.name, std::to_string(rank)}}, {{"in", buffers}, {"ref", ref}});
 }
 
 std::vector<Stream> GraphBuilder::partition(const std::string& name, const Stream& in, const Stream& sel,
                                             size_t outputs, int rank) {
   NodeOptions o;
   o.num_outputs = outputs;
-  auto m = add(name, OpKind::kPartition, {{"rank", std::to_string(rank)}}, {{"in", in}, {"sel", sel}}, o);
+  auto m = add(name, OpKind::kPartition, {{param::kRank.name, std::to_string(rank)}}, {{"in", in}, {"sel", sel}}, o);
   std::vector<Stream> v;
   for (size_t i = 0; i < outputs; ++i) v.push_back(m.at("out" + std::to_string(i)));
   return v;
@@ -310,11 +313,11 @@ std::vector<Stream> GraphBuilder::partition(const std::string& name, const Strea
 Stream GraphBuilder::reassemble(const std::string& name, const std::vector<Stream>& in, const Stream& sel, int rank) {
   Inputs v = numbered(in);
   v.push_back({"sel", sel});
-  return add1(name, OpKind::kReassemble, {{"rank", std::to_string(rank)}}, v);
+  return add1(name, OpKind::kReassemble, {{param::kRank.name, std::to_string(rank)}}, v);
 }
 
 std::pair<Stream, Stream> GraphBuilder::eager_merge(const std::string& name, const std::vector<Stream>& in, int rank) {
-  auto m = add(name, OpKind::kEagerMerge, {{"rank", std::to_string(rank)}}, numbered(in));
+  auto m = add(name, OpKind::kEagerMerge, {{param::kRank.name, std::to_string(rank)}}, numbered(in));
   return {m.at("out"), m.at("sel")};
 }
 

@@ -50,6 +50,13 @@ inline NodeSpec node_spec(std::string name, OpKind op, std::map<std::string, std
   return node_spec(std::move(name), op_name(op), std::move(params), std::move(inputs), compute_bw);
 }
 
+// The value of node `n`'s parameter `key` (its default when absent), read and checked through
+// the operator's descriptor.
+template <class T>
+T param_of(const NodeSpec& n, ParamKey<T> key) {
+  return Params(n.op, n.name, &OpRegistry::instance().find(n.op).params, n.params).get(key);
+}
+
 // A tensor stored off-chip before the run (loads read it) or written by a store.
 struct TensorSpec {
   std::string name;

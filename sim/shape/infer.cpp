@@ -260,7 +260,7 @@ const std::vector<Beat>* literal_of(const Graph& g, const std::string& ref) {
   const NodeSpec* n = g.find(ref.substr(0, ref.find('.')));
   if (!n) return nullptr;  // a node declared ahead (a cycle)
   if (n->is(OpKind::kSource)) {
-    auto it = g.streams.find(n->params.count("stream") ? n->params.at("stream") : "");
+    auto it = g.streams.find(n->params.count(param::kStream.name) ? n->params.at(param::kStream.name) : "");
     return it == g.streams.end() ? nullptr : &it->second;
   }
   if (n->is(OpKind::kBroadcast) && n->inputs.count("in"))

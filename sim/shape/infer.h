@@ -57,6 +57,10 @@ struct RuleContext {
 
   // Parameter by name with the registry's type and default.
   Params params() const;  // all of them (checks shared with the operator, e.g. make_tiled_view)
+  template <class T>
+  T get(ParamKey<T> key) const {
+    return params().get(key);
+  }
   int64_t get_int(const std::string& k) const;
   std::vector<int64_t> get_ints(const std::string& k) const;
   std::string get_string(const std::string& k) const;

@@ -54,7 +54,7 @@ OnChipTerms<ex> onchip_terms(const NodeSpec& n, const OpInfo& info, const NodeTy
   terms.out_elem = port_elem_bytes(t.outputs, "out");
   terms.buffer_elems = buffer_elems(t);
   terms.matmul_operands = matmul_operand_bytes(t);
-  auto fn = n.params.find("fn");
+  auto fn = n.params.find(param::kFn.name);
   terms.matmul = fn != n.params.end() && applies_matmul(info, fn->second);
   return terms;
 }

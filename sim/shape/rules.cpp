@@ -204,7 +204,7 @@ std::vector<ElemType> elems(const std::vector<const StreamType*>& ins) {
 
 // The tensor a node names, from the graph's tensors: section.
 const TensorSpec& tensor_spec(const RuleContext& c) {
-  const std::string name = c.get_string("tensor");
+  const std::string name = c.get(param::kTensor);
   std::string declared;
   for (const TensorSpec& t : c.graph.tensors) {
     if (t.name == name) return t;
@@ -318,13 +318,13 @@ RuleResult scan_forms(const RuleContext& c, const StreamType& s, const std::vect
   bool prior_read = false;
   for (const NodeSpec& n : c.graph.nodes)
     for (const auto& [port, ref] : n.inputs) prior_read = prior_read || ref == c.node.name + ".prior";
-  const std::string fn = c.get_string("fn");
-  if ((c.params().get_bool("exclusive") || prior_read) && !accum_function(fn).identity)
+  const std::string fn = c.get(param::kFn);
+  if ((c.params().get(param::kExclusive) || prior_read) && !accum_function(fn).identity)
     c.fail(
         "an exclusive Scan or its prior output needs a function with an identity element (the state before "
         "the first element); accum function '" +
         fn + "' has none");
-  const std::string out_fn = c.get_string("out_fn");
+  const std::string out_fn = c.get(param::kOutFn);
   if (!out_fn.empty()) {
     std::vector<ElemType> operands = args;
     operands.push_back(f.out);
@@ -345,7 +345,7 @@ Rules make_rules() {
 
   r[size_t(OpKind::kSource)] = [](C& c) {
     RuleResult res;
-    const std::string s = c.get_string("stream");
+    const std::string s = c.get(param::kStream);
     auto it = c.graph.streams.find(s);
     if (it == c.graph.streams.end()) c.fail("stream '" + s + "' is not in the graph's streams: section");
     StreamType t = literal_type(it->second);
@@ -386,7 +386,7 @@ Rules make_rules() {
   // On-chip memory.
   r[size_t(OpKind::kBufferize)] = [](C& c) {
     const StreamType& in = c.input("in");
-    const size_t b = size_t(c.get_int("rank"));
+    const size_t b = size_t(c.get(param::kRank));
     need_rank(c, "in", in, b + 1, "Bufferize rank " + std::to_string(b) + " stores that many inner ones");
     ElemType buf;
     buf.kind = ElemType::Buffer;
@@ -398,12 +398,12 @@ Rules make_rules() {
     const StreamType& in = c.input("in");
     if (in.elem.kind != ElemType::Buffer) c.fail("input 'in' carries " + in.elem.str() + ", not buffer references");
     std::vector<Dim> view = in.elem.buffer_dims;
-    auto os = c.get_ints("out_shape");
+    auto os = c.get(param::kOutShape);
     if (!os.empty()) view = static_dims(os);
     std::vector<Dim> dims;
     if (c.has("ref")) {
       const StreamType& ref = c.input("ref");
-      const size_t rank = size_t(c.get_int("rank"));
+      const size_t rank = size_t(c.get(param::kRank));
       StreamType a{in.dims, {}}, b{outer(ref, std::min(rank, ref.dims.size())), {}};
       std::string d = difference(a, b);
       if (!d.empty())
@@ -419,7 +419,7 @@ Rules make_rules() {
                                      : Dim{view[k].size * card_of(reps), DimKind::Ragged};
       dims = cat(ref.dims, view);
     } else {
-      const std::vector<int64_t> repeat = c.get_ints("repeat");
+      const std::vector<int64_t> repeat = c.get(param::kRepeat);
       for (Dim& v : view)
         if (v.kind == DimKind::Ragged) v.size = v.size * card_of(static_dims(repeat));
       dims = cat(cat(in.dims, static_dims(repeat)), view);
@@ -436,7 +436,7 @@ Rules make_rules() {
   r[size_t(OpKind::kPartition)] = [](C& c) {
     const StreamType& in = c.input("in");
     const StreamType& sel = c.input("sel");
-    const size_t rank = size_t(c.get_int("rank"));
+    const size_t rank = size_t(c.get(param::kRank));
     need_rank(c, "in", in, rank + 1, "Partition rank " + std::to_string(rank) + " routes that many inner ones");
     if (sel.elem.kind != ElemType::Selector) c.fail("input 'sel' carries " + sel.elem.str() + ", not selectors");
     StreamType a{outer(in, rank), {}}, b{sel.dims, {}};
@@ -469,7 +469,7 @@ Rules make_rules() {
   r[size_t(OpKind::kReassemble)] = [](C& c) {
     auto ins = c.numbered("in");
     const StreamType& sel = c.input("sel");
-    const size_t rank = size_t(c.get_int("rank"));
+    const size_t rank = size_t(c.get(param::kRank));
     if (ins.empty()) c.fail("needs inputs in0, in1, ...");
     for (size_t i = 0; i < ins.size(); ++i)
       need_rank(c, "in" + std::to_string(i), *ins[i], rank + 1, "chunks of rank " + std::to_string(rank));
@@ -492,7 +492,7 @@ Rules make_rules() {
   };
   r[size_t(OpKind::kEagerMerge)] = [](C& c) {
     auto ins = c.numbered("in");
-    const size_t rank = size_t(c.get_int("rank"));
+    const size_t rank = size_t(c.get(param::kRank));
     if (ins.empty()) c.fail("needs inputs in0, in1, ...");
     ex total = 0;
     std::vector<Dim> chunk;
@@ -513,7 +513,7 @@ Rules make_rules() {
   };
   r[size_t(OpKind::kParallelize)] = [](C& c) {
     const StreamType& in = c.input("in");
-    const size_t rank = size_t(c.get_int("rank"));
+    const size_t rank = size_t(c.get(param::kRank));
     need_rank(c, "in", in, rank + 1, "chunks of rank " + std::to_string(rank));
     const ex n = card_of(outer(in, rank));
     const int64_t p = int64_t(c.num_outputs);
@@ -538,16 +538,16 @@ Rules make_rules() {
     auto ins = c.numbered("in");
     const StreamType& s = same_shapes(c, ins);
     const std::vector<ElemType> args = elems(ins);
-    FnResult f = map_fn(c, c.get_string("fn"), args);
+    FnResult f = map_fn(c, c.get(param::kFn), args);
     if (!any_mean(args)) return RuleResult{{{"out", StreamType{s.dims, f.out}}}, s.card() * f.flops};
-    FnResult fm = map_fn(c, c.get_string("fn"), at_mean_rows(args));  // FLOPs at the mean rows
+    FnResult fm = map_fn(c, c.get(param::kFn), at_mean_rows(args));  // FLOPs at the mean rows
     return RuleResult{{{"out", StreamType{s.dims, with_mean(f.out, fm.out)}}}, s.card() * fm.flops};
   };
   auto accum = [](C& c, bool scan) {
     auto ins = c.numbered("in");
     const StreamType& s = same_shapes(c, ins);
-    const size_t b = size_t(c.get_int("rank"));
-    const size_t q = scan ? 0 : size_t(c.get_int("bank_rank"));
+    const size_t b = size_t(c.get(param::kRank));
+    const size_t q = scan ? 0 : size_t(c.get(param::kBankRank));
     if (q) {  // [.., C, B1..Bq, K] -> [.., B1..Bq]: K and C reduced into a bank (hw/ops/higher_order.cpp)
       need_rank(c, "in0", s, q + 3, "bank_rank " + std::to_string(q) + " reduces K and C around the bank dimensions");
       const std::vector<Dim> kdim = inner(s, 1), bank_and_k = inner(s, q + 1), with_c = inner(s, q + 2);
@@ -556,7 +556,7 @@ Rules make_rules() {
       ex count = card_of(red);
       if (any_ragged(red)) count = c.fresh("out", "count");
       const std::vector<ElemType> args = elems(ins);
-      FnResult f = accum_fn(c, c.get_string("fn"), args, count);
+      FnResult f = accum_fn(c, c.get(param::kFn), args, count);
       const StreamType o{cat(outer(s, q + 2), bank), f.out};
       return RuleResult{{{"out", o}}, s.card() * f.flops + o.card() * f.finalize_flops};
     }
@@ -565,9 +565,9 @@ Rules make_rules() {
     ex count = card_of(red);
     if (any_ragged(red)) count = c.fresh("out", "count");  // differs per reduction
     const std::vector<ElemType> args = elems(ins);
-    FnResult f = accum_fn(c, c.get_string("fn"), args, count);
+    FnResult f = accum_fn(c, c.get(param::kFn), args, count);
     if (any_mean(args)) {  // FLOPs of tiles of varying rows: at their mean rows
-      FnResult fm = accum_fn(c, c.get_string("fn"), at_mean_rows(args), count);
+      FnResult fm = accum_fn(c, c.get(param::kFn), at_mean_rows(args), count);
       f.out = with_mean(f.out, fm.out);
       f.flops = fm.flops;
       f.finalize_flops = fm.finalize_flops;
@@ -583,10 +583,10 @@ Rules make_rules() {
   r[size_t(OpKind::kFlatMap)] = [](C& c) {
     auto ins = c.numbered("in");
     const StreamType& s = same_shapes(c, ins);
-    const std::string fn = c.get_string("fn");
+    const std::string fn = c.get(param::kFn);
     const std::vector<ElemType> args = elems(ins);
     const ElemType& a = tile_arg(c, args, 0, fn);
-    const int64_t rank = c.get_int("rank");
+    const int64_t rank = c.get(param::kRank);
     if (rank < 0) c.fail("rank must be >= 0");
     // Each element expands into `count` tiles of `out` (count = nullopt: data-dependent, e.g. a
     // filter). rank b >= 1: the expansion is a rank-b stream [1, .., 1, count] nested under the
@@ -629,7 +629,7 @@ Rules make_rules() {
   // Shape operators.
   r[size_t(OpKind::kFlatten)] = [](C& c) {
     const StreamType& in = c.input("in");
-    const int64_t lo = c.get_int("min"), hi = c.get_int("max");
+    const int64_t lo = c.get(param::kMin), hi = c.get(param::kMax);
     if (lo < 0 || hi < lo || size_t(hi) >= in.dims.size())
       c.fail("min " + std::to_string(lo) + " / max " + std::to_string(hi) + " outside the dims of " + in.str());
     const size_t first = in.dims.size() - 1 - size_t(hi), last = in.dims.size() - 1 - size_t(lo);
@@ -641,8 +641,8 @@ Rules make_rules() {
   };
   r[size_t(OpKind::kReshape)] = [](C& c) {
     const StreamType& in = c.input("in");
-    const int64_t chunk = c.get_int("chunk");
-    const size_t k = size_t(c.get_int("rank"));
+    const int64_t chunk = c.get(param::kChunk);
+    const size_t k = size_t(c.get(param::kRank));
     need_rank(c, "in", in, k + 1, "Reshape splits dimension " + std::to_string(k));
     const size_t pos = in.dims.size() - 1 - k;
     const Dim& dk = in.dims[pos];
@@ -659,7 +659,7 @@ Rules make_rules() {
   };
   r[size_t(OpKind::kPromote)] = [](C& c) {
     const StreamType& in = c.input("in");
-    const int64_t k = c.get_int("rank");
+    const int64_t k = c.get(param::kRank);
     std::vector<Dim> d = in.dims;
     // The new outermost dimension has size 1, or 0 for a stream known to be empty.
     if (k < 0)
@@ -672,12 +672,12 @@ Rules make_rules() {
   };
   r[size_t(OpKind::kRepeat)] = [](C& c) {
     const StreamType& in = c.input("in");
-    return RuleResult{{{"out", StreamType{cat(in.dims, {Dim::fixed(c.get_int("count"))}), in.elem}}}, 0};
+    return RuleResult{{{"out", StreamType{cat(in.dims, {Dim::fixed(c.get(param::kCount))}), in.elem}}}, 0};
   };
   r[size_t(OpKind::kExpand)] = [](C& c) {
     const StreamType& in = c.input("in");
     const StreamType& ref = c.input("ref");
-    const size_t k = size_t(c.get_int("rank"));
+    const size_t k = size_t(c.get(param::kRank));
     if (in.dims.size() != ref.dims.size())
       c.fail("data from '" + c.producers.at("in") + "' " + in.str() + " and ref from '" + c.producers.at("ref") + "' " +
              ref.str() + " must have the same rank");
@@ -706,7 +706,7 @@ Rules make_rules() {
     // One group of tiles_per_expert addresses per set bit, and an empty group for an empty
     // selector: [sel dims.., tiles_per_expert] for one-hot selectors (EagerMerge's, the case it is
     // made for). Otherwise the groups replace the selectors in their innermost dimension.
-    const int64_t tiles = c.get_int("tiles_per_expert");
+    const int64_t tiles = c.get(param::kTilesPerExpert);
     std::vector<Dim> d = in.dims;
     Dim addr = Dim::fixed(tiles);
     std::string ref = c.producers.count("in") ? c.producers.at("in") : "";
