@@ -14,7 +14,7 @@ namespace {
 
 // The node's clock and counts, the implementation the policy chose, and what the operator
 // reports itself (its timeline, a Sink's stream, a unit's clock edges and waveform file).
-NodeResult node_result(Op& op, const ImplChoice& impl, SimResult& r) {
+NodeResult node_result(Op& op, const ImplChoice& impl, SimResult& r, std::vector<WrittenFile>& files) {
   OpReport report = op.take_report();
   NodeResult nr;
   nr.name = op.node_name();
@@ -28,7 +28,7 @@ NodeResult node_result(Op& op, const ImplChoice& impl, SimResult& r) {
   nr.impl_note = impl.note;
   nr.unit_clocks = report.unit_clocks;
   r.trace.insert(r.trace.end(), report.trace.begin(), report.trace.end());
-  r.vcd_files.insert(r.vcd_files.end(), report.files.begin(), report.files.end());
+  files.insert(files.end(), report.files.begin(), report.files.end());
   if (report.records) {
     r.recorded[nr.name] = std::move(report.recorded);
     r.recorded_times[nr.name] = std::move(report.recorded_times);
@@ -104,10 +104,14 @@ void sum_node_totals(SimResult& r) {
 
 SimResult collect_results(Elaboration& e, const Plan& plan, const HardwareParams& hw) {
   SimResult r;
+  std::vector<WrittenFile> files;
   for (Op* op : e.order) {
-    r.nodes.push_back(node_result(*op, e.impls.at(op->node_name()), r));
+    r.nodes.push_back(node_result(*op, e.impls.at(op->node_name()), r, files));
     r.cycles = std::max(r.cycles, r.nodes.back().finish_cycle);
   }
+  // The files in the order they were written.
+  std::sort(files.begin(), files.end(), [](const WrittenFile& a, const WrittenFile& b) { return a.order < b.order; });
+  for (WrittenFile& f : files) r.vcd_files.push_back(std::move(f.path));
   add_fabric_results(r, e, plan, hw);
   std::sort(r.nodes.begin(), r.nodes.end(), [](const NodeResult& a, const NodeResult& b) { return a.name < b.name; });
   order_trace(r, e);

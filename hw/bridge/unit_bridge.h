@@ -127,7 +127,7 @@ class UnitBridge : public Op {
   std::unique_ptr<std::ofstream> vcd_;
   std::vector<PinTrace> vcd_pins_;
   std::vector<Payload> vcd_last_;
-  std::string vcd_path_;  // "" = none written
+  WrittenFile vcd_file_;  // path "" = none written
   bool vcd_first_ = true;
   std::vector<Element> table_;
   uint64_t clocked_ = 0;

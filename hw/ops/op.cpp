@@ -66,12 +66,15 @@ Op::Op(const OpConfig& cfg, bool stepped)
 
 void StepOp::run() { throw std::logic_error("StepOp::run: a stepped operator has no fiber"); }
 
+// Counted across runs (never two at once: one kernel runs at a time, on one thread).
+uint64_t Op::event_order() {
+  static uint64_t events = 0;
+  return ++events;
+}
+
 void Op::body_failed(const std::exception& e) {
-  // Numbered across runs (never two at once: one kernel runs at a time); within a run the
-  // order is the order of the failures.
-  static uint64_t failures = 0;
   failure_ = "node '" + cfg_.name + "' (" + cfg_.info->name + "): " + e.what();
-  failure_order_ = ++failures;
+  failure_order_ = event_order();
   ctx_.scheduler()->stop();  // nothing else runs
   sc_core::sc_stop();        // co-simulated units (hw/bridge) stop too
 }

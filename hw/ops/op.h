@@ -54,12 +54,18 @@ struct SimEnv {
   std::string vcd_dir;
 };
 
+// A file an operator wrote, and when (Op::event_order: the run lists its files in that order).
+struct WrittenFile {
+  uint64_t order = 0;
+  std::string path;
+};
+
 // What one node reports about its run beyond its clock and counts (Op::take_report); the run's
 // results are gathered from these (sim/collect.h).
 struct OpReport {
   uint64_t unit_clocks = 0;        // a unit: clock edges it was given
   std::vector<TraceEvent> trace;   // SimEnv::tracing: the node's firings, in the order made
-  std::vector<std::string> files;  // files the node wrote (a unit's pin waveform)
+  std::vector<WrittenFile> files;  // files the node wrote (a unit's pin waveform)
   bool records = false;            // a Sink: the beats that arrived and their arrival times
   std::vector<Beat> recorded;
   std::vector<uint64_t> recorded_times;
@@ -166,8 +172,8 @@ class Op : public sc_core::sc_module {
   // After the run, once: what the node reports (its timeline, then the operator's own results:
   // report()); moved out of the node.
   OpReport take_report();
-  // The error that stopped the run in this node's body ("" = none), and when: failures of one
-  // run are numbered in the order they happened (the first one is the run's error).
+  // The error that stopped the run in this node's body ("" = none), and when (event_order():
+  // the first failure is the run's error).
   const std::string& failure() const { return failure_; }
   uint64_t failure_order() const { return failure_order_; }
   // A unit waits at its pins, not in the channel's receive and send, so the channel's own starve
@@ -237,6 +243,9 @@ class Op : public sc_core::sc_module {
 
   // The operator's own results (take_report): a Sink its stream, a unit's bridge its clocks.
   virtual void report(OpReport& /*r*/) {}
+  // Increasing numbers in the order things happen across the operators (failures, files
+  // written), so that the run can list them in that order.
+  static uint64_t event_order();
   // One span of the timeline (SimEnv::tracing), for operators that time themselves.
   void trace_span(uint64_t start, uint64_t dur) { trace_.push_back(TraceEvent{ctx_.index(), start, dur}); }
 
