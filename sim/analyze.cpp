@@ -3,6 +3,8 @@
 #include <iomanip>
 #include <sstream>
 
+#include "sim/validate.h"
+
 namespace stepsim {
 
 using shape::ex;
@@ -11,7 +13,7 @@ Analysis analyze_graph(const Graph& g, const std::string& onchip_model,
                        const std::map<std::string, std::string>& values) {
   Analysis a;
   a.onchip_model = onchip_model;
-  a.types = shape::infer_types(g, a.syms);
+  a.types = validate_graph(g, a.syms);
   for (const auto& [k, v] : values) a.syms.set_value(k, a.syms.parse(v));
   a.metrics = shape::symbolic_metrics(g, a.types, onchip_model);
   return a;

@@ -203,7 +203,7 @@ std::set<std::string> order_dependent_nodes(CosimReport& r) {
   }
   std::vector<std::string> todo;
   for (const NodeResult& n : r.cosim.nodes)
-    if (n.op == "Reassemble" || n.op == "EagerMerge") {
+    if (n.op == op_name(OpKind::kReassemble) || n.op == op_name(OpKind::kEagerMerge)) {
       r.order_nodes.push_back(n.name);
       todo.push_back(n.name);
     }

@@ -39,15 +39,15 @@ class Downtiler {
     out.name = g_.name + "_t" + std::to_string(T_);
     for (const NodeSpec& n : g_.nodes) {
       if (!n.dims.empty() || !n.types.empty()) fail(n, "declared output dims/types are not supported");
-      if (n.op == "LinearOffChipLoad" || n.op == "LinearOffChipStore")
+      if (n.is(OpKind::kLinearOffChipLoad) || n.is(OpKind::kLinearOffChipStore))
         add(out, offchip(n));
-      else if (n.op == "Repeat")
+      else if (n.is(OpKind::kRepeat))
         repeat(out, n);
-      else if (n.op == "Map")
+      else if (n.is(OpKind::kMap))
         map(out, n);
-      else if (n.op == "Accum")
+      else if (n.is(OpKind::kAccum))
         accum(out, n);
-      else if (n.op == "Sink" || (n.op == "Source" && !carries_tiles(n)))
+      else if (n.is(OpKind::kSink) || (n.is(OpKind::kSource) && !carries_tiles(n)))
         add(out, n);
       else
         fail(n,
@@ -149,9 +149,9 @@ class Downtiler {
       return;
     }
     tile_of(n, "in");
-    NodeSpec buf = node_spec(n.name + "_buf", "Bufferize", {{"rank", "2"}}, {{"in", n.inputs.at("in")}});
+    NodeSpec buf = node_spec(n.name + "_buf", OpKind::kBufferize, {{"rank", "2"}}, {{"in", n.inputs.at("in")}});
     NodeSpec play = n;
-    play.op = "Streamify";
+    play.op = op_name(OpKind::kStreamify);
     play.params = {{"repeat", "[" + n.params.at("count") + "]"}};
     play.inputs = {{"in", buf.name + ".out"}};
     add(out, buf);
@@ -225,10 +225,10 @@ class Downtiler {
     sb.push_back(transposed ? 1 : nb);
     const std::string buffered_rank = std::to_string(view_rank + 2);
     auto view = [&](const std::string& port, const std::string& tag, const std::vector<int64_t>& stride) {
-      NodeSpec buf =
-          node_spec(n.name + "_" + tag + "_buf", "Bufferize", {{"rank", buffered_rank}}, {{"in", n.inputs.at(port)}});
+      NodeSpec buf = node_spec(n.name + "_" + tag + "_buf", OpKind::kBufferize, {{"rank", buffered_rank}},
+                               {{"in", n.inputs.at(port)}});
       NodeSpec play =
-          node_spec(n.name + "_" + tag + "_view", "Streamify",
+          node_spec(n.name + "_" + tag + "_view", OpKind::kStreamify,
                     {{"stride", int_list(stride)}, {"out_shape", int_list(shape)}}, {{"in", buf.name + ".out"}});
       add(out, buf);
       add(out, play);
@@ -239,7 +239,7 @@ class Downtiler {
     // takes the products in the logical k order, so the sums are those of the logical matmul,
     // bit for bit.
     NodeSpec acc = n;
-    acc.op = "Accum";
+    acc.op = op_name(OpKind::kAccum);
     acc.params = {{"fn", std::string(transposed ? "matmul_t_acc" : "matmul_acc") + (out_f32 ? "_f32" : "")},
                   {"rank", std::to_string(view_rank + 1)}};
     if (bank) {  // [.., C, i, j, k]: k and C reduced around the (i, j) bank

@@ -95,7 +95,7 @@ OpConfig Elaborator::configure(const NodeSpec& n) const {
   // An output read by a Bufferize writes back into a memory unit.
   cfg.write_back_mu.assign(cfg.num_outputs, false);
   for (const Edge& e : plan_.edges)
-    if (e.from == n.name && plan_.node(e.to).op == "Bufferize") {
+    if (e.from == n.name && plan_.node(e.to).is(OpKind::kBufferize)) {
       int oi = port_index(info.outputs, plan_.ports.at(n.name).out_numbered, e.from_port);
       if (oi >= 0) cfg.write_back_mu[size_t(oi)] = true;
     }

@@ -30,8 +30,8 @@ std::string ImplPolicy::pair_problem(const NodeSpec& n, const NodeSpec* partner)
   if (!why.empty()) return "its partner '" + partner->name + "' cannot run on the memory unit: " + why;
   // The pair as a whole (an affine view over a Bufferize rank the unit does not track).
   const Params own(n.op, n.name, &reg.find(n.op).params, n.params);
-  return n.op == "Bufferize" ? bridge::pmu_pair_unsupported(own, pc.params)
-                             : bridge::pmu_pair_unsupported(pc.params, own);
+  return n.is(OpKind::kBufferize) ? bridge::pmu_pair_unsupported(own, pc.params)
+                                  : bridge::pmu_pair_unsupported(pc.params, own);
 }
 
 // A Bufferize whose only consumer is one Streamify, with the same impl on both sides, can go on
@@ -44,13 +44,13 @@ void ImplPolicy::find_unpaired(const Plan& plan) {
   }
   for (const NodeSpec& n : plan.nodes) {
     const NodeSpec* partner = nullptr;
-    if (n.op == "Bufferize") {
+    if (n.is(OpKind::kBufferize)) {
       const auto& o = out_edges[n.name];
-      if (o.size() == 1 && plan.node(o[0]->to).op == "Streamify" && o[0]->to_port == "in")
+      if (o.size() == 1 && plan.node(o[0]->to).is(OpKind::kStreamify) && o[0]->to_port == "in")
         partner = &plan.node(o[0]->to);
-    } else if (n.op == "Streamify") {
+    } else if (n.is(OpKind::kStreamify)) {
       for (const Edge* e : in_edges[n.name])
-        if (e->to_port == "in" && plan.node(e->from).op == "Bufferize" && out_edges[e->from].size() == 1)
+        if (e->to_port == "in" && plan.node(e->from).is(OpKind::kBufferize) && out_edges[e->from].size() == 1)
           partner = &plan.node(e->from);
     } else {
       continue;

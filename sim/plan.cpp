@@ -6,9 +6,6 @@
 
 namespace stepsim {
 
-bool is_numbered(const PortSpec& p) { return !p.name.empty() && p.name.back() == '*'; }
-std::string port_base(const PortSpec& p) { return is_numbered(p) ? p.name.substr(0, p.name.size() - 1) : p.name; }
-
 namespace {
 
 // Whether `port` is "<base>k" of numbered port p; k goes to `k`.
@@ -19,13 +16,6 @@ bool numbered_port(const PortSpec& p, const std::string& port, size_t& k) {
   if (!std::all_of(num.begin(), num.end(), ::isdigit)) return false;
   k = std::stoul(num);
   return true;
-}
-
-// A reference "node.port" split in two; "node" alone means its single output.
-std::pair<std::string, std::string> split_ref(const std::string& ref) {
-  size_t dot = ref.rfind('.');
-  if (dot == std::string::npos) return {ref, ""};
-  return {ref.substr(0, dot), ref.substr(dot + 1)};
 }
 
 void check_names(const Graph& g) {
@@ -65,7 +55,7 @@ void insert_broadcasts(Plan& plan) {
     const Edge first = plan.edges[idx[0]];
     NodeSpec b;
     b.name = first.from + "." + first.from_port + ".broadcast";
-    b.op = "Broadcast";
+    b.op = op_name(OpKind::kBroadcast);
     b.inputs["in"] = first.from + "." + first.from_port;
     for (size_t k = 0; k < idx.size(); ++k) {
       Edge& e = plan.edges[idx[k]];
@@ -122,12 +112,6 @@ int port_index(const std::vector<PortSpec>& specs, size_t numbered, const std::s
     }
   }
   return -1;
-}
-
-std::string port_list(const std::vector<PortSpec>& specs) {
-  std::string s;
-  for (const PortSpec& p : specs) s += (s.empty() ? "" : ", ") + (is_numbered(p) ? port_base(p) + "0.." : p.name);
-  return s.empty() ? "none" : s;
 }
 
 size_t Plan::num_inputs(const NodeSpec& n) const {

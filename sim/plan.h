@@ -12,6 +12,7 @@
 #include "hw/ops/op.h"
 #include "hw/presets/hardware.h"
 #include "sim/graph/graph.h"
+#include "sim/graph/ports.h"
 
 namespace stepsim {
 
@@ -47,13 +48,8 @@ struct Plan {
 // that does not fit the fabric (allocate_fabric).
 Plan plan_graph(const Graph& g, const HardwareParams& hw);
 
-// Ports of an operator: a trailing '*' marks a numbered port ("in*": in0, in1, ...).
-bool is_numbered(const PortSpec& p);
-std::string port_base(const PortSpec& p);  // "in*" -> "in"; a fixed port's name
 // Position of `port` among the op's ports, given how many numbered ports exist: -1 if the op has
 // no such port, -2 for a numbered port beyond the count.
 int port_index(const std::vector<PortSpec>& specs, size_t numbered, const std::string& port);
-// The ports for a message: "in0.., sel" ("none" for no port).
-std::string port_list(const std::vector<PortSpec>& specs);
 
 }  // namespace stepsim

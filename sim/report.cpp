@@ -90,9 +90,8 @@ struct Share {
 std::vector<Share> resource_shares(const NodeResult& n, const ChannelsByNode& ch, const NodesByName& by_name) {
   const OpRegistry& reg = OpRegistry::instance();
   const OpInfo* info = reg.has(n.op) ? &reg.find(n.op) : nullptr;
-  const std::string category = info ? info->category : "";
   std::vector<Share> shares;
-  if (category == "off-chip memory") {
+  if (info && info->is_offchip()) {
     shares.push_back({"offchip", "", n.busy_cycles});
   } else if (n.impl != "approx") {
     // Co-simulation: a unit's busy cycles are the cycles a beat moved on its pins; how they
@@ -105,7 +104,7 @@ std::vector<Share> resource_shares(const NodeResult& n, const ChannelsByNode& ch
         n.compute_bw ? std::min(n.busy_cycles, n.flops / n.compute_bw + (n.flops % n.compute_bw ? 1 : 0)) : 0;
     shares.push_back({"compute", "", compute});
     shares.push_back({"onchip_bandwidth", "", n.busy_cycles - compute});
-  } else if (category == "on-chip memory") {
+  } else if (info && info->category == OpCategory::kOnChipMemory) {
     shares.push_back({"onchip_bandwidth", "", n.busy_cycles});
   } else {
     shares.push_back({"latency", "", n.busy_cycles});
@@ -154,7 +153,7 @@ std::string resource_text(const Bottleneck& b, const SimResult& r, const Hardwar
       if (n.name == b.node) bw = n.compute_bw;
     s << "compute (compute_bw=" << bw << " FLOPs/cycle)";
   } else if (b.resource == "onchip_bandwidth") {
-    if (b.op == "Bufferize" || b.op == "Streamify")
+    if (b.op == op_name(OpKind::kBufferize) || b.op == op_name(OpKind::kStreamify))
       s << "on-chip memory unit (1 element per cycle)";
     else
       s << "on-chip bandwidth (tile reads and writes in memory units at onchip_bw=" << hw.onchip_bw << " B/cycle)";

@@ -11,12 +11,14 @@
 #include "sim/plan.h"
 #include "sim/run.h"
 #include "sim/sc_kernel.h"
+#include "sim/validate.h"
 
 namespace stepsim {
 
 SimResult simulate(const Graph& graph, const SimOptions& options) {
   const auto wall0 = std::chrono::steady_clock::now();
   check_host_memory(graph, options.hw, options.functional);  // before anything is allocated
+  if (options.static_check) check_before_run(graph);         // what `stepsim analyze` checks
   if (options.functional && !options.output_dir.empty()) prepare_output_dir(options.output_dir);
   const Plan plan = plan_graph(graph, options.hw);
   SimResult r;

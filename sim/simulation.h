@@ -24,6 +24,11 @@ struct SimProgress {
 struct SimOptions {
   HardwareParams hw;
   bool functional = false;
+  // The static check of `stepsim analyze` before anything is elaborated (sim/validate.h): a graph
+  // it rejects fails with analyze's error. Off only where the operators' own run-time checks are
+  // the point: `stepsim eval` (one operator on literal streams, which may be empty or malformed on
+  // purpose) and the tests of those checks.
+  bool static_check = true;
   bool trace = false;
   // Non-zero: elaborate nodes and channels in a shuffled order (determinism checks).
   uint64_t shuffle_seed = 0;

@@ -38,9 +38,7 @@ uint64_t compute_units_for(uint64_t compute_bw, const HardwareParams& hw) {
   return (compute_bw + hw.pcu_flops - 1) / hw.pcu_flops;
 }
 
-uint64_t static_memory_units(const OpInfo& info) {
-  return info.name == "Bufferize" || info.category == "off-chip memory" ? 1 : 0;
-}
+uint64_t static_memory_units(const OpInfo& info) { return info.holds_memory_unit ? 1 : 0; }
 
 FabricAllocation allocate_fabric(const std::vector<AllocationRequest>& nodes, const HardwareParams& hw) {
   FabricAllocation a;

@@ -1,5 +1,7 @@
 #include "hw/fabric/onchip_requirement.h"
 
+#include "hw/ops/op_formulas.h"
+
 #include <algorithm>
 #include <map>
 #include <stdexcept>
@@ -15,47 +17,19 @@ uint64_t max_of(const std::vector<TileStat>& v, uint64_t TileStat::*m) {
   return x;
 }
 
-// step-paper-notes §3.4 table.
-class PaperModel : public OnChipRequirementModel {
- public:
-  std::string name() const override { return "paper"; }
-  std::string description() const override {
-    return "the paper's formulas (ASPLOS'26 §4.2 table): off-chip ops 2x tile, Bufferize tile + 2x buffer, "
-           "Accum/Scan/Expand output element, matmul Map/Accum 16 x in_tile_col + weight (+ output) tile";
-  }
-  uint64_t requirement(const NodeObservation& n) const override {
-    if (n.is_offchip()) return 2 * n.staging_tile_bytes();
-    if (n.op == "Bufferize") return n.in_elem_bytes() + n.max_buffer_elems * n.in_elem_bytes() * 2;
-    if (n.op == "Map") return n.is_matmul() ? n.matmul_operand_bytes() : 0;
-    if (n.op == "Accum") return (n.is_matmul() ? n.matmul_operand_bytes() : 0) + n.out_elem_bytes();
-    if (n.op == "Scan" || n.op == "Expand") return n.out_elem_bytes();
-    return 0;
-  }
-};
-
-// The artifact's default on_chip_requirement(count_fifos=False, mode=1).
-class ArtifactModel : public PaperModel {
- public:
-  std::string name() const override { return "artifact"; }
-  std::string description() const override {
-    return "the artifact's default (step_artifact ops.py, mode=1): off-chip ops 1x tile, Map 0, matmul Accum "
-           "output tile only, Streamify buffer + tile, Repeat its element; otherwise as the paper";
-  }
-  uint64_t requirement(const NodeObservation& n) const override {
-    if (n.is_offchip()) return n.staging_tile_bytes();
-    if (n.op == "Map") return 0;
-    if (n.op == "Accum" && n.is_matmul()) return n.out_elem_bytes();
-    if (n.op == "Streamify") return n.max_buffer_elems * n.out_elem_bytes() + n.out_elem_bytes();
-    if (n.op == "Repeat") return n.out_elem_bytes();  // RepeatStatic counts its element
-    return PaperModel::requirement(n);
-  }
-};
-
 struct Registry {
   std::map<std::string, std::unique_ptr<OnChipRequirementModel>> models;
   Registry() {
-    add(std::make_unique<PaperModel>());
-    add(std::make_unique<ArtifactModel>());
+    // step-paper-notes §3.4 table.
+    add(std::make_unique<OnChipRequirementModel>(
+        "paper",
+        "the paper's formulas (ASPLOS'26 §4.2 table): off-chip ops 2x tile, Bufferize tile + 2x buffer, "
+        "Accum/Scan/Expand output element, matmul Map/Accum 16 x in_tile_col + weight (+ output) tile"));
+    // The artifact's default on_chip_requirement(count_fifos=False, mode=1).
+    add(std::make_unique<OnChipRequirementModel>(
+        "artifact",
+        "the artifact's default (step_artifact ops.py, mode=1): off-chip ops 1x tile, Map 0, matmul Accum "
+        "output tile only, Streamify buffer + tile, Repeat its element; otherwise as the paper"));
     // The preset parameter lists the names (hw/presets/hardware.h): one model for each.
     std::vector<std::string> names;
     for (const auto& kv : models) names.push_back(kv.first);
@@ -75,6 +49,17 @@ Registry& registry() {
 }
 
 }  // namespace
+
+uint64_t OnChipRequirementModel::requirement(const NodeObservation& n) const {
+  OnChipTerms<uint64_t> t;
+  if (n.info->is_offchip()) t.staging_tile = n.staging_tile_bytes();
+  t.in_elem = n.in_elem_bytes();
+  t.out_elem = n.out_elem_bytes();
+  t.buffer_elems = n.max_buffer_elems;
+  t.matmul_operands = n.matmul_operand_bytes();
+  t.matmul = n.is_matmul();
+  return onchip_requirement(onchip_formula(*n.info, name_), t);
+}
 
 uint64_t NodeObservation::in_elem_bytes() const { return max_of(inputs, &TileStat::max_elem_bytes); }
 uint64_t NodeObservation::in_tile_bytes() const { return max_of(inputs, &TileStat::max_tile_bytes); }
@@ -108,8 +93,7 @@ std::vector<NodeObservation> observe_nodes(const std::vector<const Op*>& ops, co
     NodeObservation n;
     const OpConfig& cfg = op->config();
     n.name = cfg.name;
-    n.op = cfg.info->name;
-    n.category = cfg.info->category;
+    n.info = cfg.info;
     if (cfg.params.has("fn")) n.fn = cfg.params.get_string("fn");
     const OnChipStats& s = op->onchip_stats();
     n.outputs = s.outputs;

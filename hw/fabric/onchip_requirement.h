@@ -43,7 +43,8 @@ namespace stepsim {
 
 // What one node saw during the run, in the terms the formulas use.
 struct NodeObservation {
-  std::string name, op, category;
+  std::string name;
+  const OpInfo* info = nullptr;    // the node's operator
   std::string fn;                  // function parameter of a higher-order node ("" otherwise)
   std::vector<TileStat> inputs;    // per input port: the largest elements that arrived
   std::vector<TileStat> outputs;   // per output port: the largest elements emitted
@@ -51,9 +52,8 @@ struct NodeObservation {
   uint64_t max_buffer_elems = 0;   // card of the largest buffer written (Bufferize) or read (Streamify)
   uint64_t max_buffer_bytes = 0;
 
-  bool is_offchip() const { return category == "off-chip memory"; }
-  bool is_store() const { return is_offchip() && op.find("Store") != std::string::npos; }
-  bool is_matmul() const { return fn.rfind("matmul", 0) == 0; }
+  bool is_store() const { return info->traffic.direction == OffChipTraffic::Direction::kWrite; }
+  bool is_matmul() const { return !fn.empty() && applies_matmul(*info, fn); }
   // Largest element / tile over all input or output ports.
   uint64_t in_elem_bytes() const;
   uint64_t in_tile_bytes() const;
@@ -65,13 +65,19 @@ struct NodeObservation {
   uint64_t matmul_operand_bytes() const;
 };
 
+// A model is a name and a description; its formulas are in the operators' descriptors
+// (OpInfo::onchip, summed by hw/ops/op_formulas.h).
 class OnChipRequirementModel {
  public:
-  virtual ~OnChipRequirementModel() = default;
-  virtual std::string name() const = 0;
-  virtual std::string description() const = 0;
+  OnChipRequirementModel(std::string name, std::string description)
+      : name_(std::move(name)), description_(std::move(description)) {}
+  const std::string& name() const { return name_; }
+  const std::string& description() const { return description_; }
   // Bytes node `n` needs on chip by this model's formulas.
-  virtual uint64_t requirement(const NodeObservation& n) const = 0;
+  uint64_t requirement(const NodeObservation& n) const;
+
+ private:
+  std::string name_, description_;
 };
 
 // The model of a name of onchip_requirement_models() (hw/presets/hardware.h, where a new model's

@@ -22,27 +22,32 @@ using detail::promote;
 const std::string kAcc = "accum";
 
 using ShapeFn = std::function<Tile(const Tile&, const std::vector<Tile>&)>;
-using FlopsFn = std::function<uint64_t(const Tile&, const std::vector<Tile>&)>;
 // Computes the updated accumulator (payload) given the new accumulator shape.
 using UpdateFn = std::function<Tile(Tile, const std::vector<Tile>&, const Tile&)>;
 using OutShapeFn = std::function<Tile(const Tile&)>;
 using FinalizeFn = std::function<Tile(const Tile&, const Tile&)>;
 
-AccumFunction make_accum(const std::string& name, const std::string& desc, int arity, ShapeFn shape, FlopsFn flops,
+// `finalize_per_elem`: FLOPs of finalize per element of the emitted tile.
+AccumFunction make_accum(const std::string& name, const std::string& desc, int arity, ShapeFn shape, FlopRule flop_rule,
                          UpdateFn update, OutShapeFn out_shape, FinalizeFn finalize = nullptr,
-                         std::function<uint64_t(const Tile&)> fin_flops = nullptr) {
+                         uint8_t finalize_per_elem = 0) {
   AccumFunction f;
   f.name = name;
   f.description = desc;
   f.arity = arity;
+  f.matmul = flop_rule.kind == FlopRule::Kind::kMatmul;
+  f.flop_rule = flop_rule;
+  f.finalize_flops_per_out_elem = finalize_per_elem;
   f.init = [] { return shape_tile(0, 0, DType::FP32); };
   f.acc_shape = [name, arity, shape](const Tile& acc, const std::vector<Tile>& in) {
     check_arity(kAcc, name, arity, in);
     return shape(acc, in);
   };
-  f.flops = [name, arity, flops](const Tile& acc, const std::vector<Tile>& in) {
+  // The FLOPs of an update depend on its operands only: the shape an update of the empty
+  // accumulator would give checks them (acc_shape checks the accumulator).
+  f.flops = [name, arity, shape, flop_rule](const Tile&, const std::vector<Tile>& in) {
     check_arity(kAcc, name, arity, in);
-    return flops(acc, in);
+    return detail::flops_of(flop_rule, in, shape(shape_tile(0, 0, DType::FP32), in));
   };
   f.update = [name, arity, shape, update](Tile acc, const std::vector<Tile>& in) {
     check_arity(kAcc, name, arity, in);
@@ -59,8 +64,8 @@ AccumFunction make_accum(const std::string& name, const std::string& desc, int a
   f.out_shape = [out_shape](const Tile& acc) {
     return is_empty_acc(acc) ? shape_tile(0, 0, acc.dtype) : out_shape(acc);
   };
-  f.finalize_flops = [fin_flops](const Tile& acc) {
-    return (is_empty_acc(acc) || !fin_flops) ? uint64_t(0) : fin_flops(acc);
+  f.finalize_flops = [out_shape, finalize_per_elem](const Tile& acc) {
+    return is_empty_acc(acc) ? uint64_t(0) : finalize_per_elem * out_shape(acc).elems();
   };
   f.finalize = [out_shape, finalize](const Tile& acc) {
     if (is_empty_acc(acc)) return shape_tile(0, 0, acc.dtype);
@@ -88,10 +93,6 @@ AccumFunction matmul_acc_fn(const std::string& name, bool bt, bool f32_out) {
                in[1].to_string() + " ([" + std::to_string(d.M) + "x" + std::to_string(d.N) + ":fp32])");
     return shape_tile(d.M, d.N, DType::FP32);
   };
-  auto flops = [name, bt](const Tile&, const std::vector<Tile>& in) {
-    auto d = detail::matmul_dims(kAcc, name, in[0], in[1], bt);
-    return 2ull * d.M * d.K * d.N;
-  };
   auto update = [bt](Tile acc, const std::vector<Tile>& in, const Tile& next) {
     if (is_empty_acc(acc)) {
       std::vector<float> v(next.elems());
@@ -107,7 +108,10 @@ AccumFunction matmul_acc_fn(const std::string& name, bool bt, bool f32_out) {
   std::string desc = std::string("acc[MxN] += A[MxK] x ") + (bt ? "B[NxK]^T" : "B[KxN]") +
                      "; fp32 accumulator sized by the first update, k in order across tiles; " +
                      (f32_out ? "fp32" : "bf16") + " output; 2*M*K*N FLOPs per update";
-  return make_accum(name, desc, 2, shape, flops, update, out_shape, round_out);
+  AccumFunction f = make_accum(name, desc, 2, shape, {FlopRule::Kind::kMatmul}, update, out_shape, round_out);
+  f.signature = {TileSignature::Shape::kMatmul,
+                 f32_out ? TileSignature::DTypeRule::kFp32 : TileSignature::DTypeRule::kBf16, bt};
+  return f;
 }
 
 // ---- elementwise add / max ----
@@ -120,7 +124,6 @@ AccumFunction elementwise_acc_fn(const std::string& name, bool is_max, bool f32_
       fail(kAcc, name, "input " + x.to_string() + " does not match the accumulator " + acc.to_string());
     return shape_tile(x.rows, x.cols, is_max ? promote(acc.dtype, x.dtype) : DType::FP32);
   };
-  auto flops = [](const Tile&, const std::vector<Tile>& in) { return in[0].elems(); };
   auto update = [is_max](Tile acc, const std::vector<Tile>& in, const Tile& next) {
     const std::vector<float>& x = in[0].data->f;
     if (is_empty_acc(acc)) {
@@ -135,18 +138,23 @@ AccumFunction elementwise_acc_fn(const std::string& name, bool is_max, bool f32_
   };
   if (is_max) {
     auto out_shape = [](const Tile& acc) { return shape_tile(acc.rows, acc.cols, acc.dtype); };
-    return make_accum(name,
-                      "acc = max(acc, x) elementwise (NaN-propagating); bf16 while all inputs "
-                      "are bf16, else fp32; M*N FLOPs per update",
-                      1, shape, flops, update, out_shape);
+    AccumFunction f = make_accum(name,
+                                 "acc = max(acc, x) elementwise (NaN-propagating); bf16 while all inputs "
+                                 "are bf16, else fp32; M*N FLOPs per update",
+                                 1, shape, {FlopRule::Kind::kPerInputElement, 1}, update, out_shape);
+    f.signature = {TileSignature::Shape::kSameAsFirst, TileSignature::DTypeRule::kFirst};
+    return f;
   }
   auto out_shape = [f32_out](const Tile& acc) {
     return shape_tile(acc.rows, acc.cols, f32_out ? DType::FP32 : DType::BF16);
   };
-  return make_accum(name,
-                    std::string("acc = acc + x elementwise, fp32 accumulator; ") + (f32_out ? "fp32" : "bf16") +
-                        " output; M*N FLOPs per update",
-                    1, shape, flops, update, out_shape, round_out);
+  AccumFunction f = make_accum(name,
+                               std::string("acc = acc + x elementwise, fp32 accumulator; ") +
+                                   (f32_out ? "fp32" : "bf16") + " output; M*N FLOPs per update",
+                               1, shape, {FlopRule::Kind::kPerInputElement, 1}, update, out_shape, round_out);
+  f.signature = {TileSignature::Shape::kSameAsFirst,
+                 f32_out ? TileSignature::DTypeRule::kFp32 : TileSignature::DTypeRule::kBf16};
+  return f;
 }
 
 // ---- retile_row / retile_col ----
@@ -160,7 +168,6 @@ AccumFunction retile_fn(const std::string& name, bool rows) {
                (rows ? " (needs equal cols and dtype)" : " (needs equal rows and dtype)"));
     return rows ? shape_tile(acc.rows + x.rows, x.cols, x.dtype) : shape_tile(x.rows, acc.cols + x.cols, x.dtype);
   };
-  auto flops = [](const Tile&, const std::vector<Tile>&) { return uint64_t(0); };
   auto update = [rows](Tile acc, const std::vector<Tile>& in, const Tile& next) {
     const Tile& x = in[0];
     if (is_empty_acc(acc)) return x;  // shares the payload until the next append
@@ -193,7 +200,10 @@ AccumFunction retile_fn(const std::string& name, bool rows) {
   auto out_shape = [](const Tile& acc) { return shape_tile(acc.rows, acc.cols, acc.dtype); };
   const char* desc = rows ? "concatenates tiles vertically: [r1xC],[r2xC].. -> [(r1+r2..)xC]; 0 FLOPs"
                           : "concatenates tiles horizontally: [Rxc1],[Rxc2].. -> [Rx(c1+c2..)]; 0 FLOPs";
-  return make_accum(name, desc, 1, shape, flops, update, out_shape);
+  AccumFunction f = make_accum(name, desc, 1, shape, {FlopRule::Kind::kNone}, update, out_shape);
+  f.signature = {rows ? TileSignature::Shape::kRetileRows : TileSignature::Shape::kRetileCols,
+                 TileSignature::DTypeRule::kFirst};
+  return f;
 }
 
 // ---- flash_attn_update ----
@@ -216,11 +226,6 @@ AccumFunction flash_attn_fn() {
            "accumulator " + acc.to_string() + " does not match S " + in[0].to_string() + ", V " + in[1].to_string() +
                " (expects [" + std::to_string(d.M) + "x" + std::to_string(d.N + 2) + ":fp32])");
     return shape_tile(d.M, d.N + 2, DType::FP32);
-  };
-  auto flops = [dims](const Tile&, const std::vector<Tile>& in) {
-    auto d = dims(in);
-    const uint64_t M = d.M, T = d.K, D = d.N;
-    return 7 * M * T + 2 * M * T * D + 6 * M + 2 * M + 2 * M * D;
   };
   auto update = [](Tile acc, const std::vector<Tile>& in, const Tile& next) {
     const Tile &S = in[0], &V = in[1];
@@ -275,11 +280,12 @@ AccumFunction flash_attn_fn() {
     }
     return finish(out.rows, out.cols, out.dtype, std::move(v));
   };
-  auto fin_flops = [](const Tile& acc) { return uint64_t(acc.rows) * (acc.cols - 2); };
-  return make_accum(name,
-                    "online-softmax attention over KV tiles: inputs S[MxT], V[TxD]; acc fp32 "
-                    "[Mx(D+2)] = [o | m | l]; finalize o/l -> [MxD] bf16",
-                    2, shape, flops, update, out_shape, finalize, fin_flops);
+  AccumFunction f = make_accum(name,
+                               "online-softmax attention over KV tiles: inputs S[MxT], V[TxD]; acc fp32 "
+                               "[Mx(D+2)] = [o | m | l]; finalize o/l -> [MxD] bf16",
+                               2, shape, {FlopRule::Kind::kFlashAttention}, update, out_shape, finalize, 1);
+  f.signature = {TileSignature::Shape::kFlashAttention, TileSignature::DTypeRule::kBf16};
+  return f;
 }
 
 std::map<std::string, AccumFunction> build() {

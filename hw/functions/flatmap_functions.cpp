@@ -56,11 +56,13 @@ const std::vector<int32_t>& mask_values(const std::string& name, const Tile& x, 
 }
 
 FlatMapFunction make_flat(const std::string& name, const std::string& desc, int arity,
+                          FlatMapFunction::Expansion expansion,
                           std::function<std::vector<Tile>(const std::vector<Tile>&)> fn) {
   FlatMapFunction f;
   f.name = name;
   f.description = desc;
   f.arity = arity;
+  f.expansion = expansion;
   f.flops = [name, arity](const std::vector<Tile>& in) {
     check_arity(kFlat, name, arity, in);
     return uint64_t(0);
@@ -81,15 +83,16 @@ FlatMapFunction make_flat(const std::string& name, const std::string& desc, int 
 std::map<std::string, FlatMapFunction> build() {
   std::map<std::string, FlatMapFunction> m;
   auto add = [&m](FlatMapFunction f) { m.emplace(f.name, std::move(f)); };
-  add(make_flat("retile_streamify_row", "[RxC] -> R tiles [1xC]; 0 FLOPs", 1,
+  using E = FlatMapFunction::Expansion;
+  add(make_flat("retile_streamify_row", "[RxC] -> R tiles [1xC]; 0 FLOPs", 1, E::kRows,
                 [](const std::vector<Tile>& in) { return split(in[0], true); }));
-  add(make_flat("retile_streamify_col", "[RxC] -> C tiles [Rx1]; 0 FLOPs", 1,
+  add(make_flat("retile_streamify_col", "[RxC] -> C tiles [Rx1]; 0 FLOPs", 1, E::kCols,
                 [](const std::vector<Tile>& in) { return split(in[0], false); }));
   const std::string rf = "retile_streamify_row_filter";
   add(make_flat(rf,
                 "(x[RxC], int32 mask [Rx1]/[1xR]) -> rows with mask 0 as [1xC] tiles "
                 "(nonzero = padding, dropped); 0 FLOPs",
-                2, [rf](const std::vector<Tile>& in) {
+                2, E::kFilteredRows, [rf](const std::vector<Tile>& in) {
                   const Tile& x = in[0];
                   const auto& mask = mask_values(rf, x, in[1], x.rows);
                   std::vector<Tile> out;
@@ -98,10 +101,11 @@ std::map<std::string, FlatMapFunction> build() {
                   return out;
                 }));
   const std::string fp = "filter_padding";
-  add(make_flat(fp, "(x, int32 flag [1x1]) -> {x} if flag == 0 else {}; 0 FLOPs", 2, [fp](const std::vector<Tile>& in) {
-    const auto& flag = mask_values(fp, in[0], in[1], 1);
-    return flag[0] == 0 ? std::vector<Tile>{in[0]} : std::vector<Tile>{};
-  }));
+  add(make_flat(fp, "(x, int32 flag [1x1]) -> {x} if flag == 0 else {}; 0 FLOPs", 2, E::kFiltered,
+                [fp](const std::vector<Tile>& in) {
+                  const auto& flag = mask_values(fp, in[0], in[1], 1);
+                  return flag[0] == 0 ? std::vector<Tile>{in[0]} : std::vector<Tile>{};
+                }));
   return m;
 }
 

@@ -23,9 +23,35 @@
 #include <string>
 #include <vector>
 
+#include "hw/functions/flops.h"
 #include "hw/stream/tile.h"
 
 namespace stepsim {
+
+// The output tile of a Map or Accum function as data: how its shape and dtype follow from the
+// operands. The symbolic shape rules (sim/shape/rules.cpp) read it; the concrete out_shape /
+// acc_shape below compute the same on concrete tiles, with every check.
+struct TileSignature {
+  enum class Shape : uint8_t {
+    kBroadcast,       // element-wise over two operands, dimensions broadcast (equal or 1)
+    kRowOperand,      // x[MxN] with a row vector r[Mx1]: x's shape
+    kSameAsFirst,     // operand 0's shape
+    kRowReduce,       // [MxN] -> [Mx1]
+    kMatmul,          // A[MxK] x B[KxN] (transposed_b: B[NxK]) -> [MxN]
+    kRetileRows,      // Accum: the reduced tiles stacked vertically
+    kRetileCols,      // Accum: side by side
+    kFlashAttention,  // Accum: S[MxT], V[TxD] -> [MxD]
+  };
+  enum class DTypeRule : uint8_t {
+    kPromote,  // bf16 when every operand is bf16, else fp32
+    kFirst,    // operand 0's dtype
+    kBf16,
+    kFp32,
+  };
+  Shape shape = Shape::kSameAsFirst;
+  DTypeRule dtype = DTypeRule::kFirst;
+  bool transposed_b = false;  // kMatmul: B is stored [NxK]
+};
 
 // ---------------------------------------------------------------------------------------
 // Map functions: `arity` input tiles -> one output tile.
@@ -56,6 +82,9 @@ namespace stepsim {
 struct MapFunction {
   std::string name, description;
   int arity = 0;
+  bool matmul = false;  // a matmul form: the on-chip formulas count its operand tiles
+  FlopRule flop_rule;   // the FLOPs of one application (hw/functions/flops.h)
+  TileSignature signature;
   // Output tile shape/dtype (no payload). Throws std::invalid_argument on a bad input
   // count, dtype or shape.
   std::function<Tile(const std::vector<Tile>&)> out_shape;
@@ -113,6 +142,11 @@ std::vector<std::string> map_function_names();  // sorted
 struct AccumFunction {
   std::string name, description;
   int arity = 0;
+  bool matmul = false;      // a matmul form (matmul_acc...)
+  FlopRule flop_rule;       // the FLOPs of one update (hw/functions/flops.h)
+  TileSignature signature;  // of the emitted tile
+  // FLOPs of finalize per element of the emitted tile (flash_attn_update's division: 1; else 0).
+  uint8_t finalize_flops_per_out_elem = 0;
   std::function<Tile()> init;  // the empty accumulator
   // Accumulator shape/dtype after one update (shape only; acc may be empty). Throws
   // std::invalid_argument on bad inputs or a mismatch with the accumulator.
@@ -147,6 +181,15 @@ std::vector<std::string> accum_function_names();  // sorted
 struct FlatMapFunction {
   std::string name, description;
   int arity = 0;
+  // What one tile expands into, for the symbolic shape rules: its rows, its columns, or the rows
+  // a mask keeps (a count only the data knows).
+  enum class Expansion : uint8_t {
+    kRows,          // one [1xC] tile per row
+    kCols,          // one [Rx1] tile per column
+    kFilteredRows,  // the rows the mask keeps, as [1xC] tiles
+    kFiltered,      // the tile itself, or nothing (filter_padding)
+  };
+  Expansion expansion = Expansion::kRows;
   std::function<std::vector<Tile>(const std::vector<Tile>&)> out_shapes;  // shape-only
   std::function<uint64_t(const std::vector<Tile>&)> flops;
   std::function<std::vector<Tile>(const std::vector<Tile>&)> apply;

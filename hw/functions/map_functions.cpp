@@ -72,20 +72,21 @@ const std::string kMap = "map";
 
 // Wraps shape/apply so both check arity and the payload mode.
 MapFunction make_map(const std::string& name, const std::string& desc, int arity,
-                     std::function<Tile(const std::vector<Tile>&)> shape,
-                     std::function<uint64_t(const std::vector<Tile>&, const Tile&)> flops,
+                     std::function<Tile(const std::vector<Tile>&)> shape, FlopRule flop_rule,
                      std::function<Tile(const std::vector<Tile>&, const Tile&)> compute) {
   MapFunction f;
   f.name = name;
   f.description = desc;
   f.arity = arity;
+  f.matmul = flop_rule.kind == FlopRule::Kind::kMatmul;
+  f.flop_rule = flop_rule;
   f.out_shape = [name, arity, shape](const std::vector<Tile>& in) {
     check_arity(kMap, name, arity, in);
     return shape(in);
   };
-  f.flops = [name, arity, shape, flops](const std::vector<Tile>& in) {
+  f.flops = [name, arity, shape, flop_rule](const std::vector<Tile>& in) {
     check_arity(kMap, name, arity, in);
-    return flops(in, shape(in));
+    return detail::flops_of(flop_rule, in, shape(in));
   };
   f.apply = [name, arity, shape, compute](const std::vector<Tile>& in) {
     check_arity(kMap, name, arity, in);
@@ -102,10 +103,6 @@ MapFunction matmul_fn(const std::string& name, bool bt, bool f32_out) {
     auto d = detail::matmul_dims(kMap, name, in[0], in[1], bt);
     return shape_tile(d.M, d.N, f32_out ? DType::FP32 : promote(in[0].dtype, in[1].dtype));
   };
-  auto flops = [name, bt](const std::vector<Tile>& in, const Tile&) {
-    auto d = detail::matmul_dims(kMap, name, in[0], in[1], bt);
-    return 2ull * d.M * d.K * d.N;
-  };
   auto compute = [bt](const std::vector<Tile>& in, const Tile& out) {
     std::vector<float> v(out.elems());
     detail::matmul_accumulate(in[0], in[1], bt, v.data(), true);
@@ -114,7 +111,10 @@ MapFunction matmul_fn(const std::string& name, bool bt, bool f32_out) {
   std::string desc = bt ? "A[MxK] x B[NxK]^T -> [MxN]" : "A[MxK] x B[KxN] -> [MxN]";
   desc += f32_out ? ", fp32 output" : ", bf16 output if both inputs bf16";
   desc += "; fp32 sum over k in increasing order; 2*M*K*N FLOPs";
-  return make_map(name, desc, 2, shape, flops, compute);
+  MapFunction f = make_map(name, desc, 2, shape, {FlopRule::Kind::kMatmul}, compute);
+  f.signature = {TileSignature::Shape::kMatmul,
+                 f32_out ? TileSignature::DTypeRule::kFp32 : TileSignature::DTypeRule::kPromote, bt};
+  return f;
 }
 
 // ---- elementwise binary with broadcasting ----
@@ -136,7 +136,6 @@ MapFunction binary_fn(const std::string& name, const std::string& desc, Op op, b
       fail(kMap, name, "expects x[MxN] and a row vector r[Mx1], got " + a.to_string() + " and " + b.to_string());
     return shape_tile(bdim(name, a, b, a.rows, b.rows), bdim(name, a, b, a.cols, b.cols), promote(a.dtype, b.dtype));
   };
-  auto flops = [](const std::vector<Tile>&, const Tile& out) { return out.elems(); };
   auto compute = [op](const std::vector<Tile>& in, const Tile& out) {
     const Tile &a = in[0], &b = in[1];
     std::vector<float> v(out.elems());
@@ -146,22 +145,24 @@ MapFunction binary_fn(const std::string& name, const std::string& desc, Op op, b
             op(a.f(a.rows == 1 ? 0 : i, a.cols == 1 ? 0 : j), b.f(b.rows == 1 ? 0 : i, b.cols == 1 ? 0 : j));
     return finish(out.rows, out.cols, out.dtype, std::move(v));
   };
-  return make_map(name, desc, 2, shape, flops, compute);
+  MapFunction f = make_map(name, desc, 2, shape, {FlopRule::Kind::kPerOutputElement, 1}, compute);
+  f.signature = row_only ? TileSignature{TileSignature::Shape::kRowOperand, TileSignature::DTypeRule::kFirst}
+                         : TileSignature{TileSignature::Shape::kBroadcast, TileSignature::DTypeRule::kPromote};
+  return f;
 }
 
 // ---- elementwise unary ----
-MapFunction unary_fn(const std::string& name, const std::string& desc, float (*op)(float), uint64_t flops_per_elem) {
+MapFunction unary_fn(const std::string& name, const std::string& desc, float (*op)(float), uint8_t flops_per_elem) {
   auto shape = [name](const std::vector<Tile>& in) {
     check_float(kMap, name, in[0]);
     return shape_tile(in[0].rows, in[0].cols, in[0].dtype);
   };
-  auto flops = [flops_per_elem](const std::vector<Tile>&, const Tile& out) { return flops_per_elem * out.elems(); };
   auto compute = [op](const std::vector<Tile>& in, const Tile& out) {
     std::vector<float> v(in[0].data->f);
     for (float& x : v) x = op(x);
     return finish(out.rows, out.cols, out.dtype, std::move(v));
   };
-  return make_map(name, desc, 1, shape, flops, compute);
+  return make_map(name, desc, 1, shape, {FlopRule::Kind::kPerOutputElement, flops_per_elem}, compute);
 }
 
 // ---- row reductions ----
@@ -170,7 +171,6 @@ MapFunction row_fn(const std::string& name, const std::string& desc, bool is_max
     check_float(kMap, name, in[0]);
     return shape_tile(in[0].rows, 1, in[0].dtype);
   };
-  auto flops = [](const std::vector<Tile>& in, const Tile&) { return in[0].elems(); };
   auto compute = [is_max](const std::vector<Tile>& in, const Tile& out) {
     const Tile& x = in[0];
     std::vector<float> v(x.rows);
@@ -184,7 +184,9 @@ MapFunction row_fn(const std::string& name, const std::string& desc, bool is_max
     }
     return finish(out.rows, out.cols, out.dtype, std::move(v));
   };
-  return make_map(name, desc, 1, shape, flops, compute);
+  MapFunction f = make_map(name, desc, 1, shape, {FlopRule::Kind::kPerInputElement, 1}, compute);
+  f.signature = {TileSignature::Shape::kRowReduce, TileSignature::DTypeRule::kFirst};
+  return f;
 }
 
 // ---- masking ----
@@ -200,7 +202,6 @@ MapFunction mask_cols_fn() {
            "expects x[MxN] and a count int32 [1x1], got " + in[0].to_string() + " and " + in[1].to_string());
     return shape_tile(in[0].rows, in[0].cols, in[0].dtype);
   };
-  auto flops = [](const std::vector<Tile>&, const Tile&) { return uint64_t(0); };
   auto compute = [](const std::vector<Tile>& in, const Tile& out) {
     const int32_t n = in[1].i(0, 0);
     std::vector<float> v(in[0].data->f);
@@ -209,8 +210,8 @@ MapFunction mask_cols_fn() {
         if (int64_t(j) >= n) v[size_t(i) * out.cols + j] = -INFINITY;
     return finish(out.rows, out.cols, out.dtype, std::move(v));
   };
-  return make_map(name, "x[MxN] with columns j >= n set to -Inf (n: int32 [1x1]); 0 FLOPs (a select)", 2, shape, flops,
-                  compute);
+  return make_map(name, "x[MxN] with columns j >= n set to -Inf (n: int32 [1x1]); 0 FLOPs (a select)", 2, shape,
+                  {FlopRule::Kind::kNone}, compute);
 }
 
 float min_f32(float a, float b) {

@@ -171,8 +171,9 @@ class KvCacheAddrGen : public Op {
 
 void register_address_ops(OpRegistry& r) {
   using T = ParamSpec::Type;
-  r.add(OpInfo{"ExpertAddrGen",
-               "address generation",
+  r.add(OpInfo{OpKind::kExpertAddrGen,
+               "ExpertAddrGen",
+               OpCategory::kAddressGeneration,
                "Turns each selector into the weight-tile indices of the selected expert(s): tiles_per_expert "
                "indices base + (e*tiles_per_expert + j)*stride per set bit, as scalars (a new innermost dimension).",
                "One address per cycle.",
@@ -191,8 +192,9 @@ void register_address_ops(OpRegistry& r) {
                false,
                [](const OpConfig& c) { return std::make_unique<ExpertAddrGen>(c); }});
   r.add(OpInfo{
+      OpKind::kKvCacheAddrGen,
       "KvCacheAddrGen",
-      "address generation",
+      OpCategory::kAddressGeneration,
       "Per request (idx, kv_len): the ceil(kv_len / tile_rows) KV-cache tile indices idx*max_tiles + t as "
       "scalars (a new innermost dimension), a selector per tile, {1} on the last tile, {0} otherwise, and "
       "the tokens each tile holds.",

@@ -36,7 +36,7 @@ void append_tiles(const Element& e, size_t input, uint64_t index, std::vector<Ti
 class HigherOrder : public Op {
  public:
   explicit HigherOrder(const OpConfig& c)
-      : Op(c), matmul_(c.params.has("fn") && c.params.get_string("fn").rfind("matmul", 0) == 0) {}
+      : Op(c), matmul_(c.params.has("fn") && applies_matmul(*c.info, c.params.get_string("fn"))) {}
 
  protected:
   // On-chip accounting: the operand tiles a function was applied to, and what the node holds
@@ -362,7 +362,10 @@ class FlatMap : public HigherOrder {
   explicit FlatMap(const OpConfig& c) : HigherOrder(c) {
     name_ = c.params.get_string("fn");
     rank_ = int_param("rank", 0, kMaxStopLevel);
-    if (name_ != "filter_padding") fn_ = &flatmap_function(name_);
+    fn_ = &flatmap_function(name_);
+    // A filter of whole elements reads Reshape's scalar padding flags itself (the library
+    // function takes an int32 [1x1] flag tile).
+    filter_ = fn_->expansion == FlatMapFunction::Expansion::kFiltered;
   }
 
  protected:
@@ -375,7 +378,7 @@ class FlatMap : public HigherOrder {
       bool expanded = false;
       if (b.has_elem) {
         expanded = true;
-        if (fn_) {
+        if (!filter_) {
           const std::vector<Tile>& a = args(bs);
           // Every function splits a tile by rows or by columns: at most that many tiles.
           if (!a.empty() && std::max(a[0].rows, a[0].cols) > kMaxStreamBeats)
@@ -386,7 +389,7 @@ class FlatMap : public HigherOrder {
           outs = functional() || fn_->arity > 1 ? fn_->apply(a) : fn_->out_shapes(a);
         } else {
           if (bs.size() < 2 || !bs[1].has_elem || !bs[1].elem.is_scalar())
-            fail("filter_padding needs the padding flags (Reshape's pad output) on input 'pad'");
+            fail(name_ + " needs the padding flags (Reshape's pad output) on input 'pad'");
           if (bs[1].elem.scalar() == 0) outs.push_back(b.elem.tile());
         }
       }
@@ -415,6 +418,7 @@ class FlatMap : public HigherOrder {
  private:
   std::string name_;
   const FlatMapFunction* fn_ = nullptr;
+  bool filter_ = false;
   int rank_;
 };
 
@@ -430,17 +434,21 @@ void register_higher_order_ops(OpRegistry& r) {
     for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
     return s;
   };
-  r.add(OpInfo{"Map",
-               "higher-order",
+  r.add(OpInfo{OpKind::kMap,
+               "Map",
+               OpCategory::kHigherOrder,
                "Applies a tile function to every element (several inputs are zipped).",
                roofline,
                {{"in*", "streams of equal shape (tiles or tuples)"}},
                {{"out", "same shape"}},
                {{"fn", T::kString, "", "map function: " + fn_list(map_function_names()), true}},
                true,
-               [](const OpConfig& c) { return std::make_unique<Map>(c); }});
-  r.add(OpInfo{"Accum",
-               "higher-order",
+               [](const OpConfig& c) { return std::make_unique<Map>(c); }}
+            .with_functions(FunctionFamily::kMap)
+            .with_onchip(OnChipFormula().matmul(1), OnChipFormula()));
+  r.add(OpInfo{OpKind::kAccum,
+               "Accum",
+               OpCategory::kHigherOrder,
                "Reduces the inner `rank` dimensions with an update function; the accumulator may be sized by its first "
                "input (dynamic tiling).",
                roofline + " The store term applies on the emitting element.",
@@ -457,9 +465,12 @@ void register_higher_order_ops(OpRegistry& r) {
                  false,
                  {0, kMaxStopLevel - 2}}},
                true,
-               [](const OpConfig& c) { return std::make_unique<Accum>(c, false); }});
-  r.add(OpInfo{"Scan",
-               "higher-order",
+               [](const OpConfig& c) { return std::make_unique<Accum>(c, false); }}
+            .with_functions(FunctionFamily::kAccum)
+            .with_onchip(OnChipFormula().matmul(1).output(1), OnChipFormula().output(1)));
+  r.add(OpInfo{OpKind::kScan,
+               "Scan",
+               OpCategory::kHigherOrder,
                "Like Accum, but emits the accumulator state after every element.",
                roofline,
                {{"in*", "streams of equal shape"}},
@@ -467,19 +478,25 @@ void register_higher_order_ops(OpRegistry& r) {
                {{"fn", T::kString, "", "accum function: " + fn_list(accum_function_names()), true},
                 {"rank", T::kInt, "1", "rank at which the state resets", false, {1, kMaxStopLevel}}},
                true,
-               [](const OpConfig& c) { return std::make_unique<Accum>(c, true); }});
-  r.add(OpInfo{"FlatMap",
-               "higher-order",
-               "Expands every element into a rank-`rank` stream (e.g. RetileStreamify) and concatenates them; "
-               "filter_padding drops padded elements.",
-               "0 cycles (the reference charges nothing for retiling). Every FlatMap function is pure data "
-               "movement (0 FLOPs), so the node gets no compute units (like the artifact's RetileStreamify).",
-               {{"in*", "data (plus the padding flags for filter_padding)"}},
-               {{"out", "rank a+rank stream"}},
-               {{"fn", T::kString, "", "flatmap function: " + fn_list(flatmap_function_names()), true},
-                {"rank", T::kInt, "1", "rank of each expansion (0 for filter_padding)", false, kRankRange}},
-               false,
-               [](const OpConfig& c) { return std::make_unique<FlatMap>(c); }});
+               [](const OpConfig& c) { return std::make_unique<Accum>(c, true); }}
+            .with_functions(FunctionFamily::kAccum)
+            .with_onchip(OnChipFormula().output(1), OnChipFormula().output(1)));
+  r.add(OpInfo{
+      OpKind::kFlatMap,
+      "FlatMap",
+      OpCategory::kHigherOrder,
+      "Expands every element into a rank-`rank` stream (e.g. RetileStreamify) and concatenates them; "
+      "filter_padding drops padded elements.",
+      "0 cycles (the reference charges nothing for retiling). Every FlatMap function is pure data "
+      "movement (0 FLOPs), so the node gets no compute units (like the artifact's RetileStreamify).",
+      {{"in*", "data (plus the padding flags for filter_padding)"}},
+      {{"out", "rank a+rank stream"}},
+      {{"fn", T::kString, "", "flatmap function: " + fn_list(flatmap_function_names()), true},
+       {"rank", T::kInt, "1", "rank of each expansion (0 for filter_padding)", false, kRankRange}},
+      false,
+      [](const OpConfig& c) {
+        return std::make_unique<FlatMap>(c);
+      }}.with_functions(FunctionFamily::kFlatMap));
 }
 
 }  // namespace stepsim

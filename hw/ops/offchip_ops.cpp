@@ -7,63 +7,11 @@
 
 #include "hw/memory/offchip.h"
 #include "hw/ops/op.h"
+#include "hw/ops/tiled_view.h"
 
 namespace stepsim {
 
 namespace {
-
-// Tiles one pass of a view may have: far above any tensor (2^40 elements) read once.
-constexpr uint64_t kMaxViewTiles = uint64_t(1) << 40;
-
-// The tiled, affine view of a stored tensor that a load or store walks (paper: tiled_in_shape,
-// stride and tiled_out_shape, all in tiles). Tile k of a pass is stored tile
-// lin(k) = offset + sum_d idx_d(k) * stride_d, where idx(k) counts row-major over out_shape
-// (offset: the view's first tile, e.g. one region's block of rows).
-struct TiledView {
-  OffChipTensor* tensor = nullptr;
-  uint32_t tile_rows = 0, tile_cols = 0;
-  uint64_t tiles_r = 0, tiles_c = 0;  // tiled_in_shape
-  std::vector<int64_t> stride, out_shape;
-  uint64_t offset = 0;  // first tile of the view (row-major tile index)
-  uint64_t count = 1;   // tiles per pass
-
-  uint64_t stored_tiles() const { return tiles_r * tiles_c; }
-  int rank() const { return int(out_shape.size()); }
-  std::string shape_text() const {
-    std::string s;
-    for (int64_t d : out_shape) s += (s.empty() ? "" : ", ") + std::to_string(d);
-    return "[" + s + "]";
-  }
-
-  uint64_t lin(uint64_t k) const {
-    uint64_t l = offset;
-    for (int d = rank() - 1; d >= 0; --d) {
-      const uint64_t n = uint64_t(out_shape[size_t(d)]);
-      l += (k % n) * uint64_t(stride[size_t(d)]);
-      k /= n;
-    }
-    return l;
-  }
-  // Stop level after tile k of a pass: how many view dimensions end there.
-  uint8_t stop_after(uint64_t k) const {
-    uint8_t ended = 0;
-    for (int d = rank() - 1; d >= 0; --d) {
-      const uint64_t n = uint64_t(out_shape[size_t(d)]);
-      if (k % n != n - 1) break;
-      ++ended;
-      k /= n;
-    }
-    return ended;
-  }
-  bool spans_blocks() const { return tensor->spans_blocks(tile_rows, tile_cols); }
-  // The request block of stored tile `l` (row-major over tiles).
-  Burst burst(uint64_t l, bool write, uint32_t par_dispatch) const {
-    Burst b = tensor->tile_burst(l, tile_rows, tile_cols);
-    b.write = write;
-    b.par_dispatch = par_dispatch;
-    return b;
-  }
-};
 
 // Shared by the four operators: the tensor and tile geometry, the TLM path and the timing of
 // one tile transfer.
@@ -73,68 +21,7 @@ class OffChipOp : public Op {
     if (!cfg.env->memory) throw std::logic_error("off-chip operator without an OffChipMemory");
     memory_ = cfg.env->memory;
     const std::string node = "node '" + cfg.name + "' (" + cfg.info->name + "): ";
-    view_.tensor = &memory_->tensor(cfg.params.get_string("tensor"));
-    const OffChipTensor& t = *view_.tensor;
-    std::vector<int64_t> tile = cfg.params.get_ints("tile");
-    if (tile.size() != 2 || tile[0] < 1 || tile[1] < 1 || tile[0] > kMaxTileDim || tile[1] > kMaxTileDim)
-      throw std::invalid_argument(node + "tile must be [rows, cols] with both in 1.." + std::to_string(kMaxTileDim));
-    if (t.rows % uint64_t(tile[0]) || t.cols % uint64_t(tile[1]))
-      throw std::invalid_argument(node + "tile [" + std::to_string(tile[0]) + ", " + std::to_string(tile[1]) +
-                                  "] does not divide tensor '" + t.name + "' of shape [" + std::to_string(t.rows) +
-                                  ", " + std::to_string(t.cols) + "]");
-    view_.tile_rows = uint32_t(tile[0]);
-    view_.tile_cols = uint32_t(tile[1]);
-    if (t.blocked() && !(tile[0] % int64_t(t.block_rows) == 0 && tile[1] % int64_t(t.block_cols) == 0) &&
-        !(int64_t(t.block_rows) % tile[0] == 0 && int64_t(t.block_cols) % tile[1] == 0))
-      throw std::invalid_argument(node + "tile [" + std::to_string(tile[0]) + ", " + std::to_string(tile[1]) +
-                                  "] neither covers whole blocks nor fits in one block of tensor '" + t.name +
-                                  "' (stored in [" + std::to_string(t.block_rows) + ", " +
-                                  std::to_string(t.block_cols) + "] blocks)");
-    view_.tiles_r = t.rows / uint64_t(tile[0]);
-    view_.tiles_c = t.cols / uint64_t(tile[1]);
-    if (affine) {
-      view_.out_shape = cfg.params.get_ints("out_shape");
-      view_.stride = cfg.params.get_ints("stride");
-      const int64_t off = cfg.params.get_int("offset");
-      if (off < 0) throw std::invalid_argument(node + "offset must be >= 0");
-      view_.offset = uint64_t(off);
-    }
-    if (view_.out_shape.empty()) {
-      if (!view_.stride.empty()) throw std::invalid_argument(node + "stride needs out_shape");
-      view_.out_shape = {int64_t(view_.tiles_r), int64_t(view_.tiles_c)};
-    }
-    if (view_.out_shape.size() > 8) throw std::invalid_argument(node + "out_shape has more than 8 dimensions");
-    // Tiles per pass, in 64 bits with overflow checks, before anything is computed from them.
-    view_.count = 1;
-    bool overflow = false;
-    for (int64_t n : view_.out_shape) {
-      if (n < 1) throw std::invalid_argument(node + "out_shape entries must be >= 1");
-      overflow = overflow || __builtin_mul_overflow(view_.count, uint64_t(n), &view_.count);
-    }
-    if (overflow || view_.count > kMaxViewTiles)
-      throw std::invalid_argument(node + "the view out_shape " + view_.shape_text() + " has more than " +
-                                  std::to_string(kMaxViewTiles) + " tiles per pass, the limit");
-    if (view_.stride.empty()) {  // row-major over out_shape (partial products of the count)
-      view_.stride.assign(view_.out_shape.size(), 1);
-      for (int d = int(view_.out_shape.size()) - 2; d >= 0; --d)
-        view_.stride[size_t(d)] = view_.stride[size_t(d) + 1] * view_.out_shape[size_t(d) + 1];
-    }
-    if (view_.stride.size() != view_.out_shape.size())
-      throw std::invalid_argument(node + "stride has " + std::to_string(view_.stride.size()) +
-                                  " entries but out_shape has " + std::to_string(view_.out_shape.size()));
-    // The last tile the view reaches; a sum that overflows reaches past any tensor.
-    uint64_t last = view_.offset;
-    for (size_t d = 0; d < view_.out_shape.size(); ++d) {
-      if (view_.stride[d] < 0) throw std::invalid_argument(node + "stride entries must be >= 0");
-      uint64_t reach = 0;
-      if (__builtin_mul_overflow(uint64_t(view_.out_shape[d] - 1), uint64_t(view_.stride[d]), &reach) ||
-          __builtin_add_overflow(last, reach, &last))
-        last = UINT64_MAX;
-    }
-    if (last >= view_.stored_tiles())
-      throw std::invalid_argument(node + "the view reaches tile " + std::to_string(last) + " but tensor '" + t.name +
-                                  "' holds " + std::to_string(view_.stored_tiles()) + " tiles of " +
-                                  std::to_string(tile[0]) + "x" + std::to_string(tile[1]));
+    view_ = make_tiled_view(memory_->tensor(cfg.params.get_string("tensor")), cfg.params, affine, node);
     const int64_t pd = cfg.params.get_int("par_dispatch");
     if (pd < 0 || uint64_t(pd) > kMaxParDispatch)
       throw std::invalid_argument(node + "par_dispatch must be in 0.." + std::to_string(kMaxParDispatch));
@@ -486,8 +373,9 @@ void register_offchip_ops(OpRegistry& r) {
       "Per tile: rows x ceil(cols*bytes/request_bytes) requests with the tensor's row pitch (a blocked tensor: "
       "per block row of the tile, or per row inside one block), par_dispatch per cycle from the op's time, through "
       "the HBM model; ";
-  r.add(OpInfo{"LinearOffChipLoad",
-               "off-chip memory",
+  r.add(OpInfo{OpKind::kLinearOffChipLoad,
+               "LinearOffChipLoad",
+               OpCategory::kOffChipMemory,
                "Reads a stored tensor as a stream of tiles through an affine tiled view; with a ref stream, one whole "
                "pass per ref element (ref stops raised above the view's dimensions; ref contents ignored).",
                tile_timing +
@@ -498,9 +386,13 @@ void register_offchip_ops(OpRegistry& r) {
                {{"out", "tiles [ref dims.., out_shape..] (static variant: [out_shape..])"}},
                {tensor, tile, out_shape, stride, offset, par},
                false,
-               [](const OpConfig& c) { return std::make_unique<LinearOffChipLoad>(c); }});
-  r.add(OpInfo{"LinearOffChipStore",
-               "off-chip memory",
+               [](const OpConfig& c) { return std::make_unique<LinearOffChipLoad>(c); }}
+            .with_traffic(OffChipTraffic::Direction::kRead, "out")
+            .with_onchip(OnChipFormula().staging(2), OnChipFormula().staging(1))
+            .with_memory_unit());
+  r.add(OpInfo{OpKind::kLinearOffChipStore,
+               "LinearOffChipStore",
+               OpCategory::kOffChipMemory,
                "Writes the incoming tiles, in order, to the positions of an affine tiled view of a stored tensor "
                "(stop tokens are not stored).",
                tile_timing + "the input is dequeued when every write is acknowledged (with "
@@ -510,9 +402,13 @@ void register_offchip_ops(OpRegistry& r) {
                {},
                {tensor, tile, out_shape, stride, offset, par},
                false,
-               [](const OpConfig& c) { return std::make_unique<LinearOffChipStore>(c); }});
-  r.add(OpInfo{"RandomOffChipLoad",
-               "off-chip memory",
+               [](const OpConfig& c) { return std::make_unique<LinearOffChipStore>(c); }}
+            .with_traffic(OffChipTraffic::Direction::kWrite, "in")
+            .with_onchip(OnChipFormula().staging(2), OnChipFormula().staging(1))
+            .with_memory_unit());
+  r.add(OpInfo{OpKind::kRandomOffChipLoad,
+               "RandomOffChipLoad",
+               OpCategory::kOffChipMemory,
                "Reads one tile per address element; an address is a tile index (row-major over the tiled tensor), "
                "given as a scalar or a 1x1 int32 tile. The output has the address stream's shape.",
                tile_timing + "as LinearOffChipLoad's tiles (with input_register the index is taken as the firing "
@@ -521,9 +417,13 @@ void register_offchip_ops(OpRegistry& r) {
                {{"out", "one tile per address"}},
                {tensor, tile, par},
                false,
-               [](const OpConfig& c) { return std::make_unique<RandomOffChipLoad>(c); }});
-  r.add(OpInfo{"RandomOffChipStore",
-               "off-chip memory",
+               [](const OpConfig& c) { return std::make_unique<RandomOffChipLoad>(c); }}
+            .with_traffic(OffChipTraffic::Direction::kRead, "out")
+            .with_onchip(OnChipFormula().staging(2), OnChipFormula().staging(1))
+            .with_memory_unit());
+  r.add(OpInfo{OpKind::kRandomOffChipStore,
+               "RandomOffChipStore",
+               OpCategory::kOffChipMemory,
                "Writes each wdata tile to the tile index given by the matching waddr element and emits a true flag "
                "per completed write, with waddr's shape.",
                tile_timing + "the flag is emitted when the write is acknowledged (with ag_max_outstanding the flags "
@@ -533,7 +433,10 @@ void register_offchip_ops(OpRegistry& r) {
                {{"out", "write-completion flags (scalar 1)"}},
                {tensor, tile, par},
                false,
-               [](const OpConfig& c) { return std::make_unique<RandomOffChipStore>(c); }});
+               [](const OpConfig& c) { return std::make_unique<RandomOffChipStore>(c); }}
+            .with_traffic(OffChipTraffic::Direction::kWrite, "wdata")
+            .with_onchip(OnChipFormula().staging(2), OnChipFormula().staging(1))
+            .with_memory_unit());
 }
 
 }  // namespace stepsim

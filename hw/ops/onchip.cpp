@@ -314,8 +314,9 @@ class Streamify : public Op {
 
 void register_onchip_ops(OpRegistry& r) {
   using T = ParamSpec::Type;
-  r.add(OpInfo{"Bufferize",
-               "on-chip memory",
+  r.add(OpInfo{OpKind::kBufferize,
+               "Bufferize",
+               OpCategory::kOnChipMemory,
                "Stores the inner `rank` dimensions of the stream in a memory unit and emits one buffer reference per "
                "stored tensor.",
                "1 cycle per stored element; the reference is emitted when a stop >= rank arrives.",
@@ -323,20 +324,26 @@ void register_onchip_ops(OpRegistry& r) {
                {{"out", "rank a-rank stream of buffer references"}},
                {{"rank", T::kInt, "", "bufferize rank b: number of inner dimensions stored", true, {1, kMaxStopLevel}}},
                false,
-               [](const OpConfig& c) { return std::make_unique<Bufferize>(c); }});
-  r.add(OpInfo{"Streamify",
-               "on-chip memory",
-               "Replays each referenced buffer: `repeat` times (static) or once per element of the ref stream's inner "
-               "`rank` dimensions; affine (stride/out_shape) for static buffers, linear for dynamically sized ones.",
-               "1 cycle per emitted element; emitted tiles sit in a memory unit.",
-               {{"in", "buffer references"}, {"ref", "reference stream (repeat count per buffer)", true}},
-               {{"out", "replayed stream"}},
-               {{"repeat", T::kIntList, "[]", "static repeat factors, outermost first (no ref input)"},
-                {"rank", T::kInt, "1", "repeat rank c of the ref stream", false, kRankRange},
-                {"stride", T::kIntList, "[]", "affine view strides in elements"},
-                {"out_shape", T::kIntList, "[]", "affine view shape (empty = linear)", false, kCountRange}},
-               false,
-               [](const OpConfig& c) { return std::make_unique<Streamify>(c); }});
+               [](const OpConfig& c) { return std::make_unique<Bufferize>(c); }}
+            .with_onchip(OnChipFormula().input(1).buffer_x_input(2), OnChipFormula().input(1).buffer_x_input(2))
+            .with_memory_unit());
+  r.add(OpInfo{
+      OpKind::kStreamify,
+      "Streamify",
+      OpCategory::kOnChipMemory,
+      "Replays each referenced buffer: `repeat` times (static) or once per element of the ref stream's inner "
+      "`rank` dimensions; affine (stride/out_shape) for static buffers, linear for dynamically sized ones.",
+      "1 cycle per emitted element; emitted tiles sit in a memory unit.",
+      {{"in", "buffer references"}, {"ref", "reference stream (repeat count per buffer)", true}},
+      {{"out", "replayed stream"}},
+      {{"repeat", T::kIntList, "[]", "static repeat factors, outermost first (no ref input)"},
+       {"rank", T::kInt, "1", "repeat rank c of the ref stream", false, kRankRange},
+       {"stride", T::kIntList, "[]", "affine view strides in elements"},
+       {"out_shape", T::kIntList, "[]", "affine view shape (empty = linear)", false, kCountRange}},
+      false,
+      [](const OpConfig& c) {
+        return std::make_unique<Streamify>(c);
+      }}.with_onchip(OnChipFormula(), OnChipFormula().buffer_x_output(1).output(1)));
 }
 
 }  // namespace stepsim

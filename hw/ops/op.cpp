@@ -1,5 +1,8 @@
 #include "hw/ops/op.h"
 
+#include "hw/functions/functions.h"
+#include "hw/ops/op_formulas.h"
+
 #include <alloca.h>
 
 #include <algorithm>
@@ -18,6 +21,7 @@ OpRegistry& OpRegistry::instance() {
     register_higher_order_ops(*reg);
     register_shape_ops(*reg);
     register_address_ops(*reg);
+    reg->check_complete();
     return reg;
   }();
   return *r;
@@ -25,7 +29,55 @@ OpRegistry& OpRegistry::instance() {
 
 void OpRegistry::add(OpInfo info) {
   std::string n = info.name;
-  if (!ops_.emplace(n, std::move(info)).second) throw std::logic_error("operator '" + n + "' registered twice");
+  const size_t k = size_t(info.kind);
+  if (k >= by_kind_.size() || by_kind_[k]) throw std::logic_error("operator kind of '" + n + "' registered twice");
+  auto [it, added] = ops_.emplace(n, std::move(info));
+  if (!added) throw std::logic_error("operator '" + n + "' registered twice");
+  by_kind_[k] = &it->second;  // std::map nodes do not move
+}
+
+void OpRegistry::check_complete() const {
+  for (size_t k = 0; k < by_kind_.size(); ++k)
+    if (!by_kind_[k]) throw std::logic_error("operator kind " + std::to_string(k) + " has no registration");
+}
+
+const char* category_name(OpCategory c) {
+  switch (c) {
+    case OpCategory::kOffChipMemory:
+      return "off-chip memory";
+    case OpCategory::kOnChipMemory:
+      return "on-chip memory";
+    case OpCategory::kRouting:
+      return "routing";
+    case OpCategory::kHigherOrder:
+      return "higher-order";
+    case OpCategory::kShape:
+      return "shape";
+    case OpCategory::kAddressGeneration:
+      return "address generation";
+    case OpCategory::kSourceSink:
+      return "source/sink";
+  }
+  return "?";
+}
+
+const OnChipFormula& onchip_formula(const OpInfo& info, const std::string& model) {
+  if (model == "paper") return info.onchip.paper;
+  if (model == "artifact") return info.onchip.artifact;
+  throw std::invalid_argument("unknown on-chip requirement model '" + model + "'; known: artifact, paper");
+}
+
+bool applies_matmul(const OpInfo& info, const std::string& fn) {
+  switch (info.functions) {
+    case FunctionFamily::kMap:
+      return map_function(fn).matmul;
+    case FunctionFamily::kAccum:
+      return accum_function(fn).matmul;
+    case FunctionFamily::kFlatMap:
+    case FunctionFamily::kNone:
+      return false;
+  }
+  return false;
 }
 
 const OpInfo& OpRegistry::find(const std::string& name) const {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -19,6 +20,7 @@
 
 #include "hw/channel/channel.h"
 #include "hw/channel/context.h"
+#include "hw/ops/op_kind.h"
 #include "hw/ops/params.h"
 #include "hw/presets/hardware.h"
 #include "hw/stream/token.h"
@@ -107,15 +109,82 @@ struct HoldLedger {
   uint64_t peak() const;
 };
 
+// A node's on-chip memory requirement by one model (hw/fabric/onchip_requirement.h): a sum of
+// terms, each counted `coefficient` times. The terms are what the node saw (hw/fabric) or its
+// symbolic stream types (sim/shape); hw/ops/op_formulas.h evaluates the sum for both.
+// Written in the registrations as OnChipFormula().staging(2), OnChipFormula().input(1).buffer_x_input(2), ...
+struct OnChipFormula {
+  uint8_t staging_tile = 0;       // the tile an off-chip operator stages (written or read)
+  uint8_t in_elem = 0;            // the largest input element
+  uint8_t buffer_x_in_elem = 0;   // card(buffer) x the input element (Bufferize)
+  uint8_t buffer_x_out_elem = 0;  // card(buffer) x the output element (Streamify)
+  uint8_t out_elem = 0;           // the largest output element
+  uint8_t matmul_operands = 0;    // 16 rows of operand 0 + operand 1, when the function is a matmul
+
+  OnChipFormula& staging(uint8_t c) { return set(staging_tile, c); }
+  OnChipFormula& input(uint8_t c) { return set(in_elem, c); }
+  OnChipFormula& buffer_x_input(uint8_t c) { return set(buffer_x_in_elem, c); }
+  OnChipFormula& buffer_x_output(uint8_t c) { return set(buffer_x_out_elem, c); }
+  OnChipFormula& output(uint8_t c) { return set(out_elem, c); }
+  OnChipFormula& matmul(uint8_t c) { return set(matmul_operands, c); }
+
+ private:
+  OnChipFormula& set(uint8_t& term, uint8_t c) {
+    term = c;
+    return *this;
+  }
+};
+// The formulas of the two models (hw/presets: onchip_requirement_models()). An operator without
+// any holds nothing on chip but its FIFOs, which the models do not count.
+struct OnChipFormulas {
+  OnChipFormula paper, artifact;
+};
+
+// Off-chip traffic: the stream an off-chip operator reads from or writes to HBM, and so the tile
+// it stages on chip.
+struct OffChipTraffic {
+  enum class Direction : uint8_t { kNone, kRead, kWrite };
+  Direction direction = Direction::kNone;
+  std::string port;  // kRead: the output port of the loaded tiles; kWrite: the input port written
+};
+
+// The descriptor of one operator: everything the rest of the tree knows about it. `stepsim ops`,
+// the docs, the loader, shape inference (sim/shape, which keys its rules by `kind`), the metrics,
+// the fabric and the builder all read it.
 struct OpInfo {
-  std::string name;
-  std::string category;  // off-chip memory | on-chip memory | routing | higher-order | shape | source/sink
+  OpKind kind;
+  std::string name;  // the operator's one spelling (graph files, messages)
+  OpCategory category;
   std::string description;
   std::string timing;  // the timing rule, one or two sentences
   std::vector<PortSpec> inputs, outputs;
   std::vector<ParamSpec> params;
   bool uses_compute = false;  // a higher-order node: gets compute bandwidth and compute units
   std::function<std::unique_ptr<Op>(const OpConfig&)> create;
+  FunctionFamily functions = FunctionFamily::kNone;  // what its `fn` parameter names
+  OnChipFormulas onchip{};
+  OffChipTraffic traffic{};
+  // The node holds a memory unit for as long as the graph is placed (a Bufferize's buffer, an
+  // off-chip operator's staging tiles): hw/fabric/allocation.h.
+  bool holds_memory_unit = false;
+
+  OpInfo&& with_functions(FunctionFamily f) && {
+    functions = f;
+    return std::move(*this);
+  }
+  OpInfo&& with_onchip(OnChipFormula paper, OnChipFormula artifact) && {
+    onchip = {paper, artifact};
+    return std::move(*this);
+  }
+  OpInfo&& with_traffic(OffChipTraffic::Direction d, std::string port) && {
+    traffic = {d, std::move(port)};
+    return std::move(*this);
+  }
+  OpInfo&& with_memory_unit() && {
+    holds_memory_unit = true;
+    return std::move(*this);
+  }
+  bool is_offchip() const { return category == OpCategory::kOffChipMemory; }
 };
 
 struct OpConfig {
@@ -133,12 +202,21 @@ class OpRegistry {
   static OpRegistry& instance();
   void add(OpInfo info);
   const OpInfo& find(const std::string& name) const;  // throws std::invalid_argument listing names
+  const OpInfo& find(OpKind kind) const { return *by_kind_[size_t(kind)]; }
   bool has(const std::string& name) const { return ops_.count(name) > 0; }
   std::vector<const OpInfo*> all() const;
+  // Throws std::logic_error unless every OpKind was added exactly once (checked at start-up).
+  void check_complete() const;
 
  private:
   std::map<std::string, OpInfo> ops_;
+  std::array<const OpInfo*, kNumOpKinds> by_kind_{};
 };
+
+// The name of an operator kind ("Map"), for code that writes graphs (the builder, down-tiling).
+inline const std::string& op_name(OpKind kind) { return OpRegistry::instance().find(kind).name; }
+// Whether the node's `fn` names a matmul (the on-chip formulas and accounting treat those apart).
+bool applies_matmul(const OpInfo& info, const std::string& fn);
 
 class Op : public sc_core::sc_module {
  public:

@@ -336,8 +336,9 @@ class Parallelize : public Op {
 
 void register_routing_ops(OpRegistry& r) {
   using T = ParamSpec::Type;
-  r.add(OpInfo{"Broadcast",
-               "routing",
+  r.add(OpInfo{OpKind::kBroadcast,
+               "Broadcast",
+               OpCategory::kRouting,
                "Copies a stream to every output (streams are consumed once).",
                "0 cycles; sends to each output in turn, so a full output stalls all.",
                {{"in", "stream"}},
@@ -346,8 +347,9 @@ void register_routing_ops(OpRegistry& r) {
                false,
                [](const OpConfig& c) { return std::make_unique<Broadcast>(c); }});
   r.add(OpInfo{
+      OpKind::kPartition,
       "Partition",
-      "routing",
+      OpCategory::kRouting,
       "Routes each chunk (data up to the first S_rank) to every output whose selector bit is set; outer "
       "dimensions flatten into one dynamic dimension per output.",
       "Per element: memory-unit read (if in one) + routing_switch_cycles + memory-unit write (if the "
@@ -358,8 +360,9 @@ void register_routing_ops(OpRegistry& r) {
       false,
       [](const OpConfig& c) { return std::make_unique<Partition>(c); }});
   r.add(
-      OpInfo{"Reassemble",
-             "routing",
+      OpInfo{OpKind::kReassemble,
+             "Reassemble",
+             OpCategory::kRouting,
              "For each selector element, concatenates one chunk from every selected input in arrival order "
              "(no interleaving) and adds a dimension.",
              "Each element is released at max(now, arrival + routing_switch_cycles + memory-unit read) + "
@@ -369,8 +372,9 @@ void register_routing_ops(OpRegistry& r) {
              {{"rank", T::kInt, "0", "reassemble rank a: each chunk is a level-a unit", false, {0, kMaxStopLevel - 1}}},
              false,
              [](const OpConfig& c) { return std::make_unique<Reassemble>(c); }});
-  r.add(OpInfo{"EagerMerge",
-               "routing",
+  r.add(OpInfo{OpKind::kEagerMerge,
+               "EagerMerge",
+               OpCategory::kRouting,
                "Forwards whole chunks in arrival order from any input and emits the source index as a selector.",
                "0-cycle latency, one element per cycle; ties go to the lowest input.",
                {{"in*", "rank-a inputs"}},
@@ -378,8 +382,9 @@ void register_routing_ops(OpRegistry& r) {
                {{"rank", T::kInt, "0", "chunk rank a", false, kRankRange}},
                false,
                [](const OpConfig& c) { return std::make_unique<EagerMerge>(c); }});
-  r.add(OpInfo{"Parallelize",
-               "routing",
+  r.add(OpInfo{OpKind::kParallelize,
+               "Parallelize",
+               OpCategory::kRouting,
                "Distributes chunks round-robin over the outputs (static parallelization).",
                "0 cycles; each element becomes visible routing_switch_cycles later.",
                {{"in", "stream"}},

@@ -414,8 +414,9 @@ class Zip : public Op {
 void register_shape_ops(OpRegistry& r) {
   using T = ParamSpec::Type;
   const char* lat = "shape_op_latency cycles per beat (0 in step-artifact).";
-  r.add(OpInfo{"Flatten",
-               "shape",
+  r.add(OpInfo{OpKind::kFlatten,
+               "Flatten",
+               OpCategory::kShape,
                "Merges dimensions min..max (0 = innermost) into one; ragged sizes absorb.",
                lat,
                {{"in", "rank-a stream"}},
@@ -424,8 +425,9 @@ void register_shape_ops(OpRegistry& r) {
                 {"max", T::kInt, "1", "highest merged dimension", false, kRankRange}},
                false,
                [](const OpConfig& c) { return std::make_unique<Flatten>(c); }});
-  r.add(OpInfo{"Reshape",
-               "shape",
+  r.add(OpInfo{OpKind::kReshape,
+               "Reshape",
+               OpCategory::kShape,
                "Splits dimension `rank` into chunks of `chunk`; the innermost dimension is padded with `pad`, "
                "flagged on the padding output.",
                lat,
@@ -436,8 +438,9 @@ void register_shape_ops(OpRegistry& r) {
                 {"pad", T::kString, "zero", "padding element (text notation) or 'zero' for a zero tile/scalar"}},
                false,
                [](const OpConfig& c) { return std::make_unique<Reshape>(c); }});
-  r.add(OpInfo{"Promote",
-               "shape",
+  r.add(OpInfo{OpKind::kPromote,
+               "Promote",
+               OpCategory::kShape,
                "Adds a dimension of size 1 (0 for an empty stream): outermost by default, or above the `rank` "
                "innermost dimensions.",
                std::string(lat) + " The outermost form holds one beat until the done token.",
@@ -451,26 +454,35 @@ void register_shape_ops(OpRegistry& r) {
                  {-1, kMaxStopLevel - 1}}},
                false,
                [](const OpConfig& c) { return std::make_unique<Promote>(c); }});
-  r.add(OpInfo{"Expand",
-               "shape",
-               "Repeats each data element across the reference stream's inner `rank` dimensions (dynamic broadcast).",
-               lat,
-               {{"in", "data whose inner `rank` dimensions have size 1"}, {"ref", "stream giving the shape"}},
-               {{"out", "the ref's shape, data's elements"}},
-               {{"rank", T::kInt, "1", "expand rank: the smallest stop level of the data stream", false, kRankRange}},
-               false,
-               [](const OpConfig& c) { return std::make_unique<Expand>(c); }});
-  r.add(OpInfo{"Repeat",
-               "shape",
-               "Adds a new innermost dimension holding `count` copies of every element.",
-               "One copy per cycle: copies of an element arriving at t are sent at t..t+count-1.",
-               {{"in", "rank-a stream"}},
-               {{"out", "rank a+1 stream"}},
-               {{"count", T::kInt, "", "copies per element", true, {0, int64_t(kMaxStreamBeats)}}},
-               false,
-               [](const OpConfig& c) { return std::make_unique<Repeat>(c); }});
-  r.add(OpInfo{"Zip",
-               "shape",
+  r.add(OpInfo{
+      OpKind::kExpand,
+      "Expand",
+      OpCategory::kShape,
+      "Repeats each data element across the reference stream's inner `rank` dimensions (dynamic broadcast).",
+      lat,
+      {{"in", "data whose inner `rank` dimensions have size 1"}, {"ref", "stream giving the shape"}},
+      {{"out", "the ref's shape, data's elements"}},
+      {{"rank", T::kInt, "1", "expand rank: the smallest stop level of the data stream", false, kRankRange}},
+      false,
+      [](const OpConfig& c) {
+        return std::make_unique<Expand>(c);
+      }}.with_onchip(OnChipFormula().output(1), OnChipFormula().output(1)));
+  r.add(OpInfo{
+      OpKind::kRepeat,
+      "Repeat",
+      OpCategory::kShape,
+      "Adds a new innermost dimension holding `count` copies of every element.",
+      "One copy per cycle: copies of an element arriving at t are sent at t..t+count-1.",
+      {{"in", "rank-a stream"}},
+      {{"out", "rank a+1 stream"}},
+      {{"count", T::kInt, "", "copies per element", true, {0, int64_t(kMaxStreamBeats)}}},
+      false,
+      [](const OpConfig& c) {
+        return std::make_unique<Repeat>(c);
+      }}.with_onchip(OnChipFormula(), OnChipFormula().output(1)));
+  r.add(OpInfo{OpKind::kZip,
+               "Zip",
+               OpCategory::kShape,
                "Pairs the elements of streams with identical structure into tuples.",
                lat,
                {{"in*", "streams of equal shape"}},

@@ -65,8 +65,9 @@ class Sink : public Op {
 }  // namespace
 
 void register_source_sink_ops(OpRegistry& r) {
-  r.add(OpInfo{"Source",
-               "source/sink",
+  r.add(OpInfo{OpKind::kSource,
+               "Source",
+               OpCategory::kSourceSink,
                "Emits a given token stream (literal text, a tensor's tiles, or a selector/metadata stream read "
                "from a trace file).",
                "One beat every `interval` cycles, from the arrival of the last `after` stream's done token (or cycle "
@@ -80,8 +81,9 @@ void register_source_sink_ops(OpRegistry& r) {
                 {"interval", ParamSpec::Type::kInt, "1", "cycles between beats", false, {0, int64_t(kMaxCycles)}}},
                false,
                [](const OpConfig& c) { return std::make_unique<Source>(c); }});
-  r.add(OpInfo{"Sink",
-               "source/sink",
+  r.add(OpInfo{OpKind::kSink,
+               "Sink",
+               OpCategory::kSourceSink,
                "Consumes a stream and records every beat with its arrival time.",
                "0 cycles per beat.",
                {{"in", "stream to record"}},

@@ -152,7 +152,7 @@ int cmd_ops(const Invocation& in, Streams s) {
     }
   };
   for (const OpInfo* op : OpRegistry::instance().all()) {
-    s.out << op->name << "  [" << op->category << "]\n  " << op->description << "\n";
+    s.out << op->name << "  [" << category_name(op->category) << "]\n  " << op->description << "\n";
     s.out << "  inputs: ";
     ports(op->inputs);
     s.out << "\n  outputs: ";
@@ -303,20 +303,6 @@ class ProgressLine {
 
 bool is_terminal(const std::ostream& err) { return &err == &std::cerr && ::isatty(STDERR_FILENO); }
 
-// After a failed run: the static shape check's finding (what `stepsim analyze` says), which names
-// both ends of a mismatched edge and both shapes where the run saw only the operator's side; an
-// indented line under the error, or "" when the shapes check out or cannot be inferred.
-std::string static_shape_note(const Graph& g) {
-  try {
-    shape::SymbolTable syms;
-    shape::infer_types(g, syms);
-  } catch (const shape::ShapeError& e) {
-    return "  shape check (stepsim analyze): " + std::string(e.what()) + "\n";
-  } catch (const std::exception&) {
-  }
-  return "";
-}
-
 // A co-simulation: the graph all-approximate and with nodes on the units, compared.
 int run_cosim(const Graph& g, const SimOptions& opt, const Invocation& in, const std::string& impl,
               const std::function<void()>& discard_outputs, ProgressLine& progress, Streams s) {
@@ -388,7 +374,7 @@ int run_graph(const Invocation& in, const std::function<void()>& discard_outputs
   progress.clear();
   if (!r.ok) {
     discard_outputs();
-    s.err << "error: " << r.error << "\n" << static_shape_note(g);
+    s.err << "error: " << r.error << "\n";
     return 1;
   }
   Report rep = make_report(g, opt, r);

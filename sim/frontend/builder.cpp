@@ -218,7 +218,7 @@ Stream GraphBuilder::source(const std::string& name, const std::string& stream, 
                             const std::vector<Stream>& after) {
   NodeOptions o;
   if (depth) o.depth = depth;
-  return add1(name, "Source", {{"stream", prefix_ + stream}}, numbered(after, "after"), o);
+  return add1(name, OpKind::kSource, {{"stream", prefix_ + stream}}, numbered(after, "after"), o);
 }
 
 Stream GraphBuilder::load(const std::string& name, const std::string& tensor, const std::vector<int64_t>& tile,
@@ -229,7 +229,7 @@ Stream GraphBuilder::load(const std::string& name, const std::string& tensor, co
   if (!stride.empty()) p["stride"] = int_list(stride);
   Inputs in;
   if (ref) in.push_back({"ref", *ref});
-  return add1(name, "LinearOffChipLoad", p, in);
+  return add1(name, OpKind::kLinearOffChipLoad, p, in);
 }
 
 void GraphBuilder::store(const std::string& name, const std::string& tensor, const std::vector<int64_t>& tile,
@@ -237,70 +237,71 @@ void GraphBuilder::store(const std::string& name, const std::string& tensor, con
   ParamMap p{{"tensor", tensor}, {"tile", int_list(tile)}};
   if (!out_shape.empty()) p["out_shape"] = int_list(out_shape);
   if (!stride.empty()) p["stride"] = int_list(stride);
-  add(name, "LinearOffChipStore", p, {{"in", in}});
+  add(name, OpKind::kLinearOffChipStore, p, {{"in", in}});
 }
 
 Stream GraphBuilder::random_load(const std::string& name, const std::string& tensor, const std::vector<int64_t>& tile,
                                  const Stream& raddr) {
-  return add1(name, "RandomOffChipLoad", {{"tensor", tensor}, {"tile", int_list(tile)}}, {{"raddr", raddr}});
+  return add1(name, OpKind::kRandomOffChipLoad, {{"tensor", tensor}, {"tile", int_list(tile)}}, {{"raddr", raddr}});
 }
 
 Stream GraphBuilder::map(const std::string& name, const std::string& fn, const std::vector<Stream>& in,
                          uint64_t compute_bw) {
-  return add1(name, "Map", {{"fn", fn}}, numbered(in), bw(compute_bw));
+  return add1(name, OpKind::kMap, {{"fn", fn}}, numbered(in), bw(compute_bw));
 }
 
 Stream GraphBuilder::accum(const std::string& name, const std::string& fn, int rank, const std::vector<Stream>& in,
                            uint64_t compute_bw) {
-  return add1(name, "Accum", {{"fn", fn}, {"rank", std::to_string(rank)}}, numbered(in), bw(compute_bw));
+  return add1(name, OpKind::kAccum, {{"fn", fn}, {"rank", std::to_string(rank)}}, numbered(in), bw(compute_bw));
 }
 
 Stream GraphBuilder::flatmap(const std::string& name, const std::string& fn, int rank, const std::vector<Stream>& in) {
-  return add1(name, "FlatMap", {{"fn", fn}, {"rank", std::to_string(rank)}}, numbered(in));
+  return add1(name, OpKind::kFlatMap, {{"fn", fn}, {"rank", std::to_string(rank)}}, numbered(in));
 }
 
 Stream GraphBuilder::flatten(const std::string& name, const Stream& in, int min, int max) {
-  return add1(name, "Flatten", {{"min", std::to_string(min)}, {"max", std::to_string(max)}}, {{"in", in}});
+  return add1(name, OpKind::kFlatten, {{"min", std::to_string(min)}, {"max", std::to_string(max)}}, {{"in", in}});
 }
 
 std::pair<Stream, Stream> GraphBuilder::reshape(const std::string& name, const Stream& in, int64_t chunk, int rank) {
-  auto o = add(name, "Reshape", {{"chunk", std::to_string(chunk)}, {"rank", std::to_string(rank)}}, {{"in", in}});
+  auto o =
+      add(name, OpKind::kReshape, {{"chunk", std::to_string(chunk)}, {"rank", std::to_string(rank)}}, {{"in", in}});
   return {o.at("out"), o.at("pad")};
 }
 
 Stream GraphBuilder::promote(const std::string& name, const Stream& in, int rank) {
-  return add1(name, "Promote", {{"rank", std::to_string(rank)}}, {{"in", in}});
+  return add1(name, OpKind::kPromote, {{"rank", std::to_string(rank)}}, {{"in", in}});
 }
 
 Stream GraphBuilder::repeat(const std::string& name, const Stream& in, int64_t count) {
-  return add1(name, "Repeat", {{"count", std::to_string(count)}}, {{"in", in}});
+  return add1(name, OpKind::kRepeat, {{"count", std::to_string(count)}}, {{"in", in}});
 }
 
 Stream GraphBuilder::expand(const std::string& name, const Stream& in, const Stream& ref, int rank) {
-  return add1(name, "Expand", {{"rank", std::to_string(rank)}}, {{"in", in}, {"ref", ref}});
+  return add1(name, OpKind::kExpand, {{"rank", std::to_string(rank)}}, {{"in", in}, {"ref", ref}});
 }
 
 Stream GraphBuilder::zip(const std::string& name, const std::vector<Stream>& in) {
-  return add1(name, "Zip", {}, numbered(in));
+  return add1(name, OpKind::kZip, {}, numbered(in));
 }
 
 Stream GraphBuilder::bufferize(const std::string& name, const Stream& in, int rank) {
-  return add1(name, "Bufferize", {{"rank", std::to_string(rank)}}, {{"in", in}});
+  return add1(name, OpKind::kBufferize, {{"rank", std::to_string(rank)}}, {{"in", in}});
 }
 
 Stream GraphBuilder::streamify(const std::string& name, const Stream& buffers, const std::vector<int64_t>& repeat) {
-  return add1(name, "Streamify", {{"repeat", int_list(repeat)}}, {{"in", buffers}});
+  return add1(name, OpKind::kStreamify, {{"repeat", int_list(repeat)}}, {{"in", buffers}});
 }
 
 Stream GraphBuilder::streamify_ref(const std::string& name, const Stream& buffers, const Stream& ref, int rank) {
-  return add1(name, "Streamify", {{"rank", std::to_string(rank)}}, {{"in", buffers}, {"ref", ref}});
+  return add1(name, OpKind::kStreamify, {{"rank", std::to_string(rank)}}, {{"in", buffers}, {"ref", ref}});
 }
 
 std::vector<Stream> GraphBuilder::partition(const std::string& name, const Stream& in, const Stream& sel,
                                             size_t outputs, int rank) {
   NodeOptions o;
   o.num_outputs = outputs;
-  auto m = add(name, "Partition", {{"rank", std::to_string(rank)}}, {{"in", in}, {"sel", sel}}, o);
+  auto m = add(name, OpKind::kPartition, {{"rank", std::to_string(rank)}}, {{"in", in}, {"sel", sel}}, o);
   std::vector<Stream> v;
   for (size_t i = 0; i < outputs; ++i) v.push_back(m.at("out" + std::to_string(i)));
   return v;
@@ -309,23 +310,23 @@ std::vector<Stream> GraphBuilder::partition(const std::string& name, const Strea
 Stream GraphBuilder::reassemble(const std::string& name, const std::vector<Stream>& in, const Stream& sel, int rank) {
   Inputs v = numbered(in);
   v.push_back({"sel", sel});
-  return add1(name, "Reassemble", {{"rank", std::to_string(rank)}}, v);
+  return add1(name, OpKind::kReassemble, {{"rank", std::to_string(rank)}}, v);
 }
 
 std::pair<Stream, Stream> GraphBuilder::eager_merge(const std::string& name, const std::vector<Stream>& in, int rank) {
-  auto m = add(name, "EagerMerge", {{"rank", std::to_string(rank)}}, numbered(in));
+  auto m = add(name, OpKind::kEagerMerge, {{"rank", std::to_string(rank)}}, numbered(in));
   return {m.at("out"), m.at("sel")};
 }
 
 std::vector<Stream> GraphBuilder::broadcast(const std::string& name, const Stream& in, size_t outputs) {
   NodeOptions o;
   o.num_outputs = outputs;
-  auto m = add(name, "Broadcast", {}, {{"in", in}}, o);
+  auto m = add(name, OpKind::kBroadcast, {}, {{"in", in}}, o);
   std::vector<Stream> v;
   for (size_t i = 0; i < outputs; ++i) v.push_back(m.at("out" + std::to_string(i)));
   return v;
 }
 
-void GraphBuilder::sink(const std::string& name, const Stream& in) { add(name, "Sink", {}, {{"in", in}}); }
+void GraphBuilder::sink(const std::string& name, const Stream& in) { add(name, OpKind::kSink, {}, {{"in", in}}); }
 
 }  // namespace stepsim::frontend

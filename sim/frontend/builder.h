@@ -92,6 +92,15 @@ class GraphBuilder {
                                     const Inputs& inputs, const NodeOptions& opt = {});
   Stream add1(const std::string& name, const std::string& op, const ParamMap& params, const Inputs& inputs,
               const NodeOptions& opt = {});  // the node's single output
+  // The same by the operator's kind (the library's own nodes: no operator name spelled again).
+  std::map<std::string, Stream> add(const std::string& name, OpKind op, const ParamMap& params, const Inputs& inputs,
+                                    const NodeOptions& opt = {}) {
+    return add(name, op_name(op), params, inputs, opt);
+  }
+  Stream add1(const std::string& name, OpKind op, const ParamMap& params, const Inputs& inputs,
+              const NodeOptions& opt = {}) {
+    return add1(name, op_name(op), params, inputs, opt);
+  }
 
   // ---- Typed helpers for the common operators (ports and parameters as in docs/operators.md).
   // `after`: streams whose end the source waits for (their contents are ignored).

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/ops/op.h"
 #include "hw/stream/token.h"
 
 namespace stepsim {
@@ -28,6 +29,9 @@ struct NodeSpec {
   // `types: {out: "[1, 64] of selector"}`.
   std::map<std::string, std::string> types;
   std::string impl;  // approx (default) | hls | rtl
+
+  // Whether the node is an operator of `kind` (by its descriptor's name; an unknown op is none).
+  bool is(OpKind kind) const { return op == op_name(kind); }
 };
 
 // A node from its essentials; the other fields keep their defaults.
@@ -40,6 +44,10 @@ inline NodeSpec node_spec(std::string name, std::string op, std::map<std::string
   n.inputs = std::move(inputs);
   n.compute_bw = compute_bw;
   return n;
+}
+inline NodeSpec node_spec(std::string name, OpKind op, std::map<std::string, std::string> params = {},
+                          std::map<std::string, std::string> inputs = {}, std::optional<uint64_t> compute_bw = {}) {
+  return node_spec(std::move(name), op_name(op), std::move(params), std::move(inputs), compute_bw);
 }
 
 // A tensor stored off-chip before the run (loads read it) or written by a store.

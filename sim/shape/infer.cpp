@@ -1,5 +1,7 @@
 #include "sim/shape/infer.h"
 
+#include "sim/graph/ports.h"
+
 #include <algorithm>
 #include <set>
 
@@ -70,6 +72,7 @@ Params params_of(const RuleContext& c) {
 
 }  // namespace
 
+Params RuleContext::params() const { return params_of(*this); }
 int64_t RuleContext::get_int(const std::string& k) const { return params_of(*this).get_int(k); }
 std::vector<int64_t> RuleContext::get_ints(const std::string& k) const { return params_of(*this).get_ints(k); }
 std::string RuleContext::get_string(const std::string& k) const { return params_of(*this).get_string(k); }
@@ -197,9 +200,6 @@ StreamType literal_type(const std::vector<Beat>& beats) {
 
 namespace {
 
-bool is_numbered(const PortSpec& p) { return !p.name.empty() && p.name.back() == '*'; }
-std::string base_of(const PortSpec& p) { return is_numbered(p) ? p.name.substr(0, p.name.size() - 1) : p.name; }
-
 // "node" -> "node.<its first output>", numbered as "<base>0".
 std::string normalise_ref(const Graph& g, const std::string& ref, const std::string& where) {
   const size_t dot = ref.find('.');
@@ -209,7 +209,7 @@ std::string normalise_ref(const Graph& g, const std::string& ref, const std::str
   if (dot != std::string::npos) return ref;
   const OpInfo& info = OpRegistry::instance().find(n->op);
   if (info.outputs.empty()) throw ShapeError(where + " reads '" + node + "', which has no outputs");
-  return node + "." + (is_numbered(info.outputs[0]) ? base_of(info.outputs[0]) + "0" : info.outputs[0].name);
+  return node + "." + (is_numbered(info.outputs[0]) ? port_base(info.outputs[0]) + "0" : info.outputs[0].name);
 }
 
 }  // namespace
@@ -232,9 +232,9 @@ Topology topology(const Graph& g) {
       const std::string src = r.substr(0, r.find('.')), sport = r.substr(r.find('.') + 1);
       const OpInfo& si = reg.find(g.find(src)->op);
       for (const PortSpec& p : si.outputs)
-        if (is_numbered(p) && sport.rfind(base_of(p), 0) == 0 && sport.size() > base_of(p).size() &&
-            std::all_of(sport.begin() + long(base_of(p).size()), sport.end(), ::isdigit)) {
-          const size_t idx = std::stoul(sport.substr(base_of(p).size()));  // < 256: the loader checked
+        if (is_numbered(p) && sport.rfind(port_base(p), 0) == 0 && sport.size() > port_base(p).size() &&
+            std::all_of(sport.begin() + long(port_base(p).size()), sport.end(), ::isdigit)) {
+          const size_t idx = std::stoul(sport.substr(port_base(p).size()));  // < 256: the loader checked
           t.numbered_outs[src] = std::max(t.numbered_outs[src], idx + 1);
         }
     }
@@ -259,11 +259,11 @@ std::map<std::string, std::string> producers_of(const Graph& g, const NodeSpec& 
 const std::vector<Beat>* literal_of(const Graph& g, const std::string& ref) {
   const NodeSpec* n = g.find(ref.substr(0, ref.find('.')));
   if (!n) return nullptr;  // a node declared ahead (a cycle)
-  if (n->op == "Source") {
+  if (n->is(OpKind::kSource)) {
     auto it = g.streams.find(n->params.count("stream") ? n->params.at("stream") : "");
     return it == g.streams.end() ? nullptr : &it->second;
   }
-  if (n->op == "Broadcast" && n->inputs.count("in"))
+  if (n->is(OpKind::kBroadcast) && n->inputs.count("in"))
     return literal_of(g, normalise_ref(g, n->inputs.at("in"), n->name));
   return nullptr;
 }
@@ -380,8 +380,8 @@ GraphTypes infer_types(const Graph& g, SymbolTable& syms) {
       for (const NodeSpec& n : g.nodes)
         if (!done.count(n.name) && left++ < 8) names += (names.empty() ? "" : ", ") + n.name;
       if (left > 8) names += " and " + std::to_string(left - 8) + " more";
-      throw ShapeError("shape inference cannot order the nodes " + names +
-                       ": they form a cycle (or read one); cyclic graphs are typed only by the simulator");
+      throw UntypableGraph("shape inference cannot order the nodes " + names +
+                           ": they form a cycle (or read one); cyclic graphs are typed only by the simulator");
     }
   }
   return out;

@@ -56,6 +56,7 @@ struct RuleContext {
   std::function<const std::vector<Beat>*(const std::string& port)> literal_input;
 
   // Parameter by name with the registry's type and default.
+  Params params() const;  // all of them (checks shared with the operator, e.g. make_tiled_view)
   int64_t get_int(const std::string& k) const;
   std::vector<int64_t> get_ints(const std::string& k) const;
   std::string get_string(const std::string& k) const;
@@ -79,6 +80,11 @@ const ShapeRule* find_shape_rule(const std::string& op);
 // Error raised by shape inference; the message names the node(s), ports and shapes.
 struct ShapeError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
+};
+// The graph is beyond what shape inference can type (a cycle without declared types), not wrong:
+// `stepsim analyze` reports it, a run goes on without the static check (sim/validate.h).
+struct UntypableGraph : ShapeError {
+  using ShapeError::ShapeError;
 };
 
 struct GraphTypes {

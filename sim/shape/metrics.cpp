@@ -1,17 +1,12 @@
 #include "sim/shape/metrics.h"
 
-#include "hw/ops/op.h"
+#include "hw/ops/op_formulas.h"
 
 namespace stepsim::shape {
 
 using namespace GiNaC;
 
 namespace {
-
-bool is_matmul(const NodeSpec& n) {
-  auto it = n.params.find("fn");
-  return it != n.params.end() && it->second.rfind("matmul", 0) == 0;
-}
 
 ex port_elem_bytes(const std::map<std::string, StreamType>& m, const std::string& port) {
   auto it = m.find(port);
@@ -39,56 +34,52 @@ ex matmul_operand_bytes(const NodeTypes& t) {
   return b;
 }
 
-ex staging_tile(const NodeSpec& n, const NodeTypes& t) {
-  if (n.op == "LinearOffChipStore") return port_elem_bytes(t.inputs, "in");
-  if (n.op == "RandomOffChipStore") return port_elem_bytes(t.inputs, "wdata");
-  return port_elem_bytes(t.outputs, "out");
-}
-
-ex paper_onchip(const NodeSpec& n, const NodeTypes& t, const std::string& category) {
-  if (category == "off-chip memory") return 2 * staging_tile(n, t);
-  if (n.op == "Bufferize") {
-    const StreamType& in = t.inputs.at("in");
-    const StreamType& out = t.outputs.at("out");
-    return in.elem.bytes() + card_of(out.elem.buffer_dims) * in.elem.bytes() * 2;
-  }
-  if (n.op == "Map") return is_matmul(n) ? matmul_operand_bytes(t) : ex(0);
-  if (n.op == "Accum") return (is_matmul(n) ? matmul_operand_bytes(t) : ex(0)) + port_elem_bytes(t.outputs, "out");
-  if (n.op == "Scan" || n.op == "Expand") return port_elem_bytes(t.outputs, "out");
+// The elements of the buffer a node writes (Bufferize's output) or reads (Streamify's input).
+ex buffer_elems(const NodeTypes& t) {
+  for (const auto* ports : {&t.outputs, &t.inputs})
+    for (const auto& [port, type] : *ports)
+      if (type.elem.kind == ElemType::Buffer) return card_of(type.elem.buffer_dims);
   return 0;
 }
 
-ex artifact_onchip(const NodeSpec& n, const NodeTypes& t, const std::string& category) {
-  if (category == "off-chip memory") return staging_tile(n, t);
-  if (n.op == "Map") return 0;
-  if (n.op == "Accum" && is_matmul(n)) return port_elem_bytes(t.outputs, "out");
-  if (n.op == "Streamify") {
-    const StreamType& in = t.inputs.at("in");
-    const ex out = port_elem_bytes(t.outputs, "out");
-    return card_of(in.elem.buffer_dims) * out + out;
-  }
-  if (n.op == "Repeat") return port_elem_bytes(t.outputs, "out");
-  return paper_onchip(n, t, category);
+// The descriptor's on-chip terms on the node's symbolic types (hw/ops/op_formulas.h sums them, as
+// the fabric does on what a run observed).
+OnChipTerms<ex> onchip_terms(const NodeSpec& n, const OpInfo& info, const NodeTypes& t) {
+  OnChipTerms<ex> terms;
+  const OffChipTraffic& tr = info.traffic;
+  if (tr.direction != OffChipTraffic::Direction::kNone)
+    terms.staging_tile =
+        port_elem_bytes(tr.direction == OffChipTraffic::Direction::kWrite ? t.inputs : t.outputs, tr.port);
+  terms.in_elem = port_elem_bytes(t.inputs, "in");
+  terms.out_elem = port_elem_bytes(t.outputs, "out");
+  terms.buffer_elems = buffer_elems(t);
+  terms.matmul_operands = matmul_operand_bytes(t);
+  auto fn = n.params.find("fn");
+  terms.matmul = fn != n.params.end() && applies_matmul(info, fn->second);
+  return terms;
+}
+
+// Off-chip traffic: the cardinality of the stream read or written x element bytes.
+void add_traffic(const OpInfo& info, const NodeTypes& t, NodeMetrics& m) {
+  const OffChipTraffic& tr = info.traffic;
+  if (tr.direction == OffChipTraffic::Direction::kRead) m.read_bytes = stream_bytes(t.outputs.at(tr.port));
+  if (tr.direction == OffChipTraffic::Direction::kWrite) m.write_bytes = stream_bytes(t.inputs.at(tr.port));
 }
 
 }  // namespace
 
 GraphMetrics symbolic_metrics(const Graph& g, const GraphTypes& types, const std::string& onchip_model) {
-  if (onchip_model != "paper" && onchip_model != "artifact")
-    throw std::invalid_argument("unknown on-chip requirement model '" + onchip_model + "'; known: artifact, paper");
   GraphMetrics gm;
   for (const NodeSpec& n : g.nodes) {
     const NodeTypes& t = types.nodes.at(n.name);
-    const std::string category = OpRegistry::instance().find(n.op).category;
+    const OpInfo& info = OpRegistry::instance().find(n.op);
+    const OnChipFormula& formula = onchip_formula(info, onchip_model);  // throws for an unknown model
     NodeMetrics m;
     m.name = n.name;
     m.op = n.op;
-    // Off-chip traffic: the cardinality of the stream read or written x element bytes.
-    if (n.op == "LinearOffChipLoad" || n.op == "RandomOffChipLoad") m.read_bytes = stream_bytes(t.outputs.at("out"));
-    if (n.op == "LinearOffChipStore") m.write_bytes = stream_bytes(t.inputs.at("in"));
-    if (n.op == "RandomOffChipStore") m.write_bytes = stream_bytes(t.inputs.at("wdata"));
+    add_traffic(info, t, m);
     m.flops = t.flops;
-    m.onchip_bytes = onchip_model == "paper" ? paper_onchip(n, t, category) : artifact_onchip(n, t, category);
+    m.onchip_bytes = onchip_requirement(formula, onchip_terms(n, info, t));
     m.read_bytes = m.read_bytes.expand();
     m.write_bytes = m.write_bytes.expand();
     m.flops = m.flops.expand();

@@ -2,10 +2,12 @@
 // FLOPs a higher-order node executes. The rules restate the operators' semantics
 // (docs/operators.md, hw/ops/*.cpp) on symbolic shapes; testbench/shape checks them against
 // the shapes the simulator really produces.
+#include <array>
 #include <optional>
-#include <set>
 
+#include "hw/functions/functions.h"
 #include "hw/ops/op.h"
+#include "hw/ops/tiled_view.h"
 #include "sim/shape/infer.h"
 
 namespace stepsim::shape {
@@ -56,61 +58,93 @@ ex bcast(const RuleContext& c, const ex& a, const ex& b, const std::string& what
   c.fail("elementwise " + what + ": " + to_string(a) + " vs " + to_string(b) + " do not broadcast" + from_where(c));
 }
 
-FnResult map_fn(const RuleContext& c, const std::string& fn, const std::vector<ElemType>& args) {
-  static const std::set<std::string> binary = {"add", "sub", "mul", "div", "max", "min"};
-  const ElemType& a = tile_arg(c, args, 0, fn);
-  if (binary.count(fn)) {
-    const ElemType& b = tile_arg(c, args, 1, fn);
-    ElemType o = ElemType::tile(bcast(c, a.rows, b.rows, fn + " rows"), bcast(c, a.cols, b.cols, fn + " cols"),
-                                promote(a.dtype, b.dtype));
-    return {o, o.rows * o.cols};
-  }
-  if (fn == "sub_row") {
-    const ElemType& r = tile_arg(c, args, 1, fn);
-    if (!same_size(r.rows, a.rows) || !r.cols.is_equal(1))
-      c.fail("sub_row needs r [" + to_string(a.rows) + "x1], got " + r.str() + from_where(c));
-    return {a, a.rows * a.cols};
-  }
-  if (fn == "mask_cols") return {a, 0};
-  if (fn == "exp") return {a, 4 * a.rows * a.cols};
-  if (fn == "sigmoid") return {a, 7 * a.rows * a.cols};
-  if (fn == "silu") return {a, 8 * a.rows * a.cols};
-  if (fn == "row_sum" || fn == "row_max") return {ElemType::tile(a.rows, 1, a.dtype), a.rows * a.cols};
-  if (fn.rfind("matmul", 0) == 0) {
-    const ElemType& b = tile_arg(c, args, 1, fn);
-    const bool bt = fn.find("_t") != std::string::npos;
-    const ex k2 = bt ? b.cols : b.rows, n = bt ? b.rows : b.cols;
-    if (!same_size(a.cols, k2))
-      c.fail(fn + ": " + a.str() + " x " + b.str() + (bt ? " (B stored transposed)" : "") + ": inner dimensions " +
-             to_string(a.cols) + " and " + to_string(k2) + " differ" + from_where(c));
-    const bool f32 = fn.find("f32") != std::string::npos;
-    return {ElemType::tile(a.rows, n, f32 ? DType::FP32 : DType::BF16), 2 * a.rows * a.cols * n};
-  }
-  c.fail("no shape rule for map function '" + fn + "'");
+// The FLOPs of one application, by the function's own formula (hw/functions/flops.h).
+ex flops_of(const FlopRule& rule, const ElemType& a, const ex& n, const ElemType& out) {
+  return tile_flops<ex>(rule, {a.rows, a.cols, n, out.rows, out.cols});
 }
 
-// `count` = elements per reduction (card of the reduced dims).
-FnResult accum_fn(const RuleContext& c, const std::string& fn, const std::vector<ElemType>& args, const ex& count) {
+DType out_dtype(TileSignature::DTypeRule rule, const std::vector<ElemType>& args) {
+  switch (rule) {
+    case TileSignature::DTypeRule::kPromote:
+      return args.size() > 1 ? promote(args[0].dtype, args[1].dtype) : args[0].dtype;
+    case TileSignature::DTypeRule::kFirst:
+      return args[0].dtype;
+    case TileSignature::DTypeRule::kBf16:
+      return DType::BF16;
+    case TileSignature::DTypeRule::kFp32:
+      return DType::FP32;
+  }
+  return args[0].dtype;
+}
+
+// The output element of a Map or Accum function by its signature (hw/functions/functions.h);
+// `count` = elements per reduction (retiling); `n` = the output columns operand 1 gives, for the
+// FLOP formula.
+ElemType function_out(const RuleContext& c, const std::string& fn, const TileSignature& sig,
+                      const std::vector<ElemType>& args, const ex& count, ex& n) {
+  using S = TileSignature::Shape;
   const ElemType& a = tile_arg(c, args, 0, fn);
-  if (fn.rfind("matmul", 0) == 0) {
-    std::string mf = fn;
-    mf.replace(mf.find("_acc"), 4, "");
-    FnResult r = map_fn(c, mf, args);
-    return {r.out, r.flops, 0};
+  const bool two = sig.shape == S::kBroadcast || sig.shape == S::kRowOperand || sig.shape == S::kMatmul ||
+                   sig.shape == S::kFlashAttention;
+  const ElemType& b = two ? tile_arg(c, args, 1, fn) : a;
+  const DType dtype = out_dtype(sig.dtype, two ? std::vector<ElemType>{a, b} : std::vector<ElemType>{a});
+  switch (sig.shape) {
+    case S::kBroadcast:
+      return ElemType::tile(bcast(c, a.rows, b.rows, fn + " rows"), bcast(c, a.cols, b.cols, fn + " cols"), dtype);
+    case S::kRowOperand:
+      if (!same_size(b.rows, a.rows) || !b.cols.is_equal(1))
+        c.fail(fn + " needs r [" + to_string(a.rows) + "x1], got " + b.str() + from_where(c));
+      return ElemType::tile(a.rows, a.cols, dtype);
+    case S::kSameAsFirst:
+      return ElemType::tile(a.rows, a.cols, dtype);
+    case S::kRowReduce:
+      return ElemType::tile(a.rows, 1, dtype);
+    case S::kMatmul: {
+      const bool bt = sig.transposed_b;
+      const ex k2 = bt ? b.cols : b.rows;
+      n = bt ? b.rows : b.cols;
+      if (!same_size(a.cols, k2))
+        c.fail(fn + ": " + a.str() + " x " + b.str() + (bt ? " (B stored transposed)" : "") + ": inner dimensions " +
+               to_string(a.cols) + " and " + to_string(k2) + " differ" + from_where(c));
+      return ElemType::tile(a.rows, n, dtype);
+    }
+    case S::kRetileRows:
+      return ElemType::tile(a.rows * count, a.cols, dtype);
+    case S::kRetileCols:
+      return ElemType::tile(a.rows, a.cols * count, dtype);
+    case S::kFlashAttention:
+      if (!same_size(b.rows, a.cols))
+        c.fail(fn + ": S " + a.str() + " and V " + b.str() + " disagree on the KV tile" + from_where(c));
+      n = b.cols;
+      return ElemType::tile(a.rows, b.cols, dtype);
   }
-  if (fn == "add" || fn == "max")
-    return {ElemType::tile(a.rows, a.cols, fn == "add" ? DType::BF16 : a.dtype), a.rows * a.cols, 0};
-  if (fn == "add_f32") return {ElemType::tile(a.rows, a.cols, DType::FP32), a.rows * a.cols, 0};
-  if (fn == "retile_row") return {ElemType::tile(a.rows * count, a.cols, a.dtype), 0, 0};
-  if (fn == "retile_col") return {ElemType::tile(a.rows, a.cols * count, a.dtype), 0, 0};
-  if (fn == "flash_attn_update") {
-    const ElemType& v = tile_arg(c, args, 1, fn);
-    const ex M = a.rows, T = a.cols, D = v.cols;
-    if (!same_size(v.rows, T))
-      c.fail("flash_attn_update: S " + a.str() + " and V " + v.str() + " disagree on the KV tile" + from_where(c));
-    return {ElemType::tile(M, D, DType::BF16), 7 * M * T + 2 * M * T * D + 8 * M + 2 * M * D, M * D};
+  c.fail("no shape rule for function '" + fn + "'");
+}
+
+// A function's descriptor from its library; an unknown name fails naming the node.
+template <class Lookup>
+auto function_named(const RuleContext& c, Lookup lookup, const std::string& fn) -> decltype(lookup(fn)) {
+  try {
+    return lookup(fn);
+  } catch (const std::invalid_argument& e) {
+    c.fail(e.what());
   }
-  c.fail("no shape rule for accum function '" + fn + "'");
+}
+
+// A Map function's output element and FLOPs per application, by its descriptor.
+FnResult map_fn(const RuleContext& c, const std::string& fn, const std::vector<ElemType>& args) {
+  const MapFunction& f = function_named(c, map_function, fn);
+  ex n = 0;
+  const ElemType out = function_out(c, fn, f.signature, args, 0, n);
+  return {out, flops_of(f.flop_rule, args.at(0), n, out)};
+}
+
+// An Accum function's emitted element, FLOPs per update and per emitted tile, by its descriptor.
+FnResult accum_fn(const RuleContext& c, const std::string& fn, const std::vector<ElemType>& args, const ex& count) {
+  const AccumFunction& f = function_named(c, accum_function, fn);
+  ex n = 0;
+  const ElemType out = function_out(c, fn, f.signature, args, count, n);
+  return {out, flops_of(f.flop_rule, args.at(0), n, out), int(f.finalize_flops_per_out_elem) * out.rows * out.cols};
 }
 
 // ---- Helpers on dims.
@@ -168,30 +202,42 @@ std::vector<ElemType> elems(const std::vector<const StreamType*>& ins) {
   return v;
 }
 
-struct TensorInfo {
-  ex rows, cols;
-  DType dtype;
-};
-TensorInfo tensor_of(const RuleContext& c) {
+// The tensor a node names, from the graph's tensors: section.
+const TensorSpec& tensor_spec(const RuleContext& c) {
   const std::string name = c.get_string("tensor");
-  for (const TensorSpec& t : c.graph.tensors)
-    if (t.name == name) return {ex(int64_t(t.rows)), ex(int64_t(t.cols)), t.dtype};
-  c.fail("tensor '" + name + "' is not declared in the graph's tensors: section");
+  std::string declared;
+  for (const TensorSpec& t : c.graph.tensors) {
+    if (t.name == name) return t;
+    declared += (declared.empty() ? "" : ", ") + t.name;
+  }
+  c.fail("no tensor named '" + name +
+         "' in the graph's tensors: section (declared: " + (declared.empty() ? "none" : declared) + ")");
 }
-ElemType tile_param(const RuleContext& c, const TensorInfo& t) {
-  auto tile = c.get_ints("tile");
-  if (tile.size() != 2 || tile[0] < 1 || tile[1] < 1) c.fail("tile must be [rows, cols] >= 1");
-  return ElemType::tile(tile[0], tile[1], t.dtype);
+// The node's view of its tensor, checked by the operators' own code (hw/ops/tiled_view.h): a tile
+// that does not divide the tensor or a view past its end is rejected with the run's words.
+TiledView checked_view(const RuleContext& c, const TensorSpec& t, bool affine) {
+  OffChipTensor tensor;
+  tensor.name = t.name;
+  tensor.rows = t.rows;
+  tensor.cols = t.cols;
+  tensor.dtype = t.dtype;
+  tensor.block_rows = t.block_rows;
+  tensor.block_cols = t.block_cols;
+  try {
+    TiledView v = make_tiled_view(tensor, c.params(), affine, "node '" + c.node.name + "' (" + c.node.op + "): ");
+    v.tensor = nullptr;  // `tensor` is gone with this frame; the dims are what the rules read
+    return v;
+  } catch (const std::invalid_argument& e) {
+    throw ShapeError(e.what());
+  }
+}
+ElemType view_tile(const TiledView& v, const TensorSpec& t) {
+  return ElemType::tile(v.tile_rows, v.tile_cols, t.dtype);
 }
 std::vector<Dim> static_dims(const std::vector<int64_t>& v) {
   std::vector<Dim> d;
   for (int64_t x : v) d.push_back(Dim::fixed(x));
   return d;
-}
-std::vector<Dim> view_dims(const RuleContext& c, const TensorInfo& t, const ElemType& tile) {
-  auto os = c.get_ints("out_shape");
-  if (!os.empty()) return static_dims(os);
-  return {Dim{t.rows / tile.rows, DimKind::Static}, Dim{t.cols / tile.cols, DimKind::Static}};
 }
 void expect_tiles(const RuleContext& c, const std::string& port, const ElemType& want) {
   const StreamType& t = c.input(port);
@@ -265,11 +311,13 @@ ElemType subset_elem(const RuleContext& c, const ElemType& e, const std::string&
 
 // ---- The rules.
 
-std::map<std::string, ShapeRule> make_rules() {
-  std::map<std::string, ShapeRule> r;
+// Indexed by OpKind; testbench/shape checks that every operator has one.
+using Rules = std::array<ShapeRule, kNumOpKinds>;
+Rules make_rules() {
+  Rules r;
   using C = RuleContext;
 
-  r["Source"] = [](C& c) {
+  r[size_t(OpKind::kSource)] = [](C& c) {
     RuleResult res;
     const std::string s = c.get_string("stream");
     auto it = c.graph.streams.find(s);
@@ -278,37 +326,39 @@ std::map<std::string, ShapeRule> make_rules() {
     for (size_t i = 0; i < c.num_outputs; ++i) res.outputs["out" + std::to_string(i)] = t;
     return res;
   };
-  r["Sink"] = [](C&) { return RuleResult{}; };
+  r[size_t(OpKind::kSink)] = [](C&) { return RuleResult{}; };
 
   // Off-chip memory.
-  r["LinearOffChipLoad"] = [](C& c) {
-    TensorInfo t = tensor_of(c);
-    ElemType tile = tile_param(c, t);
-    std::vector<Dim> view = view_dims(c, t, tile);
+  r[size_t(OpKind::kLinearOffChipLoad)] = [](C& c) {
+    const TensorSpec& t = tensor_spec(c);
+    const TiledView v = checked_view(c, t, true);
     // The view's dims add stop levels: under a ref they nest inside its elements; alone they form
     // one tensor ([1, view..]).
-    StreamType o{cat(c.has("ref") ? c.input("ref").dims : std::vector<Dim>{Dim::fixed(1)}, view), tile};
+    StreamType o{cat(c.has("ref") ? c.input("ref").dims : std::vector<Dim>{Dim::fixed(1)}, static_dims(v.out_shape)),
+                 view_tile(v, t)};
     return RuleResult{{{"out", o}}, 0};
   };
-  r["LinearOffChipStore"] = [](C& c) {
-    TensorInfo t = tensor_of(c);
-    expect_tiles(c, "in", tile_param(c, t));
+  r[size_t(OpKind::kLinearOffChipStore)] = [](C& c) {
+    const TensorSpec& t = tensor_spec(c);
+    expect_tiles(c, "in", view_tile(checked_view(c, t, true), t));
     return RuleResult{};
   };
-  r["RandomOffChipLoad"] = [](C& c) {
-    TensorInfo t = tensor_of(c);
+  r[size_t(OpKind::kRandomOffChipLoad)] = [](C& c) {
+    const TensorSpec& t = tensor_spec(c);
+    const ElemType tile = view_tile(checked_view(c, t, false), t);
     expect_index(c, "raddr");
-    return RuleResult{{{"out", StreamType{c.input("raddr").dims, tile_param(c, t)}}}, 0};
+    return RuleResult{{{"out", StreamType{c.input("raddr").dims, tile}}}, 0};
   };
-  r["RandomOffChipStore"] = [](C& c) {
-    TensorInfo t = tensor_of(c);
+  r[size_t(OpKind::kRandomOffChipStore)] = [](C& c) {
+    const TensorSpec& t = tensor_spec(c);
+    const ElemType tile = view_tile(checked_view(c, t, false), t);
     expect_index(c, "waddr");
-    expect_tiles(c, "wdata", tile_param(c, t));
+    expect_tiles(c, "wdata", tile);
     return RuleResult{{{"out", StreamType{c.input("waddr").dims, ElemType::scalar()}}}, 0};
   };
 
   // On-chip memory.
-  r["Bufferize"] = [](C& c) {
+  r[size_t(OpKind::kBufferize)] = [](C& c) {
     const StreamType& in = c.input("in");
     const size_t b = size_t(c.get_int("rank"));
     need_rank(c, "in", in, b + 1, "Bufferize rank " + std::to_string(b) + " stores that many inner ones");
@@ -318,7 +368,7 @@ std::map<std::string, ShapeRule> make_rules() {
     buf.members = {in.elem};
     return RuleResult{{{"out", StreamType{outer(in, b), buf}}}, 0};
   };
-  r["Streamify"] = [](C& c) {
+  r[size_t(OpKind::kStreamify)] = [](C& c) {
     const StreamType& in = c.input("in");
     if (in.elem.kind != ElemType::Buffer) c.fail("input 'in' carries " + in.elem.str() + ", not buffer references");
     std::vector<Dim> view = in.elem.buffer_dims;
@@ -352,12 +402,12 @@ std::map<std::string, ShapeRule> make_rules() {
   };
 
   // Routing.
-  r["Broadcast"] = [](C& c) {
+  r[size_t(OpKind::kBroadcast)] = [](C& c) {
     RuleResult res;
     for (size_t i = 0; i < c.num_outputs; ++i) res.outputs["out" + std::to_string(i)] = c.input("in");
     return res;
   };
-  r["Partition"] = [](C& c) {
+  r[size_t(OpKind::kPartition)] = [](C& c) {
     const StreamType& in = c.input("in");
     const StreamType& sel = c.input("sel");
     const size_t rank = size_t(c.get_int("rank"));
@@ -390,7 +440,7 @@ std::map<std::string, ShapeRule> make_rules() {
     }
     return res;
   };
-  r["Reassemble"] = [](C& c) {
+  r[size_t(OpKind::kReassemble)] = [](C& c) {
     auto ins = c.numbered("in");
     const StreamType& sel = c.input("sel");
     const size_t rank = size_t(c.get_int("rank"));
@@ -414,7 +464,7 @@ std::map<std::string, ShapeRule> make_rules() {
                          : chunk[k]);
     return RuleResult{{{"out", StreamType{dims, elem}}}, 0};
   };
-  r["EagerMerge"] = [](C& c) {
+  r[size_t(OpKind::kEagerMerge)] = [](C& c) {
     auto ins = c.numbered("in");
     const size_t rank = size_t(c.get_int("rank"));
     if (ins.empty()) c.fail("needs inputs in0, in1, ...");
@@ -435,7 +485,7 @@ std::map<std::string, ShapeRule> make_rules() {
     res.outputs["sel"] = StreamType{{Dim{total, DimKind::Dynamic}}, ElemType::selector()};
     return res;
   };
-  r["Parallelize"] = [](C& c) {
+  r[size_t(OpKind::kParallelize)] = [](C& c) {
     const StreamType& in = c.input("in");
     const size_t rank = size_t(c.get_int("rank"));
     need_rank(c, "in", in, rank + 1, "chunks of rank " + std::to_string(rank));
@@ -458,7 +508,7 @@ std::map<std::string, ShapeRule> make_rules() {
   };
 
   // Higher-order.
-  r["Map"] = [](C& c) {
+  r[size_t(OpKind::kMap)] = [](C& c) {
     auto ins = c.numbered("in");
     const StreamType& s = same_shapes(c, ins);
     const std::vector<ElemType> args = elems(ins);
@@ -501,9 +551,9 @@ std::map<std::string, ShapeRule> make_rules() {
     // (hw/ops/higher_order.cpp), charges no finalize FLOPs for them.
     return RuleResult{{{"out", o}}, s.card() * f.flops + (scan ? ex(0) : o.card() * f.finalize_flops)};
   };
-  r["Accum"] = [accum](C& c) { return accum(c, false); };
-  r["Scan"] = [accum](C& c) { return accum(c, true); };
-  r["FlatMap"] = [](C& c) {
+  r[size_t(OpKind::kAccum)] = [accum](C& c) { return accum(c, false); };
+  r[size_t(OpKind::kScan)] = [accum](C& c) { return accum(c, true); };
+  r[size_t(OpKind::kFlatMap)] = [](C& c) {
     auto ins = c.numbered("in");
     const StreamType& s = same_shapes(c, ins);
     const std::string fn = c.get_string("fn");
@@ -531,19 +581,26 @@ std::map<std::string, ShapeRule> make_rules() {
       }
       return RuleResult{{{"out", StreamType{d, out}}}, 0};
     };
-    if (fn == "retile_streamify_row" && a.has_rows_mean && rank == 1)  // varying rows: as many in total
-      return RuleResult{{{"out", StreamType{cat(s.dims, {Dim{s.card() * a.rows_mean, DimKind::Ragged}}),
-                                            ElemType::tile(1, a.cols, a.dtype)}}},
-                        0};
-    if (fn == "retile_streamify_row") return expand(a.rows, ElemType::tile(1, a.cols, a.dtype));
-    if (fn == "retile_streamify_col") return expand(a.cols, ElemType::tile(a.rows, 1, a.dtype));
-    if (fn == "retile_streamify_row_filter") return expand(std::nullopt, ElemType::tile(1, a.cols, a.dtype));
-    if (fn == "filter_padding") return expand(std::nullopt, a);  // drops padded elements
+    using E = FlatMapFunction::Expansion;
+    switch (function_named(c, flatmap_function, fn).expansion) {
+      case E::kRows:
+        if (a.has_rows_mean && rank == 1)  // varying rows: as many in total
+          return RuleResult{{{"out", StreamType{cat(s.dims, {Dim{s.card() * a.rows_mean, DimKind::Ragged}}),
+                                                ElemType::tile(1, a.cols, a.dtype)}}},
+                            0};
+        return expand(a.rows, ElemType::tile(1, a.cols, a.dtype));
+      case E::kCols:
+        return expand(a.cols, ElemType::tile(a.rows, 1, a.dtype));
+      case E::kFilteredRows:
+        return expand(std::nullopt, ElemType::tile(1, a.cols, a.dtype));
+      case E::kFiltered:
+        return expand(std::nullopt, a);  // drops padded elements
+    }
     c.fail("no shape rule for flatmap function '" + fn + "'");
   };
 
   // Shape operators.
-  r["Flatten"] = [](C& c) {
+  r[size_t(OpKind::kFlatten)] = [](C& c) {
     const StreamType& in = c.input("in");
     const int64_t lo = c.get_int("min"), hi = c.get_int("max");
     if (lo < 0 || hi < lo || size_t(hi) >= in.dims.size())
@@ -555,7 +612,7 @@ std::map<std::string, ShapeRule> make_rules() {
     d.insert(d.end(), in.dims.begin() + long(last) + 1, in.dims.end());
     return RuleResult{{{"out", StreamType{d, in.elem}}}, 0};
   };
-  r["Reshape"] = [](C& c) {
+  r[size_t(OpKind::kReshape)] = [](C& c) {
     const StreamType& in = c.input("in");
     const int64_t chunk = c.get_int("chunk");
     const size_t k = size_t(c.get_int("rank"));
@@ -573,7 +630,7 @@ std::map<std::string, ShapeRule> make_rules() {
     res.outputs["pad"] = StreamType{d, ElemType::scalar()};  // flags 1/0, as filter_padding reads them
     return res;
   };
-  r["Promote"] = [](C& c) {
+  r[size_t(OpKind::kPromote)] = [](C& c) {
     const StreamType& in = c.input("in");
     const int64_t k = c.get_int("rank");
     std::vector<Dim> d = in.dims;
@@ -586,11 +643,11 @@ std::map<std::string, ShapeRule> make_rules() {
     }
     return RuleResult{{{"out", StreamType{d, in.elem}}}, 0};
   };
-  r["Repeat"] = [](C& c) {
+  r[size_t(OpKind::kRepeat)] = [](C& c) {
     const StreamType& in = c.input("in");
     return RuleResult{{{"out", StreamType{cat(in.dims, {Dim::fixed(c.get_int("count"))}), in.elem}}}, 0};
   };
-  r["Expand"] = [](C& c) {
+  r[size_t(OpKind::kExpand)] = [](C& c) {
     const StreamType& in = c.input("in");
     const StreamType& ref = c.input("ref");
     const size_t k = size_t(c.get_int("rank"));
@@ -607,7 +664,7 @@ std::map<std::string, ShapeRule> make_rules() {
              ref.str() + " differ outside the expanded dims (" + d + ")");
     return RuleResult{{{"out", StreamType{ref.dims, in.elem}}}, 0};
   };
-  r["Zip"] = [](C& c) {
+  r[size_t(OpKind::kZip)] = [](C& c) {
     auto ins = c.numbered("in");
     const StreamType& s = same_shapes(c, ins);
     ElemType t;
@@ -616,7 +673,7 @@ std::map<std::string, ShapeRule> make_rules() {
     return RuleResult{{{"out", StreamType{s.dims, t}}}, 0};
   };
   // Address generation.
-  r["ExpertAddrGen"] = [](C& c) {
+  r[size_t(OpKind::kExpertAddrGen)] = [](C& c) {
     const StreamType& in = c.input("in");
     if (in.elem.kind != ElemType::Selector) c.fail("input 'in' carries " + in.elem.str() + ", not selectors");
     // One group of tiles_per_expert addresses per set bit, and an empty group for an empty
@@ -627,10 +684,10 @@ std::map<std::string, ShapeRule> make_rules() {
     Dim addr = Dim::fixed(tiles);
     std::string ref = c.producers.count("in") ? c.producers.at("in") : "";
     for (const NodeSpec* p = c.graph.find(ref.substr(0, ref.find('.')));
-         p && p->op == "Broadcast" && p->inputs.count("in"); p = c.graph.find(ref.substr(0, ref.find('.'))))
+         p && p->is(OpKind::kBroadcast) && p->inputs.count("in"); p = c.graph.find(ref.substr(0, ref.find('.'))))
       ref = p->inputs.at("in");
     const NodeSpec* src = c.graph.find(ref.substr(0, ref.find('.')));
-    const bool one_hot = src && src->op == "EagerMerge" && ref == src->name + ".sel";
+    const bool one_hot = src && src->is(OpKind::kEagerMerge) && ref == src->name + ".sel";
     if (const std::vector<Beat>* lit = c.literal_input("in")) {
       int64_t groups = 0, bits = 0, empty = 0, other = 0;
       for (const Beat& b : *lit)
@@ -649,7 +706,7 @@ std::map<std::string, ShapeRule> make_rules() {
     }
     return RuleResult{{{"out", StreamType{cat(d, {addr}), ElemType::scalar()}}}, 0};
   };
-  r["KvCacheAddrGen"] = [](C& c) {
+  r[size_t(OpKind::kKvCacheAddrGen)] = [](C& c) {
     const StreamType& idx = c.input("idx");
     const StreamType& len = c.input("kv_len");
     StreamType a{idx.dims, {}}, b{len.dims, {}};
@@ -670,9 +727,11 @@ std::map<std::string, ShapeRule> make_rules() {
 }  // namespace
 
 const ShapeRule* find_shape_rule(const std::string& op) {
-  static const std::map<std::string, ShapeRule> rules = make_rules();
-  auto it = rules.find(op);
-  return it == rules.end() ? nullptr : &it->second;
+  static const Rules rules = make_rules();
+  const OpRegistry& registry = OpRegistry::instance();
+  if (!registry.has(op)) return nullptr;
+  const ShapeRule& rule = rules[size_t(registry.find(op).kind)];
+  return rule ? &rule : nullptr;
 }
 
 }  // namespace stepsim::shape

@@ -159,7 +159,7 @@ TEST_F(Cli, DeadlockFailsNamesTheBlockedNodesAndWritesNoReport) {
   EXPECT_FALSE(fs::exists(rep));
 }
 
-TEST_F(Cli, RuntimeShapeMismatchNamesNodeChannelsAndBothShapes) {
+TEST_F(Cli, ShapeMismatchNamesNodeBothEndsAndBothShapes) {
   const std::string g = write("shape.yaml",
                               "streams:\n"
                               "  a: 'T[16x64] S1 D'\n"
@@ -170,10 +170,16 @@ TEST_F(Cli, RuntimeShapeMismatchNamesNodeChannelsAndBothShapes) {
                               "  - {name: mm, op: Map, params: {fn: matmul}, inputs: {in0: a, in1: b}}\n"
                               "  - {name: sink, op: Sink, inputs: {in: mm}}\n");
   const std::string rep = path("shape.json");
+  // A run checks the graph as analyze does, before anything runs: the error names both producers.
   CliRun r = stepsim({"run", g, "--report", rep});
-  expect_failure(r, {"node 'mm' (Map)", "matmul", "inner dimensions differ", "T[16x64]", "T[32x16]", "'a.out0->mm.in0'",
-                     "'b.out0->mm.in1'"});
+  expect_failure(r, {"node 'mm' (Map)", "matmul", "inner dimensions 64 and 32 differ", "T[16x64:bf16]", "T[32x16:bf16]",
+                     "'a.out0'", "'b.out0'"});
   EXPECT_FALSE(fs::exists(rep));
+  expect_failure(stepsim({"analyze", g}), {"node 'mm' (Map)", "inner dimensions 64 and 32 differ"});
+  // eval runs the operator on the streams without that check: its own run-time check names the
+  // channels the tiles came on.
+  expect_failure(stepsim({"eval", "Map", "--param", "fn=matmul", "--in", "T[16x64] S1 D", "--in", "T[32x16] S1 D"}),
+                 {"node 'op' (Map)", "inner dimensions differ", "T[16x64]", "T[32x16]", "on channel"});
 }
 
 TEST_F(Cli, EvalBadInputs) {
@@ -203,13 +209,13 @@ TEST_F(Cli, AGraphErrorUnderCosimulationIsNotBlamedOnTheUnits) {
                               "  - {name: m, op: Map, params: {fn: matmul}, inputs: {in0: f, in1: f}}\n"
                               "  - {name: k, op: Sink, inputs: {in: m}}\n");
   const CliRun r = stepsim({"run", g});
-  expect_failure(r, {"error: node 'm' (Map): map function 'matmul': inner dimensions differ"});
+  expect_failure(r, {"error: node 'm' (Map): matmul: T[2x4:bf16] x T[2x4:bf16]: inner dimensions 4 and 2 differ"});
   EXPECT_EQ(r.output.find("co-simulation"), std::string::npos) << r.output;
 }
 
-TEST_F(Cli, AFailedRunAddsTheStaticShapeCheckNamingBothEnds) {
-  // The run sees only the Map's side of the mismatch; the static check names both producers
-  // and both shapes, as `stepsim analyze` does.
+TEST_F(Cli, ARunRejectsWhatAnalyzeRejectsWithItsError) {
+  // A run checks the graph as `stepsim analyze` does before it elaborates anything: the error
+  // names both producers and both shapes, and nothing runs.
   const std::string g = write("mismatch.yaml",
                               "streams:\n  a: 'T[2x4] T[2x4] S1 D'\n  b: 'T[2x4] T[2x4] T[2x4] S1 D'\nnodes:\n"
                               "  - {name: a, op: Source, params: {stream: a}}\n"
@@ -218,7 +224,7 @@ TEST_F(Cli, AFailedRunAddsTheStaticShapeCheckNamingBothEnds) {
                               "  - {name: k, op: Sink, inputs: {in: m}}\n");
   expect_failure(
       stepsim({"run", g}),
-      {"\n  shape check (stepsim analyze): node 'm' (Map): inputs must have the same shape: in0 from "
+      {"error: node 'm' (Map): inputs must have the same shape: in0 from "
        "'a.out0' is [1, 2] of T[2x4:bf16], in1 from 'b.out0' is [1, 3] of T[2x4:bf16] (dimension 0: 2 vs 3)\n"});
 }
 

@@ -271,16 +271,14 @@ TEST(OnChipRequirement, ExpandCountsItsOutputElement) {
 TEST(OnChipRequirement, OffChipOpsCountTheirStagingTile) {
   NodeObservation load;
   load.name = "ld";
-  load.op = "LinearOffChipLoad";
-  load.category = "off-chip memory";
+  load.info = &OpRegistry::instance().find(OpKind::kLinearOffChipLoad);
   load.outputs.resize(1);
   load.outputs[0].add(Element(shape_tile(64, 64)));
   EXPECT_EQ(onchip_requirement_model("paper").requirement(load), 16384u);
   EXPECT_EQ(onchip_requirement_model("artifact").requirement(load), 8192u);
 
   NodeObservation store;
-  store.op = "RandomOffChipStore";
-  store.category = "off-chip memory";
+  store.info = &OpRegistry::instance().find(OpKind::kRandomOffChipStore);
   store.inputs.resize(2);
   store.inputs[0].add(Element(shape_tile(16, 64)));  // the written data
   store.inputs[1].add(Element(Scalar{5}));           // addresses are not staged

@@ -792,7 +792,7 @@ nodes:
   - {name: l, op: LinearOffChipLoad, params: {tensor: w, tile: [32, 64]}}
   - {name: s, op: LinearOffChipStore, params: {tensor: y, tile: [64, 32]}, inputs: {in: l}}
 )",
-               {"node 's'", "l.out->s.in", "T[32x64]", "T[64x32]"});
+               {"node 's'", "'l.out'", "T[32x64:bf16]", "T[64x32:bf16]"});
   expect_error(R"(
 tensors: {w: {shape: [4, 4]}}
 streams: {a: '1 9 D'}
