@@ -11,7 +11,9 @@
 #include <stdexcept>
 
 #include "hw/stream/bf16.h"
+#include "sim/collect.h"
 #include "sim/graph/output_file.h"
+#include "sim/impl_policy.h"
 
 namespace stepsim {
 
@@ -138,7 +140,6 @@ std::string safe_file_name(const std::string& s) {
 void take_counts_from_twin(SimResult& cosim, const SimResult& approx) {
   std::map<std::string, const NodeResult*> twin;
   for (const NodeResult& n : approx.nodes) twin[n.name] = &n;
-  cosim.memory_units = cosim.onchip_requirement_bytes = cosim.onchip_peak_bytes = 0;
   for (NodeResult& n : cosim.nodes) {
     auto it = twin.find(n.name);
     if (n.impl != "approx" && it != twin.end()) {
@@ -150,10 +151,164 @@ void take_counts_from_twin(SimResult& cosim, const SimResult& approx) {
       n.memory_units = t.memory_units;
       n.counts_from_twin = true;
     }
-    cosim.memory_units += n.memory_units;
-    cosim.onchip_requirement_bytes += n.onchip_requirement_bytes;
-    cosim.onchip_peak_bytes += n.onchip_peak_bytes;
   }
+  sum_node_totals(cosim);
+}
+
+// The options of one of the two runs: every channel logged, the stored tensors kept.
+SimOptions run_options(const SimOptions& options, const std::string& default_impl) {
+  SimOptions o = options;
+  o.default_impl = default_impl;
+  o.log_nodes = {"*"};
+  o.keep_stored = true;
+  return o;
+}
+
+// Channel names are "prod.port->cons.port" (node names may hold dots, port names do not).
+std::pair<std::string, std::string> ends_of(const std::string& ch) {
+  const size_t arrow = ch.find("->");
+  if (arrow == std::string::npos) return std::make_pair(std::string(), std::string());
+  auto node_of = [](const std::string& s) { return s.substr(0, s.rfind('.')); };
+  return std::make_pair(node_of(ch.substr(0, arrow)), node_of(ch.substr(arrow + 2)));
+}
+
+// One row per node, with both runs' cycles; the bridged nodes and their unit clocks counted.
+void compare_nodes(CosimReport& r) {
+  std::map<std::string, const NodeResult*> approx_nodes;
+  for (const NodeResult& n : r.approx.nodes) approx_nodes[n.name] = &n;
+  for (const NodeResult& n : r.cosim.nodes) {
+    CosimNodeRow row;
+    row.name = n.name;
+    row.op = n.op;
+    row.impl = n.impl;
+    row.note = n.impl_note;
+    row.cosim_cycles = n.finish_cycle;
+    row.unit_clocks = n.unit_clocks;
+    if (auto it = approx_nodes.find(n.name); it != approx_nodes.end()) row.approx_cycles = it->second->finish_cycle;
+    if (n.impl != "approx") ++r.bridged_nodes;
+    r.unit_clocks += n.unit_clocks;
+    r.nodes.push_back(row);
+  }
+}
+
+// Reassemble and EagerMerge take chunks in arrival order; on the pins "first" is decided at
+// clock edges, in the approximate operator in model time (units.md, "Known differences"), so
+// where the two runs time their inputs differently, their outputs and everything downstream
+// may carry the same beats in another order. Those nodes (into r.order_nodes) and downstream.
+std::set<std::string> order_dependent_nodes(CosimReport& r) {
+  std::multimap<std::string, std::string> consumers;
+  for (const auto& [name, log] : r.cosim.channel_logs) {
+    const auto [p, q] = ends_of(name);
+    if (!p.empty()) consumers.emplace(p, q);
+  }
+  std::vector<std::string> todo;
+  for (const NodeResult& n : r.cosim.nodes)
+    if (n.op == op_name(OpKind::kReassemble) || n.op == op_name(OpKind::kEagerMerge)) {
+      r.order_nodes.push_back(n.name);
+      todo.push_back(n.name);
+    }
+  std::set<std::string> order_dependent;
+  while (!todo.empty()) {
+    const std::string n = todo.back();
+    todo.pop_back();
+    if (!order_dependent.insert(n).second) continue;
+    auto [lo, hi] = consumers.equal_range(n);
+    for (auto it = lo; it != hi; ++it) todo.push_back(it->second);
+  }
+  return order_dependent;
+}
+
+// The two runs' logs of one channel, beat by beat.
+void compare_logs(CosimChannelRow& row, const std::vector<LoggedBeat>& alog, const std::vector<LoggedBeat>& clog) {
+  row.cosim_beats = clog.size();
+  row.cosim_last = clog.empty() ? 0 : clog.back().cycle;
+  row.approx_beats = alog.size();
+  row.approx_last = alog.empty() ? 0 : alog.back().cycle;
+  const size_t n = std::min(alog.size(), clog.size());
+  for (size_t k = 0; k < n && row.identical; ++k)
+    if (!same_beat(alog[k].beat, clog[k].beat)) {
+      row.identical = false;
+      row.mismatch = "beat " + std::to_string(k) + ": approx " + beat_payload_text(alog[k].beat) + " (cycle " +
+                     std::to_string(alog[k].cycle) + "), co-sim " + beat_payload_text(clog[k].beat) + " (cycle " +
+                     std::to_string(clog[k].cycle) + ")";
+    }
+  if (row.identical && alog.size() != clog.size()) {
+    row.identical = false;
+    row.mismatch = "approx sent " + std::to_string(alog.size()) + " beats, co-sim " + std::to_string(clog.size());
+  }
+}
+
+void compare_channels(CosimReport& r) {
+  std::set<std::string> on_unit;
+  for (const NodeResult& n : r.cosim.nodes)
+    if (n.impl != "approx") on_unit.insert(n.name);
+  const std::set<std::string> order_dependent = order_dependent_nodes(r);
+  static const std::vector<LoggedBeat> none;
+  for (const auto& [name, clog] : r.cosim.channel_logs) {
+    CosimChannelRow row;
+    row.name = name;
+    const auto [p, q] = ends_of(name);
+    row.bridged = !p.empty() && (on_unit.count(p) || on_unit.count(q));
+    auto it = r.approx.channel_logs.find(name);
+    const std::vector<LoggedBeat>& alog = it == r.approx.channel_logs.end() ? none : it->second;
+    compare_logs(row, alog, clog);
+    if (!row.identical && order_dependent.count(p)) row.reordered = same_beats_reordered(alog, clog);
+    r.identical = r.identical && row.identical;
+    r.equivalent = r.equivalent && (row.identical || row.reordered);
+    r.channels.push_back(row);
+  }
+}
+
+// The stored tensors, bit for bit (functional mode).
+void compare_tensors(CosimReport& r) {
+  for (const auto& [name, a] : r.approx.stored) {
+    CosimTensorRow row;
+    row.name = name;
+    auto it = r.cosim.stored.find(name);
+    const TileData* c = it == r.cosim.stored.end() ? nullptr : &it->second;
+    const bool ints = !a.i.empty();
+    row.elements = ints ? a.i.size() : a.f.size();
+    for (uint64_t k = 0; k < row.elements; ++k) {
+      const bool same = !c     ? false
+                        : ints ? k < c->i.size() && c->i[k] == a.i[k]
+                               : k < c->f.size() && f32_bits(c->f[k]) == f32_bits(a.f[k]);
+      row.differing += same ? 0 : 1;
+    }
+    r.equivalent = r.equivalent && row.differing == 0;
+    r.tensors.push_back(row);
+  }
+}
+
+// Transaction logs of the channels at bridged nodes, both runs (cycle, channel, payload); the
+// report; and the list of the files, with the units' waveforms.
+void write_cosim_files(CosimReport& r, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("cannot create the co-simulation folder '" + dir + "': " + ec.message());
+  for (const CosimChannelRow& row : r.channels) {
+    if (!row.bridged) continue;
+    for (int which = 0; which < 2; ++which) {
+      const auto& logs = which ? r.cosim.channel_logs : r.approx.channel_logs;
+      auto it = logs.find(row.name);
+      if (it == logs.end()) continue;
+      const std::string path = (fs::path(dir) / (safe_file_name(row.name) +
+                                                 (which ? std::string(".cosim") : std::string(".approx")) + ".log"))
+                                   .string();
+      OutputFile f(path, "transaction log");
+      f.stream() << "# cycle\tchannel\tpayload\n";
+      for (const LoggedBeat& b : it->second)
+        f.stream() << b.cycle << "\t" << row.name << "\t" << beat_payload_text(b.beat) << "\n";
+      f.commit();
+      r.files.push_back(path);
+    }
+  }
+  const std::string path = (fs::path(dir) / "report.md").string();
+  OutputFile f(path, "co-simulation report");
+  print_cosim_report(r, f.stream());
+  f.commit();
+  r.files.push_back(path);
+  for (const std::string& v : r.cosim.vcd_files) r.files.push_back(v);
 }
 
 }  // namespace
@@ -173,19 +328,9 @@ std::string beat_payload_text(const Beat& b) {
 
 CosimReport cosimulate(const Graph& graph, const SimOptions& options, const CosimOptions& cosim) {
   CosimReport r;
-  SimOptions a = options;
-  a.default_impl = "approx";
-  a.log_nodes = {"*"};
   // The approximate run ignores every `impl:` of the graph.
-  Graph g_approx = graph;
-  g_approx.impl.clear();
-  for (NodeSpec& n : g_approx.nodes) n.impl.clear();
-  a.keep_stored = true;
-  r.approx = simulate(g_approx, a);
-  SimOptions c = options;
-  c.keep_stored = true;
-  c.default_impl = cosim.impl;
-  c.log_nodes = {"*"};
+  r.approx = simulate(all_approximate(graph), run_options(options, "approx"));
+  SimOptions c = run_options(options, cosim.impl);
   if (cosim.vcd && !cosim.dir.empty()) c.vcd_dir = cosim.dir;
   r.cosim = simulate(graph, c);
   if (!r.approx.ok || !r.cosim.ok) {
@@ -193,137 +338,10 @@ CosimReport cosimulate(const Graph& graph, const SimOptions& options, const Cosi
     return r;
   }
   take_counts_from_twin(r.cosim, r.approx);
-
-  std::map<std::string, const NodeResult*> approx_nodes;
-  for (const NodeResult& n : r.approx.nodes) approx_nodes[n.name] = &n;
-  std::map<std::string, bool> on_unit;
-  for (const NodeResult& n : r.cosim.nodes) {
-    CosimNodeRow row;
-    row.name = n.name;
-    row.op = n.op;
-    row.impl = n.impl;
-    row.note = n.impl_note;
-    row.cosim_cycles = n.finish_cycle;
-    row.unit_clocks = n.unit_clocks;
-    if (auto it = approx_nodes.find(n.name); it != approx_nodes.end()) row.approx_cycles = it->second->finish_cycle;
-    on_unit[n.name] = n.impl != "approx";
-    if (n.impl != "approx") ++r.bridged_nodes;
-    r.unit_clocks += n.unit_clocks;
-    r.nodes.push_back(row);
-  }
-  // Channel names are "prod.port->cons.port" (node names may hold dots, port names do not).
-  auto ends_of = [](const std::string& ch) {
-    const size_t arrow = ch.find("->");
-    if (arrow == std::string::npos) return std::make_pair(std::string(), std::string());
-    auto node_of = [](const std::string& s) { return s.substr(0, s.rfind('.')); };
-    return std::make_pair(node_of(ch.substr(0, arrow)), node_of(ch.substr(arrow + 2)));
-  };
-  auto endpoint_on_unit = [&](const std::string& ch) {
-    const auto [p, q] = ends_of(ch);
-    return !p.empty() && (on_unit[p] || on_unit[q]);
-  };
-  // Reassemble and EagerMerge take chunks in arrival order; on the pins "first" is decided at
-  // clock edges, in the approximate operator in model time (units.md, "Known differences"), so
-  // where the two runs time their inputs differently, their outputs and everything downstream
-  // may carry the same beats in another order.
-  std::set<std::string> order_dependent;
-  {
-    std::multimap<std::string, std::string> consumers;
-    for (const auto& [name, log] : r.cosim.channel_logs) {
-      const auto [p, q] = ends_of(name);
-      if (!p.empty()) consumers.emplace(p, q);
-    }
-    std::vector<std::string> todo;
-    for (const NodeResult& n : r.cosim.nodes)
-      if (n.op == "Reassemble" || n.op == "EagerMerge") {
-        r.order_nodes.push_back(n.name);
-        todo.push_back(n.name);
-      }
-    while (!todo.empty()) {
-      const std::string n = todo.back();
-      todo.pop_back();
-      if (!order_dependent.insert(n).second) continue;
-      auto [lo, hi] = consumers.equal_range(n);
-      for (auto it = lo; it != hi; ++it) todo.push_back(it->second);
-    }
-  }
-  for (const auto& [name, clog] : r.cosim.channel_logs) {
-    CosimChannelRow row;
-    row.name = name;
-    row.bridged = endpoint_on_unit(name);
-    row.cosim_beats = clog.size();
-    row.cosim_last = clog.empty() ? 0 : clog.back().cycle;
-    auto it = r.approx.channel_logs.find(name);
-    static const std::vector<LoggedBeat> none;
-    const std::vector<LoggedBeat>& alog = it == r.approx.channel_logs.end() ? none : it->second;
-    row.approx_beats = alog.size();
-    row.approx_last = alog.empty() ? 0 : alog.back().cycle;
-    const size_t n = std::min(alog.size(), clog.size());
-    for (size_t k = 0; k < n && row.identical; ++k)
-      if (!same_beat(alog[k].beat, clog[k].beat)) {
-        row.identical = false;
-        row.mismatch = "beat " + std::to_string(k) + ": approx " + beat_payload_text(alog[k].beat) + " (cycle " +
-                       std::to_string(alog[k].cycle) + "), co-sim " + beat_payload_text(clog[k].beat) + " (cycle " +
-                       std::to_string(clog[k].cycle) + ")";
-      }
-    if (row.identical && alog.size() != clog.size()) {
-      row.identical = false;
-      row.mismatch = "approx sent " + std::to_string(alog.size()) + " beats, co-sim " + std::to_string(clog.size());
-    }
-    if (!row.identical && order_dependent.count(ends_of(name).first)) row.reordered = same_beats_reordered(alog, clog);
-    r.identical = r.identical && row.identical;
-    r.equivalent = r.equivalent && (row.identical || row.reordered);
-    r.channels.push_back(row);
-  }
-  // The stored tensors, bit for bit (functional mode).
-  for (const auto& [name, a] : r.approx.stored) {
-    CosimTensorRow row;
-    row.name = name;
-    auto it = r.cosim.stored.find(name);
-    const TileData* c = it == r.cosim.stored.end() ? nullptr : &it->second;
-    const bool ints = !a.i.empty();
-    row.elements = ints ? a.i.size() : a.f.size();
-    for (uint64_t k = 0; k < row.elements; ++k) {
-      const bool same = !c     ? false
-                        : ints ? k < c->i.size() && c->i[k] == a.i[k]
-                               : k < c->f.size() && f32_bits(c->f[k]) == f32_bits(a.f[k]);
-      row.differing += same ? 0 : 1;
-    }
-    r.equivalent = r.equivalent && row.differing == 0;
-    r.tensors.push_back(row);
-  }
-
-  if (!cosim.dir.empty()) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    fs::create_directories(cosim.dir, ec);
-    if (ec) throw std::runtime_error("cannot create the co-simulation folder '" + cosim.dir + "': " + ec.message());
-    // Transaction logs of the channels at bridged nodes, both runs: cycle, channel, payload.
-    for (const CosimChannelRow& row : r.channels) {
-      if (!row.bridged) continue;
-      for (int which = 0; which < 2; ++which) {
-        const auto& logs = which ? r.cosim.channel_logs : r.approx.channel_logs;
-        auto it = logs.find(row.name);
-        if (it == logs.end()) continue;
-        const std::string path =
-            (fs::path(cosim.dir) /
-             (safe_file_name(row.name) + (which ? std::string(".cosim") : std::string(".approx")) + ".log"))
-                .string();
-        OutputFile f(path, "transaction log");
-        f.stream() << "# cycle\tchannel\tpayload\n";
-        for (const LoggedBeat& b : it->second)
-          f.stream() << b.cycle << "\t" << row.name << "\t" << beat_payload_text(b.beat) << "\n";
-        f.commit();
-        r.files.push_back(path);
-      }
-    }
-    const std::string path = (fs::path(cosim.dir) / "report.md").string();
-    OutputFile f(path, "co-simulation report");
-    print_cosim_report(r, f.stream());
-    f.commit();
-    r.files.push_back(path);
-    for (const std::string& v : r.cosim.vcd_files) r.files.push_back(v);
-  }
+  compare_nodes(r);
+  compare_channels(r);
+  compare_tensors(r);
+  if (!cosim.dir.empty()) write_cosim_files(r, cosim.dir);
   return r;
 }
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "hw/ops/op.h"
+#include "sim/diagnose.h"
 #include "sim/graph/output_file.h"
 
 namespace stepsim {
@@ -258,7 +259,7 @@ Report make_report(const Graph& g, const SimOptions& opt, const SimResult& r) {
   j["fabric"]["num_pmus"] = opt.hw.num_pmus;
   j["fabric"]["pcu_flops_per_cycle"] = opt.hw.pcu_flops;
   j["fabric"]["pmu_capacity_bytes"] = opt.hw.pmu_capacity;
-  j["fabric"]["fits"] = r.compute_units <= opt.hw.num_pcus && r.memory_units <= opt.hw.num_pmus;
+  j["fabric"]["fits"] = fabric_excess(r, opt.hw).empty();
   j["onchip"]["model"] = r.onchip_model;
   j["onchip"]["requirement_bytes"] = r.onchip_requirement_bytes;
   j["onchip"]["measured_peak_bytes"] = r.onchip_peak_bytes;

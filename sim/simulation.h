@@ -105,15 +105,11 @@ struct SimResult {
   std::vector<std::string> vcd_files;
 };
 
+// Runs the graph through the stages of a simulation, each in its own file:
+//   plan (sim/plan.h) -> implementation policy (sim/impl_policy.h) -> elaborate
+//   (sim/elaborate.h) -> run (sim/run.h) -> collect (sim/collect.h) -> diagnose (sim/diagnose.h),
+// in a SystemC kernel of its own (sim/sc_kernel.h).
 // Throws std::invalid_argument for a malformed graph (unknown op, bad port, bad parameter).
 SimResult simulate(const Graph& graph, const SimOptions& options);
-
-// A fresh SystemC kernel, made current: simulate() runs every simulation in its own (a stopped
-// kernel cannot run again), and so do tests that elaborate modules themselves. Its INFO
-// reports (e.g. "Simulation stopped by user" after an operator error) are silenced.
-void new_sc_kernel();
-// Deletes the current kernel. Only once no SystemC thread is left suspended in it (a clocked
-// unit's thread never ends: such a kernel is left behind instead).
-void delete_sc_kernel();
 
 }  // namespace stepsim

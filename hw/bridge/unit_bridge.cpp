@@ -104,7 +104,7 @@ void UnitBridge::vcd_open() {
   const std::string path = (fs::path(cfg_.env->vcd_dir) / (sc_safe_name(cfg_.name) + "." + impl_ + ".vcd")).string();
   vcd_ = std::make_unique<std::ofstream>(path);
   if (!*vcd_) fail("cannot write '" + path + "'");
-  cfg_.env->vcd_files.push_back(path);
+  vcd_file_ = WrittenFile{event_order(), path};
   vcd_pins_.push_back({"rst_ni", 1, [this] { return Payload(rst_n_.read()); }});
   for (size_t k = 0; k < groups_.size(); ++k) groups_[k]->traces(group_names_[k], vcd_pins_);
   std::ofstream& f = *vcd_;
@@ -153,8 +153,7 @@ void UnitBridge::note_busy_cycle(uint64_t c) {
 }
 
 void UnitBridge::end_busy_span() {
-  if (span_end_ > span_start_)
-    cfg_.env->trace.push_back(TraceEvent{ctx().index(), span_start_, span_end_ - span_start_});
+  if (span_end_ > span_start_) trace_span(span_start_, span_end_ - span_start_);
   span_start_ = span_end_ = 0;
 }
 
@@ -163,6 +162,11 @@ void UnitBridge::count_pin_waits(uint64_t cycles) {
     if (in.waiting) in.wait_cycles += cycles;
   for (Out& o : out_streams_)
     if (o.waiting) o.wait_cycles += cycles;
+}
+
+void UnitBridge::report(OpReport& r) {
+  r.unit_clocks = clocked_;
+  if (!vcd_file_.path.empty()) r.files.push_back(vcd_file_);
 }
 
 uint64_t UnitBridge::input_wait_cycles(const Channel* c) {

@@ -51,8 +51,8 @@ class UnitBridge : public Op {
   // the channels' own starve and stall counts miss it; the run's results add these): cycles in
   // which the input pin fed from `c` was ready with nothing to offer, and cycles in which the
   // output pin feeding `c` held a beat the full channel could not take. 0 for other channels.
-  uint64_t input_wait_cycles(const Channel* c);
-  uint64_t output_wait_cycles(const Channel* c);
+  uint64_t input_wait_cycles(const Channel* c) override;
+  uint64_t output_wait_cycles(const Channel* c) override;
 
  protected:
   // Set by the derived bridge while it elaborates.
@@ -76,6 +76,8 @@ class UnitBridge : public Op {
   const Element& element(Payload h) const;
 
   void run() override;
+  // The unit's clock edges and its waveform file.
+  void report(OpReport& r) override;
   // Called for every decoded element of op output `o` before it is sent (Reshape: zero padding).
   virtual void on_output_element(int /*o*/, Element& /*e*/) {}
   // Ports that are not streams (the address generator's memory port): called every clocked
@@ -125,6 +127,7 @@ class UnitBridge : public Op {
   std::unique_ptr<std::ofstream> vcd_;
   std::vector<PinTrace> vcd_pins_;
   std::vector<Payload> vcd_last_;
+  WrittenFile vcd_file_;  // path "" = none written
   bool vcd_first_ = true;
   std::vector<Element> table_;
   uint64_t clocked_ = 0;

@@ -118,10 +118,24 @@ Op::Op(const OpConfig& cfg, bool stepped)
 
 void StepOp::run() { throw std::logic_error("StepOp::run: a stepped operator has no fiber"); }
 
+// Counted across runs (never two at once: one kernel runs at a time, on one thread).
+uint64_t Op::event_order() {
+  static uint64_t events = 0;
+  return ++events;
+}
+
 void Op::body_failed(const std::exception& e) {
-  cfg_.env->errors.push_back("node '" + cfg_.name + "' (" + cfg_.info->name + "): " + e.what());
+  failure_ = "node '" + cfg_.name + "' (" + cfg_.info->name + "): " + e.what();
+  failure_order_ = event_order();
   ctx_.scheduler()->stop();  // nothing else runs
   sc_core::sc_stop();        // co-simulated units (hw/bridge) stop too
+}
+
+OpReport Op::take_report() {
+  OpReport r;
+  r.trace = std::move(trace_);
+  report(r);
+  return r;
 }
 
 void Op::bind_input(size_t i, Channel* c) {
@@ -148,14 +162,14 @@ void Op::thread_main() {
 }
 
 void Op::charge_cycles(uint64_t cycles) {
-  if (cfg_.env->tracing) cfg_.env->trace.push_back(TraceEvent{ctx_.index(), ctx_.now(), cycles});
+  if (cfg_.env->tracing) trace_span(ctx_.now(), cycles);
   ctx_.incr(cycles);
 }
 
 void Op::charge_span(uint64_t start, uint64_t end) {
   ctx_.count_firing();
   if (end <= start) return;
-  if (cfg_.env->tracing) cfg_.env->trace.push_back(TraceEvent{ctx_.index(), start, end - start});
+  if (cfg_.env->tracing) trace_span(start, end - start);
   ctx_.add_busy(end - start);
   ctx_.advance_to(end);
 }

@@ -37,28 +37,41 @@ struct TraceEvent {
   uint64_t start, dur;
 };
 
-// Shared by all operators of one simulation.
+// What the operators of one simulation are given (their results come back through each
+// operator: Op::take_report).
 struct SimEnv {
   Scheduler* scheduler = nullptr;
   HardwareParams hw;
   bool functional = false;
   OffChipMemory* memory = nullptr;
   bool tracing = false;
-  std::vector<TraceEvent> trace;
-  std::vector<std::string> errors;
   // Memory units one Bufferize buffer may occupy (hw/fabric/allocation.h: its own PMU plus the
   // ones no node holds statically); 0 = unchecked.
   uint64_t buffer_pmu_limit = 0;
   // Literal token streams handed to Source operators by name (graph `streams:` and `stepsim eval`).
   std::map<std::string, std::vector<Beat>> streams;
-  // Streams recorded by Sink operators, by node name.
-  std::map<std::string, std::vector<Beat>> recorded;
-  std::map<std::string, std::vector<uint64_t>> recorded_times;
-  // Co-simulation transaction logs of the logged channels (SimOptions::log_nodes), by name.
+  // Co-simulation transaction logs of the logged channels (SimOptions::log_nodes), by name: the
+  // elaboration points the channels at them (a memory unit's bridge takes over its link's log).
   std::map<std::string, std::vector<LoggedBeat>> channel_logs;
-  // Co-simulation: where bridged nodes write pin waveforms ("" = none), and the files written.
+  // Co-simulation: where bridged nodes write pin waveforms ("" = none).
   std::string vcd_dir;
-  std::vector<std::string> vcd_files;
+};
+
+// A file an operator wrote, and when (Op::event_order: the run lists its files in that order).
+struct WrittenFile {
+  uint64_t order = 0;
+  std::string path;
+};
+
+// What one node reports about its run beyond its clock and counts (Op::take_report); the run's
+// results are gathered from these (sim/collect.h).
+struct OpReport {
+  uint64_t unit_clocks = 0;        // a unit: clock edges it was given
+  std::vector<TraceEvent> trace;   // SimEnv::tracing: the node's firings, in the order made
+  std::vector<WrittenFile> files;  // files the node wrote (a unit's pin waveform)
+  bool records = false;            // a Sink: the beats that arrived and their arrival times
+  std::vector<Beat> recorded;
+  std::vector<uint64_t> recorded_times;
 };
 
 struct PortSpec {
@@ -235,6 +248,17 @@ class Op : public sc_core::sc_module {
   void note_onchip(uint64_t live_bytes) {
     if (live_bytes > onchip_.level_peak) onchip_.level_peak = live_bytes;
   }
+  // After the run, once: what the node reports (its timeline, then the operator's own results:
+  // report()); moved out of the node.
+  OpReport take_report();
+  // The error that stopped the run in this node's body ("" = none), and when (event_order():
+  // the first failure is the run's error).
+  const std::string& failure() const { return failure_; }
+  uint64_t failure_order() const { return failure_order_; }
+  // A unit waits at its pins, not in the channel's receive and send, so the channel's own starve
+  // and stall counts miss it: its bridge counts those cycles for channel `c` (0 for others).
+  virtual uint64_t input_wait_cycles(const Channel* /*c*/) { return 0; }
+  virtual uint64_t output_wait_cycles(const Channel* /*c*/) { return 0; }
 
  protected:
   virtual void run() = 0;
@@ -297,6 +321,14 @@ class Op : public sc_core::sc_module {
   // reference goes; a buffer no reader reported counts as held to the end of the run).
   void note_buffer_read(const BufferRef& b) const;
 
+  // The operator's own results (take_report): a Sink its stream, a unit's bridge its clocks.
+  virtual void report(OpReport& /*r*/) {}
+  // Increasing numbers in the order things happen across the operators (failures, files
+  // written), so that the run can list them in that order.
+  static uint64_t event_order();
+  // One span of the timeline (SimEnv::tracing), for operators that time themselves.
+  void trace_span(uint64_t start, uint64_t dur) { trace_.push_back(TraceEvent{ctx_.index(), start, dur}); }
+
   OpConfig cfg_;
   // An error thrown by the body: recorded, and the run stops (nothing else runs).
   void body_failed(const std::exception& e);
@@ -311,6 +343,9 @@ class Op : public sc_core::sc_module {
   uint64_t flops_ = 0;
   mutable OnChipStats onchip_;         // outputs: filled in by onchip_stats()
   std::shared_ptr<HoldLedger> holds_;  // leased buffers (created on the first lease)
+  std::vector<TraceEvent> trace_;      // SimEnv::tracing: this node's firings
+  std::string failure_;                // body_failed
+  uint64_t failure_order_ = 0;
 };
 
 // An operator written as a step function instead of a body that blocks: it runs without a

@@ -40,19 +40,26 @@ class Sink : public Op {
 
  protected:
   void run() override {
-    auto& rec = cfg_.env->recorded[cfg_.name];
-    auto& times = cfg_.env->recorded_times[cfg_.name];
     for (;;) {
       Beat b = in(0).recv();
-      times.push_back(ctx().now());
+      times_.push_back(ctx().now());
       charge(0);
       bool done = b.done;
-      if (rec.size() == kMaxStreamBeats)
+      if (recorded_.size() == kMaxStreamBeats)
         fail("more than " + std::to_string(kMaxStreamBeats) + " beats arrived; a sink records at most that many");
-      rec.push_back(std::move(b));
+      recorded_.push_back(std::move(b));
       if (done) break;
     }
   }
+  void report(OpReport& r) override {
+    r.records = true;
+    r.recorded = std::move(recorded_);
+    r.recorded_times = std::move(times_);
+  }
+
+ private:
+  std::vector<Beat> recorded_;
+  std::vector<uint64_t> times_;
 };
 
 }  // namespace

@@ -23,22 +23,14 @@
 
 #include <systemc>
 
+#include "sim/sc_kernel.h"
+
 namespace {
 
 using namespace sc_core;
 
-// A fresh kernel per run, as sim/simulation.cpp does.
-struct Kernel {
-  Kernel() {
-    sc_curr_simcontext = new sc_simcontext();
-    sc_default_global_context = sc_curr_simcontext;
-  }
-  ~Kernel() {
-    delete sc_curr_simcontext;
-    sc_curr_simcontext = nullptr;
-    sc_default_global_context = nullptr;
-  }
-};
+// A fresh kernel per run, as simulate() has (sim/sc_kernel.h).
+using Kernel = stepsim::ScKernel;
 
 struct Beat {
   uint64_t w[6];  // the size of stepsim::Beat

@@ -36,6 +36,7 @@
 #include "sim/graph/graph_writer.h"
 #include "sim/graph/loader.h"
 #include "sim/graph/output_file.h"
+#include "sim/impl_policy.h"
 #include "sim/report.h"
 #include "sim/shape/infer.h"
 #include "sim/simulation.h"
@@ -364,19 +365,11 @@ int run_graph(const Invocation& in, const std::function<void()>& discard_outputs
   }
   Graph g = load_graph(file, graph_sets);
   // Co-simulation when any node may run on a unit.
-  std::string unit_impl = impl.empty() ? g.impl : impl;
-  if (unit_impl == "approx") unit_impl.clear();
-  if (impl != "approx")
-    for (const NodeSpec& n : g.nodes)
-      if (unit_impl.empty() && !n.impl.empty() && n.impl != "approx") unit_impl = n.impl;
-  if (!unit_impl.empty()) {
+  if (!cosim_impl(g, impl).empty()) {
     if (impl.empty() && !g.impl.empty()) opt.default_impl = g.impl;
     return run_cosim(g, opt, in, impl, discard_outputs, progress, s);
   }
-  if (impl == "approx") {
-    g.impl.clear();
-    for (NodeSpec& n : g.nodes) n.impl.clear();
-  }
+  if (impl == "approx") g = all_approximate(std::move(g));
   SimResult r = simulate(g, opt);
   progress.clear();
   if (!r.ok) {

@@ -10,6 +10,7 @@
 
 #include "graphs/layers/layer.h"
 #include "hw/presets/hardware.h"
+#include "sim/diagnose.h"
 #include "sim/graph/loader.h"
 #include "sim/report.h"
 #include "sim/simulation.h"
@@ -39,17 +40,6 @@ std::vector<std::string> split_values(const std::string& text) {
 }
 
 namespace {
-
-// Units after the run beyond the fabric's: "28 memory units > 10", or "" when the run fits.
-std::string fabric_excess(const SimResult& r, const HardwareParams& hw) {
-  std::string why;
-  if (r.compute_units > hw.num_pcus)
-    why = std::to_string(r.compute_units) + " compute units > " + std::to_string(hw.num_pcus);
-  if (r.memory_units > hw.num_pmus)
-    why +=
-        (why.empty() ? "" : ", ") + std::to_string(r.memory_units) + " memory units > " + std::to_string(hw.num_pmus);
-  return why;
-}
 
 // Runs one point and fills its figures (throws for a graph that does not load or run).
 void measure_point(const SweepSpec& spec, const std::vector<std::pair<std::string, std::string>>& params,

@@ -328,51 +328,67 @@ NodeSpec node_spec_from(const YAML::Node& n, const std::string& source) {
   return s;
 }
 
-}  // namespace
+using Sets = std::vector<std::pair<std::string, std::string>>;
 
-Graph parse_graph(const std::string& yaml_text, const std::string& source, const std::string& base_dir,
-                  const std::vector<std::pair<std::string, std::string>>& sets) {
-  YAML::Node root = load_strict(yaml_text, source);
-  if (!root.IsMap()) throw std::invalid_argument(source + ": a graph file is a mapping with 'nodes:'");
-  check_map(root, source, "the graph",
-            {"name", "description", "params", "streams", "tensors", "symbols", "nodes", "impl"});
-  // Graph parameters and their overrides.
+// The graph parameters (`params:`) with their defaults as text.
+std::map<std::string, std::string> graph_params(const YAML::Node& root, const std::string& source) {
   std::map<std::string, std::string> vars;
-  if (root["params"]) {
-    check_map(root["params"], source, "params", {});
-    for (auto it = root["params"].begin(); it != root["params"].end(); ++it) {
-      const std::string k = scalar(it->first, source, "parameter name");
-      vars[k] = node_text(it->second, source, "graph parameter '" + k + "'");
-    }
+  if (!root["params"]) return vars;
+  check_map(root["params"], source, "params", {});
+  for (auto it = root["params"].begin(); it != root["params"].end(); ++it) {
+    const std::string k = scalar(it->first, source, "parameter name");
+    vars[k] = node_text(it->second, source, "graph parameter '" + k + "'");
   }
-  std::vector<std::pair<std::string, std::string>> node_sets;
-  for (const auto& [k, v] : sets) {
-    if (vars.count(k))
-      vars[k] = v;
-    else
-      node_sets.push_back({k, v});
-  }
-  // Re-parse with substitutions applied to the text (line by line, so positions stay right).
-  std::string text = yaml_text;
-  if (!vars.empty() || text.find("${") != std::string::npos) {
-    std::stringstream in(yaml_text), outs;
-    std::string line;
-    bool in_params = false;
-    while (std::getline(in, line)) {
-      if (line.rfind("params:", 0) == 0)
-        in_params = true;
-      else if (!line.empty() && line[0] != ' ' && line[0] != '#')
-        in_params = false;
-      const size_t first = line.find_first_not_of(" \t");
-      const bool comment = first != std::string::npos && line[first] == '#';  // comments are not substituted
-      outs << (in_params || comment ? line : substitute(line, vars, source)) << "\n";
-    }
-    text = outs.str();
-    root = load_strict(text, source);
-  }
+  return vars;
+}
 
-  Graph g;
-  g.source = source;
+// The text with ${...} substituted (line by line, so that positions stay right; not in the
+// `params:` section, nor in comments).
+std::string substitute_text(const std::string& yaml_text, const std::map<std::string, std::string>& vars,
+                            const std::string& source) {
+  std::stringstream in(yaml_text), outs;
+  std::string line;
+  bool in_params = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("params:", 0) == 0)
+      in_params = true;
+    else if (!line.empty() && line[0] != ' ' && line[0] != '#')
+      in_params = false;
+    const size_t first = line.find_first_not_of(" \t");
+    const bool comment = first != std::string::npos && line[first] == '#';  // comments are not substituted
+    outs << (in_params || comment ? line : substitute(line, vars, source)) << "\n";
+  }
+  return outs.str();
+}
+
+// One stream of `streams:`: token text, a trace file or a repeated element.
+void read_stream(Graph& g, const std::string& name, const YAML::Node& spec_node, const std::string& base_dir,
+                 const std::string& source) {
+  YAML::Emitter spec;
+  spec.SetMapFormat(YAML::Flow);
+  spec.SetSeqFormat(YAML::Flow);
+  spec << spec_node;
+  g.stream_specs[name] = spec.c_str();
+  try {
+    if (spec_node.IsScalar())
+      g.streams[name] = to_beats(parse_tokens(spec_node.Scalar()));
+    else if (spec_node.IsMap() && spec_node["trace"])
+      g.streams[name] = trace_stream(spec_node, name, base_dir, source);
+    else if (spec_node.IsMap() && spec_node["repeat"])
+      g.streams[name] = repeat_stream(spec_node, name, source);
+    else
+      throw std::invalid_argument("expected token text, {trace: FILE, ...} or {repeat: ELEMENT, count: N}");
+    check_stream_length(g.streams[name].size(), source + ": stream '" + name + "'");
+  } catch (const std::invalid_argument& e) {
+    const std::string msg = e.what();
+    // Messages that already name the file keep their own position.
+    if (msg.rfind(source, 0) == 0) throw;
+    throw std::invalid_argument(at(source, spec_node) + ": stream '" + name + "': " + msg);
+  }
+}
+
+// Name, description, impl, symbols, streams and tensors: everything but the nodes.
+void read_header(Graph& g, const YAML::Node& root, const std::string& base_dir, const std::string& source) {
   g.name = root["name"] ? scalar(root["name"], source, "name") : fs::path(source).stem().string();
   if (root["description"]) g.description = scalar(root["description"], source, "description");
   if (root["impl"]) {
@@ -389,36 +405,17 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
   }
   if (root["streams"]) {
     check_map(root["streams"], source, "streams", {});
-    for (auto it = root["streams"].begin(); it != root["streams"].end(); ++it) {
-      const std::string name = scalar(it->first, source, "stream name");
-      YAML::Emitter spec;
-      spec.SetMapFormat(YAML::Flow);
-      spec.SetSeqFormat(YAML::Flow);
-      spec << it->second;
-      g.stream_specs[name] = spec.c_str();
-      try {
-        if (it->second.IsScalar())
-          g.streams[name] = to_beats(parse_tokens(it->second.Scalar()));
-        else if (it->second.IsMap() && it->second["trace"])
-          g.streams[name] = trace_stream(it->second, name, base_dir, source);
-        else if (it->second.IsMap() && it->second["repeat"])
-          g.streams[name] = repeat_stream(it->second, name, source);
-        else
-          throw std::invalid_argument("expected token text, {trace: FILE, ...} or {repeat: ELEMENT, count: N}");
-        check_stream_length(g.streams[name].size(), source + ": stream '" + name + "'");
-      } catch (const std::invalid_argument& e) {
-        const std::string msg = e.what();
-        // Messages that already name the file keep their own position.
-        if (msg.rfind(source, 0) == 0) throw;
-        throw std::invalid_argument(at(source, it->second) + ": stream '" + name + "': " + msg);
-      }
-    }
+    for (auto it = root["streams"].begin(); it != root["streams"].end(); ++it)
+      read_stream(g, scalar(it->first, source, "stream name"), it->second, base_dir, source);
   }
   if (root["tensors"]) {
     check_map(root["tensors"], source, "tensors", {});
     for (auto it = root["tensors"].begin(); it != root["tensors"].end(); ++it)
       g.tensors.push_back(tensor_spec(scalar(it->first, source, "tensor name"), it->second, base_dir, source));
   }
+}
+
+void read_nodes(Graph& g, const YAML::Node& root, const std::string& source) {
   if (!root["nodes"] || !root["nodes"].IsSequence()) throw std::invalid_argument(source + ": 'nodes:' must be a list");
   std::map<std::string, YAML::Mark> node_names;
   for (const YAML::Node& n : root["nodes"]) {
@@ -428,7 +425,10 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
       throw std::invalid_argument(at(source, n["name"]) + ": duplicate node name '" + g.nodes.back().name +
                                   "' (first given at line " + std::to_string(prev->second.line + 1) + ")");
   }
-  // --set node.param=value
+}
+
+// --set node.param=value
+void apply_node_sets(Graph& g, const Sets& node_sets) {
   for (const auto& [k, v] : node_sets) {
     size_t dot = k.find('.');
     NodeSpec* target = nullptr;
@@ -439,7 +439,10 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
       throw std::invalid_argument("--set " + k + ": not a hardware parameter, a graph parameter or node.param");
     target->params[k.substr(dot + 1)] = v;
   }
-  // Every node's parameters parsed and range-checked now, before anything is built from them.
+}
+
+// Every node's parameters parsed and range-checked now, before anything is built from them.
+void check_node_params(const Graph& g, const std::string& source) {
   for (const NodeSpec& s : g.nodes) {
     const OpInfo& info = OpRegistry::instance().find(s.op);
     try {
@@ -448,6 +451,34 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
       throw std::invalid_argument(source + ": " + e.what());
     }
   }
+}
+
+}  // namespace
+
+Graph parse_graph(const std::string& yaml_text, const std::string& source, const std::string& base_dir,
+                  const Sets& sets) {
+  YAML::Node root = load_strict(yaml_text, source);
+  if (!root.IsMap()) throw std::invalid_argument(source + ": a graph file is a mapping with 'nodes:'");
+  check_map(root, source, "the graph",
+            {"name", "description", "params", "streams", "tensors", "symbols", "nodes", "impl"});
+  // Graph parameters and their overrides; the other --set go to the nodes.
+  std::map<std::string, std::string> vars = graph_params(root, source);
+  Sets node_sets;
+  for (const auto& [k, v] : sets) {
+    if (vars.count(k))
+      vars[k] = v;
+    else
+      node_sets.push_back({k, v});
+  }
+  // Re-parse with the substitutions applied to the text.
+  if (!vars.empty() || yaml_text.find("${") != std::string::npos)
+    root = load_strict(substitute_text(yaml_text, vars, source), source);
+  Graph g;
+  g.source = source;
+  read_header(g, root, base_dir, source);
+  read_nodes(g, root, source);
+  apply_node_sets(g, node_sets);
+  check_node_params(g, source);
   return g;
 }
 

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "hw/channel/channel.h"
-#include "sim/simulation.h"
+#include "sim/sc_kernel.h"
 
 namespace stepsim {
 namespace {
@@ -14,7 +14,7 @@ namespace {
 // finds the channel neither full nor empty, so nothing blocks).
 struct Fixture {
   Fixture() {
-    new_sc_kernel();
+    kernel = std::make_unique<ScKernel>();
     scheduler = std::make_unique<Scheduler>("scheduler");
     producer = std::make_unique<Context>("producer", scheduler.get());
     consumer = std::make_unique<Context>("consumer", scheduler.get());
@@ -23,13 +23,14 @@ struct Fixture {
     consumer.reset();
     producer.reset();
     scheduler.reset();
-    delete_sc_kernel();
+    kernel.reset();
   }
   std::unique_ptr<Channel> channel(uint32_t depth) {
     ChannelParams p;
     p.depth = depth;
     return std::make_unique<Channel>("c", p, producer.get(), consumer.get());
   }
+  std::unique_ptr<ScKernel> kernel;
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<Context> producer, consumer;
 };

@@ -19,7 +19,7 @@
 
 #include "hw/stream/token.h"
 #include "hw/units/protocol.h"
-#include "sim/simulation.h"
+#include "sim/sc_kernel.h"
 
 namespace stepsim::unit_test {
 
@@ -384,8 +384,8 @@ void check_out(Controller& c, const std::string& port, OutPins<N, W>& p) {
   });
 }
 
-// A fresh SystemC kernel for one simulation (new_sc_kernel). The kernel is left behind
-// afterwards: its clocked threads never finish, so it cannot be torn down safely.
-inline void fresh_kernel() { new_sc_kernel(); }
+// A fresh SystemC kernel for one simulation (ScKernel). The kernel is left behind afterwards:
+// its clocked threads never finish, so it cannot be torn down safely.
+inline void fresh_kernel() { ScKernel::fresh_forever(); }
 
 }  // namespace stepsim::unit_test
