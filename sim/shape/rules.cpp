@@ -337,12 +337,11 @@ RuleResult scan_forms(const RuleContext& c, const StreamType& s, const std::vect
 
 // ---- The rules.
 
-// Indexed by OpKind; testbench/shape checks that every operator has one.
 using Rules = std::array<ShapeRule, kNumOpKinds>;
-Rules make_rules() {
-  Rules r;
-  using C = RuleContext;
 
+// Source and Sink.
+void add_source_sink_rules(Rules& r) {
+  using C = RuleContext;
   r[size_t(OpKind::kSource)] = [](C& c) {
     RuleResult res;
     const std::string s = c.get(param::kStream);
@@ -353,8 +352,11 @@ Rules make_rules() {
     return res;
   };
   r[size_t(OpKind::kSink)] = [](C&) { return RuleResult{}; };
+}
 
-  // Off-chip memory.
+// Off-chip memory.
+void add_offchip_rules(Rules& r) {
+  using C = RuleContext;
   r[size_t(OpKind::kLinearOffChipLoad)] = [](C& c) {
     const TensorSpec& t = tensor_spec(c);
     const TiledView v = checked_view(c, t, true);
@@ -382,8 +384,11 @@ Rules make_rules() {
     expect_tiles(c, "wdata", tile);
     return RuleResult{{{"out", StreamType{c.input("waddr").dims, ElemType::scalar()}}}, 0};
   };
+}
 
-  // On-chip memory.
+// On-chip memory.
+void add_onchip_rules(Rules& r) {
+  using C = RuleContext;
   r[size_t(OpKind::kBufferize)] = [](C& c) {
     const StreamType& in = c.input("in");
     const size_t b = size_t(c.get(param::kRank));
@@ -426,8 +431,11 @@ Rules make_rules() {
     }
     return RuleResult{{{"out", StreamType{dims, in.elem.members.at(0)}}}, 0};
   };
+}
 
-  // Routing.
+// Routing by selectors.
+void add_routing_rules(Rules& r) {
+  using C = RuleContext;
   r[size_t(OpKind::kBroadcast)] = [](C& c) {
     RuleResult res;
     for (size_t i = 0; i < c.num_outputs; ++i) res.outputs["out" + std::to_string(i)] = c.input("in");
@@ -490,6 +498,11 @@ Rules make_rules() {
                          : chunk[k]);
     return RuleResult{{{"out", StreamType{dims, elem}}}, 0};
   };
+}
+
+// Merging and distribution.
+void add_merge_and_distribution_rules(Rules& r) {
+  using C = RuleContext;
   r[size_t(OpKind::kEagerMerge)] = [](C& c) {
     auto ins = c.numbered("in");
     const size_t rank = size_t(c.get(param::kRank));
@@ -532,8 +545,11 @@ Rules make_rules() {
     }
     return res;
   };
+}
 
-  // Higher-order.
+// Higher-order operators.
+void add_higher_order_rules(Rules& r) {
+  using C = RuleContext;
   r[size_t(OpKind::kMap)] = [](C& c) {
     auto ins = c.numbered("in");
     const StreamType& s = same_shapes(c, ins);
@@ -625,8 +641,11 @@ Rules make_rules() {
     }
     c.fail("no shape rule for flatmap function '" + fn + "'");
   };
+}
 
-  // Shape operators.
+// Shape operators.
+void add_shape_rules(Rules& r) {
+  using C = RuleContext;
   r[size_t(OpKind::kFlatten)] = [](C& c) {
     const StreamType& in = c.input("in");
     const int64_t lo = c.get(param::kMin), hi = c.get(param::kMax);
@@ -699,7 +718,11 @@ Rules make_rules() {
     for (const StreamType* x : ins) t.members.push_back(x->elem);
     return RuleResult{{{"out", StreamType{s.dims, t}}}, 0};
   };
-  // Address generation.
+}
+
+// Address generation.
+void add_address_rules(Rules& r) {
+  using C = RuleContext;
   r[size_t(OpKind::kExpertAddrGen)] = [](C& c) {
     const StreamType& in = c.input("in");
     if (in.elem.kind != ElemType::Selector) c.fail("input 'in' carries " + in.elem.str() + ", not selectors");
@@ -748,6 +771,19 @@ Rules make_rules() {
                        {"valid", StreamType{dims, ElemType::tile(1, 1, DType::INT32)}}},
                       0};
   };
+}
+
+// Indexed by OpKind; testbench/shape checks that every operator has one.
+Rules make_rules() {
+  Rules r;
+  add_source_sink_rules(r);
+  add_offchip_rules(r);
+  add_onchip_rules(r);
+  add_routing_rules(r);
+  add_merge_and_distribution_rules(r);
+  add_higher_order_rules(r);
+  add_shape_rules(r);
+  add_address_rules(r);
   return r;
 }
 
