@@ -421,20 +421,21 @@ std::string Reshape::unsupported(const OpConfig& cfg, OpMode) {
 }
 
 std::string Zip::unsupported(const OpConfig& cfg, OpMode) {
-  if (cfg.num_inputs != 2) return "the Zip unit has 2 inputs, the node has " + std::to_string(cfg.num_inputs);
+  if (cfg.num_inputs != 2)
+    return "the " + cfg.info->name + " unit has 2 inputs, the node has " + std::to_string(cfg.num_inputs);
   return "";
 }
 
 std::string Broadcast::unsupported(const OpConfig& cfg, OpMode) {
   if (cfg.num_outputs > size_t(kMaxN))
-    return "the Broadcast unit has " + std::to_string(kMaxN) + " consumers, the node has " +
+    return "the " + cfg.info->name + " unit has " + std::to_string(kMaxN) + " consumers, the node has " +
            std::to_string(cfg.num_outputs) + " outputs";
   return "";
 }
 
 std::string Partition::unsupported(const OpConfig& cfg, OpMode) {
   if (cfg.num_outputs > size_t(kMaxN8))
-    return "the Partition unit has up to " + std::to_string(kMaxN8) + " outputs, the node has " +
+    return "the " + cfg.info->name + " unit has up to " + std::to_string(kMaxN8) + " outputs, the node has " +
            std::to_string(cfg.num_outputs);
   return stop_param(cfg.params, "rank", 0);
 }
