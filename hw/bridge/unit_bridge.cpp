@@ -333,10 +333,9 @@ const UnitImpl* find_unit_impl(const std::string& name) {
 namespace {
 // The route of a node: the one of its operator and its fn, else the one of its operator.
 const UnitRoute* find_route(const std::vector<UnitRoute>& routes, const OpConfig& cfg) {
-  const std::string& op = cfg.info->name;
   const UnitRoute* any = nullptr;
   for (const UnitRoute& r : routes) {
-    if (op != r.op) continue;
+    if (cfg.info->kind != r.op) continue;
     if (*r.fn == '\0') {
       if (!any) any = &r;
     } else if (cfg.params.get_string("fn") == r.fn) {

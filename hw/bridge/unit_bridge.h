@@ -157,8 +157,9 @@ std::string pmu_pair_unsupported(const Params& bufferize, const Params& streamif
 // The bridge kinds are the `bridge:` lines of rtl/units.list; rtl/units.cmake generates their
 // declarations (kinds::KIND in hw/bridge/unit_kinds.h, with `unsupported` and `create<U>`), one
 // source per kind and implementation with its unit table and factory, and each implementation's
-// routes (<impl>_unit_impl()). The operator's name is matched there, from the manifest, and
-// nowhere else in the bridges: a kind that runs several operators gets the mode of the route.
+// routes (<impl>_unit_impl()). A node's route is found by its operator's kind (OpKind); the
+// bridges never read the operator's name: a kind that runs several operators gets the mode of
+// the route.
 enum class OpMode {
   kPlain,               // the kind runs one operator
   kMap,                 // Pcu: Map on the vector or tile units
@@ -172,7 +173,7 @@ enum class OpMode {
   kRandomStore,         // Ag: RandomOffChipStore
 };
 struct UnitRoute {
-  const char* op;  // the operator
+  OpKind op;       // the operator (the manifest's OP is OpKind::kOP)
   const char* fn;  // its `fn` parameter, or "" for any (a route with fn is tried first)
   OpMode mode;
   // "" if the kind's units can run the node, otherwise why not.
