@@ -4,11 +4,11 @@
 
 namespace stepsim::bridge {
 
-AgSetup ag_setup(const OpConfig& cfg) {
+AgSetup ag_setup(const OpConfig& cfg, OpMode mode) {
   AgSetup s;
   const std::string& op = cfg.info->name;
-  s.write = op == "LinearOffChipStore" || op == "RandomOffChipStore";
-  s.random = op == "RandomOffChipLoad" || op == "RandomOffChipStore";
+  s.write = mode == OpMode::kStore || mode == OpMode::kRandomStore;
+  s.random = mode == OpMode::kRandomLoad || mode == OpMode::kRandomStore;
   const std::string node = "node '" + cfg.name + "' (" + op + "): ";
   if (!cfg.env || !cfg.env->memory) {
     s.error = "no off-chip memory";
@@ -116,7 +116,7 @@ AgSetup ag_setup(const OpConfig& cfg) {
   return s;
 }
 
-std::string ag_unsupported(const OpConfig& cfg) { return ag_setup(cfg).error; }
+std::string kinds::Ag::unsupported(const OpConfig& cfg, OpMode mode) { return ag_setup(cfg, mode).error; }
 
 std::string ag_index(const AgSetup& s, const Element& e, uint64_t& l) {
   // As OffChipOp::address_of (hw/ops/offchip_ops.cpp), so both runs fail alike.

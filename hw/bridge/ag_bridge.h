@@ -44,10 +44,7 @@ namespace stepsim::bridge {
 constexpr int kAgMR = 4, kAgIW = 16, kAgAW = 32, kAgMaxo = 64;  // the RTL defaults (T = kT)
 constexpr int kAgP16 = 4;  // request lanes of the T = 16 instance (rtl/ag_offchip_t16.sv)
 
-// Why a LinearOffChipLoad / Store node cannot run on the address generator ("" = it can).
-std::string ag_unsupported(const OpConfig& cfg);
-
-// The unit's configuration for a node (checked by ag_unsupported).
+// The unit's configuration for a node (checked by kinds::Ag::unsupported).
 struct AgSetup {
   int t = kT, p = 1;  // the instance: tile columns, request lanes
   int r = kT;         // the tile's rows (1..t)
@@ -60,7 +57,8 @@ struct AgSetup {
   OffChipTensor* tensor = nullptr;
   std::string error;  // "" when the unit can run the node
 };
-AgSetup ag_setup(const OpConfig& cfg);
+// `mode`: the node's route (rtl/units.list): kLoad, kStore, kRandomLoad or kRandomStore.
+AgSetup ag_setup(const OpConfig& cfg, OpMode mode);
 // A random access's tile index l for the pins; an error ("" if none) as the approximate operator's.
 std::string ag_index(const AgSetup& s, const Element& e, uint64_t& l);
 
@@ -111,8 +109,8 @@ class AgBridge : public BridgeBase {
   static constexpr int kPW = units::TileBits<T>::W;  // the tile payload: lanes, header (docs/unit-protocol.md)
   static constexpr int kGW = units::clog2(kTB + 1);
 
-  AgBridge(const OpConfig& cfg, const std::string& impl)
-      : BridgeBase(cfg, impl), setup_(ag_setup(cfg)), dut_(unit_name().c_str()) {
+  AgBridge(const OpConfig& cfg, OpMode mode, const std::string& impl)
+      : BridgeBase(cfg, impl), setup_(ag_setup(cfg, mode)), dut_(unit_name().c_str()) {
     if (!setup_.error.empty()) throw std::invalid_argument(setup_.error);
     if (setup_.t != T || setup_.p != P)
       throw std::logic_error("AgBridge: the wrong instance for node '" + cfg.name + "'");

@@ -96,13 +96,20 @@ void PmuWritePort::run() {
   if (log) *log = std::move(refs);
 }
 
-std::string pmu_unsupported(const OpConfig& cfg) {
+namespace {
+std::string pmu_rank(int64_t rank) {
+  if (rank < 1 || rank > 15) return "rank = " + std::to_string(rank) + " is outside the unit's range 1..15";
+  return "";
+}
+}  // namespace
+
+// The Bufferize of a pair: the write port.
+std::string kinds::PmuWrite::unsupported(const OpConfig& cfg, OpMode) { return pmu_rank(cfg.params.get_int("rank")); }
+
+// The Streamify of a pair: the unit.
+std::string kinds::Pmu::unsupported(const OpConfig& cfg, OpMode) {
   const Params& p = cfg.params;
   const int64_t rank = p.get_int("rank");
-  if (cfg.info->name == "Bufferize") {
-    if (rank < 1 || rank > 15) return "rank = " + std::to_string(rank) + " is outside the unit's range 1..15";
-    return "";
-  }
   const std::vector<int64_t> shape = p.get_ints("out_shape"), stride = p.get_ints("stride");
   if (shape.size() > size_t(kPmuNA))
     return "the memory unit's affine view has up to " + std::to_string(kPmuNA) + " dimensions, out_shape has " +
@@ -117,8 +124,7 @@ std::string pmu_unsupported(const OpConfig& cfg) {
            std::to_string(rep.size());
   for (int64_t f : rep)
     if (f < 0 || f > 255) return "repeat factor " + std::to_string(f) + " does not fit the unit's 8-bit counters";
-  if (rank < 1 || rank > 15) return "rank = " + std::to_string(rank) + " is outside the unit's range 1..15";
-  return "";
+  return pmu_rank(rank);
 }
 
 std::string pmu_pair_unsupported(const Params& bufferize, const Params& streamify) {

@@ -49,8 +49,8 @@ class PmuWritePort : public Op {
   int rank_;
 };
 
-// Why a Bufferize / Streamify node cannot run on the PMU ("" = it can).
-std::string pmu_unsupported(const OpConfig& cfg);
+// Why a Bufferize / Streamify node cannot run on the PMU: kinds::PmuWrite::unsupported,
+// kinds::Pmu::unsupported (pmu_bridge.cpp).
 // Why a Bufferize -> Streamify pair cannot run on the PMU although each half can ("" = it can):
 // an affine view needs the Bufferize rank <= kPmuNA (the unit tracks that many dimensions to
 // tell regular buffers, which it reads through the view, from ragged ones).

@@ -5,6 +5,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "hw/bridge/unit_kinds.h"  // generated from rtl/units.list
+
 namespace stepsim::bridge {
 
 UnitBridge::UnitBridge(const OpConfig& cfg, std::string impl) : Op(cfg), impl_(std::move(impl)) { rst_n_.write(false); }
@@ -303,7 +305,7 @@ void UnitBridge::run() {
 
 // ---- registry
 
-UnitImpl hls_unit_impl();  // hls_units.cpp
+UnitImpl hls_unit_impl();  // generated from rtl/units.list (rtl/units.cmake): hls_routes.cpp
 
 namespace {
 std::map<std::string, UnitImpl>& impls() {
@@ -326,133 +328,186 @@ const UnitImpl* find_unit_impl(const std::string& name) {
   return it == impls().end() ? nullptr : &it->second;
 }
 
-// ---- which nodes have a unit
+// ---- routes
+
+namespace {
+// The route of a node: the one of its operator and its fn, else the one of its operator.
+const UnitRoute* find_route(const std::vector<UnitRoute>& routes, const OpConfig& cfg) {
+  const UnitRoute* any = nullptr;
+  for (const UnitRoute& r : routes) {
+    if (cfg.info->kind != r.op) continue;
+    if (*r.fn == '\0') {
+      if (!any) any = &r;
+    } else if (cfg.params.get_string("fn") == r.fn) {
+      return &r;
+    }
+  }
+  return any;
+}
+}  // namespace
+
+UnitImpl make_unit_impl(std::string name, std::vector<UnitRoute> routes) {
+  auto table = std::make_shared<const std::vector<UnitRoute>>(std::move(routes));
+  UnitImpl impl;
+  impl.name = std::move(name);
+  impl.unsupported = [table](const OpConfig& cfg) -> std::string {
+    if (const UnitRoute* r = find_route(*table, cfg)) return r->unsupported(cfg, r->mode);
+    // The user's summary of the manifest's bridge lines, with the functions each unit computes.
+    return "no cycle-accurate unit implements " + cfg.info->name +
+           " (units: Flatten, Promote, Repeat, Expand, Reshape, Zip, Broadcast, Partition, Reassemble, EagerMerge, "
+           "Map mul/add/matmul/matmul_t/silu/exp/sigmoid/row_sum/row_max, Accum "
+           "add/max/matmul_acc/matmul_t_acc/retile_row, "
+           "Scan add/max/matmul_acc/matmul_t_acc, "
+           "FlatMap retile_streamify_row, Bufferize -> Streamify, Linear/RandomOffChipLoad/Store)";
+  };
+  impl.create = [table](const OpConfig& cfg) -> std::unique_ptr<Op> {
+    const UnitRoute* r = find_route(*table, cfg);
+    if (!r) throw std::invalid_argument("node '" + cfg.name + "': no unit for " + cfg.info->name);
+    return r->create(cfg, r->mode);
+  };
+  return impl;
+}
+
+// ---- which nodes each kind's units can run (the kinds of rtl/units.list; Bufferize and
+// Streamify in pmu_bridge.cpp, the address generator in ag_bridge.cpp)
 
 namespace {
 constexpr int kMaxN = 4;   // consumers / inputs of the router units (RTL default N)
 constexpr int kMaxN8 = 8;  // Partition and Reassemble also at N = 8 (unit_bridges.h)
+
+std::string stop_param(const Params& p, const char* name, int64_t lo) {
+  const int64_t v = p.get_int(name);
+  if (v < lo || v > 15)
+    return std::string(name) + " = " + std::to_string(v) + " is outside the unit's range " + std::to_string(lo) +
+           "..15";
+  return "";
+}
+
+// Reassemble and EagerMerge: `data_in` data inputs on a unit with up to `max_in`.
+std::string merge_inputs(const OpConfig& cfg, size_t data_in, int max_in) {
+  if (data_in > size_t(max_in))
+    return "the " + cfg.info->name + " unit has up to " + std::to_string(max_in) + " inputs, the node has " +
+           std::to_string(data_in);
+  return stop_param(cfg.params, "rank", 0);
+}
 }  // namespace
 
-std::string unit_unsupported(const OpConfig& cfg) {
+namespace kinds {
+
+std::string Flatten::unsupported(const OpConfig& cfg, OpMode) {
+  if (auto s = stop_param(cfg.params, "min", 0); !s.empty()) return s;
+  return stop_param(cfg.params, "max", 0);
+}
+
+std::string Promote::unsupported(const OpConfig& cfg, OpMode) {
+  const int64_t r = cfg.params.get_int("rank");
+  if (r < -1 || r > 15) return "rank = " + std::to_string(r) + " is outside -1..15";
+  return "";
+}
+
+std::string Repeat::unsupported(const OpConfig& cfg, OpMode) {
+  const int64_t n = cfg.params.get_int("count");
+  if (n < 0 || n > 255) return "count = " + std::to_string(n) + " does not fit the unit's 8-bit count";
+  return "";
+}
+
+std::string Expand::unsupported(const OpConfig& cfg, OpMode) { return stop_param(cfg.params, "rank", 0); }
+
+std::string Reshape::unsupported(const OpConfig& cfg, OpMode) {
+  const int64_t n = cfg.params.get_int("chunk");
+  if (n < 1 || n > 255) return "chunk = " + std::to_string(n) + " does not fit the unit's 8-bit chunk";
+  return stop_param(cfg.params, "rank", 0);
+}
+
+std::string Zip::unsupported(const OpConfig& cfg, OpMode) {
+  if (cfg.num_inputs != 2)
+    return "the " + cfg.info->name + " unit has 2 inputs, the node has " + std::to_string(cfg.num_inputs);
+  return "";
+}
+
+std::string Broadcast::unsupported(const OpConfig& cfg, OpMode) {
+  if (cfg.num_outputs > size_t(kMaxN))
+    return "the " + cfg.info->name + " unit has " + std::to_string(kMaxN) + " consumers, the node has " +
+           std::to_string(cfg.num_outputs) + " outputs";
+  return "";
+}
+
+std::string Partition::unsupported(const OpConfig& cfg, OpMode) {
+  if (cfg.num_outputs > size_t(kMaxN8))
+    return "the " + cfg.info->name + " unit has up to " + std::to_string(kMaxN8) + " outputs, the node has " +
+           std::to_string(cfg.num_outputs);
+  return stop_param(cfg.params, "rank", 0);
+}
+
+std::string Reassemble::unsupported(const OpConfig& cfg, OpMode) {
+  return merge_inputs(cfg, cfg.num_inputs - 1, kMaxN8);  // the last input is the selector
+}
+
+std::string EagerMerge::unsupported(const OpConfig& cfg, OpMode) { return merge_inputs(cfg, cfg.num_inputs, kMaxN); }
+
+std::string Pcu::unsupported(const OpConfig& cfg, OpMode mode) {
   const std::string& op = cfg.info->name;
   const Params& p = cfg.params;
-  auto stop_param = [&](const char* name, int64_t lo) -> std::string {
-    const int64_t v = p.get_int(name);
-    if (v < lo || v > 15)
-      return std::string(name) + " = " + std::to_string(v) + " is outside the unit's range " + std::to_string(lo) +
-             "..15";
-    return "";
-  };
-  if (op == "Flatten") {
-    if (auto s = stop_param("min", 0); !s.empty()) return s;
-    return stop_param("max", 0);
-  }
-  if (op == "Promote") {
-    const int64_t r = p.get_int("rank");
-    if (r < -1 || r > 15) return "rank = " + std::to_string(r) + " is outside -1..15";
-    return "";
-  }
-  if (op == "Repeat") {
-    const int64_t n = p.get_int("count");
-    if (n < 0 || n > 255) return "count = " + std::to_string(n) + " does not fit the unit's 8-bit count";
-    return "";
-  }
-  if (op == "Expand") return stop_param("rank", 0);
-  if (op == "Reshape") {
-    const int64_t n = p.get_int("chunk");
-    if (n < 1 || n > 255) return "chunk = " + std::to_string(n) + " does not fit the unit's 8-bit chunk";
-    return stop_param("rank", 0);
-  }
-  if (op == "Zip") {
-    if (cfg.num_inputs != 2) return "the Zip unit has 2 inputs, the node has " + std::to_string(cfg.num_inputs);
-    return "";
-  }
-  if (op == "Broadcast") {
-    if (cfg.num_outputs > size_t(kMaxN))
-      return "the Broadcast unit has " + std::to_string(kMaxN) + " consumers, the node has " +
-             std::to_string(cfg.num_outputs) + " outputs";
-    return "";
-  }
-  if (op == "Partition") {
-    if (cfg.num_outputs > size_t(kMaxN8))
-      return "the Partition unit has up to " + std::to_string(kMaxN8) + " outputs, the node has " +
-             std::to_string(cfg.num_outputs);
-    return stop_param("rank", 0);
-  }
-  if (op == "Reassemble" || op == "EagerMerge") {
-    const size_t data_in = op == "Reassemble" ? cfg.num_inputs - 1 : cfg.num_inputs;
-    const int max_in = op == "Reassemble" ? kMaxN8 : kMaxN;
-    if (data_in > size_t(max_in))
-      return "the " + op + " unit has up to " + std::to_string(max_in) + " inputs, the node has " +
-             std::to_string(data_in);
-    return stop_param("rank", 0);
-  }
-  if (op == "Map") {
-    const std::string fn = p.get_string("fn");
+  const std::string fn = p.get_string("fn");
+  if (mode == OpMode::kMap) {
     if (fn == "mul" || fn == "add") {
       if (cfg.num_inputs != 2)
-        return "Map " + fn +
+        return op + " " + fn +
                " runs on pcu_ew ([1 x 8] tiles) or pcu_tile_map ([r x 4] or [r x 16] tiles, r <= the side) with 2 "
                "inputs";
       return "";
     }
     if (fn == "matmul" || fn == "matmul_t") {
-      if (cfg.num_inputs != 2) return "Map " + fn + " runs on pcu_tile_map with 2 inputs";
+      if (cfg.num_inputs != 2) return op + " " + fn + " runs on pcu_tile_map with 2 inputs";
       return "";
     }
     if (fn == "row_sum" || fn == "row_max") {
-      if (cfg.num_inputs != 1) return "Map " + fn + " runs on pcu_reduce with 1 input";
+      if (cfg.num_inputs != 1) return op + " " + fn + " runs on pcu_reduce with 1 input";
       return "";
     }
     if (fn == "silu" || fn == "exp" || fn == "sigmoid") {
-      if (cfg.num_inputs != 1) return "Map " + fn + " runs on pcu_tile_map with 1 input";
+      if (cfg.num_inputs != 1) return op + " " + fn + " runs on pcu_tile_map with 1 input";
       return "";
     }
-    return "no unit computes Map fn=" + fn +
+    return "no unit computes " + op + " fn=" + fn +
            " (units: mul, add, row_sum, row_max on [1 x 8] bf16 tiles; matmul, matmul_t, mul, add, silu, exp, sigmoid "
            "on "
            "[r x 4] or [r x 16] bf16 tiles, r <= the side)";
   }
-  if (op == "Accum" || op == "Scan") {
-    const std::string fn = p.get_string("fn");
-    if (fn == "add" || fn == "max") {
-      if (cfg.num_inputs != 1) return "the Accum " + fn + " unit has 1 input";
-    } else if (fn == "matmul_acc" || fn == "matmul_t_acc") {
-      if (cfg.num_inputs != 2) return "the Accum " + fn + " unit (pcu_tile_accum) has 2 inputs";
-    } else if (fn == "retile_row" && op == "Accum") {
-      if (cfg.num_inputs != 1) return "the Accum retile_row unit (pcu_retile) has 1 input";
-      return stop_param("rank", 1);
-    } else {
-      return "no unit computes " + op + " fn=" + fn +
-             " (units: add, max on [1 x 8], [r x 4] or [r x 16] bf16 tiles; matmul_acc, matmul_t_acc on [r x 4] or [r "
-             "x 16] "
-             "bf16 tiles; retile_row on [r x 4] or [r x 16] bf16 tiles)";
-    }
-    // The tile Accum unit keeps the bank (pcu_tile_accum, cfg_bank_i); the closing stop q + 2 must fit 4 bits.
-    if (op == "Accum" && (p.get_int("bank_rank") < 0 || p.get_int("bank_rank") > 13))
-      return "the tile Accum unit's accumulator bank takes bank_rank 0..13";
-    return stop_param("rank", 1);
+  // Accum and Scan on the Accum units (pcu_accum, pcu_tile_accum: "the Accum unit" in the
+  // messages; retile_row has a route of its own, kind Retile).
+  if (fn == "add" || fn == "max") {
+    if (cfg.num_inputs != 1) return "the Accum " + fn + " unit has 1 input";
+  } else if (fn == "matmul_acc" || fn == "matmul_t_acc") {
+    if (cfg.num_inputs != 2) return "the Accum " + fn + " unit (pcu_tile_accum) has 2 inputs";
+  } else {
+    return "no unit computes " + op + " fn=" + fn +
+           " (units: add, max on [1 x 8], [r x 4] or [r x 16] bf16 tiles; matmul_acc, matmul_t_acc on [r x 4] or [r "
+           "x 16] "
+           "bf16 tiles; retile_row on [r x 4] or [r x 16] bf16 tiles)";
   }
-  if (op == "FlatMap") {
-    const std::string fn = p.get_string("fn");
-    if (fn != "retile_streamify_row")
-      return "no unit computes FlatMap fn=" + fn + " (units: retile_streamify_row on [r x 4] or [r x 16] bf16 tiles)";
-    if (cfg.num_inputs != 1) return "the FlatMap retile_streamify_row unit (pcu_retile) has 1 input";
-    if (p.get_int("rank") != 1)
-      return "the retile unit expands each tile into a rank-1 stream of rows; the node has rank " +
-             std::to_string(p.get_int("rank"));
-    return "";
-  }
-  if (op == "Bufferize" || op == "Streamify") return pmu_unsupported(cfg);
-  if (op == "LinearOffChipLoad" || op == "LinearOffChipStore" || op == "RandomOffChipLoad" ||
-      op == "RandomOffChipStore")
-    return ag_unsupported(cfg);  // ag_bridge.cpp
-  return "no cycle-accurate unit implements " + op +
-         " (units: Flatten, Promote, Repeat, Expand, Reshape, Zip, Broadcast, Partition, Reassemble, EagerMerge, "
-         "Map mul/add/matmul/matmul_t/silu/exp/sigmoid/row_sum/row_max, Accum "
-         "add/max/matmul_acc/matmul_t_acc/retile_row, "
-         "Scan add/max/matmul_acc/matmul_t_acc, "
-         "FlatMap retile_streamify_row, Bufferize -> Streamify, Linear/RandomOffChipLoad/Store)";
+  // The tile Accum unit keeps the bank (pcu_tile_accum, cfg_bank_i); the closing stop q + 2 must fit 4 bits.
+  if (mode == OpMode::kAccum && (p.get_int("bank_rank") < 0 || p.get_int("bank_rank") > 13))
+    return "the tile Accum unit's accumulator bank takes bank_rank 0..13";
+  return stop_param(p, "rank", 1);
 }
+
+std::string Retile::unsupported(const OpConfig& cfg, OpMode mode) {
+  const std::string& op = cfg.info->name;
+  const std::string fn = cfg.params.get_string("fn");
+  if (mode == OpMode::kRetileRow) {  // the route has fn = retile_row
+    if (cfg.num_inputs != 1) return "the " + op + " " + fn + " unit (pcu_retile) has 1 input";
+    return stop_param(cfg.params, "rank", 1);
+  }
+  if (fn != "retile_streamify_row")
+    return "no unit computes " + op + " fn=" + fn + " (units: retile_streamify_row on [r x 4] or [r x 16] bf16 tiles)";
+  if (cfg.num_inputs != 1) return "the " + op + " " + fn + " unit (pcu_retile) has 1 input";
+  if (cfg.params.get_int("rank") != 1)
+    return "the retile unit expands each tile into a rank-1 stream of rows; the node has rank " +
+           std::to_string(cfg.params.get_int("rank"));
+  return "";
+}
+
+}  // namespace kinds
 
 }  // namespace stepsim::bridge

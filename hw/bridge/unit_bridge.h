@@ -149,12 +149,38 @@ void register_unit_impl(UnitImpl impl);
 // nullptr if no such implementation was built in.
 const UnitImpl* find_unit_impl(const std::string& name);
 void register_rtl_units();  // defined by the RTL build (hw/bridge/rtl); see sim/apps/main.cpp
+// Why a Bufferize -> Streamify pair cannot run on the memory unit although each half can ("" = it
+// can; pmu_bridge.cpp).
+std::string pmu_pair_unsupported(const Params& bufferize, const Params& streamify);
 
-// Why a node cannot be bridged ("" = it can): shared by the hls and rtl implementations (the
-// same units with the same pins and parameters).
-std::string unit_unsupported(const OpConfig& cfg);
-std::string pmu_unsupported(const OpConfig& cfg);  // Bufferize, Streamify (pmu_bridge.cpp)
-std::string pmu_pair_unsupported(const Params& bufferize, const Params& streamify);  // the pair (pmu_bridge.cpp)
-std::string ag_unsupported(const OpConfig& cfg);  // LinearOffChipLoad/Store (ag_bridge.cpp)
+// ---- routes: which operator runs on which bridge kind (generated from the unit manifest)
+// The bridge kinds are the `bridge:` lines of rtl/units.list; rtl/units.cmake generates their
+// declarations (kinds::KIND in hw/bridge/unit_kinds.h, with `unsupported` and `create<U>`), one
+// source per kind and implementation with its unit table and factory, and each implementation's
+// routes (<impl>_unit_impl()). A node's route is found by its operator's kind (OpKind); the
+// bridges never read the operator's name: a kind that runs several operators gets the mode of
+// the route.
+enum class OpMode {
+  kPlain,               // the kind runs one operator
+  kMap,                 // Pcu: Map on the vector or tile units
+  kAccum,               // Pcu: Accum
+  kScan,                // Pcu: Scan (the Accum units with cfg_scan_i)
+  kRetileRow,           // Retile: Accum retile_row (cfg_mode_i 0)
+  kRetileStreamifyRow,  // Retile: FlatMap retile_streamify_row (cfg_mode_i 1)
+  kLoad,                // Ag: LinearOffChipLoad
+  kStore,               // Ag: LinearOffChipStore
+  kRandomLoad,          // Ag: RandomOffChipLoad
+  kRandomStore,         // Ag: RandomOffChipStore
+};
+struct UnitRoute {
+  OpKind op;       // the operator (the manifest's OP is OpKind::kOP)
+  const char* fn;  // its `fn` parameter, or "" for any (a route with fn is tried first)
+  OpMode mode;
+  // "" if the kind's units can run the node, otherwise why not.
+  std::string (*unsupported)(const OpConfig& cfg, OpMode mode);
+  std::unique_ptr<Op> (*create)(const OpConfig& cfg, OpMode mode);
+};
+// The implementation `name` over its routes: a node runs on the kind of its route.
+UnitImpl make_unit_impl(std::string name, std::vector<UnitRoute> routes);
 
 }  // namespace stepsim::bridge

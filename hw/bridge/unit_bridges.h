@@ -1,6 +1,7 @@
 // The bridge of every unit kind (docs/cosim.md), written once for both forms: `U` names the unit
-// types, the HLS units of hw/units (hls_units.cpp) or their Verilated RTL twins
-// (rtl/rtl_units.cpp). Both have the same pins, so the binding code is shared.
+// types, the HLS units of hw/units or their Verilated RTL twins (the unit tables generated from
+// rtl/units.list by rtl/units.cmake, one source per bridge kind and form). Both have the same
+// pins, so the binding code is shared. Each kind's factory, kinds::KIND::create<U>, is at the end.
 //
 // Configurations: W = 32-bit payloads (element handles), N = 4 consumers/inputs for the
 // routers, 2 inputs for Zip, CW = 8 (Repeat count, Reshape chunk), L = 8 bf16 lanes, T = 4
@@ -14,10 +15,10 @@
 #include <vector>
 
 #include "hw/bridge/unit_bridge.h"
+#include "hw/bridge/unit_kinds.h"  // generated from rtl/units.list
 #include "hw/stream/bf16.h"
 #include "hw/stream/tile.h"
-#include "hw/units/ag_offchip.h"
-#include "hw/units/pcu_tile_map.h"
+#include "hw/units/protocol.h"  // not the units: the generated source of a kind includes those it uses
 
 namespace stepsim::bridge {
 
@@ -486,11 +487,11 @@ struct TileSide {
 template <class U>
 class PcuBridge : public BridgeBase {
  public:
-  PcuBridge(const OpConfig& cfg, const std::string& impl)
+  PcuBridge(const OpConfig& cfg, OpMode mode, const std::string& impl)
       : BridgeBase(cfg, impl),
         fn_(cfg.params.get_string("fn")),
-        scan_(cfg.info->name == "Scan"),
-        accum_(cfg.info->name == "Accum" || scan_) {
+        scan_(mode == OpMode::kScan),
+        accum_(mode == OpMode::kAccum || scan_) {
     const std::string n = unit_name();
     if (accum_) {
       if (fn_ == "add" || fn_ == "max") {
@@ -677,8 +678,8 @@ class PcuBridge : public BridgeBase {
 template <class R, class R16>
 class RetileBridge : public BridgeBase {
  public:
-  RetileBridge(const OpConfig& cfg, const std::string& impl) : BridgeBase(cfg, impl) {
-    const bool flat = cfg.info->name == "FlatMap";
+  RetileBridge(const OpConfig& cfg, OpMode mode, const std::string& impl) : BridgeBase(cfg, impl) {
+    const bool flat = mode == OpMode::kRetileStreamifyRow;
     mode_.write(flat);
     rank_.write(stop_t(flat ? 1 : cfg.params.get_int("rank")));
     elaborate(s4_, unit_name() + "_tile");
@@ -757,44 +758,77 @@ class RetileBridge : public BridgeBase {
 
 namespace stepsim::bridge {
 
-// The bridge of a node (unit_unsupported(cfg) must be "").
+// The factories of the bridge kinds (kinds::KIND::create<U>: the node passed the kind's
+// `unsupported`). U is the kind's unit table.
 template <class U>
-std::unique_ptr<Op> create_unit_bridge(const OpConfig& cfg, const std::string& impl) {
-  const std::string& op = cfg.info->name;
-  if (op == "Flatten") return std::make_unique<FlattenBridge<typename U::Flatten>>(cfg, impl);
-  if (op == "Promote") return std::make_unique<PromoteBridge<typename U::Promote>>(cfg, impl);
-  if (op == "Repeat") return std::make_unique<RepeatBridge<typename U::Repeat>>(cfg, impl);
-  if (op == "Expand") return std::make_unique<ExpandBridge<typename U::Expand>>(cfg, impl);
-  if (op == "Reshape") return std::make_unique<ReshapeBridge<typename U::Reshape>>(cfg, impl);
-  if (op == "Zip") return std::make_unique<ZipBridge<typename U::Zip>>(cfg, impl);
-  if (op == "Broadcast") return std::make_unique<BroadcastBridge<typename U::Broadcast>>(cfg, impl);
-  // Up to kN outputs / inputs on the default router, up to kN8 on the 8-way one.
-  if (op == "Partition") {
-    if (cfg.num_outputs > size_t(kN)) return std::make_unique<PartitionBridge<typename U::Partition8, kN8>>(cfg, impl);
-    return std::make_unique<PartitionBridge<typename U::Partition>>(cfg, impl);
-  }
-  if (op == "Reassemble") {
-    if (cfg.num_inputs - 1 > size_t(kN))
-      return std::make_unique<ReassembleBridge<typename U::Reassemble8, kN8>>(cfg, impl);
-    return std::make_unique<ReassembleBridge<typename U::Reassemble>>(cfg, impl);
-  }
-  if (op == "EagerMerge") return std::make_unique<EagerMergeBridge<typename U::EagerMerge>>(cfg, impl);
-  if ((op == "Accum" && cfg.params.get_string("fn") == "retile_row") || op == "FlatMap")
-    return std::make_unique<RetileBridge<typename U::Retile, typename U::Retile16>>(cfg, impl);
-  if (op == "Map" || op == "Accum" || op == "Scan") return std::make_unique<PcuBridge<U>>(cfg, impl);
-  if (op == "Bufferize") return std::make_unique<PmuWritePort>(cfg, impl);
-  if (op == "Streamify") return std::make_unique<PmuBridge<typename U::Pmu>>(cfg, impl);
-  if (op == "LinearOffChipLoad" || op == "LinearOffChipStore" || op == "RandomOffChipLoad" ||
-      op == "RandomOffChipStore") {
-    // The instance from the node's tile (ag_setup): [4 x 4] one lane, [16 x 16] kAgP16 lanes.
-    if (ag_setup(cfg).t != kT16) return std::make_unique<AgBridge<typename U::Ag>>(cfg, impl);
-    if constexpr (std::is_void_v<typename U::Ag16>)
-      throw std::invalid_argument("node '" + cfg.name +
-                                  "': this build has no Verilated [16 x 16] address generator (STEPSIM_RTL_T16=OFF)");
-    else
-      return std::make_unique<AgBridge<typename U::Ag16, kT16, kAgP16>>(cfg, impl);
-  }
-  throw std::invalid_argument("node '" + cfg.name + "': no unit for " + op);
+std::unique_ptr<Op> kinds::Flatten::create(const OpConfig& cfg, OpMode, const std::string& impl) {
+  return std::make_unique<FlattenBridge<typename U::Flatten>>(cfg, impl);
+}
+template <class U>
+std::unique_ptr<Op> kinds::Promote::create(const OpConfig& cfg, OpMode, const std::string& impl) {
+  return std::make_unique<PromoteBridge<typename U::Promote>>(cfg, impl);
+}
+template <class U>
+std::unique_ptr<Op> kinds::Repeat::create(const OpConfig& cfg, OpMode, const std::string& impl) {
+  return std::make_unique<RepeatBridge<typename U::Repeat>>(cfg, impl);
+}
+template <class U>
+std::unique_ptr<Op> kinds::Expand::create(const OpConfig& cfg, OpMode, const std::string& impl) {
+  return std::make_unique<ExpandBridge<typename U::Expand>>(cfg, impl);
+}
+template <class U>
+std::unique_ptr<Op> kinds::Reshape::create(const OpConfig& cfg, OpMode, const std::string& impl) {
+  return std::make_unique<ReshapeBridge<typename U::Reshape>>(cfg, impl);
+}
+template <class U>
+std::unique_ptr<Op> kinds::Zip::create(const OpConfig& cfg, OpMode, const std::string& impl) {
+  return std::make_unique<ZipBridge<typename U::Zip>>(cfg, impl);
+}
+template <class U>
+std::unique_ptr<Op> kinds::Broadcast::create(const OpConfig& cfg, OpMode, const std::string& impl) {
+  return std::make_unique<BroadcastBridge<typename U::Broadcast>>(cfg, impl);
+}
+// Up to kN outputs / inputs on the default router, up to kN8 on the 8-way one.
+template <class U>
+std::unique_ptr<Op> kinds::Partition::create(const OpConfig& cfg, OpMode, const std::string& impl) {
+  if (cfg.num_outputs > size_t(kN)) return std::make_unique<PartitionBridge<typename U::Partition8, kN8>>(cfg, impl);
+  return std::make_unique<PartitionBridge<typename U::Partition>>(cfg, impl);
+}
+template <class U>
+std::unique_ptr<Op> kinds::Reassemble::create(const OpConfig& cfg, OpMode, const std::string& impl) {
+  if (cfg.num_inputs - 1 > size_t(kN))
+    return std::make_unique<ReassembleBridge<typename U::Reassemble8, kN8>>(cfg, impl);
+  return std::make_unique<ReassembleBridge<typename U::Reassemble>>(cfg, impl);
+}
+template <class U>
+std::unique_ptr<Op> kinds::EagerMerge::create(const OpConfig& cfg, OpMode, const std::string& impl) {
+  return std::make_unique<EagerMergeBridge<typename U::EagerMerge>>(cfg, impl);
+}
+template <class U>
+std::unique_ptr<Op> kinds::Pcu::create(const OpConfig& cfg, OpMode mode, const std::string& impl) {
+  return std::make_unique<PcuBridge<U>>(cfg, mode, impl);
+}
+template <class U>
+std::unique_ptr<Op> kinds::Retile::create(const OpConfig& cfg, OpMode mode, const std::string& impl) {
+  return std::make_unique<RetileBridge<typename U::Retile, typename U::Retile16>>(cfg, mode, impl);
+}
+template <class U>
+std::unique_ptr<Op> kinds::PmuWrite::create(const OpConfig& cfg, OpMode, const std::string& impl) {
+  return std::make_unique<PmuWritePort>(cfg, impl);
+}
+template <class U>
+std::unique_ptr<Op> kinds::Pmu::create(const OpConfig& cfg, OpMode, const std::string& impl) {
+  return std::make_unique<PmuBridge<typename U::Pmu>>(cfg, impl);
+}
+// The instance from the node's tile (ag_setup): [4 x 4] one lane, [16 x 16] kAgP16 lanes.
+template <class U>
+std::unique_ptr<Op> kinds::Ag::create(const OpConfig& cfg, OpMode mode, const std::string& impl) {
+  if (ag_setup(cfg, mode).t != kT16) return std::make_unique<AgBridge<typename U::Ag>>(cfg, mode, impl);
+  if constexpr (std::is_void_v<typename U::Ag16>)
+    throw std::invalid_argument("node '" + cfg.name +
+                                "': this build has no Verilated [16 x 16] address generator (STEPSIM_RTL_T16=OFF)");
+  else
+    return std::make_unique<AgBridge<typename U::Ag16, kT16, kAgP16>>(cfg, mode, impl);
 }
 
 }  // namespace stepsim::bridge

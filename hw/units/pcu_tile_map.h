@@ -34,14 +34,7 @@
 
 namespace stepsim::units {
 
-// cfg_op_i of PcuTileMap.
-constexpr int kTileMatmul = 0;
-constexpr int kTileMatmulT = 1;
-constexpr int kTileMul = 2;
-constexpr int kTileAdd = 3;
-constexpr int kTileSilu = 4;  // 4..7: unary
-constexpr int kTileExp = 5;
-constexpr int kTileSigmoid = 6;
+// cfg_op_i of PcuTileMap: kTileMatmul .. kTileSigmoid (protocol.h).
 
 // The lanes of a [T x T] bf16 tile payload (TileBits<T>: lanes, then the header), row-major.
 template <int T>

@@ -223,6 +223,16 @@ inline void set_tile_rows(bits_t<TileBits<T>::W>& v, const tile_rows_t<T>& r) {
   v.range(TileBits<T>::W - 1, TileBits<T>::kLanes) = r.to_uint();
 }
 
+// cfg_op_i of PcuTileMap (pcu_tile_map.h). Here, with the tile payload, so that its users (the
+// bridges) need not include the unit.
+constexpr int kTileMatmul = 0;
+constexpr int kTileMatmulT = 1;
+constexpr int kTileMul = 2;
+constexpr int kTileAdd = 3;
+constexpr int kTileSilu = 4;  // 4..7: unary
+constexpr int kTileExp = 5;
+constexpr int kTileSigmoid = 6;
+
 #define STEPSIM_WRITE_OUT(p, reg) \
   do {                            \
     p##_valid_o.write(reg.valid); \
