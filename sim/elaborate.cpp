@@ -92,13 +92,16 @@ OpConfig Elaborator::configure(const NodeSpec& n) const {
   cfg.num_outputs = plan_.num_outputs(n);
   cfg.compute_bw = info.uses_compute ? n.compute_bw.value_or(options_.hw.compute_bw) : 0;
   if (n.compute_bw && *n.compute_bw == 0) throw std::invalid_argument("node '" + n.name + "': compute_bw must be > 0");
-  // An output read by a Bufferize writes back into a memory unit.
+  // Which outputs are read, and which by a Bufferize (they write back into a memory unit).
   cfg.write_back_mu.assign(cfg.num_outputs, false);
-  for (const Edge& e : plan_.edges)
-    if (e.from == n.name && plan_.node(e.to).is(OpKind::kBufferize)) {
-      int oi = port_index(info.outputs, plan_.ports.at(n.name).out_numbered, e.from_port);
-      if (oi >= 0) cfg.write_back_mu[size_t(oi)] = true;
-    }
+  cfg.output_read.assign(cfg.num_outputs, false);
+  for (const Edge& e : plan_.edges) {
+    if (e.from != n.name) continue;
+    const int oi = port_index(info.outputs, plan_.ports.at(n.name).out_numbered, e.from_port);
+    if (oi < 0) continue;
+    cfg.output_read[size_t(oi)] = true;
+    if (plan_.node(e.to).is(OpKind::kBufferize)) cfg.write_back_mu[size_t(oi)] = true;
+  }
   return cfg;
 }
 

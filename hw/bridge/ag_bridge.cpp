@@ -15,13 +15,13 @@ AgSetup ag_setup(const OpConfig& cfg, OpMode mode) {
     return s;
   }
   try {
-    s.tensor = &cfg.env->memory->tensor(cfg.params.get_string("tensor"));
+    s.tensor = &cfg.env->memory->tensor(cfg.params.get(param::kTensor));
   } catch (const std::exception& e) {
     s.error = e.what();
     return s;
   }
   const OffChipTensor& t = *s.tensor;
-  const std::vector<int64_t> tile = cfg.params.get_ints("tile");
+  const std::vector<int64_t> tile = cfg.params.get(param::kTile);
   // Two instances: tiles [r x 4] with one request lane, [r x 16] with kAgP16 lanes (r = 1..T:
   // the tile header carries r).
   const std::string want = "the address generator moves [r x " + std::to_string(kT) +
@@ -39,7 +39,7 @@ AgSetup ag_setup(const OpConfig& cfg, OpMode mode) {
   s.r = kr;
   s.p = 1;
   if (kt == kT16) {
-    const int64_t pd = cfg.params.get_int("par_dispatch");
+    const int64_t pd = cfg.params.get(param::kParDispatch);
     const int64_t p = pd > 0 ? pd : int64_t(cfg.env->hw.par_dispatch);
     if (p != kAgP16) {
       s.error = "the [r x " + std::to_string(kT16) + "] address generator issues " + std::to_string(kAgP16) +
@@ -56,9 +56,9 @@ AgSetup ag_setup(const OpConfig& cfg, OpMode mode) {
   const uint64_t tiles_r = t.rows / uint64_t(kr);
   s.tiles_c = t.cols / uint64_t(kt);
   // Random access walks no view: the unit takes a pass of one tile per index.
-  s.shape = s.random ? std::vector<int64_t>{1} : cfg.params.get_ints("out_shape");
-  s.stride = s.random ? std::vector<int64_t>{1} : cfg.params.get_ints("stride");
-  const int64_t off = s.random ? 0 : cfg.params.get_int("offset");
+  s.shape = s.random ? std::vector<int64_t>{1} : cfg.params.get(param::kOutShape);
+  s.stride = s.random ? std::vector<int64_t>{1} : cfg.params.get(param::kStride);
+  const int64_t off = s.random ? 0 : cfg.params.get(param::kOffset);
   if (off < 0) {
     s.error = "offset must be >= 0";
     return s;

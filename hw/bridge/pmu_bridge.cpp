@@ -28,7 +28,7 @@ void register_pmu_reader(const Context* c, bool on) {
 }
 
 PmuWritePort::PmuWritePort(const OpConfig& cfg, std::string impl) : Op(cfg), impl_(std::move(impl)) {
-  rank_ = int(cfg.params.get_int("rank"));
+  rank_ = int(cfg.params.get(param::kRank));
   writers()[&ctx()] = this;
 }
 
@@ -104,13 +104,13 @@ std::string pmu_rank(int64_t rank) {
 }  // namespace
 
 // The Bufferize of a pair: the write port.
-std::string kinds::PmuWrite::unsupported(const OpConfig& cfg, OpMode) { return pmu_rank(cfg.params.get_int("rank")); }
+std::string kinds::PmuWrite::unsupported(const OpConfig& cfg, OpMode) { return pmu_rank(cfg.params.get(param::kRank)); }
 
 // The Streamify of a pair: the unit.
 std::string kinds::Pmu::unsupported(const OpConfig& cfg, OpMode) {
   const Params& p = cfg.params;
-  const int64_t rank = p.get_int("rank");
-  const std::vector<int64_t> shape = p.get_ints("out_shape"), stride = p.get_ints("stride");
+  const int64_t rank = p.get(param::kRank);
+  const std::vector<int64_t> shape = p.get(param::kOutShape), stride = p.get(param::kStride);
   if (shape.size() > size_t(kPmuNA))
     return "the memory unit's affine view has up to " + std::to_string(kPmuNA) + " dimensions, out_shape has " +
            std::to_string(shape.size());
@@ -118,7 +118,7 @@ std::string kinds::Pmu::unsupported(const OpConfig& cfg, OpMode) {
   for (size_t k = 0; k < shape.size(); ++k)
     if (shape[k] < 0 || shape[k] > vmax || k >= stride.size() || stride[k] < 0 || stride[k] > vmax)
       return "affine view entries (out_shape, stride) must be in 0.." + std::to_string(vmax) + " on the memory unit";
-  const std::vector<int64_t> rep = p.get_ints("repeat");
+  const std::vector<int64_t> rep = p.get(param::kRepeat);
   if (rep.size() > size_t(kPmuR))
     return "the memory unit has " + std::to_string(kPmuR) + " static repeat factors, the node has " +
            std::to_string(rep.size());
@@ -128,8 +128,8 @@ std::string kinds::Pmu::unsupported(const OpConfig& cfg, OpMode) {
 }
 
 std::string pmu_pair_unsupported(const Params& bufferize, const Params& streamify) {
-  const int64_t rank = bufferize.get_int("rank");
-  if (!streamify.get_ints("out_shape").empty() && rank > kPmuNA)
+  const int64_t rank = bufferize.get(param::kRank);
+  if (!streamify.get(param::kOutShape).empty() && rank > kPmuNA)
     return "an affine view needs Bufferize rank <= " + std::to_string(kPmuNA) + " on the memory unit (rank " +
            std::to_string(rank) + ")";
   return "";

@@ -93,13 +93,13 @@ class PmuBridge : public BridgeBase {
     rank_.write(stop_t(w->rank()));
     const bool dyn = has_in(1);
     ref_mode_.write(dyn);
-    ref_rank_.write(stop_t(dyn ? cfg_.params.get_int("rank") : 1));
-    const std::vector<int64_t> rep = cfg_.params.get_ints("repeat");
+    ref_rank_.write(stop_t(dyn ? cfg_.params.get(param::kRank) : 1));
+    const std::vector<int64_t> rep = cfg_.params.get(param::kRepeat);
     nrep_.write(stop_t(dyn ? 0 : rep.size()));
     uint64_t packed = 0;
     for (size_t k = 0; k < rep.size() && !dyn; ++k) packed |= uint64_t(rep[k]) << (kCW * k);
     repeat_.write(bits_t<kPmuR * kCW>(packed));
-    const std::vector<int64_t> shape = cfg_.params.get_ints("out_shape"), stride = cfg_.params.get_ints("stride");
+    const std::vector<int64_t> shape = cfg_.params.get(param::kOutShape), stride = cfg_.params.get(param::kStride);
     uint64_t sp = 0, tp = 0;
     for (size_t k = 0; k < shape.size(); ++k) {
       sp |= uint64_t(shape[k]) << (kPmuVW * k);

@@ -338,7 +338,7 @@ const UnitRoute* find_route(const std::vector<UnitRoute>& routes, const OpConfig
     if (cfg.info->kind != r.op) continue;
     if (*r.fn == '\0') {
       if (!any) any = &r;
-    } else if (cfg.params.get_string("fn") == r.fn) {
+    } else if (cfg.params.get(param::kFn) == r.fn) {
       return &r;
     }
   }
@@ -400,13 +400,13 @@ std::string Flatten::unsupported(const OpConfig& cfg, OpMode) {
 }
 
 std::string Promote::unsupported(const OpConfig& cfg, OpMode) {
-  const int64_t r = cfg.params.get_int("rank");
+  const int64_t r = cfg.params.get(param::kRank);
   if (r < -1 || r > 15) return "rank = " + std::to_string(r) + " is outside -1..15";
   return "";
 }
 
 std::string Repeat::unsupported(const OpConfig& cfg, OpMode) {
-  const int64_t n = cfg.params.get_int("count");
+  const int64_t n = cfg.params.get(param::kCount);
   if (n < 0 || n > 255) return "count = " + std::to_string(n) + " does not fit the unit's 8-bit count";
   return "";
 }
@@ -414,7 +414,7 @@ std::string Repeat::unsupported(const OpConfig& cfg, OpMode) {
 std::string Expand::unsupported(const OpConfig& cfg, OpMode) { return stop_param(cfg.params, "rank", 0); }
 
 std::string Reshape::unsupported(const OpConfig& cfg, OpMode) {
-  const int64_t n = cfg.params.get_int("chunk");
+  const int64_t n = cfg.params.get(param::kChunk);
   if (n < 1 || n > 255) return "chunk = " + std::to_string(n) + " does not fit the unit's 8-bit chunk";
   return stop_param(cfg.params, "rank", 0);
 }
@@ -448,7 +448,7 @@ std::string EagerMerge::unsupported(const OpConfig& cfg, OpMode) { return merge_
 std::string Pcu::unsupported(const OpConfig& cfg, OpMode mode) {
   const std::string& op = cfg.info->name;
   const Params& p = cfg.params;
-  const std::string fn = p.get_string("fn");
+  const std::string fn = p.get(param::kFn);
   if (mode == OpMode::kMap) {
     if (fn == "mul" || fn == "add") {
       if (cfg.num_inputs != 2)
@@ -486,15 +486,22 @@ std::string Pcu::unsupported(const OpConfig& cfg, OpMode mode) {
            "x 16] "
            "bf16 tiles; retile_row on [r x 4] or [r x 16] bf16 tiles)";
   }
+  // The Accum units' Scan (cfg_scan_i) is the inclusive one: no exclusive form, output function
+  // or prior tap (hw/ops/higher_order.cpp, class Scan).
+  if (mode == OpMode::kScan) {
+    if (p.get(param::kExclusive)) return "the Accum unit's Scan is inclusive only (exclusive: true)";
+    if (!p.get(param::kOutFn).empty()) return "the Accum unit's Scan has no output function (out_fn)";
+    if (cfg.output_read.size() > 1 && cfg.output_read[1]) return "the Accum unit's Scan has no prior output";
+  }
   // The tile Accum unit keeps the bank (pcu_tile_accum, cfg_bank_i); the closing stop q + 2 must fit 4 bits.
-  if (mode == OpMode::kAccum && (p.get_int("bank_rank") < 0 || p.get_int("bank_rank") > 13))
+  if (mode == OpMode::kAccum && (p.get(param::kBankRank) < 0 || p.get(param::kBankRank) > 13))
     return "the tile Accum unit's accumulator bank takes bank_rank 0..13";
   return stop_param(p, "rank", 1);
 }
 
 std::string Retile::unsupported(const OpConfig& cfg, OpMode mode) {
   const std::string& op = cfg.info->name;
-  const std::string fn = cfg.params.get_string("fn");
+  const std::string fn = cfg.params.get(param::kFn);
   if (mode == OpMode::kRetileRow) {  // the route has fn = retile_row
     if (cfg.num_inputs != 1) return "the " + op + " " + fn + " unit (pcu_retile) has 1 input";
     return stop_param(cfg.params, "rank", 1);
@@ -502,9 +509,9 @@ std::string Retile::unsupported(const OpConfig& cfg, OpMode mode) {
   if (fn != "retile_streamify_row")
     return "no unit computes " + op + " fn=" + fn + " (units: retile_streamify_row on [r x 4] or [r x 16] bf16 tiles)";
   if (cfg.num_inputs != 1) return "the " + op + " " + fn + " unit (pcu_retile) has 1 input";
-  if (cfg.params.get_int("rank") != 1)
+  if (cfg.params.get(param::kRank) != 1)
     return "the retile unit expands each tile into a rank-1 stream of rows; the node has rank " +
-           std::to_string(cfg.params.get_int("rank"));
+           std::to_string(cfg.params.get(param::kRank));
   return "";
 }
 

@@ -172,8 +172,8 @@ class FlattenBridge : public BridgeBase {
     dut_.cfg_max_i(max_);
     STEPSIM_BRIDGE_IN(dut_, in, in_);
     STEPSIM_BRIDGE_OUT(dut_, out, out_);
-    min_.write(stop_t(cfg.params.get_int("min")));
-    max_.write(stop_t(cfg.params.get_int("max")));
+    min_.write(stop_t(cfg.params.get(param::kMin)));
+    max_.write(stop_t(cfg.params.get(param::kMax)));
     add_group(&in_, "in");
     add_group(&out_, "out");
     add_input(0, &in_.lanes[0], handles());
@@ -196,7 +196,7 @@ class PromoteBridge : public BridgeBase {
     dut_.cfg_rank_i(rank_);
     STEPSIM_BRIDGE_IN(dut_, in, in_);
     STEPSIM_BRIDGE_OUT(dut_, out, out_);
-    const int64_t r = cfg.params.get_int("rank");
+    const int64_t r = cfg.params.get(param::kRank);
     outer_.write(r < 0);
     rank_.write(stop_t(r < 0 ? 0 : r));
     add_group(&in_, "in");
@@ -221,7 +221,7 @@ class RepeatBridge : public BridgeBase {
     dut_.cfg_count_i(count_);
     STEPSIM_BRIDGE_IN(dut_, in, in_);
     STEPSIM_BRIDGE_OUT(dut_, out, out_);
-    count_.write(bits_t<kCW>(uint64_t(cfg.params.get_int("count"))));
+    count_.write(bits_t<kCW>(uint64_t(cfg.params.get(param::kCount))));
     add_group(&in_, "in");
     add_group(&out_, "out");
     add_input(0, &in_.lanes[0], handles());
@@ -244,7 +244,7 @@ class ExpandBridge : public BridgeBase {
     STEPSIM_BRIDGE_IN(dut_, in, in_);
     STEPSIM_BRIDGE_IN(dut_, ref, ref_);
     STEPSIM_BRIDGE_OUT(dut_, out, out_);
-    rank_.write(stop_t(cfg.params.get_int("rank")));
+    rank_.write(stop_t(cfg.params.get(param::kRank)));
     add_group(&in_, "in");
     add_group(&ref_, "ref");
     add_group(&out_, "out");
@@ -274,9 +274,9 @@ class ReshapeBridge : public BridgeBase {
     STEPSIM_BRIDGE_IN(dut_, in, in_);
     STEPSIM_BRIDGE_OUT(dut_, out, out_);
     STEPSIM_BRIDGE_OUT(dut_, pad, pad_);
-    chunk_.write(bits_t<kCW>(uint64_t(cfg.params.get_int("chunk"))));
-    rank_.write(stop_t(cfg.params.get_int("rank")));
-    const std::string pad = cfg.params.get_string("pad");
+    chunk_.write(bits_t<kCW>(uint64_t(cfg.params.get(param::kChunk))));
+    rank_.write(stop_t(cfg.params.get(param::kRank)));
+    const std::string pad = cfg.params.get(param::kPad);
     zero_pad_ = pad == "zero";
     pad_handle_ = handle(zero_pad_ ? Element(Scalar{0}) : parse_element(pad));
     pad_value_.write(bits_t<kW>(uint64_t(pad_handle_)));
@@ -369,7 +369,7 @@ class PartitionBridge : public BridgeBase {
     STEPSIM_BRIDGE_IN(dut_, in, in_);
     STEPSIM_BRIDGE_IN(dut_, sel, sel_);
     STEPSIM_BRIDGE_OUT(dut_, out, out_);
-    rank_.write(stop_t(cfg.params.get_int("rank")));
+    rank_.write(stop_t(cfg.params.get(param::kRank)));
     add_group(&in_, "in");
     add_group(&sel_, "sel");
     add_group(&out_, "out");
@@ -402,7 +402,7 @@ class ReassembleBridge : public BridgeBase {
     STEPSIM_BRIDGE_IN(dut_, in, in_);
     STEPSIM_BRIDGE_IN(dut_, sel, sel_);
     STEPSIM_BRIDGE_OUT(dut_, out, out_);
-    rank_.write(stop_t(cfg.params.get_int("rank")));
+    rank_.write(stop_t(cfg.params.get(param::kRank)));
     add_group(&in_, "in");
     add_group(&sel_, "sel");
     add_group(&out_, "out");
@@ -433,7 +433,7 @@ class EagerMergeBridge : public BridgeBase {
     STEPSIM_BRIDGE_IN(dut_, in, in_);
     STEPSIM_BRIDGE_OUT(dut_, out, out_);
     STEPSIM_BRIDGE_OUT(dut_, sel, sel_);
-    rank_.write(stop_t(cfg.params.get_int("rank")));
+    rank_.write(stop_t(cfg.params.get(param::kRank)));
     add_group(&in_, "in");
     add_group(&out_, "out");
     add_group(&sel_, "sel");
@@ -489,7 +489,7 @@ class PcuBridge : public BridgeBase {
  public:
   PcuBridge(const OpConfig& cfg, OpMode mode, const std::string& impl)
       : BridgeBase(cfg, impl),
-        fn_(cfg.params.get_string("fn")),
+        fn_(cfg.params.get(param::kFn)),
         scan_(mode == OpMode::kScan),
         accum_(mode == OpMode::kAccum || scan_) {
     const std::string n = unit_name();
@@ -587,14 +587,14 @@ class PcuBridge : public BridgeBase {
     return side;
   }
   // Accum's bank_rank (0 for Map and Scan).
-  int bank_rank() const { return accum_ && !scan_ ? int(cfg_.params.get_int("bank_rank")) : 0; }
+  int bank_rank() const { return accum_ && !scan_ ? int(cfg_.params.get(param::kBankRank)) : 0; }
   void attach_vector() {
     if (vaccum_) {
       if (bank_rank() != 0)
         fail("impl: " + impl() + ": Accum bank_rank " + std::to_string(bank_rank()) +
              " needs the tile unit's accumulator bank ([4 x 4] or [16 x 16] bf16 tiles); the vector unit has none");
       op_.write(fn_ == "max");
-      rank_.write(stop_t(cfg_.params.get_int("rank")));
+      rank_.write(stop_t(cfg_.params.get(param::kRank)));
       scan_sig_.write(scan_);
       add_group(&va_, "in");
       add_group(&vout_, "out");
@@ -623,7 +623,7 @@ class PcuBridge : public BridgeBase {
     const bool two = accum_ ? (fn_ == "matmul_acc" || fn_ == "matmul_t_acc") : !unary;
     if (accum_) {
       top2_.write(bits_t<2>(fn_ == "add" ? 0 : fn_ == "max" ? 1 : fn_ == "matmul_acc" ? 2 : 3));
-      rank_.write(stop_t(cfg_.params.get_int("rank")));
+      rank_.write(stop_t(cfg_.params.get(param::kRank)));
       bank_.write(stop_t(bank_rank()));  // 0..13: unit_unsupported() checked it
       scan_sig_.write(scan_);
       bank_size_ = S::kSide == kT ? kTileAccumBank : kTileAccumBank16;
@@ -647,7 +647,7 @@ class PcuBridge : public BridgeBase {
   void check_err() {
     if (err_used_ && err_used_->read())
       fail("the tile Accum unit raised err_o (accumulator bank, bank_rank " + std::to_string(bank_rank()) + ", rank " +
-           std::to_string(cfg_.params.get_int("rank")) + "): more than " + std::to_string(bank_size_) +
+           std::to_string(cfg_.params.get(param::kRank)) + "): more than " + std::to_string(bank_size_) +
            " bank entries, a chunk whose bank structure differs from the first, a bare stop in bank mode, a "
            "stream ending inside a group, or a rank other than 2");
   }
@@ -681,7 +681,7 @@ class RetileBridge : public BridgeBase {
   RetileBridge(const OpConfig& cfg, OpMode mode, const std::string& impl) : BridgeBase(cfg, impl) {
     const bool flat = mode == OpMode::kRetileStreamifyRow;
     mode_.write(flat);
-    rank_.write(stop_t(flat ? 1 : cfg.params.get_int("rank")));
+    rank_.write(stop_t(flat ? 1 : cfg.params.get(param::kRank)));
     elaborate(s4_, unit_name() + "_tile");
     elaborate(s16_, unit_name() + "_tile16");
   }

@@ -196,6 +196,7 @@ struct OpConfig {
   size_t num_inputs = 0, num_outputs = 0;
   uint64_t compute_bw = 0;          // FLOPs/cycle allocated to this node
   std::vector<bool> write_back_mu;  // per output: the consumer is a memory unit (Bufferize)
+  std::vector<bool> output_read;    // per output: a consumer reads it (a unit without the port refuses)
 };
 
 class OpRegistry {

@@ -201,5 +201,31 @@ TEST(ScanForms, NoIdentityNoExclusiveFormSameErrorBothWays) {
   }
 }
 
+// The Accum units' Scan is the inclusive one: under co-simulation (impl hls) the other forms stay
+// approximate, and the node says why.
+TEST(ScanForms, TheUnitsRunOnlyTheInclusiveForm) {
+  struct Case {
+    std::string params;
+    bool prior;
+    std::string impl, why;
+  };
+  for (const Case& c : {Case{"fn: add, rank: 1", false, "hls", ""},
+                        Case{"fn: add, rank: 1, exclusive: true", false, "approx", "inclusive only"},
+                        Case{"fn: max, rank: 1, out_fn: sub", false, "approx", "no output function"},
+                        Case{"fn: add, rank: 1", true, "approx", "no prior output"}}) {
+    SCOPED_TRACE(c.params);
+    SimOptions opt;
+    opt.hw = load_preset("step-artifact");
+    opt.default_impl = "hls";
+    const SimResult r = simulate(load(graph(c.params, c.prior)), opt);
+    ASSERT_TRUE(r.ok) << r.error;
+    for (const NodeResult& n : r.nodes)
+      if (n.name == "sc") {
+        EXPECT_EQ(n.impl, c.impl);
+        EXPECT_NE(n.impl_note.find(c.why), std::string::npos) << n.impl_note;
+      }
+  }
+}
+
 }  // namespace
 }  // namespace stepsim
