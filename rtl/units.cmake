@@ -194,7 +194,7 @@ function(stepsim_generate_bridges impl out)
       if(NOT "${CMAKE_MATCH_5}" STREQUAL "")
         set(mode ${CMAKE_MATCH_5})
       endif()
-      string(APPEND routes "      {OpKind::k${CMAKE_MATCH_1}, \"${CMAKE_MATCH_3}\", OpMode::k${mode}, "
+      string(APPEND routes "      {OpKind::k${CMAKE_MATCH_1}, \"${CMAKE_MATCH_3}\", OpMode::k${mode}, \"${kind}\", "
         "&kinds::${kind}::unsupported, &create_${impl}_${kind}},\n")
     endforeach()
   endforeach()

@@ -331,15 +331,15 @@ const UnitImpl* find_unit_impl(const std::string& name) {
 // ---- routes
 
 namespace {
-// The route of a node: the one of its operator and its fn, else the one of its operator.
-const UnitRoute* find_route(const std::vector<UnitRoute>& routes, const OpConfig& cfg) {
-  const UnitRoute* any = nullptr;
-  for (const UnitRoute& r : routes) {
-    if (cfg.info->kind != r.op) continue;
-    if (*r.fn == '\0') {
-      if (!any) any = &r;
-    } else if (cfg.params.get(param::kFn) == r.fn) {
-      return &r;
+// The runner of a node on implementation `impl`: the one of its fn, else the one for any fn.
+const UnitRunner* find_runner(const std::string& impl, const OpConfig& cfg) {
+  const UnitRunner* any = nullptr;
+  for (const UnitRunner& u : cfg.info->units) {
+    if (u.impl != impl) continue;
+    if (u.fn.empty()) {
+      if (!any) any = &u;
+    } else if (cfg.params.get(param::kFn) == u.fn) {
+      return &u;
     }
   }
   return any;
@@ -347,11 +347,14 @@ const UnitRoute* find_route(const std::vector<UnitRoute>& routes, const OpConfig
 }  // namespace
 
 UnitImpl make_unit_impl(std::string name, std::vector<UnitRoute> routes) {
-  auto table = std::make_shared<const std::vector<UnitRoute>>(std::move(routes));
+  for (const UnitRoute& r : routes)
+    OpRegistry::instance().add_unit(
+        r.op, UnitRunner{name, r.kind, r.fn, [r](const OpConfig& cfg) { return r.unsupported(cfg, r.mode); },
+                         [r](const OpConfig& cfg) { return r.create(cfg, r.mode); }});
   UnitImpl impl;
-  impl.name = std::move(name);
-  impl.unsupported = [table](const OpConfig& cfg) -> std::string {
-    if (const UnitRoute* r = find_route(*table, cfg)) return r->unsupported(cfg, r->mode);
+  impl.name = name;
+  impl.unsupported = [name](const OpConfig& cfg) -> std::string {
+    if (const UnitRunner* u = find_runner(name, cfg)) return u->unsupported(cfg);
     // The user's summary of the manifest's bridge lines, with the functions each unit computes.
     return "no cycle-accurate unit implements " + cfg.info->name +
            " (units: Flatten, Promote, Repeat, Expand, Reshape, Zip, Broadcast, Partition, Reassemble, EagerMerge, "
@@ -360,10 +363,10 @@ UnitImpl make_unit_impl(std::string name, std::vector<UnitRoute> routes) {
            "Scan add/max/matmul_acc/matmul_t_acc, "
            "FlatMap retile_streamify_row, Bufferize -> Streamify, Linear/RandomOffChipLoad/Store)";
   };
-  impl.create = [table](const OpConfig& cfg) -> std::unique_ptr<Op> {
-    const UnitRoute* r = find_route(*table, cfg);
-    if (!r) throw std::invalid_argument("node '" + cfg.name + "': no unit for " + cfg.info->name);
-    return r->create(cfg, r->mode);
+  impl.create = [name](const OpConfig& cfg) -> std::unique_ptr<Op> {
+    const UnitRunner* u = find_runner(name, cfg);
+    if (!u) throw std::invalid_argument("node '" + cfg.name + "': no unit for " + cfg.info->name);
+    return u->create(cfg);
   };
   return impl;
 }

@@ -176,11 +176,13 @@ struct UnitRoute {
   OpKind op;       // the operator (the manifest's OP is OpKind::kOP)
   const char* fn;  // its `fn` parameter, or "" for any (a route with fn is tried first)
   OpMode mode;
+  const char* kind;  // the bridge kind's name (Pcu, Ag, ...)
   // "" if the kind's units can run the node, otherwise why not.
   std::string (*unsupported)(const OpConfig& cfg, OpMode mode);
   std::unique_ptr<Op> (*create)(const OpConfig& cfg, OpMode mode);
 };
-// The implementation `name` over its routes: a node runs on the kind of its route.
+// The implementation `name` over its routes: each route becomes a UnitRunner on its operator's
+// descriptor (OpInfo::units), and a node runs on the runner of its operator and fn.
 UnitImpl make_unit_impl(std::string name, std::vector<UnitRoute> routes);
 
 }  // namespace stepsim::bridge

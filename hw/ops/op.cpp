@@ -41,6 +41,13 @@ void OpRegistry::check_complete() const {
     if (!by_kind_[k]) throw std::logic_error("operator kind " + std::to_string(k) + " has no registration");
 }
 
+void OpRegistry::add_unit(OpKind kind, UnitRunner unit) {
+  OpInfo& info = ops_.at(find(kind).name);
+  for (const UnitRunner& u : info.units)
+    if (u.impl == unit.impl && u.kind == unit.kind && u.fn == unit.fn) return;
+  info.units.push_back(std::move(unit));
+}
+
 const char* category_name(OpCategory c) {
   switch (c) {
     case OpCategory::kOffChipMemory:

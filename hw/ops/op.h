@@ -149,6 +149,17 @@ struct OffChipTraffic {
   std::string port;  // kRead: the output port of the loaded tiles; kWrite: the input port written
 };
 
+// A cycle-accurate unit kind that can run the operator. hw/bridge adds one per route of the unit
+// manifest (rtl/units.list) when an implementation (hls, rtl) registers, so the descriptor says
+// which units run it, how they check a node and how they are made; `stepsim ops` lists them.
+struct UnitRunner {
+  std::string impl;                                         // hls | rtl
+  std::string kind;                                         // the manifest's bridge kind (Pcu, Ag, Retile, ...)
+  std::string fn;                                           // the `fn` it is limited to; "" = any
+  std::function<std::string(const OpConfig&)> unsupported;  // "" if its units can run the node
+  std::function<std::unique_ptr<Op>(const OpConfig&)> create;
+};
+
 // The descriptor of one operator: everything the rest of the tree knows about it. `stepsim ops`,
 // the docs, the loader, shape inference (sim/shape, which keys its rules by `kind`), the metrics,
 // the fabric and the builder all read it.
@@ -168,6 +179,7 @@ struct OpInfo {
   // The node holds a memory unit for as long as the graph is placed (a Bufferize's buffer, an
   // off-chip operator's staging tiles): hw/fabric/allocation.h.
   bool holds_memory_unit = false;
+  std::vector<UnitRunner> units{};  // filled by hw/bridge (UnitRunner)
 
   OpInfo&& with_functions(FunctionFamily f) && {
     functions = f;
@@ -209,6 +221,9 @@ class OpRegistry {
   std::vector<const OpInfo*> all() const;
   // Throws std::logic_error unless every OpKind was added exactly once (checked at start-up).
   void check_complete() const;
+  // A unit that can run operators of `kind` (hw/bridge, as an implementation registers); the same
+  // impl, kind and fn twice is kept once.
+  void add_unit(OpKind kind, UnitRunner unit);
 
  private:
   std::map<std::string, OpInfo> ops_;

@@ -164,7 +164,8 @@ int cmd_ops(const Invocation& in, Streams s) {
       s.out << "    " << p.name << " (" << param_type_name(p.type)
             << (p.required ? ", required" : ", default " + (p.default_value.empty() ? "\"\"" : p.default_value))
             << "): " << p.doc << "\n";
-    s.out << "  timing: " << op->timing << "\n\n";
+    s.out << "  timing: " << op->timing << "\n";
+    s.out << "  units: " << units_text(*op) << "\n\n";
   }
   return 0;
 }

@@ -1,4 +1,5 @@
 #include "sim/apps/docs.h"
+
 #include "graphs/layers/layer.h"
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "hw/bridge/unit_bridge.h"
 #include "hw/functions/functions.h"
 #include "hw/ops/op.h"
 #include "hw/presets/hardware.h"
@@ -208,6 +210,20 @@ std::string preset_param_origin(const std::string& key) {
   return it == origins().end() ? std::string() : it->second;
 }
 
+std::string units_text(const OpInfo& op, const std::string& impl) {
+  bridge::find_unit_impl("hls");  // the built-in implementation registers its runners on first use
+  std::vector<std::string> seen;
+  std::string s;
+  for (const UnitRunner& u : op.units) {
+    if (!impl.empty() && u.impl != impl) continue;
+    const std::string text = u.kind + (u.fn.empty() ? "" : " (fn " + u.fn + ")");
+    if (std::find(seen.begin(), seen.end(), text) != seen.end()) continue;
+    seen.push_back(text);
+    s += (s.empty() ? "" : "; ") + text;
+  }
+  return s.empty() ? "none" : s;
+}
+
 void write_ops_markdown(std::ostream& out) {
   const std::vector<const OpInfo*> ops = OpRegistry::instance().all();
   const std::vector<std::string> cats = category_order();
@@ -276,6 +292,7 @@ void write_ops_markdown(std::ostream& out) {
         out << "\n";
       }
       out << "**Timing.** " << cell(op->timing) << "\n\n";
+      out << "**Cycle-accurate units** ([cosim.md](cosim.md)): " << units_text(*op, "hls") << "\n\n";
       if (op->uses_compute) out << "Higher-order node: takes `compute_bw` FLOPs/cycle and compute units.\n\n";
     }
   }

@@ -9,11 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "hw/ops/op.h"
+
 namespace stepsim {
 
 void write_ops_markdown(std::ostream& out);
 void write_presets_markdown(std::ostream& out);
 void write_layers_markdown(std::ostream& out);
+
+// The cycle-accurate units that can run `op` (its descriptor's UnitRunners) for `impl` ("" = every
+// implementation built in): "Pcu; Retile (fn retile_row)", or "none".
+std::string units_text(const OpInfo& op, const std::string& impl = "");
 
 // Where the default value of a hardware parameter comes from (a section of the spec notes, or
 // "project choice" with the reason); empty if the parameter has no entry yet.

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/bridge/unit_bridge.h"
 #include "hw/ops/op.h"
 
 namespace fs = std::filesystem;
@@ -137,6 +138,24 @@ TEST(UnitManifest, RoutesNameOperators) {
     ASSERT_TRUE(std::regex_match(r, g, route)) << r;
     EXPECT_TRUE(stepsim::OpRegistry::instance().has(g[1].str())) << r << ": no such operator";
   }
+}
+
+// Every route of the manifest is a unit on its operator's descriptor (OpInfo::units), with its
+// support check and factory: the descriptor says which units run an operator.
+TEST(UnitManifest, EveryRouteIsAUnitOnItsOperatorsDescriptor) {
+  ASSERT_NE(stepsim::bridge::find_unit_impl("hls"), nullptr);
+  const Manifest m = read_manifest();
+  const std::regex route("([A-Za-z0-9_]+)(/([A-Za-z0-9_]+))?(=[A-Za-z0-9_]+)?");
+  for (const std::string& r : m.routes) {
+    std::smatch g;
+    ASSERT_TRUE(std::regex_match(r, g, route)) << r;
+    const stepsim::OpInfo& op = stepsim::OpRegistry::instance().find(g[1].str());
+    bool found = false;
+    for (const stepsim::UnitRunner& u : op.units)
+      found = found || (u.impl == "hls" && u.fn == g[3].str() && u.unsupported && u.create);
+    EXPECT_TRUE(found) << r << ": no hls unit on " << op.name << "'s descriptor";
+  }
+  EXPECT_TRUE(stepsim::OpRegistry::instance().find(stepsim::OpKind::kSource).units.empty());
 }
 
 TEST(UnitManifest, LintAndSynthesisListTheModules) {
