@@ -42,8 +42,7 @@ void elaborate_environment(Elaboration& e, const Graph& graph, const Plan& plan,
   e.scheduler = std::make_unique<Scheduler>("scheduler");
   env.scheduler = e.scheduler.get();
   std::vector<OffChipTensorDecl> decls;
-  for (const TensorSpec& t : graph.tensors)
-    decls.push_back(OffChipTensorDecl{t.name, t.rows, t.cols, t.dtype, t.block_rows, t.block_cols});
+  for (const TensorSpec& t : graph.tensors) decls.push_back(offchip_decl(t));
   e.memory = std::make_unique<OffChipMemory>("offchip", options.hw, decls);
   env.memory = e.memory.get();
   if (options.functional)

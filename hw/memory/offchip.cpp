@@ -78,13 +78,7 @@ OffChipMemory::OffChipMemory(sc_core::sc_module_name name, const HardwareParams&
   socket.bind(target_.socket);
   uint64_t next = 0;
   for (const OffChipTensorDecl& d : tensors) {
-    OffChipTensor t;
-    t.name = d.name;
-    t.rows = d.rows;
-    t.cols = d.cols;
-    t.dtype = d.dtype;
-    t.block_rows = d.block_rows;
-    t.block_cols = d.block_cols;
+    OffChipTensor t = offchip_tensor(d);
     if (t.blocked() && (!t.block_cols || t.rows % t.block_rows || t.cols % t.block_cols))
       throw std::invalid_argument("tensor '" + t.name + "': block [" + std::to_string(t.block_rows) + ", " +
                                   std::to_string(t.block_cols) + "] does not divide its shape [" +

@@ -92,6 +92,18 @@ struct OffChipTensorDecl {
   DType dtype = DType::BF16;
   uint64_t block_rows = 0, block_cols = 0;
 };
+// The tensor a declaration describes, at base 0 (OffChipMemory places it; the static check of a
+// graph reads only its geometry, hw/ops/tiled_view.h).
+inline OffChipTensor offchip_tensor(const OffChipTensorDecl& d) {
+  OffChipTensor t;
+  t.name = d.name;
+  t.rows = d.rows;
+  t.cols = d.cols;
+  t.dtype = d.dtype;
+  t.block_rows = d.block_rows;
+  t.block_cols = d.block_cols;
+  return t;
+}
 
 class OffChipMemory : public sc_core::sc_module {
  public:

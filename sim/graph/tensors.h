@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "hw/memory/offchip.h"
 #include "hw/stream/tile.h"
 #include "sim/graph/graph.h"
 
@@ -26,5 +27,10 @@ void prepare_output_dir(const std::string& dir);
 // Writes DIR/NAME.npy (float32 for bf16/fp32, int32 for int32); returns the path.
 std::string write_tensor_npy(const std::string& dir, const std::string& name, uint64_t rows, uint64_t cols, DType dtype,
                              const TileData& values);
+
+// The off-chip memory's declaration of a graph tensor (its name, shape, dtype and blocks).
+inline OffChipTensorDecl offchip_decl(const TensorSpec& t) {
+  return OffChipTensorDecl{t.name, t.rows, t.cols, t.dtype, t.block_rows, t.block_cols};
+}
 
 }  // namespace stepsim

@@ -8,6 +8,7 @@
 #include "hw/functions/functions.h"
 #include "hw/ops/op.h"
 #include "hw/ops/tiled_view.h"
+#include "sim/graph/tensors.h"
 #include "sim/shape/infer.h"
 
 namespace stepsim::shape {
@@ -216,13 +217,7 @@ const TensorSpec& tensor_spec(const RuleContext& c) {
 // The node's view of its tensor, checked by the operators' own code (hw/ops/tiled_view.h): a tile
 // that does not divide the tensor or a view past its end is rejected with the run's words.
 TiledView checked_view(const RuleContext& c, const TensorSpec& t, bool affine) {
-  OffChipTensor tensor;
-  tensor.name = t.name;
-  tensor.rows = t.rows;
-  tensor.cols = t.cols;
-  tensor.dtype = t.dtype;
-  tensor.block_rows = t.block_rows;
-  tensor.block_cols = t.block_cols;
+  OffChipTensor tensor = offchip_tensor(offchip_decl(t));
   try {
     TiledView v = make_tiled_view(tensor, c.params(), affine, "node '" + c.node.name + "' (" + c.node.op + "): ");
     v.tensor = nullptr;  // `tensor` is gone with this frame; the dims are what the rules read
