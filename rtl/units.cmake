@@ -24,6 +24,7 @@ set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${STEPSIM_UNIT_MA
 #     STEPSIM_RTL_<m>_EXTRA    its extra modules
 #     STEPSIM_RTL_<m>_OF       the module a configuration line configures ("" on a module line)
 #     STEPSIM_RTL_<m>_G        its Verilator parameter overrides, as -GP=V
+#   STEPSIM_RTL_PARAMETERS     every override as <m>_P=V (the constants of unit_kinds.h)
 #   STEPSIM_UNITS              the unit names (unit:); per unit u:
 #     STEPSIM_UNIT_<u>_LINE    its line, STEPSIM_UNIT_<u>_HLS its HLS type, STEPSIM_UNIT_<u>_HEADER
 #                              the header of that type (hw/units/<snake case of the class>.h)
@@ -33,6 +34,7 @@ macro(stepsim_read_unit_manifest)
   set(STEPSIM_RTL_MODULES "")
   set(STEPSIM_UNITS "")
   set(STEPSIM_BRIDGE_KINDS "")
+  set(STEPSIM_RTL_PARAMETERS "")
   file(STRINGS ${STEPSIM_UNIT_MANIFEST} _su_lines)
   foreach(_su_line ${_su_lines})
     string(STRIP "${_su_line}" _su_line)
@@ -73,6 +75,7 @@ macro(stepsim_read_unit_manifest)
         set(STEPSIM_RTL_${_su_m}_OF ${CMAKE_MATCH_1})
       elseif(_su_w MATCHES "^G:(.+)$")
         list(APPEND STEPSIM_RTL_${_su_m}_G -G${CMAKE_MATCH_1})
+        list(APPEND STEPSIM_RTL_PARAMETERS "${_su_m}_${CMAKE_MATCH_1}")
       elseif(_su_w MATCHES "^unit:(.+)$")
         set(_su_unit ${CMAKE_MATCH_1})
       elseif(_su_w MATCHES "^hls:(.+)$")
@@ -136,7 +139,15 @@ function(stepsim_generate_unit_kinds)
       "  static std::unique_ptr<Op> create(const OpConfig& cfg, OpMode mode, const std::string& impl);\n"
       "};\n")
   endforeach()
-  string(APPEND c "\n}  // namespace stepsim::bridge::kinds\n")
+  string(APPEND c "\n}  // namespace stepsim::bridge::kinds\n\n")
+  # The configuration lines' parameter overrides, so that the bridges' constants (the HLS twins'
+  # template arguments, the capacities they check) are the Verilated ones, written once.
+  string(APPEND c "// The G:P=V overrides of the configuration lines, as <line>_<P>.\nnamespace stepsim::bridge::manifest {\n")
+  foreach(p ${STEPSIM_RTL_PARAMETERS})
+    string(REPLACE "=" " = " p "${p}")
+    string(APPEND c "constexpr int ${p};\n")
+  endforeach()
+  string(APPEND c "}  // namespace stepsim::bridge::manifest\n")
   stepsim_write_if_changed(${STEPSIM_GENERATED_DIR}/hw/bridge/unit_kinds.h "${c}")
 endfunction()
 

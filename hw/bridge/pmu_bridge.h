@@ -23,14 +23,18 @@
 #include <string>
 #include <vector>
 
+#include "hw/bridge/unit_kinds.h"  // generated from rtl/units.list: manifest::
+
 namespace stepsim::bridge {
 
 // The co-simulation configuration: 4 banks x 256 words and 8 descriptors (the RTL defaults but
 // DEPTH and NBUF; the RTL is Verilated a second time for it, Vpmu_buffer_cosim): 1024 tiles, so
 // the down-tiled SwiGLU's largest buffer (512 tiles of W2) fits twice (double buffering); with 4
 // descriptors its tile_f = 256 run took 5 % more cycles than the approximate one, with 8 none.
-// Affine views of up to kPmuNA dimensions, entries 0..65535 (kPmuVW bits).
-constexpr int kPmuBanks = 4, kPmuDepth = 256, kPmuNbuf = 8, kPmuR = 2, kPmuNA = 4, kPmuVW = 16;
+// Affine views of up to kPmuNA dimensions, entries 0..65535 (kPmuVW bits). DEPTH and NBUF are
+// the manifest's (rtl/units.list, the pmu_buffer_cosim line); the others the RTL defaults.
+constexpr int kPmuDepth = manifest::pmu_buffer_cosim_DEPTH, kPmuNbuf = manifest::pmu_buffer_cosim_NBUF;
+constexpr int kPmuBanks = 4, kPmuR = 2, kPmuNA = 4, kPmuVW = 16;
 constexpr int kPmuCap = kPmuBanks * kPmuDepth;  // words (elements)
 
 class PmuWritePort : public Op {

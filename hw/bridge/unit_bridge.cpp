@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "hw/bridge/unit_kinds.h"  // generated from rtl/units.list
+#include "hw/bridge/unit_ops.h"
 
 namespace stepsim::bridge {
 
@@ -346,6 +347,17 @@ const UnitRunner* find_runner(const std::string& impl, const OpConfig& cfg) {
 }
 }  // namespace
 
+namespace {
+// The operators implementation `impl` has units for, in the registry's order.
+std::string operators_on_units(const std::string& impl) {
+  std::string s;
+  for (const OpInfo* op : OpRegistry::instance().all())
+    if (std::any_of(op->units.begin(), op->units.end(), [&](const UnitRunner& u) { return u.impl == impl; }))
+      s += (s.empty() ? "" : ", ") + op->name;
+  return s;
+}
+}  // namespace
+
 UnitImpl make_unit_impl(std::string name, std::vector<UnitRoute> routes) {
   for (const UnitRoute& r : routes)
     OpRegistry::instance().add_unit(
@@ -355,13 +367,8 @@ UnitImpl make_unit_impl(std::string name, std::vector<UnitRoute> routes) {
   impl.name = name;
   impl.unsupported = [name](const OpConfig& cfg) -> std::string {
     if (const UnitRunner* u = find_runner(name, cfg)) return u->unsupported(cfg);
-    // The user's summary of the manifest's bridge lines, with the functions each unit computes.
-    return "no cycle-accurate unit implements " + cfg.info->name +
-           " (units: Flatten, Promote, Repeat, Expand, Reshape, Zip, Broadcast, Partition, Reassemble, EagerMerge, "
-           "Map mul/add/matmul/matmul_t/silu/exp/sigmoid/row_sum/row_max, Accum "
-           "add/max/matmul_acc/matmul_t_acc/retile_row, "
-           "Scan add/max/matmul_acc/matmul_t_acc, "
-           "FlatMap retile_streamify_row, Bufferize -> Streamify, Linear/RandomOffChipLoad/Store)";
+    return "no cycle-accurate unit implements " + cfg.info->name + " (units: " + operators_on_units(name) +
+           "; `stepsim ops` lists each one's units and the tile functions they compute)";
   };
   impl.create = [name](const OpConfig& cfg) -> std::unique_ptr<Op> {
     const UnitRunner* u = find_runner(name, cfg);
@@ -376,12 +383,12 @@ UnitImpl make_unit_impl(std::string name, std::vector<UnitRoute> routes) {
 
 namespace {
 constexpr int kMaxN = 4;   // consumers / inputs of the router units (RTL default N)
-constexpr int kMaxN8 = 8;  // Partition and Reassemble also at N = 8 (unit_bridges.h)
+constexpr int kMaxN8 = manifest::router_partition8_N;  // Partition and Reassemble once more at N = 8
 
-std::string stop_param(const Params& p, const char* name, int64_t lo) {
-  const int64_t v = p.get_int(name);
+std::string stop_param(const Params& p, IntParam key, int64_t lo) {
+  const int64_t v = p.get(key);
   if (v < lo || v > 15)
-    return std::string(name) + " = " + std::to_string(v) + " is outside the unit's range " + std::to_string(lo) +
+    return std::string(key.name) + " = " + std::to_string(v) + " is outside the unit's range " + std::to_string(lo) +
            "..15";
   return "";
 }
@@ -391,15 +398,15 @@ std::string merge_inputs(const OpConfig& cfg, size_t data_in, int max_in) {
   if (data_in > size_t(max_in))
     return "the " + cfg.info->name + " unit has up to " + std::to_string(max_in) + " inputs, the node has " +
            std::to_string(data_in);
-  return stop_param(cfg.params, "rank", 0);
+  return stop_param(cfg.params, param::kRank, 0);
 }
 }  // namespace
 
 namespace kinds {
 
 std::string Flatten::unsupported(const OpConfig& cfg, OpMode) {
-  if (auto s = stop_param(cfg.params, "min", 0); !s.empty()) return s;
-  return stop_param(cfg.params, "max", 0);
+  if (auto s = stop_param(cfg.params, param::kMin, 0); !s.empty()) return s;
+  return stop_param(cfg.params, param::kMax, 0);
 }
 
 std::string Promote::unsupported(const OpConfig& cfg, OpMode) {
@@ -414,12 +421,12 @@ std::string Repeat::unsupported(const OpConfig& cfg, OpMode) {
   return "";
 }
 
-std::string Expand::unsupported(const OpConfig& cfg, OpMode) { return stop_param(cfg.params, "rank", 0); }
+std::string Expand::unsupported(const OpConfig& cfg, OpMode) { return stop_param(cfg.params, param::kRank, 0); }
 
 std::string Reshape::unsupported(const OpConfig& cfg, OpMode) {
   const int64_t n = cfg.params.get(param::kChunk);
   if (n < 1 || n > 255) return "chunk = " + std::to_string(n) + " does not fit the unit's 8-bit chunk";
-  return stop_param(cfg.params, "rank", 0);
+  return stop_param(cfg.params, param::kRank, 0);
 }
 
 std::string Zip::unsupported(const OpConfig& cfg, OpMode) {
@@ -439,7 +446,7 @@ std::string Partition::unsupported(const OpConfig& cfg, OpMode) {
   if (cfg.num_outputs > size_t(kMaxN8))
     return "the " + cfg.info->name + " unit has up to " + std::to_string(kMaxN8) + " outputs, the node has " +
            std::to_string(cfg.num_outputs);
-  return stop_param(cfg.params, "rank", 0);
+  return stop_param(cfg.params, param::kRank, 0);
 }
 
 std::string Reassemble::unsupported(const OpConfig& cfg, OpMode) {
@@ -448,47 +455,25 @@ std::string Reassemble::unsupported(const OpConfig& cfg, OpMode) {
 
 std::string EagerMerge::unsupported(const OpConfig& cfg, OpMode) { return merge_inputs(cfg, cfg.num_inputs, kMaxN); }
 
+// The lanes of the node's function (hw/functions/unit_lanes.h) decide: the function must name an
+// op its lanes' units have a code for (unit_ops.h).
 std::string Pcu::unsupported(const OpConfig& cfg, OpMode mode) {
   const std::string& op = cfg.info->name;
   const Params& p = cfg.params;
   const std::string fn = p.get(param::kFn);
-  if (mode == OpMode::kMap) {
-    if (fn == "mul" || fn == "add") {
-      if (cfg.num_inputs != 2)
-        return op + " " + fn +
-               " runs on pcu_ew ([1 x 8] tiles) or pcu_tile_map ([r x 4] or [r x 16] tiles, r <= the side) with 2 "
-               "inputs";
-      return "";
-    }
-    if (fn == "matmul" || fn == "matmul_t") {
-      if (cfg.num_inputs != 2) return op + " " + fn + " runs on pcu_tile_map with 2 inputs";
-      return "";
-    }
-    if (fn == "row_sum" || fn == "row_max") {
-      if (cfg.num_inputs != 1) return op + " " + fn + " runs on pcu_reduce with 1 input";
-      return "";
-    }
-    if (fn == "silu" || fn == "exp" || fn == "sigmoid") {
-      if (cfg.num_inputs != 1) return op + " " + fn + " runs on pcu_tile_map with 1 input";
-      return "";
-    }
-    return "no unit computes " + op + " fn=" + fn +
-           " (units: mul, add, row_sum, row_max on [1 x 8] bf16 tiles; matmul, matmul_t, mul, add, silu, exp, sigmoid "
-           "on "
-           "[r x 4] or [r x 16] bf16 tiles, r <= the side)";
+  const bool accum = mode != OpMode::kMap;
+  const FunctionFamily family = accum ? FunctionFamily::kAccum : FunctionFamily::kMap;
+  const UnitLanes lanes = function_lanes(family, fn);
+  if (!pcu_computes(lanes, accum)) {
+    // Accum also runs retile_row, on the Retile kind's route; Scan and Map only what the Pcu runs.
+    auto listed = [mode, accum](const UnitLanes& l) { return mode == OpMode::kAccum ? l.any() : pcu_computes(l, accum); };
+    return "no unit computes " + op + " fn=" + fn + " (units: " + functions_on_units(family, listed) + ")";
   }
-  // Accum and Scan on the Accum units (pcu_accum, pcu_tile_accum: "the Accum unit" in the
-  // messages; retile_row has a route of its own, kind Retile).
-  if (fn == "add" || fn == "max") {
-    if (cfg.num_inputs != 1) return "the Accum " + fn + " unit has 1 input";
-  } else if (fn == "matmul_acc" || fn == "matmul_t_acc") {
-    if (cfg.num_inputs != 2) return "the Accum " + fn + " unit (pcu_tile_accum) has 2 inputs";
-  } else {
-    return "no unit computes " + op + " fn=" + fn +
-           " (units: add, max on [1 x 8], [r x 4] or [r x 16] bf16 tiles; matmul_acc, matmul_t_acc on [r x 4] or [r "
-           "x 16] "
-           "bf16 tiles; retile_row on [r x 4] or [r x 16] bf16 tiles)";
-  }
+  const int arity = accum ? accum_function(fn).arity : map_function(fn).arity;
+  if (cfg.num_inputs != size_t(arity))
+    return op + " " + fn + " runs on " + lane_units(lanes, family) + " with " + std::to_string(arity) +
+           " input(s); the node has " + std::to_string(cfg.num_inputs);
+  if (!accum) return "";
   // The Accum units' Scan (cfg_scan_i) is the inclusive one: no exclusive form, output function
   // or prior tap (hw/ops/higher_order.cpp, class Scan).
   if (mode == OpMode::kScan) {
@@ -499,7 +484,7 @@ std::string Pcu::unsupported(const OpConfig& cfg, OpMode mode) {
   // The tile Accum unit keeps the bank (pcu_tile_accum, cfg_bank_i); the closing stop q + 2 must fit 4 bits.
   if (mode == OpMode::kAccum && (p.get(param::kBankRank) < 0 || p.get(param::kBankRank) > 13))
     return "the tile Accum unit's accumulator bank takes bank_rank 0..13";
-  return stop_param(p, "rank", 1);
+  return stop_param(p, param::kRank, 1);
 }
 
 std::string Retile::unsupported(const OpConfig& cfg, OpMode mode) {
@@ -507,10 +492,10 @@ std::string Retile::unsupported(const OpConfig& cfg, OpMode mode) {
   const std::string fn = cfg.params.get(param::kFn);
   if (mode == OpMode::kRetileRow) {  // the route has fn = retile_row
     if (cfg.num_inputs != 1) return "the " + op + " " + fn + " unit (pcu_retile) has 1 input";
-    return stop_param(cfg.params, "rank", 1);
+    return stop_param(cfg.params, param::kRank, 1);
   }
-  if (fn != "retile_streamify_row")
-    return "no unit computes " + op + " fn=" + fn + " (units: retile_streamify_row on [r x 4] or [r x 16] bf16 tiles)";
+  if (function_lanes(FunctionFamily::kFlatMap, fn).op != UnitOp::kRetileRows)
+    return "no unit computes " + op + " fn=" + fn + " (units: " + functions_on_units(FunctionFamily::kFlatMap) + ")";
   if (cfg.num_inputs != 1) return "the " + op + " " + fn + " unit (pcu_retile) has 1 input";
   if (cfg.params.get(param::kRank) != 1)
     return "the retile unit expands each tile into a rank-1 stream of rows; the node has rank " +

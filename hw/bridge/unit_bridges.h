@@ -16,6 +16,7 @@
 
 #include "hw/bridge/unit_bridge.h"
 #include "hw/bridge/unit_kinds.h"  // generated from rtl/units.list
+#include "hw/bridge/unit_ops.h"
 #include "hw/stream/bf16.h"
 #include "hw/stream/tile.h"
 #include "hw/units/protocol.h"  // not the units: the generated source of a kind includes those it uses
@@ -24,13 +25,13 @@ namespace stepsim::bridge {
 
 constexpr int kW = 32;  // opaque payloads: an element handle
 constexpr int kN = 4;   // router consumers / inputs
-constexpr int kN8 = 8;  // the routers once more with 8 outputs / inputs (an 8-expert MoE)
+// The routers once more with 8 outputs / inputs (an 8-expert MoE): the manifest's
+// router_partition8 and router_reassemble8 lines.
+constexpr int kN8 = manifest::router_partition8_N;
+static_assert(manifest::router_reassemble8_N == kN8, "rtl/units.list: Partition8 and Reassemble8 differ in N");
 constexpr int kZipN = 2;
 constexpr int kCW = 8;
-constexpr int kL = 8;     // compute lanes of the vector units ([1 x kL] tiles)
-constexpr int kT = 4;     // tile side of the tile units ([kT x kT] tiles)
-constexpr int kTS = 2;    // pipeline stages of the tile Map unit
-constexpr int kT16 = 16;  // the second tile side ([16 x 16] tiles, the SwiGLU validation), NS = kTS
+// kL, kT, kTS, kT16: the compute units' lanes and tile sides, in unit_ops.h.
 // Accumulator bank entries of the tile Accum units (RTL: pcu_tile_accum's default NB, and
 // pcu_tile_accum_t16's: tiles (64, 256, *) give 4 x 16 output blocks of 16 x 16).
 constexpr int kTileAccumBank = 16;
@@ -489,12 +490,14 @@ class PcuBridge : public BridgeBase {
  public:
   PcuBridge(const OpConfig& cfg, OpMode mode, const std::string& impl)
       : BridgeBase(cfg, impl),
-        fn_(cfg.params.get(param::kFn)),
         scan_(mode == OpMode::kScan),
-        accum_(mode == OpMode::kAccum || scan_) {
+        accum_(mode == OpMode::kAccum || scan_),
+        fn_(compute_function(cfg.params.get(param::kFn), accum_)) {
+    // Pcu::unsupported checked that the lanes the function names have a code for its op.
     const std::string n = unit_name();
+    const VectorLanes vector = fn_.lanes.vector;
     if (accum_) {
-      if (fn_ == "add" || fn_ == "max") {
+      if (vector == VectorLanes::kAccum) {
         vaccum_ = std::make_unique<typename U::PcuAccum>((n + "_vec").c_str());
         bind_unit_clock(*vaccum_, clk_);
         vaccum_->cfg_op_i(op_);
@@ -503,13 +506,13 @@ class PcuBridge : public BridgeBase {
         STEPSIM_BRIDGE_IN(*vaccum_, in, va_);
         STEPSIM_BRIDGE_OUT(*vaccum_, out, vout_);
       }
-    } else if (fn_ == "row_sum" || fn_ == "row_max") {
+    } else if (vector == VectorLanes::kReduce) {
       reduce_ = std::make_unique<typename U::PcuReduce>((n + "_vec").c_str());
       bind_unit_clock(*reduce_, clk_);
       reduce_->cfg_op_i(op_);
       STEPSIM_BRIDGE_IN(*reduce_, in, va_);
       STEPSIM_BRIDGE_OUT(*reduce_, out, rout_);
-    } else if (fn_ == "mul" || fn_ == "add") {
+    } else if (vector == VectorLanes::kEw) {
       ew_ = std::make_unique<typename U::PcuEw>((n + "_vec").c_str());
       bind_unit_clock(*ew_, clk_);
       ew_->cfg_op_i(op_);
@@ -517,7 +520,7 @@ class PcuBridge : public BridgeBase {
       STEPSIM_BRIDGE_IN(*ew_, b, vb_);
       STEPSIM_BRIDGE_OUT(*ew_, out, vout_);
     }
-    if (fn_ != "row_sum" && fn_ != "row_max") {
+    if (fn_.lanes.tile) {
       elaborate_tile(t4_, n + "_tile");
       elaborate_tile(t16_, n + "_tile16");
     }
@@ -593,7 +596,7 @@ class PcuBridge : public BridgeBase {
       if (bank_rank() != 0)
         fail("impl: " + impl() + ": Accum bank_rank " + std::to_string(bank_rank()) +
              " needs the tile unit's accumulator bank ([4 x 4] or [16 x 16] bf16 tiles); the vector unit has none");
-      op_.write(fn_ == "max");
+      op_.write(*vector_op_code(VectorLanes::kAccum, fn_.lanes.op));
       rank_.write(stop_t(cfg_.params.get(param::kRank)));
       scan_sig_.write(scan_);
       add_group(&va_, "in");
@@ -601,13 +604,13 @@ class PcuBridge : public BridgeBase {
       add_input(0, &va_.lanes[0], tiles(kL));
       add_output(0, &vout_.consumers[0], tile_out(kL));
     } else if (reduce_) {
-      op_.write(fn_ == "row_max");
+      op_.write(*vector_op_code(VectorLanes::kReduce, fn_.lanes.op));
       add_group(&va_, "in");
       add_group(&rout_, "out");
       add_input(0, &va_.lanes[0], tiles(kL));
       add_output(0, &rout_.consumers[0], tile_out(1));
     } else {
-      op_.write(fn_ == "add");
+      op_.write(*vector_op_code(VectorLanes::kEw, fn_.lanes.op));
       add_group(&va_, "a");
       add_group(&vb_, "b");
       add_group(&vout_, "out");
@@ -619,23 +622,16 @@ class PcuBridge : public BridgeBase {
   template <class S>
   void attach_tile(S& s) {
     clk_used_ = &s.clk;
-    const bool unary = fn_ == "silu" || fn_ == "exp" || fn_ == "sigmoid";
-    const bool two = accum_ ? (fn_ == "matmul_acc" || fn_ == "matmul_t_acc") : !unary;
+    const bool two = fn_.arity == 2;  // the matmul forms and Map's binary functions
     if (accum_) {
-      top2_.write(bits_t<2>(fn_ == "add" ? 0 : fn_ == "max" ? 1 : fn_ == "matmul_acc" ? 2 : 3));
+      top2_.write(bits_t<2>(*tile_accum_op_code(fn_.lanes.op)));
       rank_.write(stop_t(cfg_.params.get(param::kRank)));
       bank_.write(stop_t(bank_rank()));  // 0..13: unit_unsupported() checked it
       scan_sig_.write(scan_);
       bank_size_ = S::kSide == kT ? kTileAccumBank : kTileAccumBank16;
       err_used_ = &s.err;
     } else {
-      top3_.write(bits_t<3>(fn_ == "matmul"     ? units::kTileMatmul
-                            : fn_ == "matmul_t" ? units::kTileMatmulT
-                            : fn_ == "mul"      ? units::kTileMul
-                            : fn_ == "add"      ? units::kTileAdd
-                            : fn_ == "silu"     ? units::kTileSilu
-                            : fn_ == "exp"      ? units::kTileExp
-                                                : units::kTileSigmoid));
+      top3_.write(bits_t<3>(*tile_map_op_code(fn_.lanes.op)));
     }
     add_group(&s.a, "a");
     if (two) add_group(&s.b, "b");
@@ -651,9 +647,9 @@ class PcuBridge : public BridgeBase {
            " bank entries, a chunk whose bank structure differs from the first, a bare stop in bank mode, a "
            "stream ending inside a group, or a rank other than 2");
   }
-  std::string fn_;
-  bool scan_;   // Scan: the Accum units with cfg_scan_i
-  bool accum_;  // Accum or Scan
+  bool scan_;            // Scan: the Accum units with cfg_scan_i
+  bool accum_;           // Accum or Scan
+  ComputeFunction fn_;   // the node's function: its lanes and operands
   sc_core::sc_signal<bool> op_, scan_sig_;
   sc_core::sc_signal<stop_t> rank_;
   sc_core::sc_signal<stop_t> bank_;                     // the tile Accum's cfg_bank_i (bank_rank)

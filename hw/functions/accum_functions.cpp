@@ -293,15 +293,20 @@ AccumFunction flash_attn_fn() {
 
 std::map<std::string, AccumFunction> build() {
   std::map<std::string, AccumFunction> m;
-  auto add = [&m](AccumFunction f) { m.emplace(f.name, std::move(f)); };
-  add(matmul_acc_fn("matmul_acc", false, false));
-  add(matmul_acc_fn("matmul_t_acc", true, false));
+  // `lanes`: the units that compute the function bit for bit (unit_lanes.h; none by default).
+  auto add = [&m](AccumFunction f, UnitLanes lanes = {}) {
+    f.lanes = lanes;
+    m.emplace(f.name, std::move(f));
+  };
+  using V = VectorLanes;
+  add(matmul_acc_fn("matmul_acc", false, false), {UnitOp::kMatmul, V::kNone, true});
+  add(matmul_acc_fn("matmul_t_acc", true, false), {UnitOp::kMatmulT, V::kNone, true});
   add(matmul_acc_fn("matmul_acc_f32", false, true));
   add(matmul_acc_fn("matmul_t_acc_f32", true, true));
-  add(elementwise_acc_fn("add", false, false));
+  add(elementwise_acc_fn("add", false, false), {UnitOp::kAdd, V::kAccum, true});
   add(elementwise_acc_fn("add_f32", false, true));
-  add(elementwise_acc_fn("max", true, false));
-  add(retile_fn("retile_row", true));
+  add(elementwise_acc_fn("max", true, false), {UnitOp::kMax, V::kAccum, true});
+  add(retile_fn("retile_row", true), {UnitOp::kRetileRows, V::kNone, true});
   add(retile_fn("retile_col", false));
   add(flash_attn_fn());
   return m;

@@ -82,10 +82,15 @@ FlatMapFunction make_flat(const std::string& name, const std::string& desc, int 
 
 std::map<std::string, FlatMapFunction> build() {
   std::map<std::string, FlatMapFunction> m;
-  auto add = [&m](FlatMapFunction f) { m.emplace(f.name, std::move(f)); };
+  // `lanes`: the units that compute the function bit for bit (unit_lanes.h; none by default).
+  auto add = [&m](FlatMapFunction f, UnitLanes lanes = {}) {
+    f.lanes = lanes;
+    m.emplace(f.name, std::move(f));
+  };
   using E = FlatMapFunction::Expansion;
   add(make_flat("retile_streamify_row", "[RxC] -> R tiles [1xC]; 0 FLOPs", 1, E::kRows,
-                [](const std::vector<Tile>& in) { return split(in[0], true); }));
+                [](const std::vector<Tile>& in) { return split(in[0], true); }),
+      {UnitOp::kRetileRows, VectorLanes::kNone, true});
   add(make_flat("retile_streamify_col", "[RxC] -> C tiles [Rx1]; 0 FLOPs", 1, E::kCols,
                 [](const std::vector<Tile>& in) { return split(in[0], false); }));
   const std::string rf = "retile_streamify_row_filter";

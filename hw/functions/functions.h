@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "hw/functions/flops.h"
+#include "hw/functions/unit_lanes.h"
 #include "hw/stream/tile.h"
 
 namespace stepsim {
@@ -86,6 +87,7 @@ struct MapFunction {
   bool matmul = false;  // a matmul form: the on-chip formulas count its operand tiles
   FlopRule flop_rule;   // the FLOPs of one application (hw/functions/flops.h)
   TileSignature signature;
+  UnitLanes lanes;  // the units that compute it (unit_lanes.h)
   // Output tile shape/dtype (no payload). Throws std::invalid_argument on a bad input
   // count, dtype or shape.
   std::function<Tile(const std::vector<Tile>&)> out_shape;
@@ -146,6 +148,7 @@ struct AccumFunction {
   bool matmul = false;      // a matmul form (matmul_acc...)
   FlopRule flop_rule;       // the FLOPs of one update (hw/functions/flops.h)
   TileSignature signature;  // of the emitted tile
+  UnitLanes lanes;          // the units that compute it (unit_lanes.h)
   // FLOPs of finalize per element of the emitted tile (flash_attn_update's division: 1; else 0).
   uint8_t finalize_flops_per_out_elem = 0;
   // The value a state that has seen nothing holds in every element, where the function has one:
@@ -198,6 +201,7 @@ struct FlatMapFunction {
     kFiltered,      // the tile itself, or nothing (filter_padding)
   };
   Expansion expansion = Expansion::kRows;
+  UnitLanes lanes;  // the units that compute it (unit_lanes.h)
   std::function<std::vector<Tile>(const std::vector<Tile>&)> out_shapes;  // shape-only
   std::function<uint64_t(const std::vector<Tile>&)> flops;
   std::function<std::vector<Tile>(const std::vector<Tile>&)> apply;

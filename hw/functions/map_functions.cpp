@@ -222,26 +222,31 @@ float min_f32(float a, float b) {
 
 std::map<std::string, MapFunction> build() {
   std::map<std::string, MapFunction> m;
-  auto add = [&m](MapFunction f) { m.emplace(f.name, std::move(f)); };
-  add(matmul_fn("matmul", false, false));
-  add(matmul_fn("matmul_t", true, false));
+  // `lanes`: the units that compute the function bit for bit (unit_lanes.h; none by default).
+  auto add = [&m](MapFunction f, UnitLanes lanes = {}) {
+    f.lanes = lanes;
+    m.emplace(f.name, std::move(f));
+  };
+  using V = VectorLanes;
+  add(matmul_fn("matmul", false, false), {UnitOp::kMatmul, V::kNone, true});
+  add(matmul_fn("matmul_t", true, false), {UnitOp::kMatmulT, V::kNone, true});
   add(matmul_fn("matmul_f32", false, true));
   add(matmul_fn("matmul_t_f32", true, true));
   const std::string bc = " elementwise with row/column/scalar broadcasting; output elements FLOPs";
-  add(binary_fn("add", "a + b" + bc, [](float a, float b) { return a + b; }));
+  add(binary_fn("add", "a + b" + bc, [](float a, float b) { return a + b; }), {UnitOp::kAdd, V::kEw, true});
   add(binary_fn("sub", "a - b" + bc, [](float a, float b) { return a - b; }));
-  add(binary_fn("mul", "a * b" + bc, [](float a, float b) { return a * b; }));
+  add(binary_fn("mul", "a * b" + bc, [](float a, float b) { return a * b; }), {UnitOp::kMul, V::kEw, true});
   add(binary_fn("div", "a / b (IEEE fp32 division)" + bc, [](float a, float b) { return a / b; }));
   add(binary_fn("max", "max(a, b), NaN-propagating" + bc, max_f32));
   add(binary_fn("min", "min(a, b), NaN-propagating" + bc, min_f32));
   add(binary_fn(
       "sub_row", "x[MxN] - r[Mx1] (r broadcast along the row); M*N FLOPs", [](float a, float b) { return a - b; },
       true));
-  add(unary_fn("exp", "exp_f32 per element (table + polynomial); 4 FLOPs/element", exp_f32, 4));
-  add(unary_fn("sigmoid", "sigmoid_f32 per element; 7 FLOPs/element", sigmoid_f32, 7));
-  add(unary_fn("silu", "silu_f32 = x * sigmoid(x) per element; 8 FLOPs/element", silu_f32, 8));
-  add(row_fn("row_sum", "[MxN] -> [Mx1], fp32 sum left to right; M*N FLOPs", false));
-  add(row_fn("row_max", "[MxN] -> [Mx1], NaN-propagating max; M*N FLOPs", true));
+  add(unary_fn("exp", "exp_f32 per element (table + polynomial); 4 FLOPs/element", exp_f32, 4), {UnitOp::kExp, V::kNone, true});
+  add(unary_fn("sigmoid", "sigmoid_f32 per element; 7 FLOPs/element", sigmoid_f32, 7), {UnitOp::kSigmoid, V::kNone, true});
+  add(unary_fn("silu", "silu_f32 = x * sigmoid(x) per element; 8 FLOPs/element", silu_f32, 8), {UnitOp::kSilu, V::kNone, true});
+  add(row_fn("row_sum", "[MxN] -> [Mx1], fp32 sum left to right; M*N FLOPs", false), {UnitOp::kRowSum, V::kReduce, false});
+  add(row_fn("row_max", "[MxN] -> [Mx1], NaN-propagating max; M*N FLOPs", true), {UnitOp::kRowMax, V::kReduce, false});
   add(mask_cols_fn());
   return m;
 }

@@ -42,12 +42,6 @@
 
 namespace stepsim::units {
 
-// cfg_op_i of PcuTileAccum.
-constexpr int kTileAccAdd = 0;
-constexpr int kTileAccMax = 1;
-constexpr int kTileAccMatmul = 2;
-constexpr int kTileAccMatmulT = 3;
-
 template <int T = 4, int NB = 16>
 struct PcuTileAccum : sc_core::sc_module {
   static_assert(T >= 1);

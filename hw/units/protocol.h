@@ -232,6 +232,11 @@ constexpr int kTileAdd = 3;
 constexpr int kTileSilu = 4;  // 4..7: unary
 constexpr int kTileExp = 5;
 constexpr int kTileSigmoid = 6;
+// cfg_op_i of PcuTileAccum (pcu_tile_accum.h), likewise.
+constexpr int kTileAccAdd = 0;
+constexpr int kTileAccMax = 1;
+constexpr int kTileAccMatmul = 2;
+constexpr int kTileAccMatmulT = 3;
 
 #define STEPSIM_WRITE_OUT(p, reg) \
   do {                            \

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "hw/bridge/unit_bridge.h"
+#include "hw/bridge/unit_ops.h"
 #include "hw/functions/functions.h"
 #include "hw/ops/op.h"
 #include "hw/presets/hardware.h"
@@ -93,11 +94,14 @@ const std::map<std::string, std::string>& category_intro() {
 }
 
 template <typename F>
-void function_table(std::ostream& out, const std::string& title, const std::vector<std::string>& names, F get) {
-  out << "### " << title << "\n\n| function | inputs | description |\n|---|---|---|\n";
+void function_table(std::ostream& out, const std::string& title, FunctionFamily family,
+                    const std::vector<std::string>& names, F get) {
+  out << "### " << title << "\n\n| function | inputs | description | units |\n|---|---|---|---|\n";
   for (const std::string& n : names) {
     const auto& f = get(n);
-    out << "| `" << n << "` | " << f.arity << " | " << cell(f.description) << " |\n";
+    const std::string units =
+        f.lanes.any() ? bridge::lane_units(f.lanes, family) + " (" + bridge::lane_tiles(f.lanes) + ")" : "none";
+    out << "| `" << n << "` | " << f.arity << " | " << cell(f.description) << " | " << cell(units) << " |\n";
   }
   out << "\n";
 }
@@ -300,12 +304,14 @@ void write_ops_markdown(std::ostream& out) {
   out << "## Tile functions\n\n"
          "The `fn` parameter of Map, Accum/Scan and FlatMap names one of these functions (hw/functions/"
          "functions.h has the exact numerics: bf16 storage, fp32 arithmetic in a fixed order, round to nearest "
-         "even). The FLOP count is what the timing model charges.\n\n";
-  function_table(out, "Map functions", map_function_names(),
+         "even). The FLOP count is what the timing model charges. `units` names the units that compute the function bit "
+         "for bit in co-simulation ([cosim.md](cosim.md)) and the tiles they take: the function's lanes "
+         "(hw/functions/unit_lanes.h).\n\n";
+  function_table(out, "Map functions", FunctionFamily::kMap, map_function_names(),
                  [](const std::string& n) -> const MapFunction& { return map_function(n); });
-  function_table(out, "Accum and Scan functions", accum_function_names(),
+  function_table(out, "Accum and Scan functions", FunctionFamily::kAccum, accum_function_names(),
                  [](const std::string& n) -> const AccumFunction& { return accum_function(n); });
-  function_table(out, "FlatMap functions", flatmap_function_names(),
+  function_table(out, "FlatMap functions", FunctionFamily::kFlatMap, flatmap_function_names(),
                  [](const std::string& n) -> const FlatMapFunction& { return flatmap_function(n); });
 }
 

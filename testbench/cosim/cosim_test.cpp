@@ -162,9 +162,30 @@ std::string error_of(const Graph& g) {
 TEST(Cosim, ClearErrorsForNodesWithoutAUnit) {
   // An explicit impl on an operator or function no unit implements.
   std::string e = error_of(small("  - {name: f, op: Map, params: {fn: div}, inputs: {in0: x, in1: x}, impl: hls}\n"));
-  EXPECT_NE(e.find("node 'f' (Map): impl: hls: no unit computes Map fn=div"), std::string::npos) << e;
+  // The list comes from the functions' lanes (hw/functions/unit_lanes.h), grouped by the tiles they take.
+  EXPECT_NE(e.find("node 'f' (Map): impl: hls: no unit computes Map fn=div (units: add, mul on [1 x 8] or [r x 4] or "
+                   "[r x 16] bf16 tiles (r <= the side); exp, matmul, matmul_t, sigmoid, silu on [r x 4] or [r x 16] "
+                   "bf16 tiles (r <= the side); row_max, row_sum on [1 x 8] bf16 tiles)"),
+            std::string::npos)
+      << e;
   e = error_of(small("  - {name: f, op: Accum, params: {fn: retile_col, rank: 1}, inputs: {in0: x}, impl: hls}\n"));
-  EXPECT_NE(e.find("node 'f' (Accum): impl: hls: no unit computes Accum fn=retile_col"), std::string::npos) << e;
+  EXPECT_NE(e.find("node 'f' (Accum): impl: hls: no unit computes Accum fn=retile_col (units: add, max on [1 x 8] or "
+                   "[r x 4] or [r x 16] bf16 tiles (r <= the side); matmul_acc, matmul_t_acc, retile_row on [r x 4] or "
+                   "[r x 16] bf16 tiles (r <= the side))"),
+            std::string::npos)
+      << e;
+  // Scan runs on the Accum units only: retile_row is not among its functions.
+  e = error_of(small("  - {name: f, op: Scan, params: {fn: add_f32, rank: 1}, inputs: {in0: x}, impl: hls}\n"));
+  EXPECT_NE(e.find("no unit computes Scan fn=add_f32 (units: add, max on [1 x 8] or [r x 4] or [r x 16] bf16 tiles "
+                   "(r <= the side); matmul_acc, matmul_t_acc on [r x 4] or [r x 16] bf16 tiles (r <= the side))"),
+            std::string::npos)
+      << e;
+  // An operator without units: the operators that have them.
+  e = error_of(small("  - {name: f, op: Parallelize, inputs: {in: x}, impl: hls}\n"));
+  EXPECT_NE(e.find("node 'f' (Parallelize): impl: hls: no cycle-accurate unit implements Parallelize (units: "
+                   "Accum, Broadcast, Bufferize, "),
+            std::string::npos)
+      << e;
   // matmul runs on the [4 x 4] tile unit only.
   e = error_of(small("  - {name: f, op: Map, params: {fn: matmul_t}, inputs: {in0: x, in1: x}, impl: hls}\n"));
   EXPECT_NE(e.find("node 'f' (Map): the tile compute unit needs [r x 4] bf16 tiles (r <= 4), got [1 x 8] bf16"),
