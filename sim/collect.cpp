@@ -116,7 +116,8 @@ SimResult collect_results(Elaboration& e, const Plan& plan, const HardwareParams
   std::sort(r.nodes.begin(), r.nodes.end(), [](const NodeResult& a, const NodeResult& b) { return a.name < b.name; });
   order_trace(r, e);
   r.channels = channel_results(e);
-  r.channel_logs = std::move(e.env->channel_logs);
+  for (const auto& c : e.channels)
+    if (c->logged()) r.channel_logs[c->name()] = c->take_log();
   add_offchip_results(r, *e.memory);
   return r;
 }

@@ -160,7 +160,7 @@ void Elaborator::connect(const Edge& edge) {
   Channel* c = e_.channels.back().get();
   const std::set<std::string>& logged = options_.log_nodes;
   if (logged.count("*") || logged.count(edge.from) || logged.count(edge.to))
-    c->set_log(&e_.env->channel_logs[c->name()]);
+    c->enable_log();
   prod.bind_output(size_t(oi), c);
   cons.bind_input(size_t(ii), c);
   e_.links.push_back(OpLink{&prod, size_t(oi), &cons, size_t(ii)});

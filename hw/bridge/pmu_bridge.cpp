@@ -47,9 +47,7 @@ void PmuWritePort::run() {
   Channel& link = out(0);
   // The link is the unit's write path: its log shows the buffer references the write side forms
   // (the approximate Bufferize's output), not the write beats.
-  std::vector<LoggedBeat>* log = nullptr;
-  if (auto it = cfg_.env->channel_logs.find(link.name()); it != cfg_.env->channel_logs.end()) log = &it->second;
-  link.set_log(nullptr);
+  link.stop_log();
   std::vector<LoggedBeat> refs;
   // The buffer being formed, as hw/ops/onchip.cpp's Bufferize forms it.
   Buffer buf;
@@ -93,7 +91,7 @@ void PmuWritePort::run() {
     }
     if (b.done) break;
   }
-  if (log) *log = std::move(refs);
+  if (link.logged()) link.replace_log(std::move(refs));
 }
 
 namespace {

@@ -200,8 +200,18 @@ class alignas(64) Channel {
   // A stepped producer (StepOp) holding `b` until this channel has space: counted in
   // output_stat() like a blocked send's beat, if the run ends first. Null once it is sent.
   void set_pending(const Beat* b) { pending_ = b; }
-  // Records every beat sent (with the sender's time) into `log` (null: off).
-  void set_log(std::vector<LoggedBeat>* log) { log_ = log; }
+  // Co-simulation (SimOptions::log_nodes): records every beat sent, with the sender's time.
+  void enable_log() {
+    logged_ = true;
+    log_ = &log_beats_;
+  }
+  bool logged() const { return logged_; }
+  // A bridge that takes over the channel's sends (a memory unit's write path) stops the recording
+  // and later stands in its own record.
+  void stop_log() { log_ = nullptr; }
+  void replace_log(std::vector<LoggedBeat> beats) { log_beats_ = std::move(beats); }
+  // The record, moved out (the run's results take it: sim/collect.cpp).
+  std::vector<LoggedBeat> take_log() { return std::move(log_beats_); }
   // The consumer (producer) waits for this channel's next send (dequeue): that wakes it
   // (Context::wake). Set by the context as it blocks, cleared by the wake or, after an
   // arbitration wait on several channels, by the context itself. A flag in the channel rather
@@ -320,13 +330,15 @@ class alignas(64) Channel {
   uint64_t run_bytes_ = 0;
   uint64_t beats_ = 0;
   uint64_t starve_cycles_ = 0;  // ChannelStats::consumer_starve_cycles
-  std::vector<LoggedBeat>* log_ = nullptr;
+  std::vector<LoggedBeat>* log_ = nullptr;  // &log_beats_ while recording (one test per send)
   // Cold state.
   // elements, bytes (and ostat_.count) lag by run_; beats, peak_occupancy,
   // consumer_starve_cycles and last_send_time are filled in by stats().
   mutable ChannelStats stats_;
   mutable TileStat ostat_;
   const Beat* pending_ = nullptr;  // the beat of a send blocked on a full channel
+  std::vector<LoggedBeat> log_beats_;  // enable_log()
+  bool logged_ = false;
   std::vector<Slot> slots_;
   std::string name_;
   ChannelParams params_;

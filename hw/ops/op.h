@@ -50,9 +50,6 @@ struct SimEnv {
   uint64_t buffer_pmu_limit = 0;
   // Literal token streams handed to Source operators by name (graph `streams:` and `stepsim eval`).
   std::map<std::string, std::vector<Beat>> streams;
-  // Co-simulation transaction logs of the logged channels (SimOptions::log_nodes), by name: the
-  // elaboration points the channels at them (a memory unit's bridge takes over its link's log).
-  std::map<std::string, std::vector<LoggedBeat>> channel_logs;
   // Co-simulation: where bridged nodes write pin waveforms ("" = none).
   std::string vcd_dir;
 };
