@@ -11,6 +11,7 @@
 
 #include "sim/graph/graph.h"
 #include "sim/shape/metrics.h"
+#include "sim/validate.h"
 
 namespace stepsim {
 
@@ -31,9 +32,10 @@ void print_analysis(const Graph& g, Analysis& a, std::ostream& out);
 // The report's "symbolic" section after a run: the symbolic prediction of off-chip bytes read
 // and written, FLOPs and the on-chip requirement (known symbol values substituted) beside the
 // measured values. A graph the shape inference cannot type (e.g. a cycle) gives
-// {"available": false, "reason": ...}.
-nlohmann::json symbolic_vs_measured(const Graph& g, const std::string& onchip_model, uint64_t read_bytes,
-                                    uint64_t write_bytes, uint64_t flops, uint64_t onchip_bytes);
+// {"available": false, "reason": ...}. `checked`: the run's static check (SimResult::static_check),
+// reused; null: the graph is checked here.
+nlohmann::json symbolic_vs_measured(const Graph& g, const StaticCheck* checked, const std::string& onchip_model,
+                                    uint64_t read_bytes, uint64_t write_bytes, uint64_t flops, uint64_t onchip_bytes);
 nlohmann::json analysis_json(const Graph& g, Analysis& a);
 
 }  // namespace stepsim

@@ -209,7 +209,8 @@ Report make_report(const Graph& g, const SimOptions& opt, const SimResult& r) {
   json j;
   uint64_t total_flops = 0;
   for (const auto& n : r.nodes) total_flops += n.flops;
-  j["symbolic"] = symbolic_vs_measured(g, opt.hw.onchip_requirement_model, r.offchip_read_bytes, r.offchip_write_bytes,
+  j["symbolic"] = symbolic_vs_measured(g, r.static_check.get(), opt.hw.onchip_requirement_model, r.offchip_read_bytes,
+                                       r.offchip_write_bytes,
                                        total_flops, r.onchip_requirement_bytes);
   j["graph"] = g.name;
   j["preset"] = opt.hw.name;

@@ -18,7 +18,8 @@ namespace stepsim {
 SimResult simulate(const Graph& graph, const SimOptions& options) {
   const auto wall0 = std::chrono::steady_clock::now();
   check_host_memory(graph, options.hw, options.functional);  // before anything is allocated
-  if (options.static_check) check_before_run(graph);         // what `stepsim analyze` checks
+  std::shared_ptr<const StaticCheck> checked;
+  if (options.static_check) checked = check_before_run(graph);  // what `stepsim analyze` checks
   if (options.functional && !options.output_dir.empty()) prepare_output_dir(options.output_dir);
   const Plan plan = plan_graph(graph, options.hw);
   SimResult r;
@@ -30,6 +31,7 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
     elaborate_graph(e, plan, policy, options);
     run_elaboration(e, options);
     r = collect_results(e, plan, options.hw);
+    r.static_check = checked;
     r.error = diagnose_run(e);
     r.ok = r.error.empty();
     if (r.ok) store_tensors(graph, *e.memory, options, r);

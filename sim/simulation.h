@@ -1,6 +1,7 @@
 // Elaborates a Graph into SystemC modules and channels, runs it, and collects the results.
 #pragma once
 
+#include <memory>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -14,6 +15,8 @@
 #include "sim/graph/graph.h"
 
 namespace stepsim {
+
+struct StaticCheck;  // sim/validate.h
 
 // How far a running simulation has got (SimOptions::progress).
 struct SimProgress {
@@ -103,6 +106,9 @@ struct SimResult {
   // Co-simulation: the logged channels' transfers, by channel name.
   std::map<std::string, std::vector<LoggedBeat>> channel_logs;
   std::vector<std::string> vcd_files;
+  // The static check's types and symbols (sim/validate.h), for the report's symbolic section; null
+  // when none ran (SimOptions::static_check false) or inference cannot type the graph.
+  std::shared_ptr<const StaticCheck> static_check;
 };
 
 // Runs the graph through the stages of a simulation, each in its own file:

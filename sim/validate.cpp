@@ -9,12 +9,14 @@ shape::GraphTypes validate_graph(const Graph& g, shape::SymbolTable& syms) {
   return shape::infer_types(g, syms);
 }
 
-void check_before_run(const Graph& g) {
+std::shared_ptr<const StaticCheck> check_before_run(const Graph& g) {
+  auto check = std::make_shared<StaticCheck>();
   try {
-    shape::SymbolTable syms;
-    validate_graph(g, syms);
+    check->types = validate_graph(g, check->syms);
   } catch (const shape::UntypableGraph&) {
+    return nullptr;
   }
+  return check;
 }
 
 }  // namespace stepsim

@@ -4,6 +4,8 @@
 // cannot disagree on what is valid (testbench/agreement checks it over every graph we have).
 #pragma once
 
+#include <memory>
+
 #include "sim/graph/graph.h"
 #include "sim/shape/infer.h"
 
@@ -13,9 +15,16 @@ namespace stepsim {
 // and both shapes, or std::invalid_argument for a malformed graph. `stepsim analyze` calls it.
 shape::GraphTypes validate_graph(const Graph& g, shape::SymbolTable& syms);
 
+// What the check before a run found: the report's symbolic section reads it (sim/analyze.h), so
+// a run infers the shapes once.
+struct StaticCheck {
+  shape::SymbolTable syms;
+  shape::GraphTypes types;
+};
+
 // The check before a run: validate_graph, except that a graph inference cannot type
-// (shape::UntypableGraph: a cycle without declared types) is left to the simulator's own checks;
-// analyze says so in its error ("cyclic graphs are typed only by the simulator").
-void check_before_run(const Graph& g);
+// (shape::UntypableGraph: a cycle without declared types) is left to the simulator's own checks
+// (null then); analyze says so in its error ("cyclic graphs are typed only by the simulator").
+std::shared_ptr<const StaticCheck> check_before_run(const Graph& g);
 
 }  // namespace stepsim
