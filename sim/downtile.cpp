@@ -153,7 +153,7 @@ class Downtiler {
     const std::string fn = param_of(n, param::kFn);
     const MapFunction& f = map_function(fn);
     if (f.matmul) {
-      matmul(out, n, 0, f.signature.transposed_b, f.signature.dtype == TileSignature::DTypeRule::kFp32);
+      matmul(out, n, 0, f.signature.transposed_b, f.accum_form);
       return;
     }
     // Element-wise: the output element k depends on the operands' elements k only (a broadcast
@@ -176,7 +176,7 @@ class Downtiler {
     const AccumFunction& f = accum_function(fn);
     if (!f.matmul) fail(n, "function '" + fn + "' is not supported (matmul_acc variants)");
     const int64_t rank = param_of(n, param::kRank);
-    matmul(out, n, rank, f.signature.transposed_b, f.signature.dtype == TileSignature::DTypeRule::kFp32);
+    matmul(out, n, rank, f.signature.transposed_b, fn);
   }
 
   // A = in0 [M x K], B = in1 [K x N] (transposed: [N x K]); the inner `rank` logical dims are
@@ -185,7 +185,8 @@ class Downtiler {
   // buffered alone and walked (i, j, k), and the Accum (bank_rank 2) keeps the partial sum of
   // every output block across C, so the blocks of one C step need not wait for the next. Other
   // ranks buffer the reduced dims too and walk (i, j, reduced.., k).
-  void matmul(Graph& out, const NodeSpec& n, int64_t rank, bool transposed, bool out_f32) {
+  // `accum_fn`: the matmul's Accum form (MapFunction::accum_form), which sums the block products.
+  void matmul(Graph& out, const NodeSpec& n, int64_t rank, bool transposed, const std::string& accum_fn) {
     const auto [mb, kb] = tile_of(n, "in0");
     const auto [b0, b1] = tile_of(n, "in1");
     const int64_t nb = transposed ? b0 : b1;
@@ -234,7 +235,7 @@ class Downtiler {
     // bit for bit.
     NodeSpec acc = n;
     acc.op = op_name(OpKind::kAccum);
-    acc.params = {{param::kFn.name, std::string(transposed ? "matmul_t_acc" : "matmul_acc") + (out_f32 ? "_f32" : "")},
+    acc.params = {{param::kFn.name, accum_fn},
                   {param::kRank.name, std::to_string(view_rank + 1)}};
     if (bank) {  // [.., C, i, j, k]: k and C reduced around the (i, j) bank
       acc.params[param::kRank.name] = "2";

@@ -85,6 +85,9 @@ struct MapFunction {
   std::string name, description;
   int arity = 0;
   bool matmul = false;  // a matmul form: the on-chip formulas count its operand tiles
+  // A matmul form: the Accum function that sums its products over k (matmul -> matmul_acc), with
+  // the same operands and output dtype; down-tiling splits K with it. "" otherwise.
+  std::string accum_form;
   FlopRule flop_rule;   // the FLOPs of one application (hw/functions/flops.h)
   TileSignature signature;
   UnitLanes lanes;  // the units that compute it (unit_lanes.h)

@@ -112,6 +112,7 @@ MapFunction matmul_fn(const std::string& name, bool bt, bool f32_out) {
   desc += f32_out ? ", fp32 output" : ", bf16 output if both inputs bf16";
   desc += "; fp32 sum over k in increasing order; 2*M*K*N FLOPs";
   MapFunction f = make_map(name, desc, 2, shape, {FlopRule::Kind::kMatmul}, compute);
+  f.accum_form = std::string(bt ? "matmul_t_acc" : "matmul_acc") + (f32_out ? "_f32" : "");
   f.signature = {TileSignature::Shape::kMatmul,
                  f32_out ? TileSignature::DTypeRule::kFp32 : TileSignature::DTypeRule::kPromote, bt};
   return f;

@@ -369,5 +369,27 @@ TEST(MapTimingMode, ShapeOnlyInputsGiveShapeOnlyOutputs) {
   expect_invalid([] { apply("add", {shape_tile(1, 1), make_tile(1, 1, DType::BF16, {1})}); }, {"'add'", "mix payload"});
 }
 
+// A matmul form names its Accum form: the same operands, transposition and output width, so
+// down-tiling's K split (sim/downtile.cpp) sums exactly what the Map computes. (The Accum forms
+// say bf16 where the Map forms promote: they agree on the bf16 operands down-tiling takes.)
+TEST(MapFunctions, EveryMatmulFormNamesItsAccumForm) {
+  int forms = 0;
+  for (const std::string& n : map_function_names()) {
+    const MapFunction& f = map_function(n);
+    if (!f.matmul) {
+      EXPECT_TRUE(f.accum_form.empty()) << n;
+      continue;
+    }
+    ++forms;
+    const AccumFunction& a = accum_function(f.accum_form);
+    EXPECT_TRUE(a.matmul) << n;
+    EXPECT_EQ(a.arity, f.arity) << n;
+    EXPECT_EQ(a.signature.transposed_b, f.signature.transposed_b) << n;
+    const auto fp32 = TileSignature::DTypeRule::kFp32;  // the _f32 forms pair up
+    EXPECT_EQ(a.signature.dtype == fp32, f.signature.dtype == fp32) << n;
+  }
+  EXPECT_EQ(forms, 4);
+}
+
 }  // namespace
 }  // namespace stepsim
