@@ -45,9 +45,15 @@ void elaborate_environment(Elaboration& e, const Graph& graph, const Plan& plan,
   for (const TensorSpec& t : graph.tensors) decls.push_back(offchip_decl(t));
   e.memory = std::make_unique<OffChipMemory>("offchip", options.hw, decls);
   env.memory = e.memory.get();
-  if (options.functional)
-    for (const TensorSpec& t : graph.tensors)
-      if (t.init != "zeros" && t.init != "output") e.memory->write_values(e.memory->tensor(t.name), initial_values(t));
+  if (!options.functional) return;
+  check_given_values(graph, options.tensor_values);
+  for (const TensorSpec& t : graph.tensors) {
+    auto given = options.tensor_values.find(t.name);
+    if (given != options.tensor_values.end())
+      e.memory->write_values(e.memory->tensor(t.name), given->second);
+    else if (t.init != "zeros" && t.init != "output")
+      e.memory->write_values(e.memory->tensor(t.name), initial_values(t));
+  }
 }
 
 namespace {

@@ -44,6 +44,9 @@ struct SimOptions {
   // Functional mode: keep the values of the stored tensors in SimResult::stored (co-simulation
   // compares them between its two runs).
   bool keep_stored = false;
+  // Functional mode: initial values of tensors by name, row-major, instead of their `init:` (the
+  // Python module's NumPy inputs; bf16 tensors round them as a file's values are rounded).
+  std::map<std::string, TileData> tensor_values;
   // Long runs: called every progress_interval seconds of wall time while the graph runs, from a
   // thread of its own (the run loop checks nothing: unset, it costs nothing).
   std::function<void(const SimProgress&)> progress;

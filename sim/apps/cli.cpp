@@ -36,6 +36,7 @@
 #include "sim/graph/graph_writer.h"
 #include "sim/graph/loader.h"
 #include "sim/graph/output_file.h"
+#include "sim/run_request.h"
 #include "sim/impl_policy.h"
 #include "sim/report.h"
 #include "sim/shape/infer.h"
@@ -340,30 +341,20 @@ int run_cosim(const Graph& g, const SimOptions& opt, const Invocation& in, const
 
 int run_graph(const Invocation& in, const std::function<void()>& discard_outputs, Streams s) {
   const std::string& file = in.args[0];
-  const std::string& mode = string_option(in.vm, "mode");
-  const std::string& impl = string_option(in.vm, "impl");
-  if (mode != "timing" && mode != "functional")
-    throw std::invalid_argument("--mode must be timing or functional, got '" + mode + "'");
-  if (!impl.empty() && impl != "approx" && impl != "hls" && impl != "rtl")
-    throw std::invalid_argument("--impl must be approx, hls or rtl, got '" + impl + "'");
+  RunRequest request;
+  request.preset = string_option(in.vm, "preset");
+  request.sets = key_values(in.vm, "set");
+  request.mode = string_option(in.vm, "mode");
+  request.impl = string_option(in.vm, "impl");
+  request.shuffle_seed = number_option(in.vm, "shuffle", 0, std::numeric_limits<uint64_t>::max(), 0);
+  auto [opt, graph_sets] = prepare_run(request);
+  const std::string& impl = request.impl;
   if (in.vm["vcd"].as<bool>() && !in.vm.count("cosim-dir"))
     throw std::invalid_argument("--vcd needs --cosim-dir DIR (where the waveforms go)");
-  SimOptions opt;
-  opt.hw = load_preset(string_option(in.vm, "preset"));
-  opt.functional = mode == "functional";
   opt.trace = in.vm.count("trace") > 0;
-  opt.shuffle_seed = number_option(in.vm, "shuffle", 0, std::numeric_limits<uint64_t>::max(), 0);
   opt.output_dir = in.vm.count("out") ? string_option(in.vm, "out") : ".";
   ProgressLine progress(s.err);
   if (is_terminal(s.err)) opt.progress = [&progress](const SimProgress& p) { progress.update(p); };
-  // --set: hardware parameters first, then graph parameters and node parameters.
-  KeyValues graph_sets;
-  for (const auto& [k, v] : key_values(in.vm, "set")) {
-    if (HardwareParams::has_field(k))
-      opt.hw.set(k, v);
-    else
-      graph_sets.push_back({k, v});
-  }
   Graph g = load_graph(file, graph_sets);
   // Co-simulation when any node may run on a unit.
   if (!cosim_impl(g, impl).empty()) {

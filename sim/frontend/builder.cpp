@@ -41,6 +41,35 @@ GraphBuilder::GraphBuilder(std::string name, std::string description) {
   g_.description = std::move(description);
 }
 
+GraphBuilder GraphBuilder::from_graph(Graph g) {
+  GraphBuilder b(g.name, g.description);
+  b.g_ = std::move(g);
+  try {
+    b.types_ = shape::infer_types(b.g_, b.syms_);
+  } catch (const shape::UntypableGraph& e) {
+    b.untyped_ = e.what();
+    b.types_ = {};
+  }
+  return b;
+}
+
+void GraphBuilder::declare_tensor(const TensorSpec& t) {
+  for (const TensorSpec& d : g_.tensors)
+    if (d.name == t.name) throw std::invalid_argument("tensor '" + t.name + "' is declared twice");
+  if (t.rows == 0 || t.cols == 0)
+    throw std::invalid_argument("tensor '" + t.name + "': shape [" + std::to_string(t.rows) + " x " +
+                                std::to_string(t.cols) + "] is empty");
+  g_.tensors.push_back(t);
+}
+
+Stream GraphBuilder::stream(const std::string& node, const std::string& port) {
+  if (!g_.find(node) && !forward_.count(node)) throw shape::ShapeError("no node '" + node + "' in the graph");
+  if (!untyped_.empty())
+    throw shape::ShapeError("stream '" + node + "." + port + "': the graph has no types (" + untyped_ + ")");
+  type_of(node, port);  // throws naming the stream when the node has no such output
+  return Stream(this, node, port);
+}
+
 void GraphBuilder::tensor(const std::string& name, uint64_t rows, uint64_t cols, DType dtype, uint64_t seed) {
   TensorSpec t;
   t.name = name;
@@ -87,6 +116,7 @@ std::map<std::string, Stream> GraphBuilder::add(const std::string& local, const 
                                                 const Inputs& inputs, const NodeOptions& opt) {
   const std::string name = prefix_ + local;
   if (g_.find(name)) throw shape::ShapeError("node '" + name + "' is defined twice");
+  if (!untyped_.empty()) throw shape::ShapeError("node '" + name + "': the graph has no types (" + untyped_ + ")");
   auto declared = forward_.find(name);
   const OpInfo& info = OpRegistry::instance().find(op);  // throws for an unknown operator
   NodeSpec n;
@@ -102,6 +132,7 @@ std::map<std::string, Stream> GraphBuilder::add(const std::string& local, const 
   n.compute_bw = opt.compute_bw;
   n.depth = opt.depth;
   n.num_outputs = opt.num_outputs;
+  n.impl = opt.impl;
   g_.nodes.push_back(n);
   const std::set<std::string> ahead = declared_ahead(name);
   try {

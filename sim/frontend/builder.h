@@ -55,6 +55,7 @@ struct NodeOptions {
   std::optional<uint64_t> compute_bw;  // FLOPs/cycle
   std::optional<uint32_t> depth;       // FIFO depth of the node's outputs
   std::optional<size_t> num_outputs;   // numbered outputs (out0..)
+  std::string impl;                    // approx | hls | rtl ("": the graph's default)
 };
 
 // "[1, 2]" from {1, 2}.
@@ -63,6 +64,11 @@ std::string int_list(const std::vector<int64_t>& v);
 class GraphBuilder {
  public:
   explicit GraphBuilder(std::string name, std::string description = "");
+  // A builder that goes on from an existing graph (a file, a layer of the library): its nodes are
+  // typed again (throws shape::ShapeError, as analyze would). A graph inference cannot type (a
+  // cycle without declared types) is taken as it is: its streams have no types, and adding a node
+  // that reads one fails naming the reason.
+  static GraphBuilder from_graph(Graph g);
 
   // Node names, literal/trace stream names and the nodes named in forward/set_depth/
   // set_compute_bw get this prefix from now on (tensors and symbols are global), so that layers
@@ -80,6 +86,10 @@ class GraphBuilder {
   void tensor(const std::string& name, uint64_t rows, uint64_t cols, DType dtype = DType::BF16,
               uint64_t seed = 1);  // random init
   void output_tensor(const std::string& name, uint64_t rows, uint64_t cols, DType dtype = DType::BF16);
+  // Any declaration (init zeros, random, file or output). Throws std::invalid_argument for a
+  // duplicate name or an empty shape.
+  void declare_tensor(const TensorSpec& t);
+  void set_impl(std::string impl) { g_.impl = std::move(impl); }  // the graph's default (docs/cosim.md)
   void literal_stream(const std::string& name, const std::string& tokens);  // "1 2 S1 D"
   // A stream from a trace file, as a graph's streams: entry (YAML flow text), e.g.
   // "{trace: 'shared:traces/moe/x.csv', kind: selector, rank: 1}". base_dir resolves relative paths.
@@ -139,6 +149,8 @@ class GraphBuilder {
   // one (with the known symbol values substituted); graph() refuses while a declaration is open.
   Stream forward(const std::string& node, const std::string& port, const shape::StreamType& type);
 
+  // The stream `node.port` of a node already in the graph (a graph that came from from_graph).
+  Stream stream(const std::string& node, const std::string& port);
   // Per-node settings after the fact.
   void set_depth(const std::string& node, uint32_t depth);
   void set_compute_bw(const std::string& node, uint64_t flops_per_cycle);
@@ -160,6 +172,7 @@ class GraphBuilder {
   std::map<std::string, std::map<std::string, shape::StreamType>> forward_;  // node -> port -> declared
   std::string prefix_;
   uint64_t block_rows_ = 0, block_cols_ = 0;
+  std::string untyped_;  // from_graph: why inference could not type the graph ("" = typed)
 };
 
 }  // namespace stepsim::frontend

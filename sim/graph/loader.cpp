@@ -428,7 +428,7 @@ void read_nodes(Graph& g, const YAML::Node& root, const std::string& source) {
 }
 
 // --set node.param=value
-void apply_node_sets(Graph& g, const Sets& node_sets) {
+void set_node_params(Graph& g, const Sets& node_sets) {
   for (const auto& [k, v] : node_sets) {
     size_t dot = k.find('.');
     NodeSpec* target = nullptr;
@@ -477,9 +477,14 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
   g.source = source;
   read_header(g, root, base_dir, source);
   read_nodes(g, root, source);
-  apply_node_sets(g, node_sets);
+  set_node_params(g, node_sets);
   check_node_params(g, source);
   return g;
+}
+
+void apply_node_sets(Graph& g, const Sets& sets) {
+  set_node_params(g, sets);
+  check_node_params(g, g.source);
 }
 
 std::string resolve_path(const std::string& p, const std::string& base_dir) {

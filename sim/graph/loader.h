@@ -15,6 +15,9 @@ namespace stepsim {
 Graph load_graph(const std::string& path, const std::vector<std::pair<std::string, std::string>>& sets);
 Graph parse_graph(const std::string& yaml_text, const std::string& source, const std::string& base_dir,
                   const std::vector<std::pair<std::string, std::string>>& sets);
+// --set NODE.PARAM=VALUE on a graph in memory (what the loader does with the sets that are not
+// graph parameters), the parameters checked after. Throws std::invalid_argument.
+void apply_node_sets(Graph& g, const std::vector<std::pair<std::string, std::string>>& sets);
 
 // Trace files (CSV with a header; CRLF and a missing final newline are accepted).
 struct CsvTable {

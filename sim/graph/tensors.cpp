@@ -74,6 +74,23 @@ TileData initial_values(const TensorSpec& t) {
   return d;
 }
 
+void check_given_values(const Graph& g, const std::map<std::string, TileData>& values) {
+  for (const auto& [name, v] : values) {
+    const TensorSpec* t = nullptr;
+    for (const TensorSpec& s : g.tensors)
+      if (s.name == name) t = &s;
+    if (!t) throw std::invalid_argument("input values for '" + name + "': the graph has no tensor of that name");
+    const bool is_int = t->dtype == DType::INT32;
+    const size_t given = is_int ? v.i.size() : v.f.size();
+    const std::string decl = "[" + std::to_string(t->rows) + " x " + std::to_string(t->cols) + "] " + dtype_name(t->dtype);
+    if ((is_int ? !v.f.empty() : !v.i.empty()) || given != t->rows * t->cols)
+      throw std::invalid_argument("input values for tensor '" + name + "' (declared " + decl + "): got " +
+                                  std::to_string(v.f.size() + v.i.size()) + (v.i.empty() ? " float" : " integer") +
+                                  " values, need " + std::to_string(t->rows * t->cols) +
+                                  (is_int ? " integer" : " float") + " values");
+  }
+}
+
 void prepare_output_dir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -2,6 +2,7 @@
 // values in functional mode, and writing the tensors a run stored as .npy.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "hw/memory/offchip.h"
@@ -19,6 +20,11 @@ void check_tensor_file(const TensorSpec& t, const std::string& where);
 // [-8, 8) for int32, from a fixed generator seeded by `seed`: identical on every machine);
 // file; output (zeros). bf16 values are rounded to bf16 when stored.
 TileData initial_values(const TensorSpec& t);
+
+// Initial values given by name in memory (SimOptions::tensor_values): every name a tensor of `g`,
+// with rows x cols values of its kind (float for bf16/fp32, integer for int32). Throws
+// std::invalid_argument naming the tensor, its declaration and what was given.
+void check_given_values(const Graph& g, const std::map<std::string, TileData>& values);
 
 // Creates the output folder (and its parents) if needed; throws std::invalid_argument naming it
 // when it cannot be made or is not a folder.

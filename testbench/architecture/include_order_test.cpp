@@ -33,6 +33,7 @@ const std::vector<std::vector<std::string>> kLayers = {
     {"sim"},                         // simulate, co-simulate, analyze, report, down-tile
     {"graphs/layers"},               // the LLM layer library
     {"sim/apps"},                    // the command line
+    {"sim/python"},                  // the Python package's extension module
 };
 
 int layer_of(const std::string& folder) {

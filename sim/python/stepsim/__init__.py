@@ -1,0 +1,42 @@
+"""stepsim: Streaming Tensor Programs on a simulated PCU/PMU dataflow fabric, from Python.
+
+    import stepsim
+    g = stepsim.Graph("mine")                      # a STeP program (stepsim.Graph)
+    ...                                            # g.LinearOffChipLoad(...), g.Map(...), ...
+    r = g.run(preset="step-artifact")              # r.cycles, r.report, r.nodes, r.symbolic
+    moe = stepsim.layers.moe(model="qwen")         # the layer library, as Graphs
+    df = stepsim.sweep(moe, {"hbm_channels": [8, 16, 32]})
+
+stepsim.ops() and stepsim.functions() list the operators and tile functions; errors are
+stepsim.Error (a ValueError), stepsim.ShapeError and stepsim.SimulationError, with the messages
+of the command line.
+"""
+from . import _stepsim
+from ._stepsim import Error, ShapeError, SimulationError, have_rtl
+from .graph import OPS, Graph, Stream
+from .result import Analysis, Result
+from .sweep import sweep
+from . import layers
+
+__all__ = ["Graph", "Stream", "Result", "Analysis", "Error", "ShapeError", "SimulationError", "layers", "sweep",
+           "ops", "functions", "presets", "preset", "have_rtl"]
+
+
+def ops():
+    """The operators' names, in the registry's order (each is a method of Graph)."""
+    return list(OPS)
+
+
+def functions(family="map"):
+    """The tile functions of a family (map, accum, flatmap) as dicts: name, arity, description, units."""
+    return _stepsim.functions(family)
+
+
+def presets():
+    """The built-in hardware presets."""
+    return _stepsim.preset_names()
+
+
+def preset(name):
+    """A preset's hardware parameters {key: value text in its unit}."""
+    return _stepsim.preset(name)

@@ -1,0 +1,313 @@
+"""STeP programs in Python: a Graph of operators whose streams carry symbolic shapes.
+
+    import stepsim
+    g = stepsim.Graph("scale")
+    g.tensor("x", (64, 256), init="random", seed=1)
+    g.output_tensor("y", (64, 256))
+    x = g.LinearOffChipLoad(tensor="x", tile=[16, 256])      # [4] of T[16x256:bf16]
+    y = g.Map(x, x, fn="mul", compute_bw=1024)
+    g.LinearOffChipStore(y, tensor="y", tile=[16, 256])
+    r = g.run(mode="functional")                               # r.cycles, r.outputs["y"]
+
+Every operator of the registry is a method of the same name (stepsim/_ops.py says how its
+arguments bind). Each call adds one node and types it: a shape mismatch raises ShapeError at that
+call, naming both ends and both shapes.
+"""
+import inspect
+import os
+
+import numpy as np
+
+from . import _stepsim
+from ._ops import NODE_OPTIONS, _py_name, op_specs
+from ._symbolic import to_sympy
+from .result import Analysis, Result
+
+_DTYPES = ("bf16", "fp32", "int32")
+
+
+class Stream:
+    """One output port of a node. Its shape is symbolic: SymPy expressions in the graph's symbols."""
+
+    def __init__(self, graph, cpp):
+        self.graph = graph  # keeps the graph (and its builder) alive
+        self._cpp = cpp
+
+    @property
+    def node(self):
+        return self._cpp.node
+
+    @property
+    def port(self):
+        return self._cpp.port
+
+    @property
+    def ref(self):
+        """``node.port``, as a graph file names the stream."""
+        return self._cpp.ref
+
+    def _type(self):
+        return self._cpp.type()
+
+    @property
+    def shape(self):
+        """The dims, outermost first, as SymPy expressions (a ragged dim: its sum over the outer ones)."""
+        return tuple(to_sympy(size) for size, _ in self._type()["dims"])
+
+    @property
+    def dim_kinds(self):
+        """static, dynamic or ragged, per dim."""
+        return tuple(kind for _, kind in self._type()["dims"])
+
+    @property
+    def rank(self):
+        return len(self._type()["dims"])
+
+    @property
+    def elem(self):
+        """The element type: {'kind': tile|scalar|selector|buffer|tuple, 'text': ..., and for tiles
+        'rows', 'cols' (SymPy) and 'dtype'}."""
+        e = dict(self._type()["elem"])
+        for k in ("rows", "cols"):
+            if k in e:
+                e[k] = to_sympy(e[k])
+        return e
+
+    @property
+    def card(self):
+        """Number of elements the stream carries (SymPy)."""
+        return to_sympy(self._type()["card"])
+
+    def set_dim(self, dim, expr):
+        """Gives dim `dim` (outermost first) the known size `expr` (text or SymPy), for this
+        stream and everything built from it. Returns the stream."""
+        self._cpp.set_dim(dim, str(expr).replace("**", "^"))
+        return self
+
+    def __str__(self):
+        return str(self._cpp)
+
+    def __repr__(self):
+        return "<Stream %s: %s>" % (self.ref, self)
+
+
+class Graph:
+    """A STeP program being built: tensors, literal streams and operator nodes."""
+
+    def __init__(self, name="graph", description="", _builder=None):
+        self._b = _builder if _builder is not None else _stepsim.GraphBuilder(name, description)
+        self._arrays = {}  # tensors initialised from NumPy arrays
+        self._counter = 0
+
+    # ---- construction from elsewhere
+
+    @classmethod
+    def from_yaml(cls, text_or_path, params=None):
+        """A graph from YAML text or a graph file (the CLI's format), going on from there.
+        `params` set graph parameters (a file's `params:`) as the CLI's --set does."""
+        params = {k: _text(v) for k, v in (params or {}).items()}
+        if "\n" not in text_or_path and os.path.exists(text_or_path):
+            with open(text_or_path) as f:
+                text = f.read()
+            source, base = text_or_path, os.path.dirname(os.path.abspath(text_or_path))
+        else:
+            text, source, base = text_or_path, "yaml text", os.getcwd()
+        return cls(_builder=_stepsim.GraphBuilder.from_yaml(text, source, base, params))
+
+    @classmethod
+    def from_layer(cls, layer, **params):
+        """A layer of the library (stepsim.layers lists them) as a Graph one can extend."""
+        return cls(_builder=_stepsim.GraphBuilder.from_layer(layer, {k: _text(v) for k, v in params.items()}))
+
+    # ---- declarations
+
+    def tensor(self, name, shape, dtype="bf16", init="zeros", seed=0, file=None, block=None):
+        """Declares a stored tensor [rows x cols]. `init`: zeros, random (with `seed`), file (a
+        .npy `file`) or a NumPy array (kept by the Graph and given to every functional run; the
+        bf16 convention: values are float32, rounded to bf16 to nearest even when stored)."""
+        rows, cols = _shape2(name, shape)
+        if dtype not in _DTYPES:
+            raise _stepsim.Error("tensor '%s': dtype must be one of %s, got %r" % (name, ", ".join(_DTYPES), dtype))
+        if isinstance(init, np.ndarray):
+            self._arrays[name] = init
+            init = "zeros"
+        block_rows, block_cols = block if block else (0, 0)
+        self._b.tensor(name, rows, cols, dtype, init, seed, file or "", block_rows, block_cols)
+        return name
+
+    def output_tensor(self, name, shape, dtype="bf16"):
+        """Declares a tensor the graph writes (zeros before the run; a functional run returns it)."""
+        rows, cols = _shape2(name, shape)
+        self._b.tensor(name, rows, cols, dtype, "output", 0, "", 0, 0)
+        return name
+
+    def literal_stream(self, name, tokens):
+        """A named literal stream for Source nodes: tokens as the CLI writes them ("1 2 S1 D")."""
+        self._b.literal_stream(name, tokens)
+        return name
+
+    def trace_stream(self, name, spec):
+        """A named stream from a trace file, e.g. "{trace: 'shared:traces/moe/x.csv', kind: selector, rank: 1}"."""
+        self._b.trace_stream(name, spec, os.getcwd())
+        return name
+
+    def symbol(self, name, value):
+        """Gives graph symbol `name` a known value (an expression)."""
+        self._b.symbol(name, str(value).replace("**", "^"))
+
+    def stream(self, ref):
+        """The stream ``node.port`` (or ``node`` for its ``out``) of a node already in the graph."""
+        node, _, port = ref.partition(".")
+        return Stream(self, self._b.stream(node, port or "out"))
+
+    def forward(self, node, port, type_text):
+        """Declares output `port` of node `node`, added later, with its type ("[1, 4] of selector"):
+        the back edge of a cycle."""
+        return Stream(self, self._b.forward(node, port, type_text))
+
+    def set_depth(self, node, depth):
+        self._b.set_depth(node, depth)
+
+    def set_compute_bw(self, node, flops_per_cycle):
+        self._b.set_compute_bw(node, flops_per_cycle)
+
+    def set_impl(self, impl):
+        """Default implementation of the nodes without their own (approx, hls, rtl)."""
+        self._b.set_impl(impl)
+
+    # ---- nodes
+
+    def _add(self, spec, streams, kwargs):
+        inputs, params, options = spec.bind(streams, kwargs)
+        for port, s in inputs:
+            if not isinstance(s, Stream):
+                raise TypeError("%s input '%s': expected a Stream, got %r" % (spec.name, port, s))
+            if s.graph is not self:
+                raise _stepsim.ShapeError("%s input '%s': stream %s is from another graph" % (spec.name, port, s.ref))
+        name = options.get("name") or self._fresh_name(spec.name)
+        outputs = options.get("outputs")
+        outs = self._b.add(name, spec.name, params, [(p, s._cpp) for p, s in inputs], options.get("compute_bw"),
+                           options.get("depth"), outputs, options.get("impl") or "")
+        wrapped = {port: Stream(self, s) for port, s in outs.items()}
+        return spec.shape_result(wrapped, options)
+
+    def _fresh_name(self, op):
+        taken = {n["name"] for n in self._b.nodes()}
+        while True:
+            self._counter += 1
+            name = "%s_%d" % (op.lower(), self._counter)
+            if name not in taken:
+                return name
+
+    # ---- what the graph holds
+
+    @property
+    def name(self):
+        return self._b.name
+
+    @property
+    def nodes(self):
+        """The nodes as dicts: name, op, params, inputs (port -> node.port), impl."""
+        return self._b.nodes()
+
+    @property
+    def tensors(self):
+        return self._b.tensors()
+
+    def to_yaml(self):
+        """The graph in the CLI's file format (`stepsim run` reads it)."""
+        if self._arrays:
+            raise _stepsim.Error("tensor(s) %s are initialised from NumPy arrays: write the graph with save(path), "
+                                 "which stores them as .npy files beside it" % ", ".join(sorted(self._arrays)))
+        return self._b.to_yaml()
+
+    def save(self, path):
+        """Writes the graph file `path`; tensors initialised from arrays go to NAME.npy beside it."""
+        folder = os.path.dirname(os.path.abspath(path))
+        if not self._arrays:
+            text = self._b.to_yaml()
+        else:
+            text = self._with_array_files(folder)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def _with_array_files(self, folder):
+        files = {}
+        for name, array in sorted(self._arrays.items()):
+            is_int = next(t for t in self.tensors if t["name"] == name)["dtype"] == "int32"
+            np.save(os.path.join(folder, name + ".npy"), np.asarray(array, dtype=np.int32 if is_int else np.float32))
+            files[name] = name + ".npy"
+        return self._b.to_yaml_with_files(files)
+
+    # ---- analysis and runs
+
+    def analyze(self, model="paper", symbols=None):
+        """Shape inference and the symbolic metrics, as `stepsim analyze`: an Analysis."""
+        values = {k: str(v).replace("**", "^") for k, v in (symbols or {}).items()}
+        return Analysis(_stepsim.analyze(self._b, model, values))
+
+    def run(self, preset="step-artifact", mode="timing", set=None, impl=None, inputs=None, shuffle=0,
+            cosim_dir=None):
+        """Runs the graph as `stepsim run` does and returns a Result.
+
+        preset: a preset name or YAML file; set: {key: value}, a hardware parameter in its unit
+        (stepsim.presets) or NODE.PARAM; mode: timing or functional; impl: approx, hls or rtl
+        (co-simulation on the cycle-accurate units, docs/cosim.md); inputs: {tensor: array} in
+        functional mode (overrides the tensor's init). Raises SimulationError with the CLI's
+        message when the run fails (a deadlock names the blocked operators and channels)."""
+        arrays = dict(self._arrays)
+        arrays.update(inputs or {})
+        if arrays and mode != "functional":
+            arrays = {}  # timing mode carries no values
+        sets = [(k, _text(v)) for k, v in (set or {}).items()]
+        raw = _stepsim.run(self._b, preset, sets, mode, impl or "", int(shuffle), arrays, cosim_dir or "")
+        return Result(raw)
+
+    def __repr__(self):
+        return "<Graph %s: %d nodes, %d tensors>" % (self.name, len(self.nodes), len(self.tensors))
+
+
+def _text(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_text(x) for x in v) + "]"
+    return str(v)
+
+
+def _shape2(name, shape):
+    try:
+        rows, cols = (int(d) for d in shape)
+    except (TypeError, ValueError):
+        raise _stepsim.Error("tensor '%s': shape must be (rows, cols), got %r" % (name, shape)) from None
+    if rows < 1 or cols < 1:
+        raise _stepsim.Error("tensor '%s': shape (%d, %d) is empty" % (name, rows, cols))
+    return rows, cols
+
+
+def _make_method(spec):
+    def method(self, *streams, **kwargs):
+        return self._add(spec, streams, kwargs)
+
+    method.__name__ = method.__qualname__ = spec.name
+    method.__doc__ = spec.docstring()
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
+    for p in spec.inputs:  # the named input ports first (positional or by keyword), then a numbered one
+        if not p["numbered"]:
+            params.append(inspect.Parameter(_py_name(p["name"]), inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None))
+    for p in spec.inputs:
+        if p["numbered"]:
+            params.append(inspect.Parameter(_py_name(p["name"]), inspect.Parameter.VAR_POSITIONAL))
+    for p in spec.params:
+        default = inspect.Parameter.empty if p["required"] else p["default"]
+        params.append(inspect.Parameter(p["name"], inspect.Parameter.KEYWORD_ONLY, default=default))
+    for opt in NODE_OPTIONS:
+        params.append(inspect.Parameter(opt, inspect.Parameter.KEYWORD_ONLY, default=None))
+    method.__signature__ = inspect.Signature(params)
+    return method
+
+
+OPS = op_specs()
+for _spec in OPS.values():
+    setattr(Graph, _spec.name, _make_method(_spec))

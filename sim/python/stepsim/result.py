@@ -1,0 +1,86 @@
+"""What a run and an analysis give back: the CLI's report as a dict, tables as pandas DataFrames,
+symbolic metrics as SymPy expressions beside the measured values, stored tensors as NumPy."""
+import json
+
+import pandas as pd
+
+from ._symbolic import to_sympy
+
+# The report's "symbolic" section: metric -> the measured value it is compared with.
+SYMBOLIC_METRICS = ("read_bytes", "write_bytes", "flops", "onchip_requirement_bytes")
+
+
+class Result:
+    """One run.
+
+    cycles      the run's cycles (the largest final local time over the operators)
+    report      the full JSON report of `stepsim run --report`, as a dict (docs/user-guide.md)
+    summary     the summary `stepsim run` prints
+    outputs     functional mode: every stored tensor (written by the run, or declared as output),
+                as a NumPy array [rows, cols] (float32 holding bf16 values for bf16 tensors)
+    nodes       per-node statistics (DataFrame, one row per node, the report's node fields)
+    channels    per-channel statistics (DataFrame)
+    symbolic    the symbolic prediction beside the measured value (DataFrame: metric, expr,
+                predicted, measured), or None when shape inference could not type the graph
+    cosim       co-simulation: the comparison report `stepsim run --impl` prints (else None)
+    equivalent  co-simulation: the verdict (else None)
+    """
+
+    def __init__(self, raw):
+        self.report = json.loads(raw["report"])
+        self.summary = raw["summary"]
+        self.outputs = dict(raw["stored"])
+        self.cosim = raw.get("cosim")
+        self.equivalent = raw.get("equivalent")
+        self.cycles = self.report["cycles"]
+        self.nodes = pd.DataFrame(self.report["nodes"])
+        self.channels = pd.DataFrame(self.report["channels"])
+        self.symbolic = _symbolic_table(self.report["symbolic"])
+
+    def __repr__(self):
+        return "<Result %s: %d cycles>" % (self.report["graph"], self.cycles)
+
+
+def _symbolic_table(section):
+    if not section.get("available"):
+        return None
+    rows = []
+    for metric in SYMBOLIC_METRICS:
+        item = section[metric]
+        rows.append({"metric": metric, "expr": to_sympy(item["expr"]), "predicted": _known(item),
+                     "measured": item["measured"]})
+    return pd.DataFrame(rows)
+
+
+class Analysis:
+    """`stepsim analyze` of a graph: stream types, symbols and the symbolic metrics.
+
+    streams   {"node.port": type text}
+    symbols   {name: known value (SymPy) or None}
+    metrics   the graph's totals {metric: SymPy expression}: read_bytes, write_bytes, flops,
+              onchip_bytes; `values` the same with the known symbols substituted
+    nodes     per-node metrics (DataFrame: name, op, and each metric as a SymPy expression)
+    json      the analysis as `stepsim analyze --json` writes it
+    """
+
+    METRICS = ("read_bytes", "write_bytes", "flops", "onchip_bytes")
+
+    def __init__(self, text):
+        self.json = json.loads(text)
+        self.streams = self.json.get("streams", {})
+        self.symbols = {k: (to_sympy(v) if v is not None else None) for k, v in self.json.get("symbols", {}).items()}
+        self.metrics = {m: to_sympy(self.json[m]["expr"]) for m in self.METRICS}
+        self.values = {m: _known(self.json[m]) for m in self.METRICS}
+        rows = []
+        for n in self.json.get("nodes", []):
+            row = {"name": n["name"], "op": n["op"]}
+            row.update({m: to_sympy(n[m]["expr"]) for m in self.METRICS})
+            rows.append(row)
+        self.nodes = pd.DataFrame(rows)
+
+
+def _known(item):
+    """A metric's value with the known symbols substituted: an int, or a SymPy expression."""
+    if item.get("value") is not None:
+        return item["value"]
+    return to_sympy(item.get("evaluated", item["expr"]))
