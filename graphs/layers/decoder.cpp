@@ -36,6 +36,15 @@ struct DecoderModel {
   int64_t hidden, q_heads, kv_heads, head_dim;
 };
 
+// The layer's sizes, the model's with the parameters' overrides, checked once for every phase.
+struct DecoderShape {
+  std::string model, attention;  // attention: its parallelization
+  int64_t batch, regions, hidden, q_heads, kv_heads, head_dim, tile_n;
+  int64_t region_tokens, qkv_cols;  // tokens per batch region; head columns of wqkv (Hq + 2 Hkv)
+  uint64_t seed, proj_bw;
+  std::vector<int64_t> context;  // per request: its KV length before the decoded token
+};
+
 std::string text_list(const std::vector<int64_t>& v, const std::string& fmt_open = "",
                       const std::string& fmt_close = "") {
   std::string s;
@@ -43,8 +52,7 @@ std::string text_list(const std::vector<int64_t>& v, const std::string& fmt_open
   return s + "D";
 }
 
-Graph build_decoder(const Params& p) {
-  const std::string model = p.get_string("model");
+DecoderModel model_sizes(const Params& p, const std::string& model) {
   DecoderModel m;
   if (model == "qwen")
     m = {2048, 32, 4, 64};
@@ -56,9 +64,22 @@ Graph build_decoder(const Params& p) {
   if (p.get_int("head_dim")) m.head_dim = p.get_int("head_dim");
   if (p.get_int("q_heads")) m.q_heads = p.get_int("q_heads");
   if (p.get_int("kv_heads")) m.kv_heads = p.get_int("kv_heads");
-  const int64_t B = p.get_int("batch"), R = p.get_int("regions"), D = m.hidden, hd = m.head_dim, Hq = m.q_heads,
-                Hkv = m.kv_heads, tn = p.get_int("tile_n");
-  if (B < 1 || R < 1 || D < 1 || hd < 1 || Hq < 1 || Hkv < 1 || tn < 1)
+  return m;
+}
+
+DecoderShape decoder_shape(const Params& p) {
+  DecoderShape s;
+  s.model = p.get_string("model");
+  const DecoderModel m = model_sizes(p, s.model);
+  s.batch = p.get_int("batch");
+  s.regions = p.get_int("regions");
+  s.hidden = m.hidden;
+  s.head_dim = m.head_dim;
+  s.q_heads = m.q_heads;
+  s.kv_heads = m.kv_heads;
+  s.tile_n = p.get_int("tile_n");
+  const int64_t B = s.batch, R = s.regions, Hq = s.q_heads, Hkv = s.kv_heads;
+  if (B < 1 || R < 1 || s.hidden < 1 || s.head_dim < 1 || Hq < 1 || Hkv < 1 || s.tile_n < 1)
     throw std::invalid_argument("layer decoder: sizes must be >= 1");
   if (B % R)
     throw std::invalid_argument("layer decoder: regions " + std::to_string(R) + " must divide batch " +
@@ -66,114 +87,156 @@ Graph build_decoder(const Params& p) {
   if (Hq % Hkv)
     throw std::invalid_argument("layer decoder: kv_heads " + std::to_string(Hkv) + " must divide q_heads " +
                                 std::to_string(Hq));
-  const int64_t Bt = B / R, qpk = Hq / Hkv, cols = Hq + 2 * Hkv;
-  const std::string attn_par = p.get_string("attention");
-  if (attn_par != "interleaved" && attn_par != "dynamic")
-    throw std::invalid_argument("layer decoder: attention must be interleaved or dynamic, got '" + attn_par + "'");
-  const uint64_t seed = uint64_t(p.get_int("seed")), proj_bw = uint64_t(p.get_int("proj_compute_bw"));
+  s.region_tokens = B / R;
+  s.qkv_cols = Hq + 2 * Hkv;
+  s.attention = p.get_string("attention");
+  if (s.attention != "interleaved" && s.attention != "dynamic")
+    throw std::invalid_argument("layer decoder: attention must be interleaved or dynamic, got '" + s.attention + "'");
+  s.seed = uint64_t(p.get_int("seed"));
+  s.proj_bw = uint64_t(p.get_int("proj_compute_bw"));
+  s.context = kv_lengths(p.get_string("kv_trace"), p.get_int("kv_first_row"), B);
+  return s;
+}
 
-  // KV lengths: request i's context (before the decoded token), the same for each of its KV heads.
-  const std::vector<int64_t> ctx = kv_lengths(p.get_string("kv_trace"), p.get_int("kv_first_row"), B);
+// The attention over the B*Hkv (request, KV head) items; its max_tiles also lays out the KV caches.
+AttentionSpec decoder_attention(const Params& p, const DecoderShape& s) {
   AttentionSpec a;
-  a.head_dim = hd;
-  a.q_per_kv = qpk;
-  a.kv_heads = Hkv;  // a region takes all KV heads of the requests it gets
-  a.regions = R;
-  a.tile_n = tn;
-  a.parallel = attn_par;
+  a.head_dim = s.head_dim;
+  a.q_per_kv = s.q_heads / s.kv_heads;
+  a.kv_heads = s.kv_heads;  // a region takes all KV heads of the requests it gets
+  a.regions = s.regions;
+  a.tile_n = s.tile_n;
+  a.parallel = s.attention;
   a.q = "q";
   a.out = "attn";
   a.writeback = false;  // the QKV phase writes the new token's k and v
   a.compute_bw = uint64_t(p.get_int("attn_compute_bw"));
   a.metadata_depth = uint32_t(p.get_int("metadata_depth"));
-  a.seed = seed;
-  for (int64_t i = 0; i < B; ++i)
-    for (int64_t h = 0; h < Hkv; ++h) {
-      a.len.push_back(ctx[size_t(i)] + 1);
-      a.max_tiles = std::max(a.max_tiles, (ctx[size_t(i)] + 1 + tn - 1) / tn);
+  a.seed = s.seed;
+  for (int64_t i = 0; i < s.batch; ++i)
+    for (int64_t h = 0; h < s.kv_heads; ++h) {
+      a.len.push_back(s.context[size_t(i)] + 1);
+      a.max_tiles = std::max(a.max_tiles, (s.context[size_t(i)] + 1 + s.tile_n - 1) / s.tile_n);
     }
-  const int64_t items = B * Hkv, cache_rows = items * a.max_tiles * tn;
+  return a;
+}
 
+std::string decoder_name(const Params& p, const DecoderShape& s) {
   const int64_t moe_regions = p.get_int("moe_regions"), moe_tile = p.get_int("moe_tile_n");
-  const std::string moe_layer = moe_regions ? "moe_tm" : "moe";
-  GraphBuilder b("decoder_" + model + "_b" + std::to_string(B) + "_" + attn_par + "_" +
-                     (moe_tile ? "static" + std::to_string(moe_tile) : std::string("dynamic")) +
-                     (moe_regions ? "_tm" + std::to_string(moe_regions) : ""),
-                 "decoder layer of " + model + " (hidden " + std::to_string(D) + ", " + std::to_string(Hq) +
-                     " query / " + std::to_string(Hkv) + " KV heads of " + std::to_string(hd) + "), batch " +
-                     std::to_string(B) + " in " + std::to_string(R) + " regions, KV lengths from rows " +
-                     std::to_string(p.get_int("kv_first_row")) + ".. of " + p.get_string("kv_trace") + ", " + attn_par +
-                     " attention, MoE " +
-                     (moe_tile ? "static tile " + std::to_string(moe_tile) : std::string("dynamic tiling")) +
-                     (moe_regions ? ", time-multiplexed over " + std::to_string(moe_regions) + " regions" : ""));
-  b.tensor("x", uint64_t(B), uint64_t(D), DType::BF16, seed);
-  b.tensor("wqkv", uint64_t(D), uint64_t(cols * hd), DType::BF16, seed + 1);
-  b.tensor("kcache", uint64_t(cache_rows), uint64_t(hd), DType::BF16, seed + 2);
-  b.tensor("vcache", uint64_t(cache_rows), uint64_t(hd), DType::BF16, seed + 3);
-  b.tensor("wo", uint64_t(Hq * hd), uint64_t(D), DType::BF16, seed + 4);
+  return "decoder_" + s.model + "_b" + std::to_string(s.batch) + "_" + s.attention + "_" +
+         (moe_tile ? "static" + std::to_string(moe_tile) : std::string("dynamic")) +
+         (moe_regions ? "_tm" + std::to_string(moe_regions) : "");
+}
+
+std::string decoder_description(const Params& p, const DecoderShape& s) {
+  const int64_t moe_regions = p.get_int("moe_regions"), moe_tile = p.get_int("moe_tile_n");
+  return "decoder layer of " + s.model + " (hidden " + std::to_string(s.hidden) + ", " + std::to_string(s.q_heads) +
+         " query / " + std::to_string(s.kv_heads) + " KV heads of " + std::to_string(s.head_dim) + "), batch " +
+         std::to_string(s.batch) + " in " + std::to_string(s.regions) + " regions, KV lengths from rows " +
+         std::to_string(p.get_int("kv_first_row")) + ".. of " + p.get_string("kv_trace") + ", " + s.attention +
+         " attention, MoE " + (moe_tile ? "static tile " + std::to_string(moe_tile) : std::string("dynamic tiling")) +
+         (moe_regions ? ", time-multiplexed over " + std::to_string(moe_regions) + " regions" : "");
+}
+
+void declare_tensors(GraphBuilder& b, const DecoderShape& s, int64_t max_tiles) {
+  const int64_t B = s.batch, D = s.hidden, hd = s.head_dim, Hq = s.q_heads;
+  const int64_t cache_rows = B * s.kv_heads * max_tiles * s.tile_n;
+  b.tensor("x", uint64_t(B), uint64_t(D), DType::BF16, s.seed);
+  b.tensor("wqkv", uint64_t(D), uint64_t(s.qkv_cols * hd), DType::BF16, s.seed + 1);
+  b.tensor("kcache", uint64_t(cache_rows), uint64_t(hd), DType::BF16, s.seed + 2);
+  b.tensor("vcache", uint64_t(cache_rows), uint64_t(hd), DType::BF16, s.seed + 3);
+  b.tensor("wo", uint64_t(Hq * hd), uint64_t(D), DType::BF16, s.seed + 4);
   // Written during the run (and saved in functional mode, for inspection).
   b.output_tensor("q", uint64_t(B * Hq), uint64_t(hd));
   b.output_tensor("attn", uint64_t(B * Hq), uint64_t(hd));
   b.output_tensor("h", uint64_t(B), uint64_t(D));
   b.output_tensor("y", uint64_t(B), uint64_t(D));
+}
 
-  // ---- QKV generation.
-  b.set_prefix("qkv_");
-  const uint64_t bw = proj_bw;
-  Stream w = b.load("w", "wqkv", {D, hd}, {1, cols}, {0, 1});  // [1, 1, cols] of [D x hd]
-  std::vector<Stream> wr = b.broadcast("w_bc", w, size_t(R));
-  std::vector<Stream> qkv_acks;
-  for (int64_t r = 0; r < R; ++r) {
-    const std::string id = std::to_string(r);
-    Stream xr = b.add1("x" + id, OpKind::kLinearOffChipLoad,
-                       {{param::kTensor.name, "x"},
-                        {param::kTile.name, frontend::int_list({Bt, D})},
-                        {param::kOutShape.name, "[1]"},
-                        {param::kOffset.name, id}},
-                       {});
-    Stream m1 = b.map("proj" + id, "matmul", {b.repeat("xrep" + id, xr, cols), wr[size_t(r)]}, bw);       // [1,1,cols]
-    Stream rows = b.flatten("flat" + id, b.flatmap("rows" + id, "retile_streamify_row", 1, {m1}), 0, 3);  // [cols*Bt]
-    std::vector<int64_t> which, qa, ka, va;
-    for (int64_t c = 0; c < cols; ++c)
-      for (int64_t t = 0; t < Bt; ++t) {
-        const int64_t tok = r * Bt + t;
-        if (c < Hq) {
-          which.push_back(0);
-          qa.push_back(tok * Hq + c);
-        } else {
-          const bool is_k = c < Hq + Hkv;
-          const int64_t item = tok * Hkv + (is_k ? c - Hq : c - Hq - Hkv);
-          which.push_back(is_k ? 1 : 2);
-          (is_k ? ka : va).push_back(item * a.max_tiles * tn + ctx[size_t(tok)]);  // the new token's row
-        }
+// Region r's tokens x_r [Bt x D], in one tile.
+Stream load_region_x(GraphBuilder& b, const DecoderShape& s, int64_t r, const frontend::Inputs& inputs) {
+  const std::string id = std::to_string(r);
+  return b.add1("x" + id, OpKind::kLinearOffChipLoad,
+                {{param::kTensor.name, "x"},
+                 {param::kTile.name, frontend::int_list({s.region_tokens, s.hidden})},
+                 {param::kOutShape.name, "[1]"},
+                 {param::kOffset.name, id}},
+                inputs);
+}
+
+// Where region r's projected rows go, in the order they come (head column, then token): the
+// destination of each (0 = q, 1 = kcache, 2 = vcache) and each destination's rows.
+struct QkvScatter {
+  std::vector<int64_t> which, q_rows, k_rows, v_rows;
+};
+
+QkvScatter qkv_scatter(const DecoderShape& s, int64_t r, int64_t max_tiles) {
+  const int64_t Bt = s.region_tokens, Hq = s.q_heads, Hkv = s.kv_heads;
+  QkvScatter d;
+  for (int64_t c = 0; c < s.qkv_cols; ++c)
+    for (int64_t t = 0; t < Bt; ++t) {
+      const int64_t tok = r * Bt + t;
+      if (c < Hq) {
+        d.which.push_back(0);
+        d.q_rows.push_back(tok * Hq + c);
+      } else {
+        const bool is_k = c < Hq + Hkv;
+        const int64_t item = tok * Hkv + (is_k ? c - Hq : c - Hq - Hkv);
+        d.which.push_back(is_k ? 1 : 2);
+        (is_k ? d.k_rows : d.v_rows).push_back(item * max_tiles * s.tile_n + s.context[size_t(tok)]);  // new token
       }
-    b.literal_stream("part" + id, text_list(which, "{", "}"));
-    std::vector<Stream> parts = b.partition("split" + id, rows, b.source("part" + id, "part" + id), 3);
-    const std::vector<std::pair<std::string, std::vector<int64_t>>> dests = {{"q", qa}, {"kcache", ka}, {"vcache", va}};
-    for (size_t k = 0; k < 3; ++k) {
-      const std::string name = dests[k].first + id;
-      parts[k].set_dim(0, std::to_string(dests[k].second.size()));
-      b.literal_stream(name + "_addr", text_list(dests[k].second));
-      qkv_acks.push_back(
-          b.add1(name + "_store", OpKind::kRandomOffChipStore,
-                 {{param::kTensor.name, dests[k].first}, {param::kTile.name, frontend::int_list({1, hd})}},
-                 {{"waddr", b.source(name + "_addr", name + "_addr")}, {"wdata", parts[k]}}));
     }
+  return d;
+}
+
+// Region r: x_r times every head column of wqkv, the rows scattered to q and the KV caches.
+// Returns the three stores' acks.
+std::vector<Stream> add_qkv_region(GraphBuilder& b, const DecoderShape& s, int64_t r, const Stream& w,
+                                   int64_t max_tiles) {
+  const std::string id = std::to_string(r);
+  const int64_t cols = s.qkv_cols;
+  Stream xr = load_region_x(b, s, r, {});
+  Stream m1 = b.map("proj" + id, "matmul", {b.repeat("xrep" + id, xr, cols), w}, s.proj_bw);            // [1,1,cols]
+  Stream rows = b.flatten("flat" + id, b.flatmap("rows" + id, "retile_streamify_row", 1, {m1}), 0, 3);  // [cols*Bt]
+  const QkvScatter d = qkv_scatter(s, r, max_tiles);
+  b.literal_stream("part" + id, text_list(d.which, "{", "}"));
+  std::vector<Stream> parts = b.partition("split" + id, rows, b.source("part" + id, "part" + id), 3);
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> dests = {
+      {"q", d.q_rows}, {"kcache", d.k_rows}, {"vcache", d.v_rows}};
+  std::vector<Stream> acks;
+  for (size_t k = 0; k < 3; ++k) {
+    const std::string name = dests[k].first + id;
+    parts[k].set_dim(0, std::to_string(dests[k].second.size()));
+    b.literal_stream(name + "_addr", text_list(dests[k].second));
+    acks.push_back(
+        b.add1(name + "_store", OpKind::kRandomOffChipStore,
+               {{param::kTensor.name, dests[k].first}, {param::kTile.name, frontend::int_list({1, s.head_dim})}},
+               {{"waddr", b.source(name + "_addr", name + "_addr")}, {"wdata", parts[k]}}));
   }
+  return acks;
+}
 
-  // ---- Attention over the (request, KV head) items.
-  b.set_prefix("attn_");
-  a.after = qkv_acks;
-  std::vector<Stream> attn_acks = add_attention(b, a);
-  if (p.get_int("attn_fifo_depth")) b.set_prefix_depth(uint32_t(p.get_int("attn_fifo_depth")));
+// wqkv is loaded once and broadcast to the regions. Returns every store's ack.
+std::vector<Stream> add_qkv_generation(GraphBuilder& b, const DecoderShape& s, int64_t max_tiles) {
+  Stream w = b.load("w", "wqkv", {s.hidden, s.head_dim}, {1, s.qkv_cols}, {0, 1});  // [1, 1, cols] of [D x hd]
+  std::vector<Stream> wr = b.broadcast("w_bc", w, size_t(s.regions));
+  std::vector<Stream> acks;
+  for (int64_t r = 0; r < s.regions; ++r)
+    for (const Stream& ack : add_qkv_region(b, s, r, wr[size_t(r)], max_tiles)) acks.push_back(ack);
+  return acks;
+}
 
-  // ---- Output projection and residual.
-  b.set_prefix("oproj_");
+// Per region: its tokens' attention rows times wo, plus the residual x_r, stored to h. Starts
+// once the attention's stores are acknowledged; returns the h stores' acks.
+std::vector<Stream> add_output_projection(GraphBuilder& b, const DecoderShape& s,
+                                          const std::vector<Stream>& attn_acks) {
+  const int64_t Bt = s.region_tokens, D = s.hidden, hd = s.head_dim, Hq = s.q_heads;
+  const uint64_t bw = s.proj_bw;
   const std::optional<Stream> go = phase_token(b, "start", attn_acks);
   Stream wo = b.load("wo", "wo", {hd, D}, {Hq});  // [1, Hq] of [hd x D]
-  std::vector<Stream> wor = b.broadcast("wo_bc", wo, size_t(R));
+  std::vector<Stream> wor = b.broadcast("wo_bc", wo, size_t(s.regions));
   std::vector<Stream> h_acks;
-  for (int64_t r = 0; r < R; ++r) {
+  for (int64_t r = 0; r < s.regions; ++r) {
     const std::string id = std::to_string(r);
     // Token t's head j is row (r*Bt + t)*Hq + j of attn: [1, Hq, Bt] of [1 x hd], then [1, Hq] of [Bt x hd].
     Stream o = b.add1("o" + id, OpKind::kLinearOffChipLoad,
@@ -185,30 +248,29 @@ Graph build_decoder(const Params& p) {
                       {{"ref", *go}});
     Stream ot = b.accum("otile" + id, "retile_row", 1, {o}, bw);
     Stream proj = b.accum("proj" + id, "matmul_acc", 1, {ot, wor[size_t(r)]}, bw);  // [1] of [Bt x D]
-    Stream xr = b.add1("x" + id, OpKind::kLinearOffChipLoad,
-                       {{param::kTensor.name, "x"},
-                        {param::kTile.name, frontend::int_list({Bt, D})},
-                        {param::kOutShape.name, "[1]"},
-                        {param::kOffset.name, id}},
-                       {{"ref", *go}});
+    Stream xr = load_region_x(b, s, r, {{"ref", *go}});
     Stream hr = b.map("residual" + id, "add", {proj, b.flatten("xflat" + id, xr, 0, 1)}, bw);
     b.literal_stream("h" + id + "_addr", id + " D");
     h_acks.push_back(b.add1("h" + id + "_store", OpKind::kRandomOffChipStore,
                             {{param::kTensor.name, "h"}, {param::kTile.name, frontend::int_list({Bt, D})}},
                             {{"waddr", b.source("h" + id + "_addr", "h" + id + "_addr")}, {"wdata", hr}}));
   }
+  return h_acks;
+}
 
-  // ---- MoE on h.
-  b.set_prefix("moe_");
-  std::map<std::string, std::string> mp = {{"model", model},
-                                           {"batch", std::to_string(B)},
-                                           {"tile_n", std::to_string(moe_tile)},
+// The MoE layer on h (its own parameters from the decoder's), output y, starting once h is stored.
+void add_decoder_moe(GraphBuilder& b, const Params& p, const DecoderShape& s, const std::vector<Stream>& h_acks) {
+  const int64_t moe_regions = p.get_int("moe_regions");
+  const std::string moe_layer = moe_regions ? "moe_tm" : "moe";
+  std::map<std::string, std::string> mp = {{"model", s.model},
+                                           {"batch", std::to_string(s.batch)},
+                                           {"tile_n", std::to_string(p.get_int("moe_tile_n"))},
                                            {"tile_f", std::to_string(p.get_int("moe_tile_f"))},
-                                           {"hidden", std::to_string(D)},
+                                           {"hidden", std::to_string(s.hidden)},
                                            {"inter", std::to_string(p.get_int("inter"))},
                                            {"trace", p.get_string("moe_trace")},
                                            {"compute_bw", std::to_string(p.get_int("moe_compute_bw"))},
-                                           {"seed", std::to_string(seed + 100)}};
+                                           {"seed", std::to_string(s.seed + 100)}};
   if (moe_regions) mp["regions"] = std::to_string(moe_regions);
   const LayerInfo& moe_info = LayerRegistry::instance().find(moe_layer);
   MoeIo io;
@@ -217,6 +279,26 @@ Graph build_decoder(const Params& p) {
   io.declare_io = false;
   io.after = h_acks;
   add_moe(b, moe_layer, Params("layer " + moe_layer, "decoder", &moe_info.params, mp), io);
+}
+
+Graph build_decoder(const Params& p) {
+  const DecoderShape s = decoder_shape(p);
+  AttentionSpec a = decoder_attention(p, s);
+  GraphBuilder b(decoder_name(p, s), decoder_description(p, s));
+  declare_tensors(b, s, a.max_tiles);
+
+  b.set_prefix("qkv_");
+  a.after = add_qkv_generation(b, s, a.max_tiles);
+
+  b.set_prefix("attn_");
+  const std::vector<Stream> attn_acks = add_attention(b, a);
+  if (p.get_int("attn_fifo_depth")) b.set_prefix_depth(uint32_t(p.get_int("attn_fifo_depth")));
+
+  b.set_prefix("oproj_");
+  const std::vector<Stream> h_acks = add_output_projection(b, s, attn_acks);
+
+  b.set_prefix("moe_");
+  add_decoder_moe(b, p, s, h_acks);
   b.set_prefix("");
   return b.graph();
 }
