@@ -21,7 +21,7 @@ export LSAN_OPTIONS="suppressions=$repo/testbench/fuzz/lsan.supp:print_suppressi
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" -DSTEPSIM_SANITIZE=ON \
-  -DSTEPSIM_RTL=OFF -DSTEPSIM_BENCHMARKS=OFF >/dev/null
+  -DSTEPSIM_RTL=OFF -DSTEPSIM_BENCHMARKS=OFF -DSTEPSIM_PYTHON=OFF >/dev/null
 cmake --build "$build" -j"$jobs"
 cd "$build"
 # fuzz_smoke builds its own clang targets and runs under the normal build's tests only.

@@ -67,7 +67,7 @@ launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 mkdir -p "$build"
 cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$clangxx" "${launcher[@]}" \
-  -DSTEPSIM_FUZZ=ON -DSTEPSIM_FUZZ_CORE="$core" -DSTEPSIM_RTL=OFF -DSTEPSIM_BENCHMARKS=OFF >"$build/configure.log" 2>&1 ||
+  -DSTEPSIM_FUZZ=ON -DSTEPSIM_FUZZ_CORE="$core" -DSTEPSIM_RTL=OFF -DSTEPSIM_BENCHMARKS=OFF -DSTEPSIM_PYTHON=OFF >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" -j"${STEPSIM_FUZZ_JOBS:-2}" $(for t in $targets; do echo "--target fuzz_$t"; done) \
   >"$build/build.log" 2>&1 || { tail -50 "$build/build.log"; exit 1; }

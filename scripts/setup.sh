@@ -17,15 +17,17 @@ PACKAGES=(g++ cmake make pkg-config libsystemc-dev libboost-context-dev libboost
           libyaml-cpp-dev nlohmann-json3-dev)
 case "$what" in
   main)
-    OPTIONS=(-DSTEPSIM_TESTS=OFF -DSTEPSIM_BENCHMARKS=OFF -DSTEPSIM_RTL=OFF)
+    OPTIONS=(-DSTEPSIM_TESTS=OFF -DSTEPSIM_BENCHMARKS=OFF -DSTEPSIM_RTL=OFF -DSTEPSIM_PYTHON=OFF)
     TARGET=(--target stepsim) ;;
   all)
     # Tests, benchmarks, plots, the RTL units (Verilator), their lint/synthesis and area, and the
-    # bounded libFuzzer run of the default tests (clang; docs/checking.md).
+    # bounded libFuzzer run of the default tests (clang; docs/checking.md), and the Python package
+    # (sim/python: pybind11, with Debian's NumPy, SymPy, pandas, pytest and PyTorch).
     # STEPSIM_RTL unset: back to its default, on when CMake finds Verilator.
     PACKAGES+=(libgtest-dev libgmock-dev libbenchmark-dev python3-matplotlib verilator yosys qflow-tech-osu018
-               clang libfuzzer-14-dev libclang-rt-14-dev)
-    OPTIONS=(-DSTEPSIM_TESTS=ON -DSTEPSIM_BENCHMARKS=ON -USTEPSIM_RTL)
+               clang libfuzzer-14-dev libclang-rt-14-dev
+               pybind11-dev python3-dev python3-numpy python3-sympy python3-pandas python3-pytest python3-torch)
+    OPTIONS=(-DSTEPSIM_TESTS=ON -DSTEPSIM_BENCHMARKS=ON -DSTEPSIM_PYTHON=ON -USTEPSIM_RTL)
     TARGET=() ;;
   *)
     echo "usage: bash scripts/setup.sh main|all [CMAKE ARGS]" >&2
