@@ -74,6 +74,8 @@ struct TileSignature {
 //  sigmoid       sigmoid_f32 per element                     FLOPs 7 per element
 //                (neg, exp 4, add, div)
 //  silu          silu_f32 per element                        FLOPs 8 per element
+//  rsqrt         rsqrt_f32 = 1 / sqrt(x) per element          FLOPs 2 per element
+//  gelu_tanh     gelu_tanh_f32 per element                   FLOPs 16 per element
 //  row_sum       [MxN] -> [Mx1], left-to-right fp32 sum      FLOPs M*N
 //                (s = x_0; s = s + x_j; N = 0 gives +0)
 //  row_max       [MxN] -> [Mx1], max_f32 left to right        FLOPs M*N

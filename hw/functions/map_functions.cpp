@@ -246,6 +246,8 @@ std::map<std::string, MapFunction> build() {
   add(unary_fn("exp", "exp_f32 per element (table + polynomial); 4 FLOPs/element", exp_f32, 4), {UnitOp::kExp, V::kNone, true});
   add(unary_fn("sigmoid", "sigmoid_f32 per element; 7 FLOPs/element", sigmoid_f32, 7), {UnitOp::kSigmoid, V::kNone, true});
   add(unary_fn("silu", "silu_f32 = x * sigmoid(x) per element; 8 FLOPs/element", silu_f32, 8), {UnitOp::kSilu, V::kNone, true});
+  add(unary_fn("rsqrt", "1 / sqrt(x) per element (IEEE fp32 sqrt, then division); 2 FLOPs/element", rsqrt_f32, 2));
+  add(unary_fn("gelu_tanh", "GELU, tanh form (gelu_tanh_f32) per element; 16 FLOPs/element", gelu_tanh_f32, 16));
   add(row_fn("row_sum", "[MxN] -> [Mx1], fp32 sum left to right; M*N FLOPs", false), {UnitOp::kRowSum, V::kReduce, false});
   add(row_fn("row_max", "[MxN] -> [Mx1], NaN-propagating max; M*N FLOPs", true), {UnitOp::kRowMax, V::kReduce, false});
   add(mask_cols_fn());

@@ -1,5 +1,7 @@
 #include "hw/functions/numerics.h"
 
+#include <cmath>
+
 #include "hw/stream/bf16.h"
 
 namespace stepsim {
@@ -64,6 +66,28 @@ float sigmoid_f32(float x) {
 }
 
 float silu_f32(float x) { return x * sigmoid_f32(x); }
+
+float rsqrt_f32(float x) {
+  const float s = std::sqrt(x);  // IEEE: correctly rounded
+  return 1.0f / s;
+}
+
+float tanh_f32(float u) {
+  if (is_nan(u)) return quiet(u);
+  const float a = u < 0.0f ? -u : u;
+  const float e = exp_f32(-(a * 2.0f));
+  const float t = (1.0f - e) / (1.0f + e);
+  return u < 0.0f ? -t : t;
+}
+
+float gelu_tanh_f32(float x) {
+  const float k0 = 0.7978845608f, k1 = 0.044715f;
+  const float c = (x * x) * x;
+  const float i = x + k1 * c;
+  const float u = k0 * i;
+  const float t = tanh_f32(u);
+  return (0.5f * x) * (1.0f + t);
+}
 
 float max_f32(float a, float b) {
   if (is_nan(a)) return quiet(a);

@@ -53,6 +53,22 @@ float sigmoid_f32(float x);
 // result is normal.
 float silu_f32(float x);
 
+// 1 / sqrt(x), for RMSNorm. Definition: s = sqrt(x) (IEEE fp32 square root, correctly rounded,
+// as every IEEE 754 unit gives it); result = 1.0f / s (IEEE fp32 division). So x < 0 and NaN give
+// NaN, +0 gives +Inf, -0 gives -Inf, +Inf gives +0. At most one rounding more than the exact
+// reciprocal square root (2 roundings): numerics_test.cpp measures the error against libm.
+float rsqrt_f32(float x);
+
+// GELU, tanh form (PyTorch's gelu(approximate='tanh')):
+//   0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+// Definition (fp32 RNE ops in this order; k0 = 0.7978845608f = sqrt(2/pi), k1 = 0.044715f):
+//   c = (x * x) * x; i = x + k1 * c; u = k0 * i; t = tanh_f32(u); result = (0.5f * x) * (1.0f + t)
+// with tanh_f32(u) = sign(u) * (1 - e) / (1 + e), e = exp_f32(-2 |u|) (|u| * 2 exact), NaN -> NaN.
+// x = -Inf gives NaN ((-Inf) * 0), +Inf gives +Inf. 16 FLOPs/element
+// (5 for i and u, 8 for tanh: the doubling, exp 4, two adds, one division; 3 for the result).
+float gelu_tanh_f32(float x);
+float tanh_f32(float u);
+
 // max(a, b): NaN if either operand is NaN (the first NaN operand, quieted), otherwise the
 // larger value; max(+0, -0) = max(-0, +0) = +0. (Propagating, like torch.maximum.)
 float max_f32(float a, float b);

@@ -180,5 +180,50 @@ TEST(MaxF32, Semantics) {
   EXPECT_EQ(f32_bits(max_f32(-0.0f, -0.0f)), 0x80000000u);
 }
 
+// rsqrt_f32 is sqrt then divide, each IEEE-rounded: the special values follow from IEEE.
+TEST(RsqrtF32, SpecialValuesAndGoldenBits) {
+  EXPECT_EQ(f32_bits(rsqrt_f32(4.0f)), f32_bits(0.5f));
+  EXPECT_EQ(f32_bits(rsqrt_f32(0.0f)), 0x7f800000u);    // +Inf
+  EXPECT_EQ(f32_bits(rsqrt_f32(-0.0f)), 0xff800000u);   // -Inf
+  EXPECT_EQ(f32_bits(rsqrt_f32(INFINITY)), 0x00000000u);
+  EXPECT_TRUE(std::isnan(rsqrt_f32(-1.0f)));
+  EXPECT_TRUE(std::isnan(rsqrt_f32(NAN)));
+  EXPECT_EQ(f32_bits(rsqrt_f32(2.0f)), 0x3f3504f3u);   // 1/sqrt(2) = 0.70710677
+  EXPECT_EQ(f32_bits(rsqrt_f32(0x1p-149f)), 0x64b504f3u);  // the smallest subnormal: 2^74.5 rounded
+}
+
+TEST(RsqrtF32, AccuracyAgainstLibm) {
+  float worst = 0;
+  const double e = max_rel_error(
+      rsqrt_f32, [](double x) { return 1.0 / std::sqrt(x); }, 1e-30f, 1e30f, &worst);
+  std::printf("rsqrt_f32: max rel error %.3e (%.2f x 2^-24) at %a\n", e, e / std::ldexp(1.0, -24), worst);
+  EXPECT_LT(e, 2.0e-7);
+}
+
+TEST(GeluTanhF32, SpecialValuesAndSymmetry) {
+  EXPECT_EQ(f32_bits(gelu_tanh_f32(0.0f)), 0x00000000u);
+  EXPECT_EQ(f32_bits(gelu_tanh_f32(INFINITY)), 0x7f800000u);
+  EXPECT_TRUE(std::isnan(gelu_tanh_f32(-INFINITY)));
+  EXPECT_TRUE(std::isnan(gelu_tanh_f32(NAN)));
+  EXPECT_EQ(f32_bits(tanh_f32(-0.5f)), f32_bits(-tanh_f32(0.5f)));  // odd by construction
+  EXPECT_EQ(f32_bits(gelu_tanh_f32(-20.0f)), 0x80000000u);           // -0: tanh(u) rounds to -1
+}
+
+TEST(GeluTanhF32, AccuracyAgainstLibm) {
+  float worst = 0;
+  auto gelu = [](double x) { return 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); };
+  const double e = max_rel_error(gelu_tanh_f32, gelu, -1.5f, 1e6f, &worst);
+  std::printf("gelu_tanh_f32: max rel error %.3e (%.2f x 2^-24) at %a on [-1.5, 1e6]\n", e,
+              e / std::ldexp(1.0, -24), worst);
+  EXPECT_LT(e, 1.0e-6);
+  // Below -1.5 the result is x times a small difference (1 + tanh, tanh near -1): relative error
+  // grows; the absolute error stays within two fp32 ulps of 1 (measured 1.57e-7).
+  double abs_err = 0;
+  for (float x = -10.0f; x < -1.5f; x += 0.001f)
+    abs_err = std::max(abs_err, std::fabs(double(gelu_tanh_f32(x)) - gelu(double(x))));
+  std::printf("gelu_tanh_f32: max abs error %.3e on [-10, -1.5]\n", abs_err);
+  EXPECT_LT(abs_err, 2.4e-7);
+}
+
 }  // namespace
 }  // namespace stepsim

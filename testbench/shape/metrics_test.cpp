@@ -34,8 +34,7 @@ std::vector<Tile> operands(const std::string& fn, const Dims3& d, bool accum) {
   if (!accum && std::find(binary.begin(), binary.end(), fn) != binary.end()) return {t(d.m, d.n), t(d.m, 1)};
   if (fn == "sub_row") return {t(d.m, d.n), t(d.m, 1)};
   if (!accum && fn == "mask_cols") return {t(d.m, d.n, DType::FP32), t(1, 1, DType::INT32)};
-  if (!accum && (fn == "exp" || fn == "sigmoid" || fn == "silu" || fn == "row_sum" || fn == "row_max"))
-    return {t(d.m, d.n, DType::FP32)};
+  if (!accum && map_function(fn).arity == 1) return {t(d.m, d.n, DType::FP32)};  // unary and row functions
   if (accum && (fn == "add" || fn == "add_f32" || fn == "max" || fn == "retile_row" || fn == "retile_col"))
     return {t(d.m, d.n)};
   if (accum && fn == "flash_attn_update") return {t(d.m, d.k, DType::FP32), t(d.k, d.n)};
