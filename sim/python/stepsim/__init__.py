@@ -22,6 +22,15 @@ __all__ = ["Graph", "Stream", "Result", "Analysis", "Error", "ShapeError", "Simu
            "ops", "functions", "presets", "preset", "have_rtl"]
 
 
+def __getattr__(name):
+    # stepsim.torch (the PyTorch front door) imports PyTorch, which takes seconds: only on first use.
+    if name == "torch":
+        import importlib
+
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError("module 'stepsim' has no attribute %r" % name)
+
+
 def ops():
     """The operators' names, in the registry's order (each is a method of Graph)."""
     return list(OPS)

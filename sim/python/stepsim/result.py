@@ -37,6 +37,21 @@ class Result:
         self.channels = pd.DataFrame(self.report["channels"])
         self.symbolic = _symbolic_table(self.report["symbolic"])
 
+    def tile_traffic(self):
+        """Off-chip bytes as the paper's traffic formula counts them (tiles moved x tile bytes): the
+        bytes on the channels out of the off-chip loads and into the stores. `report["offchip"]`
+        counts HBM requests instead (x request_bytes: a tile narrower than a request costs a
+        whole one). Returns (read bytes, write bytes)."""
+        ops = dict(zip(self.nodes["name"], self.nodes["op"]))
+        read = write = 0
+        for name, nbytes in zip(self.channels["name"], self.channels["bytes"]):
+            producer, consumer = (end.rsplit(".", 1)[0] for end in name.split("->"))
+            if ops.get(producer, "").endswith("OffChipLoad"):
+                read += nbytes
+            if ops.get(consumer, "").endswith("OffChipStore"):
+                write += nbytes
+        return read, write
+
     def __repr__(self):
         return "<Result %s: %d cycles>" % (self.report["graph"], self.cycles)
 
