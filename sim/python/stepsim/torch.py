@@ -22,10 +22,20 @@ The lowering streams every activation as row blocks: a value of shape [..., C] i
   .float() .to() .type_as() .contiguous(), view/reshape keeping the last dim, nn.Dropout (eval),
                          nn.Identity: no node (tiles stay bf16)
 
+Attention (one sequence, x [S x D]): a Linear's output viewed as [S, heads, head_dim] takes the
+head dim as its column tile, so each tile is one head's slice: per-head values stream as
+[S / tile_rows, heads] tiles, row block outer. transpose(0, 1) and k.transpose(-2, -1) are
+bookkeeping. q @ k^T keeps every head's K whole in a memory unit (Bufferize, then Streamify in
+(query block, head, key block) order, Accum retile_row) and multiplies with matmul_t; p @ v the
+same with matmul; a mask buffer [S x S] is added per head; transpose(0, 1).reshape(S, D) joins
+the heads' tiles (retile_col).
+
 The schedule (a dict; None picks the defaults): tile_rows (rows per tile; default the largest
-divisor of M up to 16), tile_cols (output column tile of a Linear; default the largest divisor of
-N up to 64), compute_bw (FLOPs/cycle of every compute node; default the preset's). Anything else
-is a stepsim.Error naming the operation and its source line.
+divisor of M up to 16), tile_cols (output column tile of a Linear not viewed into heads; default
+the largest divisor of N up to 64), compute_bw (FLOPs/cycle of every compute node; default the
+preset's), fifo_depth (every channel's depth in beats; default the longest value's tile count + 2,
+so that a stream read by several consumers, one of them waiting for a whole K, never blocks the
+others). Anything else is a stepsim.Error naming the operation and its source line.
 """
 import math
 import operator
@@ -39,7 +49,7 @@ from torch.fx.passes.shape_prop import ShapeProp as _ShapeProp
 from . import _stepsim
 from .graph import Graph
 
-SCHEDULE_KEYS = ("tile_rows", "tile_cols", "compute_bw")
+SCHEDULE_KEYS = ("tile_rows", "tile_cols", "compute_bw", "fifo_depth")
 
 
 def lower(module, example_inputs, schedule=None):
@@ -60,13 +70,17 @@ def lower(module, example_inputs, schedule=None):
 class Lowered:
     """A lowered module: `graph` (a stepsim.Graph) and `run()`."""
 
-    def __init__(self, graph, output_names, output_shapes):
+    def __init__(self, graph, output_names, output_shapes, fifo_depth):
         self.graph = graph
         self.output_names = output_names
         self.output_shapes = output_shapes
+        self.fifo_depth = fifo_depth
 
     def run(self, mode="functional", preset="step-artifact", set=None, impl=None):
-        r = self.graph.run(preset=preset, mode=mode, set=set, impl=impl)
+        """Runs the graph (stepsim.Graph.run) with the schedule's FIFO depth unless `set` gives one."""
+        settings = {"fifo_depth": self.fifo_depth}
+        settings.update(set or {})
+        r = self.graph.run(preset=preset, mode=mode, set=settings, impl=impl)
         outputs = []
         if mode == "functional":
             outputs = [r.outputs[n].reshape(s) for n, s in zip(self.output_names, self.output_shapes)]
@@ -84,10 +98,45 @@ class LoweredResult:
 
 
 class _Act:
-    """An activation streamed as row blocks [tile_rows x cols]."""
+    """A matrix [rows x cols] streamed as row blocks: [rows / tile_rows] tiles of [tile_rows x cols].
+    A Linear's result also keeps its column tiles (`split`: [rows / tile_rows, n] tiles of
+    [tile_rows x width]); the row blocks are made from them (Accum retile_col) on first use, so a
+    value that is only viewed into heads never is."""
 
-    def __init__(self, stream, rows, cols):
-        self.stream, self.rows, self.cols = stream, rows, cols
+    heads = None
+
+    def __init__(self, rows, cols, stream=None, split=None, join=None):
+        self.rows, self.cols = rows, cols
+        self._stream, self.split, self._join = stream, split, join
+
+    @property
+    def stream(self):
+        if self._stream is None:
+            self._stream = self._join()
+        return self._stream
+
+    def grid(self, tile_rows):
+        return [self.rows // tile_rows]
+
+    def like(self, stream, cols=None):
+        return _Act(self.rows, self.cols if cols is None else cols, stream=stream)
+
+
+class _Heads:
+    """Attention's per-head matrices: `heads` matrices [rows x cols], streamed row block outer, head
+    inner: [rows / tile_rows, heads] tiles of [tile_rows x cols]. `order` is the logical layout:
+    "shd" ([rows, heads, cols], as view() makes it) or "hsd" (after transpose(0, 1)); `transposed`:
+    the logical matrices are the transposes (k.transpose(-2, -1))."""
+
+    def __init__(self, stream, rows, heads, cols, order="shd", transposed=False):
+        self.stream, self.rows, self.heads, self.cols = stream, rows, heads, cols
+        self.order, self.transposed = order, transposed
+
+    def grid(self, tile_rows):
+        return [self.rows // tile_rows, self.heads]
+
+    def like(self, stream, cols=None):
+        return _Heads(stream, self.rows, self.heads, self.cols if cols is None else cols, self.order, self.transposed)
 
 
 def _bf16(a):
@@ -108,6 +157,9 @@ class _Lowering:
         self.count = 0
         self.placeholders = 0
         self.tile_rows = None
+        self.keep = []
+        self.deepest = 0
+        self.head_cols = _head_views(gm)  # Linear nodes viewed into heads: their column tile
 
     # ---- the walk
 
@@ -117,7 +169,7 @@ class _Lowering:
             if node.op == "output":
                 outputs = node.args[0]
                 break
-            self.values[node] = self.node(node)
+            self.values[node] = self.track(self.node(node))
         flat = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
         names, shapes = [], []
         for k, out in enumerate(flat):
@@ -130,7 +182,7 @@ class _Lowering:
                                       out_shape=[act.rows // self.tile_rows], name="store_" + name)
             names.append(name)
             shapes.append(tuple(out.meta["tensor_meta"].shape))
-        return Lowered(self.g, names, shapes)
+        return Lowered(self.g, names, shapes, self.schedule.get("fifo_depth") or self.deepest + 2)
 
     def node(self, node):
         if node.op == "placeholder":
@@ -143,6 +195,12 @@ class _Lowering:
             return self.call(node)
         self.fail(node, node.op)
 
+    def track(self, v):
+        """Notes the tiles of every streamed value: the default FIFO depth holds the longest."""
+        if isinstance(v, (_Act, _Heads)):
+            self.deepest = max(self.deepest, v.rows // self.tile_rows * (v.heads or 1))
+        return v
+
     def value(self, arg):
         return self.values[arg] if isinstance(arg, _fx.Node) else arg
 
@@ -152,15 +210,15 @@ class _Lowering:
     # ---- node kinds
 
     def placeholder(self, node):
-        k = self.placeholders
+        x = self.inputs[self.placeholders]
+        name = "input%d" % self.placeholders
         self.placeholders += 1
-        x = self.inputs[k]
         rows, cols = _matrix(x.shape)
         self.pick_tile_rows(rows, node)
-        name = "input%d" % k
         self.g.tensor(name, (rows, cols), init=_bf16(x.detach().float().reshape(rows, cols).numpy()))
-        return _Act(self.g.LinearOffChipLoad(tensor=name, tile=[self.tile_rows, cols], out_shape=[rows // self.tile_rows],
-                                             name="load_" + name), rows, cols)
+        load = self.g.LinearOffChipLoad(tensor=name, tile=[self.tile_rows, cols], out_shape=[rows // self.tile_rows],
+                                        name="load_" + name)
+        return _Act(rows, cols, stream=load)
 
     def call_module(self, node):
         m = self.gm.get_submodule(node.target)
@@ -184,11 +242,9 @@ class _Lowering:
         args = [self.value(a) for a in node.args]
         kwargs = {k: self.value(v) for k, v in node.kwargs.items()}
         key = target if node.op == "call_method" else _FUNCTIONS.get(target)
-        if key is None:
-            self.fail(node, getattr(target, "__name__", str(target)))
-        handler = getattr(self, "op_" + key, None)
+        handler = getattr(self, "op_" + key, None) if key else None
         if handler is None:
-            self.fail(node, key)
+            self.fail(node, key or getattr(target, "__name__", str(target)))
         return handler(node, *args, **kwargs)
 
     # ---- helpers
@@ -209,80 +265,93 @@ class _Lowering:
         return {"compute_bw": bw} if bw else {}
 
     def tensor_of(self, t, shape):
-        """A parameter or constant as a stored bf16 tensor of `shape` (one per tensor object)."""
+        """A parameter, buffer or constant as a stored bf16 tensor of `shape` (one per tensor object)."""
         key = (id(t), shape)
         if key not in self.tensors:
             name = "param%d" % len(self.tensors)
+            self.keep.append(t)  # the id stays this tensor's while the lowering runs
             self.g.tensor(name, shape, init=_bf16(np.asarray(t.detach().float().numpy(), np.float32).reshape(shape)))
             self.tensors[key] = name
         return self.tensors[key]
 
-    def per_row_block(self, node, t, cols, like):
-        """A row vector [1 x cols] (or a [1 x 1] constant), read once per row block of `like`."""
-        name = self.tensor_of(t, (1, cols))
-        return self.g.LinearOffChipLoad(tensor=name, tile=[1, cols], out_shape=[self.blocks(like)], stride=[0],
+    def constant(self, node, t, like):
+        """A stored constant read once per tile of `like`: a row vector [1 x C] or a number [1 x 1]
+        (broadcast over the tile's rows), or a matrix [rows x cols] of like's shape (one row block
+        per tile, the same for every head: an attention mask). Returns (stream, cols)."""
+        grid = like.grid(self.tile_rows)
+        if t.dim() == 2 and t.shape[0] == like.rows and t.shape[0] > 1:
+            name = self.tensor_of(t, tuple(t.shape))
+            stride = [1] + [0] * (len(grid) - 1)
+            tile = [self.tile_rows, t.shape[1]]
+        else:
+            name = self.tensor_of(t, (1, t.shape[-1] if t.dim() else 1))
+            stride = [0] * len(grid)
+            tile = [1, t.shape[-1] if t.dim() else 1]
+        load = self.g.LinearOffChipLoad(tensor=name, tile=tile, out_shape=grid, stride=stride,
                                         name=self.name(node, "_const"))
-
-    def blocks(self, act):
-        return act.rows // self.tile_rows
+        return load, tile[1]
 
     # ---- operations
 
     def map(self, node, fn, *streams, suffix=""):
         return self.g.Map(*streams, fn=fn, name=self.name(node, suffix), **self.bw())
 
-    def unary(self, node, x, fn):
-        self.need_act(node, x)
-        return _Act(self.map(node, fn, x.stream), x.rows, x.cols)
-
-    def need_act(self, node, x):
-        if not isinstance(x, _Act):
+    def need_value(self, node, x):
+        if not isinstance(x, (_Act, _Heads)):
             self.fail(node, "%s on a value that is not computed from the inputs" % node.target)
 
+    def unary(self, node, x, fn):
+        self.need_value(node, x)
+        return x.like(self.map(node, fn, x.stream))
+
     def operand(self, node, v, like):
-        """An operand of an element-wise op with activation `like`: its stream and its columns."""
-        if isinstance(v, _Act):
+        """An operand of an element-wise op on `like`: (its stream, its columns)."""
+        if isinstance(v, (_Act, _Heads)):
+            if type(v) is not type(like) or v.grid(self.tile_rows) != like.grid(self.tile_rows):
+                self.fail(node, "%s of values streamed differently" % node.target)
             return v.stream, v.cols
         if isinstance(v, (int, float)):
-            return self.per_row_block(node, _torch.tensor([[float(v)]]), 1, like), 1
-        if isinstance(v, _torch.Tensor) and (v.dim() == 1 or (v.dim() == 2 and v.shape[0] == 1)):
-            return self.per_row_block(node, v.reshape(1, -1), v.shape[-1], like), v.shape[-1]
-        if isinstance(v, _torch.Tensor) and v.numel() == 1:
-            return self.per_row_block(node, v.reshape(1, 1), 1, like), 1
+            return self.constant(node, _torch.tensor(float(v)), like)
+        if isinstance(v, _torch.Tensor) and (v.numel() == 1 or v.dim() == 1 or (v.dim() == 2 and (
+                v.shape[0] == 1 or tuple(v.shape) == (like.rows, like.cols)))):
+            return self.constant(node, v.reshape(1, 1) if v.numel() == 1 else v, like)
         self.fail(node, "%s with an operand of shape %s" % (node.target, tuple(getattr(v, "shape", ()))))
 
     def elementwise(self, node, fn, a, b):
-        act = a if isinstance(a, _Act) else b
-        if not isinstance(act, _Act):
+        like = a if isinstance(a, (_Act, _Heads)) else b
+        if not isinstance(like, (_Act, _Heads)):
             self.fail(node, "%s between constants" % fn)
-        sa, ca = self.operand(node, a, act)
-        sb, cb = self.operand(node, b, act)
-        return _Act(self.map(node, fn, sa, sb), act.rows, max(ca, cb))
+        sa, ca = self.operand(node, a, like)
+        sb, cb = self.operand(node, b, like)
+        return like.like(self.map(node, fn, sa, sb), max(ca, cb))
 
     def linear(self, node, x, weight, bias, transposed=True):
-        self.need_act(node, x)
+        if not isinstance(x, _Act):
+            self.fail(node, "linear of a value that is not a matrix computed from the inputs")
         n, k = weight.shape if transposed else (weight.shape[1], weight.shape[0])
         if k != x.cols:
             self.fail(node, "linear of [%d x %d] by a weight of shape %s" % (x.rows, x.cols, tuple(weight.shape)))
-        tn = self.schedule.get("tile_cols") or _divisor_up_to(n, 64)
+        tn = self.head_cols.get(node) or self.schedule.get("tile_cols") or _divisor_up_to(n, 64)
         if n % tn:
             raise _stepsim.Error("schedule: tile_cols %d does not divide the %d output columns of %s%s"
                                  % (tn, n, node.name, _where(node)))
-        w = self.tensor_of(weight, tuple(weight.shape))
+        blocks = x.rows // self.tile_rows
         xr = self.g.Repeat(x.stream, count=n // tn, name=self.name(node, "_rep"))
-        # W's column tiles (N / tn of them, [tn x K] or [K x tn]) again for every row block.
-        tile = [tn, k] if transposed else [k, tn]
-        wl = self.g.LinearOffChipLoad(tensor=w, tile=tile, out_shape=[self.blocks(x), n // tn], stride=[0, 1],
-                                      name=self.name(node, "_w"))
-        y = self.map(node, "matmul_t" if transposed else "matmul", xr, wl, suffix="_mm")
+        # W's column tiles ([tn x K] of W [N x K], or [K x tn] of W [K x N]) again for every row block.
+        w = self.g.LinearOffChipLoad(tensor=self.tensor_of(weight, tuple(weight.shape)),
+                                     tile=[tn, k] if transposed else [k, tn], out_shape=[blocks, n // tn],
+                                     stride=[0, 1], name=self.name(node, "_w"))
+        y = self.map(node, "matmul_t" if transposed else "matmul", xr, w, suffix="_mm")
         if bias is not None:
-            b = self.tensor_of(bias, (1, n))
-            bl = self.g.LinearOffChipLoad(tensor=b, tile=[1, tn], out_shape=[self.blocks(x), n // tn], stride=[0, 1],
-                                          name=self.name(node, "_b"))
-            y = self.map(node, "add", y, bl, suffix="_bias")
-        # The column tiles of each row block side by side again: [tile_rows x N].
-        y = self.g.Accum(y, fn="retile_col", rank=1, name=self.name(node, "_cols"), **self.bw())
-        return _Act(y, x.rows, n)
+            b = self.g.LinearOffChipLoad(tensor=self.tensor_of(bias, (1, n)), tile=[1, tn],
+                                         out_shape=[blocks, n // tn], stride=[0, 1], name=self.name(node, "_b"))
+            y = self.map(node, "add", y, b, suffix="_bias")
+        return self.joinable(node, x.rows, n, y, tn)
+
+    def joinable(self, node, rows, cols, split, width):
+        """A matrix whose row blocks are its column tiles side by side (made when first read)."""
+        join = lambda: self.g.Accum(split, fn="retile_col", rank=1, name=self.name(node, "_cols"), **self.bw())
+        return _Act(rows, cols, split=(split, width), join=join)
 
     def gelu(self, node, x, approximate):
         if approximate != "tanh":
@@ -290,13 +359,36 @@ class _Lowering:
         return self.unary(node, x, "gelu_tanh")
 
     def softmax(self, node, x, dim):
-        self.need_act(node, x)
+        self.need_value(node, x)
         if dim not in (-1, len(node.meta["tensor_meta"].shape) - 1):
             self.fail(node, "softmax over dim %s (only the last)" % dim)
         m = self.map(node, "row_max", x.stream, suffix="_max")
         e = self.map(node, "exp", self.map(node, "sub_row", x.stream, m, suffix="_sub"), suffix="_exp")
         s = self.map(node, "row_sum", e, suffix="_sum")
-        return _Act(self.map(node, "div", e, s, suffix="_div"), x.rows, x.cols)
+        return x.like(self.map(node, "div", e, s, suffix="_div"))
+
+    def whole_per_head(self, node, b, query_rows):
+        """Each head's whole matrix [rows x cols] of `b`, once per (query row block, head): the row
+        blocks are kept in a memory unit (Bufferize), replayed in (query block, head, row block)
+        order and stacked (Accum retile_row)."""
+        blocks, heads = b.rows // self.tile_rows, b.heads
+        buf = self.g.Bufferize(b.stream, rank=2, name=self.name(node, "_buf"))
+        replay = self.g.Streamify(buf, out_shape=[query_rows // self.tile_rows, heads, blocks], stride=[0, 1, heads],
+                                  name=self.name(node, "_replay"))
+        return self.g.Accum(replay, fn="retile_row", rank=1, name=self.name(node, "_whole"), **self.bw())
+
+    def head_matmul(self, node, a, b):
+        """Per head: a [rows x k] times b ([k x cols], or b^T when b holds [cols x k])."""
+        if a.order != "hsd" or b.order != "hsd" or a.transposed or a.heads != b.heads:
+            self.fail(node, "matmul of per-head values in this layout (want [heads, rows, k] @ [heads, k, cols])")
+        whole = self.whole_per_head(node, b, a.rows)
+        if b.transposed:  # a @ B^T with B [cols x k] per head: matmul_t
+            if b.cols != a.cols:
+                self.fail(node, "matmul of [%d x %d] by [%d x %d]^T per head" % (a.rows, a.cols, b.rows, b.cols))
+            return _Heads(self.map(node, "matmul_t", a.stream, whole, suffix="_mm"), a.rows, a.heads, b.rows, "hsd")
+        if b.rows != a.cols:
+            self.fail(node, "matmul of [%d x %d] by [%d x %d] per head" % (a.rows, a.cols, b.rows, b.cols))
+        return _Heads(self.map(node, "matmul", a.stream, whole, suffix="_mm"), a.rows, a.heads, b.cols, "hsd")
 
     # call_function / call_method handlers, by the names of _FUNCTIONS and the methods
     def op_add(self, node, a, b, alpha=1):
@@ -312,9 +404,6 @@ class _Lowering:
         return self.elementwise(node, "div", a, b)
 
     op_truediv = op_div
-
-    def op_rsub(self, node, a, b, alpha=1):
-        return self.elementwise(node, "sub", b, a)
 
     def op_silu(self, node, x, inplace=False):
         return self.unary(node, x, "silu")
@@ -337,16 +426,16 @@ class _Lowering:
     def op_pow(self, node, x, exponent):
         if exponent != 2:
             self.fail(node, "pow with exponent %r (only 2)" % (exponent,))
-        self.need_act(node, x)
-        return _Act(self.map(node, "mul", x.stream, x.stream), x.rows, x.cols)
+        self.need_value(node, x)
+        return x.like(self.map(node, "mul", x.stream, x.stream))
 
     def op_mean(self, node, x, dim=None, keepdim=False, dtype=None):
-        self.need_act(node, x)
+        self.need_value(node, x)
         if dim not in (-1, [-1], (-1,)) or not keepdim:
             self.fail(node, "mean(dim=%r, keepdim=%r) (only the last dim, keepdim=True)" % (dim, keepdim))
         s = self.map(node, "row_sum", x.stream, suffix="_sum")
-        scale = self.per_row_block(node, _torch.tensor([[1.0 / x.cols]]), 1, x)
-        return _Act(self.map(node, "mul", s, scale, suffix="_scale"), x.rows, 1)
+        scale, _ = self.constant(node, _torch.tensor(1.0 / x.cols), x)
+        return x.like(self.map(node, "mul", s, scale, suffix="_scale"), 1)
 
     def op_linear(self, node, x, weight, bias=None):
         return self.linear(node, x, weight, bias)
@@ -354,7 +443,11 @@ class _Lowering:
     def op_matmul(self, node, a, b):
         if isinstance(a, _Act) and isinstance(b, _torch.Tensor) and b.dim() == 2:
             return self.linear(node, a, b, None, transposed=False)
-        self.fail(node, "matmul of two computed values (attention-style products come with the next lowering step)")
+        if isinstance(a, _Heads) and isinstance(b, _Heads):
+            return self.head_matmul(node, a, b)
+        self.fail(node, "matmul of %s by %s" % (type(a).__name__.strip("_"), type(b).__name__.strip("_")))
+
+    op_bmm = op_matmul
 
     def op_identity(self, node, x, *args, **kwargs):
         return x
@@ -362,13 +455,28 @@ class _Lowering:
     op_float = op_to = op_type_as = op_contiguous = op_identity
 
     def op_view(self, node, x, *shape):
-        self.need_act(node, x)
-        out = node.meta["tensor_meta"].shape
-        if _matrix(out) != (x.rows, x.cols):
-            self.fail(node, "%s to %s (only views that keep the last dimension)" % (node.target, tuple(out)))
-        return x
+        self.need_value(node, x)
+        out = tuple(node.meta["tensor_meta"].shape)
+        if isinstance(x, _Act) and _matrix(out) == (x.rows, x.cols):
+            return x
+        if isinstance(x, _Act) and len(out) == 3 and out[0] == x.rows and out[1] * out[2] == x.cols:
+            if not x.split or x.split[1] != out[2]:
+                self.fail(node, "view into heads of a value that is not a Linear's output")
+            return _Heads(x.split[0], x.rows, out[1], out[2], "shd")
+        if isinstance(x, _Heads) and x.order == "shd" and not x.transposed and out == (x.rows, x.heads * x.cols):
+            return self.joinable(node, x.rows, x.heads * x.cols, x.stream, x.cols)
+        self.fail(node, "%s to %s (views that keep the last dimension, or split it into heads)" % (node.target, out))
 
     op_reshape = op_flatten = op_view
+
+    def op_transpose(self, node, x, d0, d1):
+        self.need_value(node, x)
+        dims = sorted(d % 3 for d in (d0, d1))
+        if isinstance(x, _Heads) and dims == [0, 1] and not x.transposed:
+            return _Heads(x.stream, x.rows, x.heads, x.cols, "hsd" if x.order == "shd" else "shd")
+        if isinstance(x, _Heads) and dims == [1, 2] and x.order == "hsd":
+            return _Heads(x.stream, x.rows, x.heads, x.cols, "hsd", not x.transposed)
+        self.fail(node, "transpose(%s, %s) of this value" % (d0, d1))
 
 
 _FUNCTIONS = {
@@ -376,8 +484,24 @@ _FUNCTIONS = {
     _torch.mul: "mul", operator.truediv: "div", _torch.div: "div", _F.silu: "silu", _torch.sigmoid: "sigmoid",
     _torch.exp: "exp", _torch.rsqrt: "rsqrt", _F.gelu: "gelu", _torch.softmax: "softmax", _F.softmax: "softmax",
     _F.linear: "linear", _torch.matmul: "matmul", operator.matmul: "matmul", _torch.pow: "pow",
-    _torch.mean: "mean", _torch.reshape: "reshape", _torch.flatten: "flatten",
+    _torch.mean: "mean", _torch.reshape: "reshape", _torch.flatten: "flatten", _torch.transpose: "transpose",
+    _torch.bmm: "bmm",
 }
+
+
+def _head_views(gm):
+    """{Linear node: head dim} for each Linear whose output is viewed as [rows, heads, head dim]:
+    its column tile is the head dim, so that each tile is one head's slice."""
+    out = {}
+    for node in gm.graph.nodes:
+        if node.target in ("view", "reshape") and node.args and isinstance(node.args[0], _fx.Node):
+            src = node.args[0]
+            shape = node.meta.get("tensor_meta")
+            is_linear = (src.op == "call_module" and isinstance(gm.get_submodule(src.target), _torch.nn.Linear)) or \
+                src.target is _F.linear
+            if is_linear and shape is not None and len(shape.shape) == 3:
+                out[src] = int(shape.shape[-1])
+    return out
 
 
 def _matrix(shape):
