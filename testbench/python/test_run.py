@@ -83,6 +83,16 @@ def test_errors_raise_with_the_clis_messages(small_graph, tmp_path):
     assert p.returncode != 0
 
 
+def test_co_simulation_on_the_hls_units_from_python(tmp_path):
+    path = next(p for p in EXAMPLES if p.endswith("cosim_units.yaml"))
+    r = stepsim.Graph.from_yaml(path).run(mode="functional", impl="hls")
+    assert r.equivalent is True and "co-simulation" in r.cosim.lower()
+    assert set(r.nodes["impl"]) >= {"hls", "approx"}
+    assert without_wall(r.report) == cli_report(path, tmp_path, "--mode", "functional", "--impl", "hls")
+    with pytest.raises(stepsim.Error, match="cannot open graph file 'missing.yaml'"):
+        stepsim.Graph.from_yaml("missing.yaml")
+
+
 def test_a_deadlock_raises_simulation_error_naming_the_blocked_operators_and_channels():
     g = stepsim.Graph.from_yaml("nodes:\n"
                                 "  - {name: ping, op: Map, params: {fn: silu}, inputs: {in0: pong}}\n"

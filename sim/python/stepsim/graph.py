@@ -106,6 +106,9 @@ class Graph:
         """A graph from YAML text or a graph file (the CLI's format), going on from there.
         `params` set graph parameters (a file's `params:`) as the CLI's --set does."""
         params = {k: _text(v) for k, v in (params or {}).items()}
+        looks_like_path = "\n" not in text_or_path and text_or_path.rstrip().endswith((".yaml", ".yml"))
+        if looks_like_path and not os.path.exists(text_or_path):
+            raise _stepsim.Error("cannot open graph file '%s'" % text_or_path)
         if "\n" not in text_or_path and os.path.exists(text_or_path):
             with open(text_or_path) as f:
                 text = f.read()
