@@ -293,11 +293,8 @@ AccumFunction flash_attn_fn() {
 
 std::map<std::string, AccumFunction> build() {
   std::map<std::string, AccumFunction> m;
-  // `lanes`: the units that compute the function bit for bit (unit_lanes.h; none by default).
-  auto add = [&m](AccumFunction f, UnitLanes lanes = {}) {
-    f.lanes = lanes;
-    m.emplace(f.name, std::move(f));
-  };
+  // `lanes`: the units that compute the function bit for bit (none by default).
+  auto add = [&m](AccumFunction f, UnitLanes lanes = {}) { detail::register_function(m, std::move(f), lanes); };
   using V = VectorLanes;
   add(matmul_acc_fn("matmul_acc", false, false), {UnitOp::kMatmul, V::kNone, true});
   add(matmul_acc_fn("matmul_t_acc", true, false), {UnitOp::kMatmulT, V::kNone, true});

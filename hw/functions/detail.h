@@ -1,12 +1,14 @@
 // Internal helpers shared by the tile-function sources (not part of the public API).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "hw/functions/flops.h"
+#include "hw/functions/unit_lanes.h"
 #include "hw/stream/tile.h"
 
 namespace stepsim::detail {
@@ -30,6 +32,14 @@ inline void check_arity(const std::string& kind, const std::string& name, int ar
 
 inline void check_float(const std::string& kind, const std::string& name, const Tile& t) {
   if (t.dtype == DType::INT32) fail(kind, name, "needs bf16 or fp32 input, got " + t.to_string());
+}
+
+// Adds function `f` to its registry with the unit lanes that compute it (unit_lanes.h; none by
+// default).
+template <class F>
+void register_function(std::map<std::string, F>& registry, F f, UnitLanes lanes = {}) {
+  f.lanes = lanes;
+  registry.emplace(f.name, std::move(f));
 }
 
 inline DType promote(DType a, DType b) { return (a == DType::BF16 && b == DType::BF16) ? DType::BF16 : DType::FP32; }

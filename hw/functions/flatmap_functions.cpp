@@ -82,11 +82,8 @@ FlatMapFunction make_flat(const std::string& name, const std::string& desc, int 
 
 std::map<std::string, FlatMapFunction> build() {
   std::map<std::string, FlatMapFunction> m;
-  // `lanes`: the units that compute the function bit for bit (unit_lanes.h; none by default).
-  auto add = [&m](FlatMapFunction f, UnitLanes lanes = {}) {
-    f.lanes = lanes;
-    m.emplace(f.name, std::move(f));
-  };
+  // `lanes`: the units that compute the function bit for bit (none by default).
+  auto add = [&m](FlatMapFunction f, UnitLanes lanes = {}) { detail::register_function(m, std::move(f), lanes); };
   using E = FlatMapFunction::Expansion;
   add(make_flat("retile_streamify_row", "[RxC] -> R tiles [1xC]; 0 FLOPs", 1, E::kRows,
                 [](const std::vector<Tile>& in) { return split(in[0], true); }),

@@ -223,11 +223,8 @@ float min_f32(float a, float b) {
 
 std::map<std::string, MapFunction> build() {
   std::map<std::string, MapFunction> m;
-  // `lanes`: the units that compute the function bit for bit (unit_lanes.h; none by default).
-  auto add = [&m](MapFunction f, UnitLanes lanes = {}) {
-    f.lanes = lanes;
-    m.emplace(f.name, std::move(f));
-  };
+  // `lanes`: the units that compute the function bit for bit (none by default).
+  auto add = [&m](MapFunction f, UnitLanes lanes = {}) { detail::register_function(m, std::move(f), lanes); };
   using V = VectorLanes;
   add(matmul_fn("matmul", false, false), {UnitOp::kMatmul, V::kNone, true});
   add(matmul_fn("matmul_t", true, false), {UnitOp::kMatmulT, V::kNone, true});

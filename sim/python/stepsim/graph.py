@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 from . import _stepsim
-from ._ops import NODE_OPTIONS, _py_name, op_specs
+from ._ops import NODE_OPTIONS, _param_text, _py_name, op_specs
 from ._symbolic import to_sympy
 from .result import Analysis, Result
 
@@ -105,7 +105,7 @@ class Graph:
     def from_yaml(cls, text_or_path, params=None):
         """A graph from YAML text or a graph file (the CLI's format), going on from there.
         `params` set graph parameters (a file's `params:`) as the CLI's --set does."""
-        params = {k: _text(v) for k, v in (params or {}).items()}
+        params = {k: _param_text(v) for k, v in (params or {}).items()}
         looks_like_path = "\n" not in text_or_path and text_or_path.rstrip().endswith((".yaml", ".yml"))
         if looks_like_path and not os.path.exists(text_or_path):
             raise _stepsim.Error("cannot open graph file '%s'" % text_or_path)
@@ -120,7 +120,7 @@ class Graph:
     @classmethod
     def from_layer(cls, layer, **params):
         """A layer of the library (stepsim.layers lists them) as a Graph one can extend."""
-        return cls(_builder=_stepsim.GraphBuilder.from_layer(layer, {k: _text(v) for k, v in params.items()}))
+        return cls(_builder=_stepsim.GraphBuilder.from_layer(layer, {k: _param_text(v) for k, v in params.items()}))
 
     # ---- declarations
 
@@ -263,20 +263,12 @@ class Graph:
         arrays.update(inputs or {})
         if arrays and mode != "functional":
             arrays = {}  # timing mode carries no values
-        sets = [(k, _text(v)) for k, v in (set or {}).items()]
+        sets = [(k, _param_text(v)) for k, v in (set or {}).items()]
         raw = _stepsim.run(self._b, preset, sets, mode, impl or "", int(shuffle), arrays, cosim_dir or "")
         return Result(raw)
 
     def __repr__(self):
         return "<Graph %s: %d nodes, %d tensors>" % (self.name, len(self.nodes), len(self.tensors))
-
-
-def _text(v):
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_text(x) for x in v) + "]"
-    return str(v)
 
 
 def _shape2(name, shape):
