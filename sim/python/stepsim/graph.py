@@ -4,7 +4,7 @@
     g = stepsim.Graph("scale")
     g.tensor("x", (64, 256), init="random", seed=1)
     g.output_tensor("y", (64, 256))
-    x = g.LinearOffChipLoad(tensor="x", tile=[16, 256])      # [4] of T[16x256:bf16]
+    x = g.LinearOffChipLoad(tensor="x", tile=[16, 256])      # [1, 4, 1] of T[16x256:bf16]
     y = g.Map(x, x, fn="mul", compute_bw=1024)
     g.LinearOffChipStore(y, tensor="y", tile=[16, 256])
     r = g.run(mode="functional")                               # r.cycles, r.outputs["y"]
