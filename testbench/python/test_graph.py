@@ -93,6 +93,10 @@ def test_arrays_as_init_are_saved_beside_the_graph_file(tmp_path):
     g.LinearOffChipStore(g.LinearOffChipLoad(tensor="x", tile=[4, 8]), tensor="y", tile=[4, 8])
     with pytest.raises(stepsim.Error, match="save"):
         g.to_yaml()
+    with pytest.raises(stepsim.Error, match=r"init array of shape \(3, 8\) for the declared shape \(4, 8\)"):
+        g.tensor("z", (4, 8), init=np.zeros((3, 8), np.float32))
+    with pytest.raises(stepsim.Error, match="init array of dtype int64 for a bf16 tensor"):
+        g.tensor("z", (4, 8), init=np.zeros((4, 8), np.int64))
     path = g.save(str(tmp_path / "arr.yaml"))
     assert (tmp_path / "x.npy").exists()
     r = stepsim.Graph.from_yaml(path).run(mode="functional")

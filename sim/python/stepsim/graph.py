@@ -132,6 +132,11 @@ class Graph:
         if dtype not in _DTYPES:
             raise _stepsim.Error("tensor '%s': dtype must be one of %s, got %r" % (name, ", ".join(_DTYPES), dtype))
         if isinstance(init, np.ndarray):
+            if init.shape != (rows, cols):
+                raise _stepsim.Error("tensor '%s': init array of shape %s for the declared shape (%d, %d)"
+                                     % (name, init.shape, rows, cols))
+            if init.dtype.kind not in ("iu" if dtype == "int32" else "f"):
+                raise _stepsim.Error("tensor '%s': init array of dtype %s for a %s tensor" % (name, init.dtype, dtype))
             self._arrays[name] = init
             init = "zeros"
         block_rows, block_cols = block if block else (0, 0)
