@@ -35,8 +35,9 @@ enum class OpKind : uint8_t {
   kZip,
   kExpertAddrGen,
   kKvCacheAddrGen,
+  kTopK,
 };
-constexpr int kNumOpKinds = int(OpKind::kKvCacheAddrGen) + 1;
+constexpr int kNumOpKinds = int(OpKind::kTopK) + 1;
 
 // The paper's operator families (docs/operators.md is grouped by them).
 enum class OpCategory : uint8_t {

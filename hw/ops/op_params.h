@@ -18,6 +18,7 @@ inline constexpr IntListParam kExperts{"experts"};
 inline constexpr StringParam kFn{"fn"};
 inline constexpr IntParam kIndexStride{"stride"};
 inline constexpr IntParam kInterval{"interval"};
+inline constexpr IntParam kK{"k"};
 inline constexpr IntParam kMax{"max"};
 inline constexpr IntParam kMaxTiles{"max_tiles"};
 inline constexpr IntParam kMin{"min"};

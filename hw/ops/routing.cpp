@@ -4,7 +4,10 @@
 // `routing_switch_cycles` plus the memory-unit write (if the consumer is a Bufferize); Reassemble
 // releases each element at max(now, arrival + switch + read) + write. Arrival-order decisions are
 // made in model time (Context::select_earliest), ties to the lowest input.
+#include <algorithm>
+#include <cmath>
 #include <memory>
+#include <vector>
 
 #include "hw/ops/op.h"
 
@@ -332,9 +335,90 @@ class Parallelize : public Op {
   int rank_;
 };
 
+// TopK<k>: a router computed from the data. For each [1 x E] tile of scores, the selector of its
+// k largest columns (ties: the lower column first; NaN above every number, as torch.topk) and, on
+// the optional `mask` output, a [1 x E] tile of the input's dtype with 1 at those columns and 0
+// elsewhere (a MoE's gate weights are the scores times the mask). Stops pass through. The
+// routing depends on values: tiles without a payload (timing mode) are an error.
+class TopK : public Op {
+ public:
+  explicit TopK(const OpConfig& c) : Op(c) { k_ = int_param(param::kK, 1, Selector::kMaxBits); }
+
+ protected:
+  void run() override {
+    for (;;) {
+      Beat b = in(0).recv();
+      if (b.has_elem) {
+        charge(1);
+        const std::vector<int> top = chosen(b.elem);
+        Beat sel = b;
+        Selector s;
+        for (int i : top) s.set(i);
+        sel.elem = Element(s);
+        if (has_out(1)) emit(1, mask_beat(b, top));
+        emit(0, std::move(sel));
+      } else {
+        charge(0);
+        emit_all(b);
+      }
+      if (b.done) break;
+    }
+  }
+
+ private:
+  // The columns of the k largest scores, in column order.
+  std::vector<int> chosen(const Element& e) const {
+    if (!e.is_tile() || e.tile().rows != 1)
+      fail("input carries " + e.brief() + "; TopK takes [1 x E] tiles of scores");
+    const Tile& t = e.tile();
+    if (!t.has_data())
+      fail("the tile " + e.brief() + " carries no values: TopK routes by value, so it runs in functional mode "
+           "(a timing run takes its routing from a trace, as the MoE layers do)");
+    if (t.dtype == DType::INT32 || t.cols > uint32_t(Selector::kMaxBits) || uint32_t(k_) > t.cols)
+      fail("k = " + std::to_string(k_) + " of " + e.brief() + ": TopK takes float tiles of k..." +
+           std::to_string(Selector::kMaxBits) + " columns");
+    std::vector<int> idx(t.cols);
+    for (uint32_t j = 0; j < t.cols; ++j) idx[j] = int(j);
+    auto before = [&t](int a, int b) {
+      const float x = t.f(0, uint32_t(a)), y = t.f(0, uint32_t(b));
+      if (std::isnan(x) != std::isnan(y)) return std::isnan(x);
+      if (x != y && !std::isnan(x)) return x > y;
+      return a < b;
+    };
+    std::stable_sort(idx.begin(), idx.end(), before);
+    idx.resize(size_t(k_));
+    std::sort(idx.begin(), idx.end());
+    return idx;
+  }
+
+  Beat mask_beat(const Beat& b, const std::vector<int>& top) const {
+    const Tile& t = b.elem.tile();
+    std::vector<float> v(t.cols, 0.0f);
+    for (int i : top) v[size_t(i)] = 1.0f;
+    Beat m = b;
+    m.elem = Element(make_tile(1, t.cols, t.dtype, std::move(v)));
+    return m;
+  }
+
+  int k_;
+};
+
 }  // namespace
 
 void register_routing_ops(OpRegistry& r) {
+  r.add(OpInfo{OpKind::kTopK,
+               "TopK",
+               OpCategory::kRouting,
+               "Routes by value: for each [1 x E] tile of scores, a selector of its k largest columns (ties to the "
+               "lower column, NaN first) and optionally a [1 x E] mask with 1 at those columns; needs values "
+               "(functional mode).",
+               "1 cycle per element; stops pass through at once.",
+               {{"in", "[1 x E] tiles of scores (E <= 256)"}},
+               {{"sel", "a multi-hot selector of k bits per tile"},
+                {"mask", "[1 x E] tiles: 1 at the chosen columns, 0 elsewhere (the input's dtype)", true}},
+               {param_spec(param::kK, "", "experts chosen per tile", true, {1, Selector::kMaxBits})},
+               false,
+               [](const OpConfig& c) { return std::make_unique<TopK>(c); }});
   r.add(OpInfo{OpKind::kBroadcast,
                "Broadcast",
                OpCategory::kRouting,

@@ -519,6 +519,23 @@ void add_merge_and_distribution_rules(Rules& r) {
     res.outputs["sel"] = StreamType{{Dim{total, DimKind::Dynamic}}, ElemType::selector()};
     return res;
   };
+  r[size_t(OpKind::kTopK)] = [](C& c) {
+    const StreamType& in = c.input("in");
+    const int64_t k = c.get(param::kK);
+    const ElemType& e = in.elem;
+    const bool one_row = e.kind == ElemType::Tile && is_num(e.rows) && ex_to<numeric>(e.rows).to_long() == 1;
+    if (!one_row || e.dtype == DType::INT32 || !is_num(e.cols))
+      c.fail("input 'in' from '" + c.producers.at("in") + "' carries " + e.str() +
+             "; TopK takes float [1 x E] tiles of scores");
+    const int64_t cols = ex_to<numeric>(e.cols).to_long();
+    if (cols > Selector::kMaxBits || k > cols)
+      c.fail("k = " + std::to_string(k) + " of " + e.str() + " from '" + c.producers.at("in") +
+             "': the tiles need k..." + std::to_string(Selector::kMaxBits) + " columns");
+    RuleResult res;
+    res.outputs["sel"] = StreamType{in.dims, ElemType::selector()};
+    res.outputs["mask"] = StreamType{in.dims, ElemType::tile(1, cols, e.dtype)};
+    return res;
+  };
   r[size_t(OpKind::kParallelize)] = [](C& c) {
     const StreamType& in = c.input("in");
     const size_t rank = size_t(c.get(param::kRank));

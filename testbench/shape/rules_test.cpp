@@ -316,6 +316,25 @@ std::vector<GraphCase> graph_cases() {
        {{"s", "rows.out"}},
        {"FlatMap"},
        true},
+      {"TopK selectors and masks (routes by value: functional)",
+       tensors +
+           "nodes:\n"
+           "  - {name: x, op: LinearOffChipLoad, params: {tensor: f, tile: [1, 32], out_shape: [4, 4]}}\n"
+           "  - {name: top, op: TopK, params: {k: 2}, inputs: {in: x}}\n"
+           "  - {name: s, op: Sink, inputs: {in: top.sel}}\n"
+           "  - {name: m, op: Sink, inputs: {in: top.mask}}\n",
+       {{"s", "top.sel"}, {"m", "top.mask"}},
+       {"TopK"},
+       true},
+      {"TopK selector only, rank 1",
+       tensors +
+           "nodes:\n"
+           "  - {name: x, op: LinearOffChipLoad, params: {tensor: f, tile: [1, 32]}}\n"
+           "  - {name: top, op: TopK, params: {k: 32}, inputs: {in: x}}\n"
+           "  - {name: s, op: Sink, inputs: {in: top.sel}}\n",
+       {{"s", "top.sel"}},
+       {"TopK"},
+       true},
   };
 }
 
