@@ -157,6 +157,67 @@ def test_a_llama_style_decoder_block_lowers_runs_and_matches_pytorch():
     assert {"Bufferize", "Streamify", "Accum", "Repeat", "Map"} <= ops  # K and V kept whole per head
 
 
+class Expert(torch.nn.Module):
+    def __init__(self, d, f):
+        super().__init__()
+        self.w1 = torch.nn.Linear(d, f, bias=False)
+        self.w3 = torch.nn.Linear(d, f, bias=False)
+        self.w2 = torch.nn.Linear(f, d, bias=False)
+
+    def forward(self, x):
+        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+
+class MoE(torch.nn.Module):
+    """Top-k gating written densely in PyTorch (every expert on every token, weighted by the
+    renormalized top-k probabilities); the lowering routes each token to its k experts only."""
+
+    def __init__(self, d=32, f=64, n=4, k=2):
+        super().__init__()
+        self.top_k = k
+        self.gate = torch.nn.Linear(d, n, bias=False)
+        self.experts = torch.nn.ModuleList(Expert(d, f) for _ in range(n))
+
+    def forward(self, x):
+        probs = torch.softmax(self.gate(x), dim=-1)
+        w, idx = torch.topk(probs, self.top_k, dim=-1)
+        w = w / w.sum(-1, keepdim=True)
+        out = torch.zeros_like(x)
+        for e, expert in enumerate(self.experts):
+            out = out + (w * (idx == e)).sum(-1, keepdim=True) * expert(x)
+        return out
+
+
+class MoEBlock(torch.nn.Module):
+    def __init__(self, n=4, k=2):
+        super().__init__()
+        self.norm = RMSNorm(32)
+        self.moe = MoE(n=n, k=k)
+
+    def forward(self, x):
+        return x + self.moe(self.norm(x))
+
+
+def test_a_moe_block_routes_by_its_gate_in_functional_mode_and_matches():
+    lowered, res = check(MoEBlock(), torch.randn(16, 32), schedule={"tile_rows": 8})
+    ops = [n["op"] for n in lowered.graph.nodes]
+    assert ops.count("TopK") == 1 and ops.count("Partition") == 2 and ops.count("Reassemble") == 1
+    # Sparse: each expert's matmuls run on its routed tokens only, so the FLOPs are those of
+    # k experts per token, not of every expert on every token.
+    dense = 16 * 4 * (3 * 2 * 32 * 64)
+    assert res.result.symbolic.set_index("metric").loc["flops", "measured"] < 0.75 * dense
+
+
+def test_a_moe_block_takes_its_routing_from_a_trace_in_timing_mode():
+    trace = "shared:traces/moe/mixtral8x7b_b64_iter008_layer010.csv"
+    lowered = stepsim.torch.lower(MoEBlock(n=8, k=2).eval(), (torch.randn(64, 32),),
+                                  schedule={"tile_rows": 8, "routing_trace": trace})
+    assert lowered.run(mode="timing").cycles > 0
+    assert not any(n["op"] == "TopK" for n in lowered.graph.nodes)
+    with pytest.raises(stepsim.Error, match="routes its MoE tokens by a trace"):
+        lowered.run(mode="functional")
+
+
 def test_an_unsupported_operation_names_the_op_and_its_source_line():
     class Bad(torch.nn.Module):
         def forward(self, x):

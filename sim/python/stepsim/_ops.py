@@ -6,7 +6,8 @@ descriptor the simulator exposes (``stepsim._stepsim.ops()``), the one `stepsim 
 Calling convention, for ``g.OP(*streams, name=None, **kwargs)``:
 
 * positional arguments are the input streams, in the order of the operator's input ports; a
-  numbered port (``in0, in1, ...``) takes all the remaining ones;
+  numbered port (``in0, in1, ...``) takes all the remaining ones but one per required port after
+  it (``Reassemble(a, b, sel)``);
 * a keyword that names an input port binds that port (``ref=stream``; Python keywords take a
   trailing underscore: ``in_=stream``);
 * a keyword that names a parameter sets it (lists and numbers are written as the graph file
@@ -88,10 +89,14 @@ class OpSpec:
         """(inputs as [(port, stream)], params as {name: text}, node options) of one call."""
         inputs, params, options = [], {}, {}
         positional = list(streams)
-        for p in self.inputs:
+        for n, p in enumerate(self.inputs):
             if p["numbered"]:
-                inputs += [("%s%d" % (p["name"], k), s) for k, s in enumerate(positional)]
-                positional = []
+                # The numbered port takes the positional streams but one for each required named
+                # port after it (Reassemble(a, b, c, sel): in0..in2, then sel).
+                after = sum(1 for q in self.inputs[n + 1:] if not q["numbered"] and not q["optional"])
+                take = max(0, len(positional) - after)
+                inputs += [("%s%d" % (p["name"], k), s) for k, s in enumerate(positional[:take])]
+                positional = positional[take:]
             elif positional:
                 inputs.append((p["name"], positional.pop(0)))
         if positional:

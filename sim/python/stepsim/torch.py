@@ -30,12 +30,23 @@ bookkeeping. q @ k^T keeps every head's K whole in a memory unit (Bufferize, the
 same with matmul; a mask buffer [S x S] is added per head; transpose(0, 1).reshape(S, D) joins
 the heads' tiles (retile_col).
 
+MoE blocks: a submodule with `gate` (an nn.Linear to E scores), `experts` (an nn.ModuleList of E
+modules) and `top_k` is lowered as top-k gating (softmax of the gate scores, the k largest,
+renormalized unless norm_topk_prob is False: Mixtral's routing, whatever its forward says): the
+tokens go one per row to a TopK (the selector and mask from the data), Partition sends each token
+to its k experts, each expert (lowered like the rest) runs on its tokens packed into one tile,
+its output rows are scaled by the token's weight, Reassemble and Accum add sum a token's k
+outputs, and the rows become row blocks again. With schedule routing_trace (a routing trace file,
+as the MoE layers take) the selectors come from the trace instead: a timing run (the weights'
+values do not matter), and a functional run is refused.
+
 The schedule (a dict; None picks the defaults): tile_rows (rows per tile; default the largest
 divisor of M up to 16), tile_cols (output column tile of a Linear not viewed into heads; default
 the largest divisor of N up to 64), compute_bw (FLOPs/cycle of every compute node; default the
 preset's), fifo_depth (every channel's depth in beats; default the longest value's tile count + 2,
 so that a stream read by several consumers, one of them waiting for a whole K, never blocks the
-others). Anything else is a stepsim.Error naming the operation and its source line.
+others), routing_trace (above). Anything else is a stepsim.Error naming the operation and its
+source line.
 """
 import math
 import operator
@@ -49,7 +60,7 @@ from torch.fx.passes.shape_prop import ShapeProp as _ShapeProp
 from . import _stepsim
 from .graph import Graph
 
-SCHEDULE_KEYS = ("tile_rows", "tile_cols", "compute_bw", "fifo_depth")
+SCHEDULE_KEYS = ("tile_rows", "tile_cols", "compute_bw", "fifo_depth", "routing_trace")
 
 
 def lower(module, example_inputs, schedule=None):
@@ -59,25 +70,50 @@ def lower(module, example_inputs, schedule=None):
     if unknown:
         raise _stepsim.Error("schedule: unknown key(s) %s; known: %s" % (", ".join(sorted(unknown)),
                                                                          ", ".join(SCHEDULE_KEYS)))
-    tracer = _fx.Tracer()
-    tracer.record_stack_traces = True
-    gm = _fx.GraphModule(module, tracer.trace(module))
     example_inputs = tuple(example_inputs)
-    _ShapeProp(gm).propagate(*example_inputs)
+    gm = _trace(module, example_inputs)
     return _Lowering(gm, example_inputs, schedule).lower()
+
+
+class _Tracer(_fx.Tracer):
+    """torch.fx's tracer with stack traces kept (for the errors) and MoE blocks as leaves."""
+
+    def __init__(self):
+        super().__init__()
+        self.record_stack_traces = True
+
+    def is_leaf_module(self, m, qualname):
+        return _is_moe(m) or super().is_leaf_module(m, qualname)
+
+
+def _trace(module, example_inputs):
+    gm = _fx.GraphModule(module, _Tracer().trace(module))
+    _ShapeProp(gm).propagate(*example_inputs)
+    return gm
+
+
+def _is_moe(m):
+    """A mixture-of-experts block as the lowering knows it: `gate` (an nn.Linear to E scores),
+    `experts` (an nn.ModuleList of E modules, [T, D] -> [T, D]) and `top_k`."""
+    return (isinstance(getattr(m, "gate", None), _torch.nn.Linear) and
+            isinstance(getattr(m, "experts", None), _torch.nn.ModuleList) and isinstance(getattr(m, "top_k", None), int))
 
 
 class Lowered:
     """A lowered module: `graph` (a stepsim.Graph) and `run()`."""
 
-    def __init__(self, graph, output_names, output_shapes, fifo_depth):
+    def __init__(self, graph, output_names, output_shapes, fifo_depth, traced_routing=False):
         self.graph = graph
         self.output_names = output_names
         self.output_shapes = output_shapes
         self.fifo_depth = fifo_depth
+        self.traced_routing = traced_routing
 
     def run(self, mode="functional", preset="step-artifact", set=None, impl=None):
         """Runs the graph (stepsim.Graph.run) with the schedule's FIFO depth unless `set` gives one."""
+        if self.traced_routing and mode == "functional":
+            raise _stepsim.Error("this lowering routes its MoE tokens by a trace (schedule routing_trace), not by its "
+                                 "gate: run it in timing mode, or lower without routing_trace for a functional run")
         settings = {"fifo_depth": self.fifo_depth}
         settings.update(set or {})
         r = self.graph.run(preset=preset, mode=mode, set=settings, impl=impl)
@@ -116,7 +152,7 @@ class _Act:
         return self._stream
 
     def grid(self, tile_rows):
-        return [self.rows // tile_rows]
+        return None if self.rows is None else [self.rows // tile_rows]
 
     def like(self, stream, cols=None):
         return _Act(self.rows, self.cols if cols is None else cols, stream=stream)
@@ -159,18 +195,35 @@ class _Lowering:
         self.tile_rows = None
         self.keep = []
         self.deepest = 0
-        self.head_cols = _head_views(gm)  # Linear nodes viewed into heads: their column tile
+        self.bound = []
+        self.prefix = ""
 
     # ---- the walk
 
-    def lower(self):
-        outputs = None
+    def walk(self):
+        """Lowers every node of self.gm; returns the output nodes."""
+        self.head_cols = _head_views(self.gm)
         for node in self.gm.graph.nodes:
             if node.op == "output":
                 outputs = node.args[0]
-                break
+                return list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
             self.values[node] = self.track(self.node(node))
-        flat = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+        return []
+
+    def lower_submodule(self, module, x, example, prefix):
+        """`module` (an expert) lowered on the value `x` instead of an input from HBM."""
+        saved = self.gm, self.values, self.bound, self.prefix
+        self.gm, self.values, self.bound, self.prefix = _trace(module, (example,)), {}, [x], prefix
+        try:
+            outs = self.walk()
+            if len(outs) != 1 or not isinstance(self.value(outs[0]), _Act):
+                self.fail(outs[0] if outs else None, "an expert that does not return one matrix")
+            return self.value(outs[0])
+        finally:
+            self.gm, self.values, self.bound, self.prefix = saved
+
+    def lower(self):
+        flat = self.walk()
         names, shapes = [], []
         for k, out in enumerate(flat):
             act = self.value(out)
@@ -182,7 +235,8 @@ class _Lowering:
                                       out_shape=[act.rows // self.tile_rows], name="store_" + name)
             names.append(name)
             shapes.append(tuple(out.meta["tensor_meta"].shape))
-        return Lowered(self.g, names, shapes, self.schedule.get("fifo_depth") or self.deepest + 2)
+        return Lowered(self.g, names, shapes, self.schedule.get("fifo_depth") or self.deepest + 2,
+                       bool(self.schedule.get("routing_trace")))
 
     def node(self, node):
         if node.op == "placeholder":
@@ -197,7 +251,7 @@ class _Lowering:
 
     def track(self, v):
         """Notes the tiles of every streamed value: the default FIFO depth holds the longest."""
-        if isinstance(v, (_Act, _Heads)):
+        if isinstance(v, (_Act, _Heads)) and v.rows is not None:
             self.deepest = max(self.deepest, v.rows // self.tile_rows * (v.heads or 1))
         return v
 
@@ -210,6 +264,8 @@ class _Lowering:
     # ---- node kinds
 
     def placeholder(self, node):
+        if self.bound:  # a submodule's input: a value of the enclosing graph
+            return self.bound.pop(0)
         x = self.inputs[self.placeholders]
         name = "input%d" % self.placeholders
         self.placeholders += 1
@@ -223,6 +279,8 @@ class _Lowering:
     def call_module(self, node):
         m = self.gm.get_submodule(node.target)
         x = self.value(node.args[0]) if node.args else None
+        if _is_moe(m):
+            return self.moe(node, x, m)
         if isinstance(m, _torch.nn.Linear):
             return self.linear(node, x, m.weight, m.bias)
         if isinstance(m, _torch.nn.SiLU):
@@ -258,7 +316,7 @@ class _Lowering:
 
     def name(self, node, suffix=""):
         self.count += 1
-        return "%s%s_%d" % (node.name, suffix, self.count)
+        return "%s%s%s_%d" % (self.prefix, node.name, suffix, self.count)
 
     def bw(self):
         bw = self.schedule.get("compute_bw")
@@ -279,6 +337,12 @@ class _Lowering:
         (broadcast over the tile's rows), or a matrix [rows x cols] of like's shape (one row block
         per tile, the same for every head: an attention mask). Returns (stream, cols)."""
         grid = like.grid(self.tile_rows)
+        if grid is None:  # a packed tile of routed rows: one read per tile, driven by the tiles
+            name = self.tensor_of(t, (1, t.shape[-1] if t.dim() else 1))
+            cols = t.shape[-1] if t.dim() else 1
+            load = self.g.LinearOffChipLoad(tensor=name, tile=[1, cols], out_shape=[1], ref=like.stream,
+                                            name=self.name(node, "_const"))
+            return self.g.Flatten(load, min=0, max=1, name=self.name(node, "_constf")), cols
         if t.dim() == 2 and t.shape[0] == like.rows and t.shape[0] > 1:
             name = self.tensor_of(t, tuple(t.shape))
             stride = [1] + [0] * (len(grid) - 1)
@@ -335,16 +399,19 @@ class _Lowering:
         if n % tn:
             raise _stepsim.Error("schedule: tile_cols %d does not divide the %d output columns of %s%s"
                                  % (tn, n, node.name, _where(node)))
-        blocks = x.rows // self.tile_rows
         xr = self.g.Repeat(x.stream, count=n // tn, name=self.name(node, "_rep"))
-        # W's column tiles ([tn x K] of W [N x K], or [K x tn] of W [K x N]) again for every row block.
+        # W's column tiles ([tn x K] of W [N x K], or [K x tn] of W [K x N]) again for every row block
+        # (a static count, or, for packed routed rows, one pass per tile: `ref`).
+        if x.rows is None:
+            per_block = dict(out_shape=[n // tn], stride=[1], ref=x.stream)
+        else:
+            per_block = dict(out_shape=[x.rows // self.tile_rows, n // tn], stride=[0, 1])
         w = self.g.LinearOffChipLoad(tensor=self.tensor_of(weight, tuple(weight.shape)),
-                                     tile=[tn, k] if transposed else [k, tn], out_shape=[blocks, n // tn],
-                                     stride=[0, 1], name=self.name(node, "_w"))
+                                     tile=[tn, k] if transposed else [k, tn], name=self.name(node, "_w"), **per_block)
         y = self.map(node, "matmul_t" if transposed else "matmul", xr, w, suffix="_mm")
         if bias is not None:
-            b = self.g.LinearOffChipLoad(tensor=self.tensor_of(bias, (1, n)), tile=[1, tn],
-                                         out_shape=[blocks, n // tn], stride=[0, 1], name=self.name(node, "_b"))
+            b = self.g.LinearOffChipLoad(tensor=self.tensor_of(bias, (1, n)), tile=[1, tn], name=self.name(node, "_b"),
+                                         **per_block)
             y = self.map(node, "add", y, b, suffix="_bias")
         return self.joinable(node, x.rows, n, y, tn)
 
@@ -389,6 +456,67 @@ class _Lowering:
         if b.rows != a.cols:
             self.fail(node, "matmul of [%d x %d] by [%d x %d] per head" % (a.rows, a.cols, b.rows, b.cols))
         return _Heads(self.map(node, "matmul", a.stream, whole, suffix="_mm"), a.rows, a.heads, b.cols, "hsd")
+
+    def row_softmax(self, node, s, suffix):
+        m = self.map(node, "row_max", s, suffix=suffix + "_max")
+        e = self.map(node, "exp", self.map(node, "sub_row", s, m, suffix=suffix + "_sub"), suffix=suffix + "_exp")
+        return self.map(node, "div", e, self.map(node, "row_sum", e, suffix=suffix + "_sum"), suffix=suffix + "_div")
+
+    def moe(self, node, x, m):
+        """A MoE block routed by its own gate: softmax of the gate scores per token, TopK (k =
+        top_k) to a selector and a mask, the chosen scores renormalized (unless the module says
+        norm_topk_prob = False); each expert runs on the tokens routed to it, packed into one
+        tile (Partition, Promote, Accum retile_row), its output rows scaled by the token's weight,
+        and the k outputs of each token summed in token order (Reassemble, Accum add)."""
+        if not isinstance(x, _Act) or x.rows is None:
+            self.fail(node, "a MoE block on a value that is not a matrix of tokens")
+        experts, k, tokens, d = m.experts, m.top_k, x.rows, x.cols
+        n = len(experts)
+        rows = self.g.Flatten(self.g.FlatMap(x.stream, fn="retile_streamify_row", rank=1, name=self.name(node, "_rows")),
+                              min=0, max=1, name=self.name(node, "_tokens"))
+        gate = self.g.LinearOffChipLoad(tensor=self.tensor_of(m.gate.weight, tuple(m.gate.weight.shape)), tile=[n, d],
+                                        out_shape=[tokens], stride=[0], name=self.name(node, "_gate_w"))
+        scores = self.map(node, "matmul_t", rows, gate, suffix="_gate")
+        if m.gate.bias is not None:
+            bias = self.g.LinearOffChipLoad(tensor=self.tensor_of(m.gate.bias, (1, n)), tile=[1, n], out_shape=[tokens],
+                                            stride=[0], name=self.name(node, "_gate_b"))
+            scores = self.map(node, "add", scores, bias, suffix="_gate_bias")
+        probs = self.row_softmax(node, scores, "_probs")
+        trace = self.schedule.get("routing_trace")
+        if trace:  # timing runs: the selectors of a routing trace; the weights' values do not matter
+            name = self.name(node, "_routing")
+            self.g.trace_stream(name, "{trace: '%s', kind: selector, rank: 1, limit: %d}" % (trace, tokens))
+            (sel,) = self.g.Source(stream=name, name=name)
+            weights = probs
+        else:
+            sel, mask = self.g.TopK(probs, k=k, name=self.name(node, "_topk"))
+            weights = self.map(node, "mul", probs, mask, suffix="_chosen")
+        if not trace and getattr(m, "norm_topk_prob", True):
+            weights = self.map(node, "div", weights, self.map(node, "row_sum", weights, suffix="_wsum"), suffix="_w")
+        routed = self.g.Partition(rows, sel, outputs=n, name=self.name(node, "_route"))
+        routed_w = self.g.Partition(weights, sel, outputs=n, name=self.name(node, "_route_w"))
+        outs = [self.expert(node, e, experts[e], routed[e], routed_w[e], d, n) for e in range(n)]
+        merged = self.g.Reassemble(*outs, sel, name=self.name(node, "_merge"))
+        y = self.g.Accum(merged, fn="add", rank=1, name=self.name(node, "_combine"), **self.bw())
+        chunks, _ = self.g.Reshape(y, chunk=self.tile_rows, name=self.name(node, "_chunk"))
+        self.deepest = max(self.deepest, tokens)  # Reassemble holds rows back until their turn
+        return _Act(tokens, d, stream=self.g.Accum(chunks, fn="retile_row", rank=1, name=self.name(node, "_blocks"),
+                                                   **self.bw()))
+
+    def expert(self, node, e, module, routed, routed_w, d, n):
+        """Expert e on its routed token rows; returns its output rows times each token's weight."""
+        routed_w.set_dim(0, str(routed.shape[0]))  # the same tokens: one count
+        packed = self.g.Accum(self.g.Promote(routed, name=self.name(node, "_e%d_one" % e)), fn="retile_row", rank=1,
+                              name=self.name(node, "_e%d_pack" % e), **self.bw())
+        y = self.lower_submodule(module, _Act(None, d, stream=packed), _torch.zeros(self.tile_rows, d), "e%d_" % e)
+        out = self.g.FlatMap(y.stream, fn="retile_streamify_row", rank=1, name=self.name(node, "_e%d_unpack" % e))
+        out = self.g.Flatten(out, min=0, max=1, name=self.name(node, "_e%d_rows" % e))
+        one_hot = _torch.zeros(1, n)
+        one_hot[0, e] = 1.0
+        hot, _ = self.constant(node, one_hot, _Act(None, n, stream=routed_w))
+        w = self.map(node, "row_sum", self.map(node, "mul", routed_w, hot, suffix="_e%d_pick" % e),
+                     suffix="_e%d_weight" % e)
+        return self.map(node, "mul", out, w, suffix="_e%d_scaled" % e)
 
     # call_function / call_method handlers, by the names of _FUNCTIONS and the methods
     def op_add(self, node, a, b, alpha=1):
@@ -521,6 +649,8 @@ def _attr(gm, target):
 def _where(node):
     """ ' at FILE:LINE: CODE', the module's source line of the node: the innermost frame of the
     stack torch.fx recorded (innermost first) that is not in PyTorch itself."""
+    if node is None:
+        return ""
     trace = getattr(node, "stack_trace", None) or node.meta.get("stack_trace")
     lines = [l.strip() for l in (trace or "").strip().splitlines()]
     for k, line in enumerate(lines):
