@@ -157,6 +157,26 @@ def test_a_llama_style_decoder_block_lowers_runs_and_matches_pytorch():
     assert {"Bufferize", "Streamify", "Accum", "Repeat", "Map"} <= ops  # K and V kept whole per head
 
 
+class BmmAttention(torch.nn.Module):
+    """Multi-head attention written with torch.bmm and F.softmax (no mask), Linear with bias."""
+
+    def __init__(self, seq=16, d=32, heads=2):
+        super().__init__()
+        self.S, self.H, self.hd = seq, heads, d // heads
+        self.q, self.k, self.v = (torch.nn.Linear(d, d) for _ in range(3))
+
+    def forward(self, x):
+        q = self.q(x).reshape(self.S, self.H, self.hd).transpose(0, 1)
+        k = self.k(x).reshape(self.S, self.H, self.hd).transpose(0, 1)
+        v = self.v(x).reshape(self.S, self.H, self.hd).transpose(0, 1)
+        p = F.softmax(torch.bmm(q, k.transpose(1, 2)) * (1.0 / math.sqrt(self.hd)), dim=-1)
+        return torch.bmm(p, v).transpose(0, 1).reshape(self.S, self.H * self.hd)
+
+
+def test_bmm_attention_with_biases_matches():
+    check(BmmAttention(), torch.randn(16, 32), schedule={"tile_rows": 4})
+
+
 class Expert(torch.nn.Module):
     def __init__(self, d, f):
         super().__init__()
