@@ -121,6 +121,7 @@ def test_rmsnorm_swiglu_residual_block_matches_and_its_traffic_agrees():
     assert sym.loc["write_bytes", "predicted"] == write == 32 * 64 * 2
     assert sym.loc["flops", "predicted"] == sym.loc["flops", "measured"]
     assert res.cycles > 0 and lowered.graph.tensors[0]["name"] == "input0"
+    assert lowered.graph.name == "NormSwiGLU"
 
 
 class DecoderBlock(torch.nn.Module):

@@ -72,7 +72,7 @@ def lower(module, example_inputs, schedule=None):
                                                                          ", ".join(SCHEDULE_KEYS)))
     example_inputs = tuple(example_inputs)
     gm = _trace(module, example_inputs)
-    return _Lowering(gm, example_inputs, schedule).lower()
+    return _Lowering(gm, example_inputs, schedule, type(module).__name__).lower()
 
 
 class _Tracer(_fx.Tracer):
@@ -185,9 +185,9 @@ def _divisor_up_to(n, limit):
 
 
 class _Lowering:
-    def __init__(self, gm, example_inputs, schedule):
+    def __init__(self, gm, example_inputs, schedule, name):
         self.gm, self.inputs, self.schedule = gm, example_inputs, schedule
-        self.g = Graph(type(gm).__name__.lower() if type(gm) is not _fx.GraphModule else "torch_module")
+        self.g = Graph(name, "lowered from the PyTorch module %s by stepsim.torch" % name)
         self.values = {}
         self.tensors = {}  # id(param) -> tensor name
         self.count = 0
