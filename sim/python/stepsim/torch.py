@@ -137,7 +137,8 @@ class _Act:
     """A matrix [rows x cols] streamed as row blocks: [rows / tile_rows] tiles of [tile_rows x cols].
     A Linear's result also keeps its column tiles (`split`: [rows / tile_rows, n] tiles of
     [tile_rows x width]); the row blocks are made from them (Accum retile_col) on first use, so a
-    value that is only viewed into heads never is."""
+    value that is only viewed into heads never is. rows None: the tokens an expert was routed, packed
+    into one tile whose row count only the run knows (weights and constants are read per tile)."""
 
     heads = None
 
@@ -189,7 +190,7 @@ class _Lowering:
         self.gm, self.inputs, self.schedule = gm, example_inputs, schedule
         self.g = Graph(name, "lowered from the PyTorch module %s by stepsim.torch" % name)
         self.values = {}
-        self.tensors = {}  # id(param) -> tensor name
+        self.tensors = {}  # (id(tensor), shape) -> stored tensor name
         self.count = 0
         self.placeholders = 0
         self.tile_rows = None
@@ -649,7 +650,7 @@ def _attr(gm, target):
 def _where(node):
     """ ' at FILE:LINE: CODE', the module's source line of the node: the innermost frame of the
     stack torch.fx recorded (innermost first) that is not in PyTorch itself."""
-    if node is None:
+    if not isinstance(node, _fx.Node):
         return ""
     trace = getattr(node, "stack_trace", None) or node.meta.get("stack_trace")
     lines = [l.strip() for l in (trace or "").strip().splitlines()]
