@@ -463,15 +463,15 @@ std::string Pcu::unsupported(const OpConfig& cfg, OpMode mode) {
   const std::string fn = p.get(param::kFn);
   const bool accum = mode != OpMode::kMap;
   const FunctionFamily family = accum ? FunctionFamily::kAccum : FunctionFamily::kMap;
-  const UnitLanes lanes = function_lanes(family, fn);
+  const ComputeFunction f = compute_function(fn, accum);  // the bridge reads the same (unit_bridges.h)
+  const UnitLanes& lanes = f.lanes;
   if (!pcu_computes(lanes, accum)) {
     // Accum also runs retile_row, on the Retile kind's route; Scan and Map only what the Pcu runs.
     auto listed = [mode, accum](const UnitLanes& l) { return mode == OpMode::kAccum ? l.any() : pcu_computes(l, accum); };
     return "no unit computes " + op + " fn=" + fn + " (units: " + functions_on_units(family, listed) + ")";
   }
-  const int arity = accum ? accum_function(fn).arity : map_function(fn).arity;
-  if (cfg.num_inputs != size_t(arity))
-    return op + " " + fn + " runs on " + lane_units(lanes, family) + " with " + std::to_string(arity) +
+  if (cfg.num_inputs != size_t(f.arity))
+    return op + " " + fn + " runs on " + lane_units(lanes, family) + " with " + std::to_string(f.arity) +
            " input(s); the node has " + std::to_string(cfg.num_inputs);
   if (!accum) return "";
   // The Accum units' Scan (cfg_scan_i) is the inclusive one: no exclusive form, output function

@@ -46,15 +46,20 @@ def same_bits(a, b):
     return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
 
 
-@pytest.fixture
-def small_graph():
-    """x [64 x 256] random -> x * x -> y, 16-row tiles."""
+def square(**tensor_x):
+    """x [64 x 256] (declared with `tensor_x`: init, seed, file) -> x * x -> y, 16-row tiles."""
     import stepsim
 
     g = stepsim.Graph("square")
-    g.tensor("x", (64, 256), init="random", seed=3)
+    g.tensor("x", (64, 256), **tensor_x)
     g.output_tensor("y", (64, 256))
     x = g.LinearOffChipLoad(tensor="x", tile=[16, 256], name="load")
-    y = g.Map(x, x, fn="mul", compute_bw=1024, name="sq")
-    g.LinearOffChipStore(y, tensor="y", tile=[16, 256], name="store")
+    g.LinearOffChipStore(g.Map(x, x, fn="mul", compute_bw=1024, name="sq"), tensor="y", tile=[16, 256],
+                         name="store")
     return g
+
+
+@pytest.fixture
+def small_graph():
+    """square() with x random (seed 3)."""
+    return square(init="random", seed=3)

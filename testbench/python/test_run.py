@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import stepsim
 
-from conftest import EXAMPLES, cli, cli_report, same_bits, without_wall
+from conftest import EXAMPLES, cli, cli_report, same_bits, square, without_wall
 
 
 @pytest.mark.parametrize("mode", ["timing", "functional"])
@@ -27,15 +27,6 @@ def test_settings_and_presets_reach_the_run_as_on_the_command_line(tmp_path):
     assert without_wall(r.report) == cli_report(path, tmp_path, "--preset", "hdl-validation", "--set",
                                                 "hbm.channels=4")
     assert r.report["preset"] == "hdl-validation"
-
-
-def square(**tensor_x):
-    g = stepsim.Graph("square")
-    g.tensor("x", (64, 256), **tensor_x)
-    g.output_tensor("y", (64, 256))
-    x = g.LinearOffChipLoad(tensor="x", tile=[16, 256], name="load")
-    g.LinearOffChipStore(g.Map(x, x, fn="mul", compute_bw=1024, name="sq"), tensor="y", tile=[16, 256])
-    return g
 
 
 def test_numpy_inputs_are_bit_exact_against_the_clis_npy_files(tmp_path):

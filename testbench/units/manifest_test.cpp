@@ -24,18 +24,14 @@
 #include "hw/bridge/unit_bridge.h"
 #include "hw/ops/op.h"
 
+#include "testbench/units/source_text.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kRoot = STEPSIM_SOURCE_DIR;
-
-std::string read(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+const fs::path kRoot = stepsim::testing_util::kSourceRoot;
+using stepsim::testing_util::read_text;
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> v;
@@ -56,7 +52,7 @@ struct Manifest {
 
 Manifest read_manifest() {
   Manifest m;
-  std::istringstream in(read(kRoot / "rtl/units.list"));
+  std::istringstream in(read_text(kRoot / "rtl/units.list"));
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream ws(line);
@@ -174,7 +170,7 @@ TEST(UnitManifest, BridgesDoNotCompareOperatorNames) {
   for (const std::string& r : read_manifest().routes) ops.insert(r.substr(0, r.find_first_of("/=")));
   for (const auto& e : fs::recursive_directory_iterator(kRoot / "hw/bridge")) {
     if (!e.is_regular_file()) continue;
-    const std::string text = read(e.path());
+    const std::string text = read_text(e.path());
     for (const std::string& op : ops)
       EXPECT_EQ(text.find("== \"" + op + "\""), std::string::npos)
           << e.path().filename() << " compares with \"" << op << "\"";

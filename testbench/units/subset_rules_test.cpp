@@ -17,18 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "testbench/units/source_text.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kRoot = STEPSIM_SOURCE_DIR;
-
-std::string read(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+const fs::path kRoot = stepsim::testing_util::kSourceRoot;
+using stepsim::testing_util::read_text;
 
 // Removes comments, string literals and `#ifndef __SYNTHESIS__` ... `#endif` (or `#else`) blocks.
 std::string synthesizable_text(const std::string& src) {
@@ -121,7 +117,7 @@ TEST(SubsetRules, NoForbiddenConstructs) {
       {"\\bgoto\\b", "goto"},
   };
   for (const fs::path& p : unit_headers()) {
-    const std::string text = synthesizable_text(read(p));
+    const std::string text = synthesizable_text(read_text(p));
     for (const auto& [re, what] : rules) {
       std::smatch m;
       EXPECT_FALSE(std::regex_search(text, m, std::regex(re)))
@@ -144,7 +140,7 @@ TEST(SubsetRules, NoForbiddenConstructs) {
 TEST(SubsetRules, ProcessesAreClockedThreadsWithResetAndOneWaitPerClock) {
   size_t processes = 0;
   for (const fs::path& p : unit_headers()) {
-    const std::string text = synthesizable_text(read(p));
+    const std::string text = synthesizable_text(read_text(p));
     static const std::regex cthread("SC_CTHREAD\\s*\\(\\s*(\\w+)\\s*,\\s*clk_i\\.pos\\(\\)\\s*\\)\\s*;");
     for (auto it = std::sregex_iterator(text.begin(), text.end(), cthread); it != std::sregex_iterator(); ++it) {
       ++processes;
@@ -175,10 +171,10 @@ TEST(SubsetRules, ProcessesAreClockedThreadsWithResetAndOneWaitPerClock) {
 }
 
 TEST(SubsetRules, EveryUnitHasAnRtlTwin) {
-  const std::string list = read(kRoot / "rtl/units.list");
+  const std::string list = read_text(kRoot / "rtl/units.list");
   for (const fs::path& p : unit_headers()) {
     const std::string name = p.stem().string();
-    if (read(p).find("SC_CTHREAD(") == std::string::npos) continue;  // a library header, not a unit
+    if (read_text(p).find("SC_CTHREAD(") == std::string::npos) continue;  // a library header, not a unit
     EXPECT_TRUE(fs::exists(kRoot / "rtl" / (name + ".sv"))) << "rtl/" << name << ".sv missing";
     EXPECT_TRUE(std::regex_search(list, std::regex("(^|\\n)" + name + "(\\s|$)"))) << name << " not in rtl/units.list";
   }
