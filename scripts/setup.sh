@@ -22,11 +22,14 @@ case "$what" in
   all)
     # Tests, benchmarks, plots, the RTL units (Verilator), their lint/synthesis and area, and the
     # bounded libFuzzer run of the default tests (clang; docs/checking.md), and the Python package
-    # (sim/python: pybind11, with Debian's NumPy, SymPy, pandas, pytest and PyTorch).
+    # (sim/python: pybind11, with Debian's NumPy, SymPy, pandas, pytest and PyTorch); design-space
+    # exploration (Optuna), a single-node Slurm for its scale-out test (slurmctld, slurmd, munge) and
+    # GLPK for FIFO sizing.
     # STEPSIM_RTL unset: back to its default, on when CMake finds Verilator.
     PACKAGES+=(libgtest-dev libgmock-dev libbenchmark-dev python3-matplotlib verilator yosys qflow-tech-osu018
                clang libfuzzer-14-dev libclang-rt-14-dev
-               pybind11-dev python3-dev python3-numpy python3-sympy python3-pandas python3-pytest python3-torch)
+               pybind11-dev python3-dev python3-numpy python3-sympy python3-pandas python3-pytest python3-torch
+               python3-optuna slurmctld slurmd slurm-client munge libglpk-dev)
     OPTIONS=(-DSTEPSIM_TESTS=ON -DSTEPSIM_BENCHMARKS=ON -DSTEPSIM_PYTHON=ON -USTEPSIM_RTL)
     TARGET=() ;;
   *)

@@ -29,6 +29,7 @@
 #include "hw/stream/token.h"
 #include "sim/analyze.h"
 #include "sim/apps/docs.h"
+#include "sim/apps/python_commands.h"
 #include "sim/apps/sweep.h"
 #include "sim/cosim.h"
 #include "sim/downtile.h"
@@ -496,6 +497,9 @@ int cmd_sweep(const Invocation& in, Streams s) {
   return 0;
 }
 
+// Never reached: cli_main hands these command lines to Python before parsing them.
+int cmd_in_python(const Invocation&, Streams) { throw std::logic_error("runs in Python (sim/apps/python_commands.h)"); }
+
 // ------------------------------------------------------------------------------------------
 // The command table, usage and parsing
 
@@ -524,8 +528,15 @@ const std::vector<Command>& commands() {
        "Give a graph file or --layer. Each row is printed when its point finishes; wall [s] is the\n"
        "point's wall-clock time (building or loading the graph and running it). A point that fails,\n"
        "or whose units after the run exceed the fabric's (status \"does not fit: ...\"), does not\n"
-       "stop the sweep, but the command exits 1.",
+       "stop the sweep, but the command exits 1.\n"
+       "With --workers local:N or --slurm N (or --workers slurm:N) the points run on N local processes or\n"
+       "a Slurm array job (the Python package, `stepsim sweep --slurm 1 --help`; docs/dse.md); the table is\n"
+       "printed in the same form once every point is done.",
        0, 1, "", sweep_options, cmd_sweep},
+      {"dse", "SPACE.yaml", "design-space exploration: Optuna search, Pareto front, plots (Python)",
+       "Runs in the Python package (python3 -m stepsim dse); `stepsim dse --help` lists its options.\n"
+       "docs/dse.md describes the space file, the workers (local:N, slurm:N) and the outputs.",
+       1, 1, "dse needs a space file", [](po::options_description&) {}, cmd_in_python},
   };
   return c;
 }
@@ -657,6 +668,7 @@ int cli_main(int argc, char** argv, std::ostream& out, std::ostream& err) {
     print_version(out);
     return 0;
   }
+  if (runs_in_python(args)) return run_in_python(args, err);
   const Command* c = find_command(first);
   if (!c) {
     err << (first[0] == '-' ? "error: unknown option '" : "error: unknown command '") << first << "'\n";

@@ -168,9 +168,16 @@ void write_csv_line(const std::vector<std::string>& cells, const std::string& st
   out << csv_cell(status, quote_status) << "\n";
 }
 
+// Every swept key with its values, layer parameters first, in the order of the spec.
+std::vector<std::pair<std::string, std::vector<std::string>>> sweep_axes(const SweepSpec& spec) {
+  auto axes = spec.params;
+  axes.insert(axes.end(), spec.sets.begin(), spec.sets.end());
+  return axes;
+}
+
 }  // namespace
 
-SweepResult run_sweep(const SweepSpec& spec, const SweepObserver& observe) {
+SweepResult sweep_table(const SweepSpec& spec) {
   if (spec.graph_file.empty() == spec.layer.empty())
     throw std::invalid_argument("sweep: give a graph file or --layer, not both");
   if (!spec.layer.empty()) layers::LayerRegistry::instance().find(spec.layer);  // unknown layer -> clear error
@@ -180,9 +187,7 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepObserver& observe) {
   if (spec.layer.empty() && !spec.params.empty())
     throw std::invalid_argument("sweep: --param needs --layer (use --set for a graph file)");
   SweepResult res;
-  std::vector<std::pair<std::string, std::vector<std::string>>> axes = spec.params;
-  axes.insert(axes.end(), spec.sets.begin(), spec.sets.end());
-  for (const auto& [k, v] : axes) {
+  for (const auto& [k, v] : sweep_axes(spec)) {
     if (v.empty() || std::any_of(v.begin(), v.end(), [](const std::string& s) { return s.empty(); }))
       throw std::invalid_argument("sweep: '" + k + "' has an empty value");
     res.keys.push_back(k);
@@ -190,17 +195,37 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepObserver& observe) {
     for (const std::string& x : v) widest = std::max(widest, x.size());
     res.value_widths.push_back(widest);
   }
+  return res;
+}
+
+size_t sweep_size(const SweepSpec& spec) {
+  size_t n = 1;
+  for (const auto& axis : sweep_axes(spec)) n *= axis.second.size();
+  return n;
+}
+
+SweepRow run_sweep_point(const SweepSpec& spec, size_t index) {
+  const auto axes = sweep_axes(spec);
+  if (index >= sweep_size(spec)) throw std::invalid_argument("sweep: point " + std::to_string(index) + " out of range");
+  // The index in mixed radix, the last key fastest: the order run_sweep visits the points in.
+  std::vector<size_t> digit(axes.size());
+  for (size_t a = axes.size(); a-- > 0;) {
+    digit[a] = index % axes[a].second.size();
+    index /= axes[a].second.size();
+  }
+  std::vector<std::pair<std::string, std::string>> params, sets;
+  for (size_t a = 0; a < axes.size(); ++a)
+    (a < spec.params.size() ? params : sets).push_back({axes[a].first, axes[a].second[digit[a]]});
+  return run_point(spec, params, sets);
+}
+
+SweepResult run_sweep(const SweepSpec& spec, const SweepObserver& observe) {
+  SweepResult res = sweep_table(spec);
   if (observe) observe(res);
-  std::vector<size_t> idx(axes.size(), 0);
-  for (;;) {
-    std::vector<std::pair<std::string, std::string>> params, sets;
-    for (size_t a = 0; a < axes.size(); ++a)
-      (a < spec.params.size() ? params : sets).push_back({axes[a].first, axes[a].second[idx[a]]});
-    res.rows.push_back(run_point(spec, params, sets));
+  const size_t n = sweep_size(spec);
+  for (size_t i = 0; i < n; ++i) {
+    res.rows.push_back(run_sweep_point(spec, i));
     if (observe) observe(res);
-    size_t a = axes.size();
-    while (a > 0 && ++idx[a - 1] == axes[a - 1].second.size()) idx[--a] = 0;
-    if (a == 0) break;
   }
   return res;
 }

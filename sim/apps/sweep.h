@@ -45,6 +45,15 @@ using SweepObserver = std::function<void(const SweepResult& so_far)>;
 // "8,16,[1,2]" -> {"8", "16", "[1,2]"}: commas inside brackets belong to the value.
 std::vector<std::string> split_values(const std::string& text);
 
+// The checked spec's table without rows: its keys and their widths. Throws std::invalid_argument
+// as run_sweep does.
+SweepResult sweep_table(const SweepSpec& spec);
+// The number of points: the product of the value counts.
+size_t sweep_size(const SweepSpec& spec);
+// Point `index` (0 .. sweep_size - 1, in run_sweep's order) on its own, so that a sweep can be
+// spread over workers and its rows merged in order (stepsim.workers).
+SweepRow run_sweep_point(const SweepSpec& spec, size_t index);
+
 // Runs every point (a failed point records its error and the sweep goes on). Throws
 // std::invalid_argument for a bad spec (no graph, an empty value list, a graph --set with a layer).
 SweepResult run_sweep(const SweepSpec& spec, const SweepObserver& observe = {});

@@ -18,5 +18,6 @@ void bind_errors(pybind11::module_& m);    // exceptions carrying the command li
 void bind_registry(pybind11::module_& m);  // operators, tile functions, presets, layers
 void bind_graph(pybind11::module_& m);     // the graph builder and its streams
 void bind_run(pybind11::module_& m);       // runs, analysis
+void bind_sweep(pybind11::module_& m);     // grid sweeps point by point (stepsim.workers)
 
 }  // namespace stepsim::python

@@ -55,3 +55,47 @@ def _hardware_keys():
     if _HW is None:
         _HW = set(_stepsim.preset("step-artifact"))
     return _HW
+
+
+# --- `stepsim sweep --workers local:N | --slurm N`: the command line's sweep, spread over workers ---
+
+def _spec_args(job):
+    return (job["graph_file"], job["layer"], job["preset"], job["params"], job["sets"])
+
+
+def evaluate_sweep_point(job, point):
+    """A worker's part: one row of the command line's sweep (stepsim.worker)."""
+    return _stepsim.sweep_point(*_spec_args(job), point["index"])
+
+
+def distributed_sweep(job, workers, folder, sbatch_options=(), progress=None):
+    """Runs every point of the sweep `job` (graph_file, layer, preset, params, sets as
+    [key, [values]]) on the workers; returns (rows in point order, the points retried because
+    their worker died). A point whose worker died twice keeps an error row."""
+    from .workers import Pool
+
+    n = _stepsim.sweep_size(*_spec_args(job))
+    points = {"p%08d" % i: {"index": i} for i in range(n)}
+    with Pool(workers, folder, dict(job, kind="sweep"), sbatch_options) as pool:
+        results = pool.map(points, progress)
+        retried = sorted(pool.retried)
+    return [_row(results[k], job, points[k]["index"]) for k in sorted(points)], retried
+
+
+def _row(result, job, index):
+    if "status" in result:
+        return {k: v for k, v in result.items() if k != "worker"}
+    # The pool gave the point up (its worker died twice): an error row with the point's values.
+    values = _point_values(job, index)
+    return {"values": values, "ok": False, "ran": False, "status": "error: " + result["error"], "cycles": 0,
+            "read_bytes": 0, "write_bytes": 0, "onchip_bytes": 0, "compute_units": 0, "memory_units": 0,
+            "time_us": 0.0, "bw_util": 0.0, "compute_util": 0.0, "wall_s": 0.0}
+
+
+def _point_values(job, index):
+    axes = list(job["params"]) + list(job["sets"])
+    values = []
+    for _, vs in reversed(axes):
+        values.append(vs[index % len(vs)])
+        index //= len(vs)
+    return values[::-1]

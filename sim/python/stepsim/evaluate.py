@@ -1,0 +1,123 @@
+"""One point of a design space: build its program, run it, and read the figures a search compares.
+
+Shared by stepsim.sweep, stepsim.dse and the workers (stepsim.worker), so that a metric means the
+same everywhere. A program is one of
+    {"layer": NAME, "params": {...}}        a layer of the library (stepsim layers)
+    {"graph": PATH}                         a graph file (its params: are settings of the run)
+    {"builder": "FILE.py:FUNCTION"}          a Python function returning a stepsim.Graph
+"""
+import importlib.util
+import os
+import time
+
+from . import _stepsim
+
+# Every metric a search can minimise, maximise or bound, with its unit (docs/dse.md).
+METRICS = {
+    "cycles": "cycles",
+    "offchip_read_bytes": "B",
+    "offchip_write_bytes": "B",
+    "offchip_bytes": "B",
+    "flops": "FLOPs",
+    "compute_units": "units",
+    "memory_units": "units",
+    "onchip_bytes": "B",
+    "onchip_static_bytes": "B",
+    "offchip_bw_utilization": "fraction",
+    "compute_utilization": "fraction",
+}
+METRIC_DOCS = {
+    "cycles": "simulated cycles of the run",
+    "offchip_read_bytes": "bytes of tiles read from HBM",
+    "offchip_write_bytes": "bytes of tiles written to HBM",
+    "offchip_bytes": "read + write",
+    "flops": "floating-point operations executed",
+    "compute_units": "PCUs allocated (fabric)",
+    "memory_units": "PMUs allocated (fabric)",
+    "onchip_bytes": "on-chip memory requirement of the run (what the nodes held, report onchip.requirement_bytes)",
+    "onchip_static_bytes": "on-chip memory allocated up front (the symbolic total, stepsim analyze)",
+    "offchip_bw_utilization": "off-chip bandwidth utilisation",
+    "compute_utilization": "compute utilisation",
+}
+
+
+def metrics(report):
+    """The METRICS of a run's report, and `fits` (the units it used fit the fabric)."""
+    off, comp, fab = report["offchip"], report["compute"], report["fabric"]
+    onchip_static = report["symbolic"]["onchip_requirement_bytes"].get("value")
+    return {
+        "cycles": report["cycles"],
+        "offchip_read_bytes": off["read_bytes"],
+        "offchip_write_bytes": off["write_bytes"],
+        "offchip_bytes": off["read_bytes"] + off["write_bytes"],
+        "flops": comp["flops"],
+        "compute_units": fab["compute_units"],
+        "memory_units": fab["memory_units"],
+        "onchip_bytes": report["onchip"]["requirement_bytes"],
+        "onchip_static_bytes": onchip_static if onchip_static is not None else float("nan"),
+        "offchip_bw_utilization": off["bandwidth_utilization"],
+        "compute_utilization": comp["utilization"],
+        "fits": bool(fab["fits"]),
+    }
+
+
+def program_keys(program):
+    """The names a point may give the program itself (a layer's parameters, a builder's arguments);
+    None when every key is a setting of the run (a graph file)."""
+    if "layer" in program:
+        layer = [d for d in _stepsim.layers() if d["name"] == program["layer"]]
+        if not layer:
+            raise _stepsim.Error("unknown layer '%s' (stepsim layers: %s)"
+                                 % (program["layer"], ", ".join(sorted(d["name"] for d in _stepsim.layers()))))
+        return {p["name"] for p in layer[0]["params"]}
+    if "builder" in program:
+        import inspect
+
+        return set(inspect.signature(load_builder(program["builder"])).parameters)
+    return None
+
+
+def load_builder(spec):
+    """"FILE.py:FUNCTION" -> the function (imported from the file, so that a worker process finds it too)."""
+    path, _, name = spec.rpartition(":")
+    if not path or not name:
+        raise _stepsim.Error("builder '%s': give FILE.py:FUNCTION" % spec)
+    if not os.path.isfile(path):
+        raise _stepsim.Error("builder '%s': no file %s" % (spec, path))
+    module_spec = importlib.util.spec_from_file_location("stepsim_builder_" + str(abs(hash(path))), path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise _stepsim.Error("builder '%s': %s has no function %s" % (spec, path, name))
+    return fn
+
+
+def build(program, point):
+    """The point's Graph and the settings of its run ({key: value} for Graph.run's set=)."""
+    from .graph import Graph
+
+    own = program_keys(program)
+    args = {k: v for k, v in point.items() if own is not None and k in own}
+    settings = {k: v for k, v in point.items() if k not in args}
+    if "layer" in program:
+        return Graph.from_layer(program["layer"], **{**program.get("params", {}), **args}), settings
+    if "builder" in program:
+        return load_builder(program["builder"])(**{**program.get("params", {}), **args}), settings
+    return Graph.from_yaml(program["graph"]), settings
+
+
+def evaluate(job, point):
+    """Runs one point of `job` ({"program", "preset", "set", "mode"}) -> {"metrics": {...}} or
+    {"error": message}, with the point's wall time in seconds. Never raises for a bad point: a
+    search keeps failed points with their error."""
+    start = time.perf_counter()
+    try:
+        graph, settings = build(job["program"], point)
+        settings = {**job.get("set", {}), **settings}
+        r = graph.run(preset=job.get("preset", "step-artifact"), mode=job.get("mode", "timing"), set=settings)
+        out = {"metrics": metrics(r.report)}
+    except (_stepsim.Error, TypeError, ValueError, OSError) as e:
+        out = {"error": str(e).strip() or type(e).__name__}
+    out["wall_seconds"] = time.perf_counter() - start
+    return out

@@ -1,0 +1,66 @@
+"""A worker of stepsim.workers: `python3 -m stepsim.worker FOLDER --id W` claims points from
+FOLDER/queue, runs them and writes FOLDER/done, until FOLDER/stop appears or its coordinator's
+heartbeat goes stale. Started by the coordinator (local processes or a Slurm array task)."""
+import argparse
+import os
+import sys
+import time
+
+from . import workers
+
+
+def evaluate_task(job, point):
+    """One point of a job: a design point (stepsim.evaluate) or a row of a grid sweep."""
+    if job.get("kind") == "sweep":
+        from .sweep import evaluate_sweep_point
+
+        return evaluate_sweep_point(job, point)
+    from .evaluate import evaluate
+
+    return evaluate(job, point)
+
+
+def claim(folder, wid):
+    """The next queued task, renamed into claimed/ (None when the queue is empty)."""
+    queue = os.path.join(folder, "queue")
+    for name in sorted(n for n in os.listdir(queue) if n.endswith(".json")):
+        target = os.path.join(folder, "claimed", "%s@%s.json" % (name[:-5], wid))
+        try:
+            os.rename(os.path.join(queue, name), target)
+        except FileNotFoundError:
+            continue  # another worker took it
+        return target
+    return None
+
+
+def coordinator_gone(folder):
+    try:
+        return time.time() - os.path.getmtime(os.path.join(folder, "heartbeat")) > workers.HEARTBEAT_TIMEOUT_SECONDS
+    except OSError:
+        return True
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python3 -m stepsim.worker", description=__doc__)
+    ap.add_argument("folder")
+    ap.add_argument("--id", required=True)
+    a = ap.parse_args(argv)
+    job = workers.read_json(os.path.join(a.folder, "job.json"))
+    while not os.path.exists(os.path.join(a.folder, "stop")):
+        if coordinator_gone(a.folder):
+            print("worker %s: no heartbeat from the coordinator; stopping" % a.id, file=sys.stderr)
+            return 3
+        claimed = claim(a.folder, a.id)
+        if claimed is None:
+            time.sleep(workers.POLL_SECONDS)
+            continue
+        task = workers.read_json(claimed)
+        result = evaluate_task(job, task["point"])
+        result["worker"] = a.id
+        workers.write_json(os.path.join(a.folder, "done", task["key"] + ".json"), result)
+        os.remove(claimed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

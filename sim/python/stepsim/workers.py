@@ -1,0 +1,223 @@
+"""Where the points of a search or a sweep run: in this process, in N local processes, or in a
+Slurm array job of N tasks.
+
+The workers share one folder with the coordinator (on a cluster: a shared filesystem), and the
+folder is the queue, so nothing but files has to reach a compute node:
+
+    job.json            what a point is (stepsim.evaluate, or a sweep spec)
+    queue/KEY.json      a point waiting; a worker claims it by renaming it into claimed/
+    claimed/KEY@W.json  a point worker W is running
+    done/KEY.json       its result (written to a temporary name, then renamed)
+    heartbeat           touched by the coordinator; a worker whose coordinator went away stops
+    stop                written at the end: every worker exits
+    logs/               each worker's stderr
+
+A rename is atomic on POSIX filesystems and NFS, so two workers never run the same point. A
+point whose worker died (a local process exited, a Slurm task ended) goes back to the queue; after
+MAX_ATTEMPTS it is reported as failed with the worker's exit status.
+"""
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+from . import _stepsim
+
+MAX_ATTEMPTS = 2
+POLL_SECONDS = 0.05
+HEARTBEAT_TIMEOUT_SECONDS = 300
+
+
+def parse_workers(text):
+    """"inline", "local:N" or "slurm:N" -> (kind, N)."""
+    if text in (None, "", "inline"):
+        return "inline", 1
+    kind, _, n = str(text).partition(":")
+    if kind not in ("local", "slurm") or not n.isdigit() or not 1 <= int(n) <= 4096:
+        raise _stepsim.Error("--workers: give inline, local:N or slurm:N with N in 1..4096, not '%s'" % text)
+    return kind, int(n)
+
+
+def write_json(path, data):
+    """Written whole or not at all: a reader never sees half a file."""
+    tmp = "%s.tmp%d" % (path, os.getpid())
+    with open(tmp, "w") as f:
+        json.dump(data, f, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+class Pool:
+    """Runs points through `evaluate(job, point)` (stepsim.worker.evaluate_task) on the workers."""
+
+    def __init__(self, workers, folder, job, sbatch_options=()):
+        self.kind, self.count = parse_workers(workers)
+        self.folder, self.job = folder, job
+        self.sbatch_options = list(sbatch_options)
+        self.procs, self.slurm_job, self.submissions, self.respawns = {}, None, 0, 0
+        self.retried = set()  # keys of points run again because their worker died
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def path(self, *parts):
+        return os.path.join(self.folder, *parts)
+
+    def start(self):
+        if self.kind == "inline":
+            return
+        if os.path.isdir(self.folder):
+            shutil.rmtree(self.folder)
+        for d in ("queue", "claimed", "done", "logs"):
+            os.makedirs(self.path(d))
+        write_json(self.path("job.json"), self.job)
+        self.beat()
+        if self.kind == "local":
+            for i in range(self.count):
+                self._spawn("l%d" % i)
+        else:
+            self._submit()
+
+    def beat(self):
+        with open(self.path("heartbeat"), "w") as f:
+            f.write("%f\n" % time.time())
+
+    def _spawn(self, wid):
+        log = open(self.path("logs", "worker_%s.log" % wid), "ab")
+        self.procs[wid] = subprocess.Popen([sys.executable, "-m", "stepsim.worker", self.folder, "--id", wid],
+                                           stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        log.close()
+
+    def _submit(self):
+        if shutil.which("sbatch") is None:
+            raise _stepsim.Error("--workers slurm:N: no sbatch on PATH (is this a Slurm login node?)")
+        self.submissions += 1
+        command = "exec %s -m stepsim.worker %s --id s$SLURM_ARRAY_TASK_ID" % (shlex.quote(sys.executable),
+                                                                               shlex.quote(self.folder))
+        args = ["sbatch", "--parsable", "--job-name=stepsim-worker", "--array=0-%d" % (self.count - 1),
+                "--cpus-per-task=1", "--export=ALL", "--chdir=" + self.folder,
+                "--output=" + self.path("logs", "worker_s%a.log"), *self.sbatch_options, "--wrap", command]
+        done = subprocess.run(args, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise _stepsim.Error("sbatch failed (exit %d): %s" % (done.returncode, done.stderr.strip()))
+        self.slurm_job = done.stdout.strip().split(";")[0]
+
+    def map(self, points, on_result=None):
+        """{key: point} -> {key: result}; on_result(key, result) as each one arrives."""
+        if self.kind == "inline":
+            from .worker import evaluate_task
+
+            results = {}
+            for key, point in points.items():
+                results[key] = evaluate_task(self.job, point)
+                if on_result:
+                    on_result(key, results[key])
+            return results
+        for key, point in points.items():
+            write_json(self.path("queue", key + ".json"), {"key": key, "point": point, "attempt": 1})
+        return self._collect(set(points), on_result)
+
+    def _collect(self, waiting, on_result):
+        results, last_check = {}, 0.0
+        while waiting:
+            for key in sorted(waiting):
+                done = self.path("done", key + ".json")
+                if os.path.exists(done):
+                    results[key] = read_json(done)
+                    os.remove(done)
+                    waiting.discard(key)
+                    if on_result:
+                        on_result(key, results[key])
+            if time.time() - last_check > (0.5 if self.kind == "local" else 3.0):
+                last_check = time.time()
+                self.beat()
+                for key, result in self._recover_dead_workers().items():
+                    results[key] = result
+                    waiting.discard(key)
+                    if on_result:
+                        on_result(key, result)
+            if waiting:
+                time.sleep(POLL_SECONDS)
+        return results
+
+    def _recover_dead_workers(self):
+        """Requeues the points of workers that died; returns the points given up on."""
+        dead = self._dead_workers()
+        given_up = {}
+        for name in os.listdir(self.path("claimed")):
+            key, _, wid = name[:-len(".json")].partition("@")
+            if wid not in dead:
+                continue
+            claimed = self.path("claimed", name)
+            task = read_json(claimed)
+            if task["attempt"] >= MAX_ATTEMPTS:
+                given_up[key] = {"error": "worker %s died (%s) running this point, %d times" % (wid, dead[wid], task["attempt"]),
+                                 "wall_seconds": 0.0}
+            else:
+                task["attempt"] += 1
+                self.retried.add(key)
+                write_json(self.path("queue", key + ".json"), task)
+            os.remove(claimed)
+        self._replace(dead)
+        return given_up
+
+    def _dead_workers(self):
+        if self.kind == "local":
+            return {w: "exit status %d" % p.returncode for w, p in self.procs.items() if p.poll() is not None}
+        alive = subprocess.run(["squeue", "-h", "-j", self.slurm_job, "-o", "%K %T"], capture_output=True, text=True)
+        if alive.returncode != 0 and "Invalid job id" not in alive.stderr:
+            return {}  # the controller did not answer: ask again later
+        running = {"s" + line.split()[0] for line in alive.stdout.splitlines() if line.split()}
+        claimed = {n[:-5].partition("@")[2] for n in os.listdir(self.path("claimed"))}
+        dead = {w: "its Slurm task ended" for w in claimed if w not in running}
+        if not alive.stdout.strip():
+            dead["*"] = "the array job %s ended" % self.slurm_job
+        return dead
+
+    def _replace(self, dead):
+        if not dead:
+            return
+        if self.kind == "local":
+            for wid in dead:
+                self.respawns += 1
+                if self.respawns > 3 * self.count:
+                    raise _stepsim.Error("workers keep dying; last log: %s" % self.log_tail(wid))
+                self._spawn(wid)
+        elif "*" in dead:
+            if self.submissions >= MAX_ATTEMPTS + 1:
+                raise _stepsim.Error("the Slurm workers ended before the work was done (job %s); log: %s"
+                                     % (self.slurm_job, self.log_tail("s0")))
+            self._submit()
+
+    def log_tail(self, wid, lines=10):
+        try:
+            with open(self.path("logs", "worker_%s.log" % wid)) as f:
+                return "".join(f.readlines()[-lines:]).strip() or "(empty)"
+        except OSError:
+            return "(no log)"
+
+    def close(self):
+        if self.kind == "inline" or not os.path.isdir(self.folder):
+            return
+        with open(self.path("stop"), "w"):
+            pass
+        deadline = time.time() + 10
+        for p in self.procs.values():
+            try:
+                p.wait(max(0.1, deadline - time.time()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        if self.slurm_job:
+            subprocess.run(["scancel", self.slurm_job], capture_output=True)
