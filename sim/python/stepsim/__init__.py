@@ -6,6 +6,7 @@
     r = g.run(preset="step-artifact")              # r.cycles, r.report, r.nodes, r.symbolic
     moe = stepsim.layers.moe(model="qwen")         # the layer library, as Graphs
     df = stepsim.sweep(moe, {"hbm_channels": [8, 16, 32]})
+    df = stepsim.dse("space.yaml", out="dse/", workers="local:2")   # design-space exploration
 
 stepsim.ops() and stepsim.functions() list the operators and tile functions; errors are
 stepsim.Error (a ValueError), stepsim.ShapeError and stepsim.SimulationError, with the messages
@@ -16,9 +17,10 @@ from ._stepsim import Error, ShapeError, SimulationError, have_rtl
 from .graph import OPS, Graph, Stream
 from .result import Analysis, Result
 from .sweep import sweep
+from .explore import dse
 from . import layers
 
-__all__ = ["Graph", "Stream", "Result", "Analysis", "Error", "ShapeError", "SimulationError", "layers", "sweep",
+__all__ = ["Graph", "Stream", "Result", "Analysis", "Error", "ShapeError", "SimulationError", "layers", "sweep", "dse",
            "ops", "functions", "presets", "preset", "have_rtl"]
 
 

@@ -20,7 +20,7 @@ def dse_command(argv):
                     help="an extra sbatch option for --workers slurm:N (e.g. --sbatch=--partition=cpu); repeatable")
     ap.add_argument("--quiet", action="store_true", help="no progress line")
     a = ap.parse_args(argv)
-    from .dse import run, summary
+    from .explore import run, summary
 
     if a.trials is not None and not 1 <= a.trials <= 1_000_000:
         raise _stepsim.Error("--trials must be in 1..1000000")

@@ -1,0 +1,175 @@
+"""Design-space exploration (stepsim.dse, `stepsim dse`) and the distributed sweep on local
+workers: results equal to direct runs, the front by brute force, the same trials for any number of
+workers and after a resume, failed and infeasible points kept, clear errors for bad spaces."""
+import csv
+import itertools
+import os
+
+import pytest
+
+import stepsim
+from stepsim import explore
+from stepsim import space as space_module
+
+from conftest import cli
+
+SWIGLU = {
+    "name": "swiglu-test",
+    "program": {"layer": "swiglu", "params": {"batch": 32}},
+    "parameters": {"tile_f": [32, 64, 128], "hbm.channels": {"low": 4, "high": 8, "step": 4}},
+    "objectives": {"cycles": "min", "onchip_bytes": "min"},
+    "search": {"method": "grid"},
+}
+
+
+def space(**changes):
+    s = {k: (dict(v) if isinstance(v, dict) else v) for k, v in SWIGLU.items()}
+    s.update(changes)
+    return s
+
+
+def read_csv(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def test_grid_trials_are_the_direct_runs_and_the_front_is_the_non_dominated_set(tmp_path):
+    df = stepsim.dse(space(), str(tmp_path / "o"), progress=False)
+    assert len(df) == 6 and list(df["state"]) == ["ok"] * 6
+    # Grid order: the last parameter fastest.
+    assert list(zip(df["tile_f"], df["hbm.channels"])) == list(itertools.product([32, 64, 128], [4, 8]))
+    for _, row in df.iterrows():
+        r = stepsim.layers.swiglu(batch=32, tile_f=int(row["tile_f"])).run(set={"hbm.channels": int(row["hbm.channels"])})
+        assert row["cycles"] == r.cycles
+        assert row["onchip_bytes"] == r.report["onchip"]["requirement_bytes"]
+    points = [(r["cycles"], r["onchip_bytes"]) for _, r in df.iterrows()]
+    front = {p for p in points if not any(q[0] <= p[0] and q[1] <= p[1] and q != p for q in points)}
+    written = read_csv(tmp_path / "o" / "pareto.csv")
+    assert {(int(r["cycles"]), int(r["onchip_bytes"])) for r in written} == front
+    for name in ("trials.csv", "pareto.png", "sensitivity_tile_f.png", "sensitivity_hbm_channels.png", "study.db"):
+        assert (tmp_path / "o" / name).stat().st_size > 0
+    assert not (tmp_path / "o" / "work").exists()
+
+
+NSGA = space(search={"method": "nsga2", "trials": 16, "seed": 7, "batch": 4},
+             parameters={"tile_f": [32, 64, 128], "hbm.channels": {"low": 2, "high": 32}})
+
+
+def key_columns(path):
+    return [{k: v for k, v in r.items() if k not in ("wall_seconds", "worker")} for r in read_csv(path)]
+
+
+def test_the_same_trials_inline_on_two_workers_and_after_a_resume(tmp_path):
+    stepsim.dse(NSGA, str(tmp_path / "inline"), progress=False)
+    stepsim.dse(NSGA, str(tmp_path / "local"), workers="local:2", progress=False)
+    stepsim.dse(NSGA, str(tmp_path / "resumed"), trials=8, progress=False)  # stopped after two batches
+    stepsim.dse(NSGA, str(tmp_path / "resumed"), progress=False)  # and resumed to 16
+    inline = key_columns(tmp_path / "inline" / "trials.csv")
+    assert len(inline) == 16
+    assert key_columns(tmp_path / "local" / "trials.csv") == inline
+    assert key_columns(tmp_path / "resumed" / "trials.csv") == inline
+    workers = {r["worker"] for r in read_csv(tmp_path / "local" / "trials.csv")}
+    assert workers <= {"l0", "l1", "cache"} and workers & {"l0", "l1"}
+
+
+def test_a_resumed_study_must_be_the_same_space(tmp_path):
+    stepsim.dse(space(), str(tmp_path / "o"), progress=False)
+    with pytest.raises(stepsim.Error, match="another space"):
+        stepsim.dse(space(name="other"), str(tmp_path / "o"), progress=False)
+
+
+def test_failed_and_infeasible_points_are_kept(tmp_path):
+    # tile_f 96 does not divide inter 512: the layer refuses it. memory_units <= 8 is never met (9).
+    s = space(parameters={"tile_f": [64, 96]}, constraints={"memory_units": {"max": 8}})
+    df = stepsim.dse(s, str(tmp_path / "o"), progress=False)
+    by_tile = {int(r["tile_f"]): r for _, r in df.iterrows()}
+    assert by_tile[96]["state"] == "failed" and "96" in by_tile[96]["error"]
+    assert by_tile[64]["state"] == "infeasible" and by_tile[64]["memory_units"] == 9
+    assert len(read_csv(tmp_path / "o" / "pareto.csv")) == 0
+    assert [r["state"] for r in read_csv(tmp_path / "o" / "trials.csv")] == ["infeasible", "failed"]
+
+
+def test_a_point_that_does_not_fit_the_fabric_is_infeasible(tmp_path):
+    # swiglu batch 32 allocates 5 memory units before its run and holds 9 during it: 4 PMUs are
+    # refused before the run (failed, with the reason), 6 run but do not fit (infeasible).
+    df = stepsim.dse(space(parameters={"num_pmus": [4, 6, 9]}), str(tmp_path / "o"), progress=False)
+    assert list(df["state"]) == ["failed", "infeasible", "ok"]
+    assert "needs 5 memory units" in df.loc[0, "error"] and "(num_pmus)" in df.loc[0, "error"]
+    assert list(df["fits"][1:]) == [False, True]
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"bogus": 1}, "unknown key 'bogus'"),
+    ({"program": {"layer": "nope"}}, "unknown layer 'nope'"),
+    ({"program": {"layer": "swiglu", "params": {"tile_q": 1}}}, "'tile_q' is not a parameter of swiglu"),
+    ({"parameters": {"tile_q": [1, 2]}}, "'tile_q' is neither"),
+    ({"parameters": {"tile_f": []}}, "empty list"),
+    ({"parameters": {"tile_f": [64, 64]}}, "twice"),
+    ({"parameters": {"tile_f": {"low": 9, "high": 2}}}, "low 9 > high 2"),
+    ({"parameters": {"clock_ghz": {"low": 0.5, "high": 2.0}}}, "a grid needs a list or a range with a step"),
+    ({"parameters": {"tile_f": {"low": 0, "high": 2, "log": True}}}, "log range needs low > 0"),
+    ({"objectives": {"speed": "min"}}, "unknown objective 'speed'"),
+    ({"objectives": {"cycles": "lowest"}}, "min or max"),
+    ({"constraints": {"cycles": 5}}, "give {max: V}"),
+    ({"search": {"method": "tpe"}}, "TPE searches one objective"),
+    ({"search": {"method": "grid", "trials": 0}}, "search.trials must be an integer"),
+    ({"search": {"method": "anneal"}}, "search.method must be one of"),
+    ({"preset": "fastest"}, "unknown preset 'fastest'"),
+])
+def test_bad_spaces_are_refused_with_the_key_named(tmp_path, changes, message):
+    with pytest.raises(stepsim.Error, match=message.replace("{", "\\{").replace("(", "\\(")):
+        stepsim.dse(space(**changes), str(tmp_path / "o"), progress=False)
+    assert not (tmp_path / "o").exists()
+
+
+def test_duplicate_yaml_keys_are_refused(tmp_path):
+    f = tmp_path / "space.yaml"
+    f.write_text("program: {layer: swiglu}\nparameters:\n  tile_f: [32]\n  tile_f: [64]\nobjectives: {cycles: min}\n")
+    with pytest.raises(stepsim.Error, match="duplicate key 'tile_f' \\(line 4\\)"):
+        space_module.load(str(f))
+
+
+def test_the_command_line(tmp_path):
+    f = tmp_path / "space.yaml"
+    f.write_text("program: {layer: swiglu, params: {batch: 32}}\nparameters:\n  tile_f: [32, 64]\n"
+                 "objectives: {cycles: min}\nsearch: {method: grid}\n")
+    p = cli("dse", str(f), "--out", str(tmp_path / "o"), "--workers", "local:2")
+    assert "2 trials (2 ok, 0 infeasible, 0 failed), grid search" in p.stdout
+    assert "cycles [cycles]" in p.stdout and "wrote " in p.stdout
+    assert "dse: 2/2 trials" in p.stderr  # the progress line (one per batch when stderr is no terminal)
+    bad = cli("dse", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "o2"), check=False)
+    assert bad.returncode == 1 and "error: space: cannot read" in bad.stderr
+    bad = cli("dse", str(f), "--out", str(tmp_path / "o3"), "--workers", "many", check=False)
+    assert bad.returncode == 1 and "--workers: give inline, local:N or slurm:N" in bad.stderr
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    bad = cli("dse", str(f), "--out", str(blocked / "o"), check=False)
+    assert bad.returncode == 1 and "cannot create" in bad.stderr
+
+
+def test_a_sweep_on_local_workers_prints_the_serial_sweeps_table(tmp_path):
+    args = ["sweep", "--layer", "swiglu", "-p", "batch=32", "-p", "tile_f=32,64,96", "--set", "hbm.channels=4,8"]
+    serial = cli(*args, "--csv", str(tmp_path / "a.csv"), check=False)
+    spread = cli(*args, "--csv", str(tmp_path / "b.csv"), "--workers", "local:2", check=False)
+    assert serial.returncode == spread.returncode == 1  # tile_f 96 fails: the sweep says so
+    drop_wall = [lambda r: {k: v for k, v in r.items() if k != "wall [s]"}][0]
+    assert [drop_wall(r) for r in read_csv(tmp_path / "b.csv")] == [drop_wall(r) for r in read_csv(tmp_path / "a.csv")]
+    assert "error: 2 of 6 points failed" in spread.stderr
+    assert len(spread.stdout.splitlines()) == len(serial.stdout.splitlines())
+    assert not any(n.startswith(".stepsim-sweep") for n in os.listdir("."))
+
+
+def test_workers_that_die_are_replaced_and_their_points_reported(tmp_path, monkeypatch):
+    # A worker killed in the middle of a point: the point runs again on a new worker.
+    from stepsim import workers
+
+    pool = workers.Pool("local:1", str(tmp_path / "w"), {"kind": "sweep"})
+    pool.start()
+    try:
+        os.kill(pool.procs["l0"].pid, 9)
+        pool.procs["l0"].wait()
+        workers.write_json(pool.path("claimed", "p00000001@l0.json"), {"key": "p00000001", "point": {}, "attempt": 2})
+        given_up = pool._recover_dead_workers()
+        assert "died" in given_up["p00000001"]["error"] and pool.procs["l0"].poll() is None
+    finally:
+        pool.close()
