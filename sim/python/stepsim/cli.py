@@ -62,7 +62,7 @@ def sweep_command(argv):
     folder = os.path.abspath(a.work_dir or ".stepsim-sweep-%d" % os.getpid())
     meter = _SweepProgress(total, not a.quiet)
     try:
-        rows, retried = distributed_sweep(job, workers, folder, a.sbatch, meter.ran)
+        rows, retried = distributed_sweep(job, workers, folder, a.sbatch, meter.ran, keep=bool(a.work_dir))
     finally:
         meter.finish()
         if not a.work_dir:

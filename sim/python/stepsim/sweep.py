@@ -68,7 +68,7 @@ def evaluate_sweep_point(job, point):
     return _stepsim.sweep_point(*_spec_args(job), point["index"])
 
 
-def distributed_sweep(job, workers, folder, sbatch_options=(), progress=None):
+def distributed_sweep(job, workers, folder, sbatch_options=(), progress=None, keep=False):
     """Runs every point of the sweep `job` (graph_file, layer, preset, params, sets as
     [key, [values]]) on the workers; returns (rows in point order, the points retried because
     their worker died). A point whose worker died twice keeps an error row."""
@@ -76,7 +76,7 @@ def distributed_sweep(job, workers, folder, sbatch_options=(), progress=None):
 
     n = _stepsim.sweep_size(*_spec_args(job))
     points = {"p%08d" % i: {"index": i} for i in range(n)}
-    with Pool(workers, folder, dict(job, kind="sweep"), sbatch_options) as pool:
+    with Pool(workers, folder, dict(job, kind="sweep"), sbatch_options, keep) as pool:
         results = pool.map(points, progress)
         retried = sorted(pool.retried)
     return [_row(results[k], job, points[k]["index"]) for k in sorted(points)], retried

@@ -57,9 +57,11 @@ def read_json(path):
 class Pool:
     """Runs points through `evaluate(job, point)` (stepsim.worker.evaluate_task) on the workers."""
 
-    def __init__(self, workers, folder, job, sbatch_options=()):
+    def __init__(self, workers, folder, job, sbatch_options=(), keep=False):
+        """`keep`: leave the folder (the workers' logs) after a run that ended well; a run that
+        failed always leaves it."""
         self.kind, self.count = parse_workers(workers)
-        self.folder, self.job = folder, job
+        self.folder, self.job, self.keep = folder, job, keep
         self.sbatch_options = list(sbatch_options)
         self.procs, self.slurm_job, self.submissions, self.respawns = {}, None, 0, 0
         self.retried = set()  # keys of points run again because their worker died
@@ -68,8 +70,10 @@ class Pool:
         self.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, kind, *exc):
         self.close()
+        if kind is None and not self.keep and self.kind != "inline":
+            shutil.rmtree(self.folder, ignore_errors=True)
 
     def path(self, *parts):
         return os.path.join(self.folder, *parts)
