@@ -173,3 +173,35 @@ def test_workers_that_die_are_replaced_and_their_points_reported(tmp_path, monke
         assert "died" in given_up["p00000001"]["error"] and pool.procs["l0"].poll() is None
     finally:
         pool.close()
+
+
+BUILDER = '''import stepsim
+
+
+def build(compute_bw=1024):
+    g = stepsim.Graph("square")
+    g.tensor("x", (64, 256))
+    g.output_tensor("y", (64, 256))
+    x = g.LinearOffChipLoad(tensor="x", tile=[16, 256])
+    g.LinearOffChipStore(g.Map(x, x, fn="mul", compute_bw=compute_bw), tensor="y", tile=[16, 256])
+    return g
+'''
+
+
+def test_a_python_builder_runs_on_local_workers(tmp_path):
+    (tmp_path / "mine.py").write_text(BUILDER)
+    s = {"program": {"builder": str(tmp_path / "mine.py") + ":build"},
+         "parameters": {"compute_bw": [256, 1024], "hbm.channels": [2, 8]},
+         "objectives": {"cycles": "min"}, "search": {"method": "grid", "batch": 4}}
+    df = stepsim.dse(s, str(tmp_path / "o"), workers="local:2", progress=False)
+    assert list(df["state"]) == ["ok"] * 4
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mine", str(tmp_path / "mine.py"))
+    mine = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mine)
+    for _, row in df.iterrows():
+        r = mine.build(compute_bw=int(row["compute_bw"])).run(set={"hbm.channels": int(row["hbm.channels"])})
+        assert row["cycles"] == r.cycles
+    with pytest.raises(stepsim.Error, match="has no function nope"):
+        stepsim.dse(dict(s, program={"builder": str(tmp_path / "mine.py") + ":nope"}), str(tmp_path / "o2"))

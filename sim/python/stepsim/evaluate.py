@@ -6,6 +6,7 @@ same everywhere. A program is one of
     {"graph": PATH}                         a graph file (its params: are settings of the run)
     {"builder": "FILE.py:FUNCTION"}          a Python function returning a stepsim.Graph
 """
+import functools
 import importlib.util
 import os
 import time
@@ -80,6 +81,7 @@ def program_keys(program):
     return None
 
 
+@functools.lru_cache(maxsize=16)
 def load_builder(spec):
     """"FILE.py:FUNCTION" -> the function (imported from the file, so that a worker process finds it too)."""
     path, _, name = spec.rpartition(":")

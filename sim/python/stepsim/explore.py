@@ -42,7 +42,7 @@ def run(space, out, workers="inline", trials=None, progress=True, sbatch_options
     """dse() without pandas: (the Space, the trial rows)."""
     s = space_module.load(space)
     if trials is not None:
-        s.trials = trials
+        s.trials = min(trials, len(s.grid())) if s.method == "grid" else trials
     study = open_study(s, out)
     meter = Progress(s, progress)
     with Pool(workers, os.path.join(out, "work"), s.job(), sbatch_options) as pool:

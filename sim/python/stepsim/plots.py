@@ -22,8 +22,8 @@ def _save(fig, path):
 
 
 def pareto(s, rows, front, path, reference=None):
-    """Every objective pair: all feasible trials (grey), infeasible ones (red x), the front (blue,
-    joined in order of the first objective) and labelled reference points."""
+    """Every objective pair: all feasible trials (grey), infeasible ones (red x), the front (blue)
+    and labelled reference points."""
     names = list(s.objectives)
     pairs = [(names[i], names[j]) for i in range(len(names)) for j in range(i + 1, len(names))] or [(names[0], None)]
     fig, axes = plt.subplots(1, len(pairs), figsize=(6.4 * len(pairs), 4.8), squeeze=False)
@@ -37,7 +37,10 @@ def pareto(s, rows, front, path, reference=None):
             if pts:
                 ax.scatter([r[x] for r in pts], [r[y] for r in pts], **style)
         f = sorted(front, key=lambda r: (r[x], r[y]))
-        ax.plot([r[x] for r in f], [r[y] for r in f], "o-", c="tab:blue", ms=5, label="Pareto front (%d)" % len(front))
+        # Two objectives: the front is a staircase, joined. More: a pair shows a projection, in
+        # which front points need not be monotone, so they are drawn unjoined.
+        style = "o-" if len(names) == 2 else "o"
+        ax.plot([r[x] for r in f], [r[y] for r in f], style, c="tab:blue", ms=5, label="Pareto front (%d)" % len(front))
         for label, point in (reference or {}).items():
             ax.scatter([point[x]], [point[y]], marker="*", s=120, zorder=3)
             ax.annotate(label, (point[x], point[y]), textcoords="offset points", xytext=(5, 5), fontsize=8)

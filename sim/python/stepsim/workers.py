@@ -110,7 +110,8 @@ class Pool:
         command = "exec %s -m stepsim.worker %s --id s$SLURM_ARRAY_TASK_ID" % (shlex.quote(sys.executable),
                                                                                shlex.quote(self.folder))
         args = ["sbatch", "--parsable", "--job-name=stepsim-worker", "--array=0-%d" % (self.count - 1),
-                "--cpus-per-task=1", "--export=ALL", "--chdir=" + self.folder,
+                # The coordinator's directory, so that relative paths (graph files, traces) mean the same.
+                "--cpus-per-task=1", "--export=ALL", "--chdir=" + os.getcwd(),
                 "--output=" + self.path("logs", "worker_s%a.log"), *self.sbatch_options, "--wrap", command]
         done = subprocess.run(args, capture_output=True, text=True)
         if done.returncode != 0:
