@@ -138,7 +138,17 @@ class _SweepProgress:
 COMMANDS = {"dse": dse_command, "sweep": sweep_command}
 
 
+def _stop_on_signal(signum, frame):
+    # SIGTERM (scancel, a closing login session): unwind like Ctrl-C, so that the workers are
+    # stopped, the Slurm job cancelled and the study left resumable.
+    raise KeyboardInterrupt
+
+
 def main(argv=None):
+    import signal
+
+    signal.signal(signal.SIGTERM, _stop_on_signal)
+    signal.signal(signal.SIGHUP, _stop_on_signal)
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in COMMANDS:
         print("usage: python3 -m stepsim {%s} ..." % ",".join(COMMANDS), file=sys.stderr)

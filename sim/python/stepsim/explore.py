@@ -45,12 +45,41 @@ def run(space, out, workers="inline", trials=None, progress=True, sbatch_options
         s.trials = min(trials, len(s.grid())) if s.method == "grid" else trials
     study = open_study(s, out)
     meter = Progress(s, progress)
-    with Pool(workers, os.path.join(out, "work"), s.job(), sbatch_options) as pool:
-        run_batches(s, study, pool, meter)
-    meter.finish()
-    rows = trial_rows(s, study)
-    write_outputs(s, rows, out, reference)
+    with _exclusive(out), Pool(workers, os.path.join(out, "work"), s.job(), sbatch_options) as pool:
+        try:
+            run_batches(s, study, pool, meter)
+        finally:
+            meter.finish()
+        rows = trial_rows(s, study)
+        write_outputs(s, rows, out, reference)
     return s, rows
+
+
+class _exclusive:
+    """One coordinator per study folder: a second one would hand out the same trials."""
+
+    def __init__(self, out):
+        self.path = os.path.join(out, "lock")
+
+    def __enter__(self):
+        import fcntl
+
+        self.f = open(self.path, "a+")
+        try:
+            fcntl.flock(self.f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.f.seek(0)
+            owner = self.f.read().strip() or "?"
+            self.f.close()
+            raise _stepsim.Error("dse: %s is in use by another stepsim dse (pid %s)" % (os.path.dirname(self.path), owner)) from None
+        self.f.seek(0)
+        self.f.truncate()
+        self.f.write("%d\n" % os.getpid())
+        self.f.flush()
+        return self
+
+    def __exit__(self, *exc):
+        self.f.close()
 
 
 def summary(s, rows, out):
@@ -125,14 +154,20 @@ def _constraint_values(trial):
 def run_batches(s, study, pool, meter):
     import optuna
 
-    distributions = {p.name: p.distribution() for p in s.parameters}
+    # In name order: a trial loaded from study.db lists its parameters by name, and NSGA-II's
+    # crossover draws in the order of the search space, so a resumed study must see the same order.
+    distributions = {p.name: p.distribution() for p in sorted(s.parameters, key=lambda p: p.name)}
     grid = s.grid() if s.method == "grid" else None
     meter.start(study)
     seen = {_point_key(t.params): _result_of(t) for t in study.get_trials(deepcopy=False) if t.state.is_finished()}
     while True:
         # A batch cut short by an interruption is run again first (its trials are RUNNING).
         batch = [t for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))]
-        if not batch:
+        if batch:
+            # The sampler tells too (its after_trial records the constraints NSGA-II ranks by):
+            # the batch's own, as when it was asked.
+            study.sampler = make_sampler(s, min(t.number for t in batch))
+        else:
             first = len(study.trials)
             if first >= s.trials:
                 break

@@ -61,7 +61,7 @@ class Pool:
         """`keep`: leave the folder (the workers' logs) after a run that ended well; a run that
         failed always leaves it."""
         self.kind, self.count = parse_workers(workers)
-        self.folder, self.job, self.keep = folder, job, keep
+        self.folder, self.job, self.keep = os.path.abspath(folder), job, keep
         self.sbatch_options = list(sbatch_options)
         self.procs, self.slurm_job, self.submissions, self.respawns = {}, None, 0, 0
         self.retried = set()  # keys of points run again because their worker died
