@@ -29,6 +29,8 @@ from . import _stepsim
 MAX_ATTEMPTS = 2
 POLL_SECONDS = 0.05
 HEARTBEAT_TIMEOUT_SECONDS = 300
+# squeue states of a Slurm task that is waiting or running (others are ending or over).
+SLURM_ALIVE = {"PENDING", "CONFIGURING", "RUNNING", "SUSPENDED", "REQUEUED", "RESIZING", "REQUEUE_HOLD"}
 
 
 def parse_workers(text):
@@ -180,13 +182,15 @@ class Pool:
     def _dead_workers(self):
         if self.kind == "local":
             return {w: "exit status %d" % p.returncode for w, p in self.procs.items() if p.poll() is not None}
-        alive = subprocess.run(["squeue", "-h", "-j", self.slurm_job, "-o", "%K %T"], capture_output=True, text=True)
-        if alive.returncode != 0 and "Invalid job id" not in alive.stderr:
+        listed = subprocess.run(["squeue", "-h", "-j", self.slurm_job, "-o", "%K %T"], capture_output=True, text=True)
+        if listed.returncode != 0 and "Invalid job id" not in listed.stderr:
             return {}  # the controller did not answer: ask again later
-        running = {"s" + line.split()[0] for line in alive.stdout.splitlines() if line.split()}
+        # squeue keeps a finished task listed for MinJobAge (COMPLETED, FAILED, ...): not alive.
+        alive = {"s" + task for task, state in (line.split()[:2] for line in listed.stdout.splitlines() if line.split())
+                 if state in SLURM_ALIVE}
         claimed = {n[:-5].partition("@")[2] for n in os.listdir(self.path("claimed"))}
-        dead = {w: "its Slurm task ended" for w in claimed if w not in running}
-        if not alive.stdout.strip():
+        dead = {w: "its Slurm task ended" for w in claimed if w not in alive}
+        if not alive:
             dead["*"] = "the array job %s ended" % self.slurm_job
         return dead
 
