@@ -217,3 +217,19 @@ def test_a_python_builder_runs_on_local_workers(tmp_path):
         assert row["cycles"] == r.cycles
     with pytest.raises(stepsim.Error, match="has no function nope"):
         stepsim.dse(dict(s, program={"builder": str(tmp_path / "mine.py") + ":nope"}), str(tmp_path / "o2"))
+
+
+def test_a_graph_files_params_are_searched_as_the_command_lines_set(tmp_path):
+    from conftest import ROOT, cli_report
+
+    graph = os.path.join(ROOT, "graphs", "examples", "graph_features.yaml")
+    s = {"program": {"graph": graph}, "parameters": {"tokens": [8, 16], "hbm.channels": [4]},
+         "objectives": {"cycles": "min"}, "search": {"method": "grid"}}
+    df = stepsim.dse(s, str(tmp_path / "o"), progress=False)
+    assert list(df["state"]) == ["ok", "ok"]
+    for _, row in df.iterrows():
+        report = cli_report(graph, tmp_path, "--set", "tokens=%d" % row["tokens"], "--set", "hbm.channels=4")
+        assert row["cycles"] == report["cycles"]
+    assert df.loc[0, "cycles"] != df.loc[1, "cycles"]
+    with pytest.raises(stepsim.Error, match="'tokenz' is neither a parameter of the program \\(tokens\\)"):
+        stepsim.dse(dict(s, parameters={"tokenz": [1]}), str(tmp_path / "o2"))

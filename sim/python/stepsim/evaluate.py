@@ -3,7 +3,7 @@
 Shared by stepsim.sweep, stepsim.dse and the workers (stepsim.worker), so that a metric means the
 same everywhere. A program is one of
     {"layer": NAME, "params": {...}}        a layer of the library (stepsim layers)
-    {"graph": PATH}                         a graph file (its params: are settings of the run)
+    {"graph": PATH}                         a graph file (its params: may be searched)
     {"builder": "FILE.py:FUNCTION"}          a Python function returning a stepsim.Graph
 """
 import functools
@@ -66,8 +66,8 @@ def metrics(report):
 
 
 def program_keys(program):
-    """The names a point may give the program itself (a layer's parameters, a builder's arguments);
-    None when every key is a setting of the run (a graph file)."""
+    """The names a point gives the program itself: a layer's parameters, a builder's arguments,
+    a graph file's `params:`. Every other name is a setting of the run (hardware, NODE.PARAM)."""
     if "layer" in program:
         layer = [d for d in _stepsim.layers() if d["name"] == program["layer"]]
         if not layer:
@@ -78,7 +78,22 @@ def program_keys(program):
         import inspect
 
         return set(inspect.signature(load_builder(program["builder"])).parameters)
-    return None
+    return graph_params(program["graph"])
+
+
+def graph_params(path):
+    """The names of a graph file's `params:` section."""
+    import yaml
+
+    try:
+        with open(path) as f:
+            data = yaml.safe_load(f)
+    except OSError as e:
+        raise _stepsim.Error("cannot open graph file '%s': %s" % (path, e.strerror)) from None
+    except yaml.YAMLError as e:
+        raise _stepsim.Error("graph file '%s' is not valid YAML: %s" % (path, e)) from None
+    params = data.get("params") if isinstance(data, dict) else None
+    return set(params) if isinstance(params, dict) else set()
 
 
 @functools.lru_cache(maxsize=16)
@@ -103,13 +118,13 @@ def build(program, point):
     from .graph import Graph
 
     own = program_keys(program)
-    args = {k: v for k, v in point.items() if own is not None and k in own}
-    settings = {k: v for k, v in point.items() if k not in args}
+    args = {**program.get("params", {}), **{k: v for k, v in point.items() if k in own}}
+    settings = {k: v for k, v in point.items() if k not in own}
     if "layer" in program:
-        return Graph.from_layer(program["layer"], **{**program.get("params", {}), **args}), settings
+        return Graph.from_layer(program["layer"], **args), settings
     if "builder" in program:
-        return load_builder(program["builder"])(**{**program.get("params", {}), **args}), settings
-    return Graph.from_yaml(program["graph"]), settings
+        return load_builder(program["builder"])(**args), settings
+    return Graph.from_yaml(program["graph"], params=args), settings
 
 
 def evaluate(job, point):

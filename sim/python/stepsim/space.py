@@ -17,6 +17,7 @@ parameters that are neither the program's nor the hardware's, unknown metrics.
 """
 import itertools
 import math
+import os
 
 import yaml
 
@@ -155,9 +156,12 @@ class Space:
         unknown = set(p) - {"layer", "graph", "builder", "params"}
         if unknown:
             raise _stepsim.Error("space: program: unknown key '%s' (layer, graph, builder, params)" % sorted(unknown)[0])
-        if "params" in p and "graph" in p:
-            raise _stepsim.Error("space: program: a graph file takes its parameters in 'set', not 'params'")
         program = {kinds[0]: str(p[kinds[0]]), "params": self._mapping("program.params", p.get("params", {}))}
+        if "graph" in program:  # the workers may start elsewhere (a Slurm node's directory)
+            program["graph"] = os.path.abspath(program["graph"])
+        if "builder" in program and ":" in program["builder"]:
+            path, _, name = program["builder"].rpartition(":")
+            program["builder"] = os.path.abspath(path) + ":" + name
         self._program_keys = program_keys(program)
         for k in program["params"]:
             if k not in self._program_keys:
@@ -172,8 +176,8 @@ class Space:
         out = []
         for name, spec in params.items():
             name = str(name)
-            own = self._program_keys is not None and name in self._program_keys
-            if not own and name not in hardware and "." not in name and self._program_keys is not None:
+            own = name in self._program_keys
+            if not own and name not in hardware and "." not in name:
                 raise _stepsim.Error("space: parameter '%s' is neither a parameter of the program (%s) nor a hardware "
                                      "parameter (stepsim presets) nor NODE.PARAM"
                                      % (name, ", ".join(sorted(self._program_keys))))
