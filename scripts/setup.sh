@@ -12,9 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"
 shift || true
-# The simulator's own libraries, and the compiler.
+# The simulator's own libraries (GLPK: FIFO sizing's linear program), and the compiler.
 PACKAGES=(g++ cmake make pkg-config libsystemc-dev libboost-context-dev libboost-program-options-dev libginac-dev
-          libyaml-cpp-dev nlohmann-json3-dev)
+          libyaml-cpp-dev nlohmann-json3-dev libglpk-dev)
 case "$what" in
   main)
     OPTIONS=(-DSTEPSIM_TESTS=OFF -DSTEPSIM_BENCHMARKS=OFF -DSTEPSIM_RTL=OFF -DSTEPSIM_PYTHON=OFF)
@@ -23,13 +23,12 @@ case "$what" in
     # Tests, benchmarks, plots, the RTL units (Verilator), their lint/synthesis and area, and the
     # bounded libFuzzer run of the default tests (clang; docs/checking.md), and the Python package
     # (sim/python: pybind11, with Debian's NumPy, SymPy, pandas, pytest and PyTorch); design-space
-    # exploration (Optuna), a single-node Slurm for its scale-out test (slurmctld, slurmd, munge) and
-    # GLPK for FIFO sizing.
+    # exploration (Optuna) and a single-node Slurm for its scale-out test (slurmctld, slurmd, munge).
     # STEPSIM_RTL unset: back to its default, on when CMake finds Verilator.
     PACKAGES+=(libgtest-dev libgmock-dev libbenchmark-dev python3-matplotlib verilator yosys qflow-tech-osu018
                clang libfuzzer-14-dev libclang-rt-14-dev
                pybind11-dev python3-dev python3-numpy python3-sympy python3-pandas python3-pytest python3-torch
-               python3-optuna slurmctld slurmd slurm-client munge libglpk-dev)
+               python3-optuna slurmctld slurmd slurm-client munge)
     OPTIONS=(-DSTEPSIM_TESTS=ON -DSTEPSIM_BENCHMARKS=ON -DSTEPSIM_PYTHON=ON -USTEPSIM_RTL)
     TARGET=() ;;
   *)

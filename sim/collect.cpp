@@ -72,6 +72,8 @@ std::vector<ChannelResult> channel_results(const Elaboration& e) {
   std::vector<ChannelResult> channels;
   for (const auto& c : e.channels) {
     ChannelResult cr{c->name(), c->params(), c->stats(), c->producer()->name(), c->consumer()->name()};
+    const Context& producer = *c->producer();
+    cr.blocked_full = producer.state() == Context::State::kBlockedSend && producer.blocked_on() == c.get();
     // A unit waits at its pins, not in the channel's receive and send: its bridge counts those.
     cr.stats.consumer_starve_cycles += e.ops.at(cr.consumer)->input_wait_cycles(c.get());
     cr.stats.producer_stall_cycles += e.ops.at(cr.producer)->output_wait_cycles(c.get());

@@ -135,8 +135,14 @@ void Elaborator::add_node(const NodeSpec& n, int rank, const ImplPolicy& policy)
 
 ChannelParams Elaborator::channel_params(const Edge& edge, const Op& producer, size_t output) const {
   ChannelParams cp;
+  // The consumer's depth for this input wins, then the producer's for its outputs, then the
+  // operator's own (a load's memory-unit buffer) or the preset's.
+  const std::map<std::string, uint32_t>& input_depth = plan_.node(edge.to).input_depth;
+  const auto own = input_depth.find(edge.to_port);
   const std::optional<uint32_t>& node_depth = plan_.node(edge.from).depth;
-  cp.depth = node_depth ? *node_depth : producer.output_depth(output, options_.hw.fifo_depth);
+  cp.depth = own != input_depth.end() ? own->second
+             : node_depth             ? *node_depth
+                                      : producer.output_depth(output, options_.hw.fifo_depth);
   cp.send_latency = options_.hw.send_latency;
   cp.response_latency = options_.hw.response_latency;
   cp.inflight = producer.output_inflight(output);

@@ -78,6 +78,9 @@ struct ChannelResult {
   ChannelParams params;
   ChannelStats stats;
   std::string producer, consumer;  // node names at its two ends (the bottleneck walk, sim/report.h)
+  // The run ended with its producer waiting for space on it: a deadlock's full channel, which a
+  // deeper FIFO may resolve (stepsim size-fifos raises these).
+  bool blocked_full = false;
 };
 
 struct SimResult {

@@ -34,6 +34,7 @@
 #include "sim/cosim.h"
 #include "sim/downtile.h"
 #include "sim/eval.h"
+#include "sim/fifo_sizing.h"
 #include "sim/graph/graph_writer.h"
 #include "sim/graph/loader.h"
 #include "sim/graph/output_file.h"
@@ -100,6 +101,21 @@ uint64_t number_option(const po::variables_map& vm, const std::string& name, uin
   if (text.empty() || ec != std::errc() || stop != end || v < lo || v > hi)
     throw std::invalid_argument("--" + name + " expects " + (lo == 0 ? "a non-negative integer" : "an integer") +
                                 " in " + std::to_string(lo) + ".." + std::to_string(hi) + ", got '" + text + "'");
+  return v;
+}
+
+// A decimal option in lo..hi ("0.01", "1e-3"); anything else names the option and the range.
+double decimal_option(const po::variables_map& vm, const std::string& name, double lo, double hi, double fallback) {
+  if (!vm.count(name)) return fallback;
+  const std::string& text = vm[name].as<std::string>();
+  std::istringstream in(text);
+  double v = 0;
+  in >> std::noskipws >> v;
+  if (text.empty() || in.fail() || !in.eof() || !std::isfinite(v) || v < lo || v > hi) {
+    std::ostringstream range;
+    range << lo << ".." << hi;
+    throw std::invalid_argument("--" + name + " expects a number in " + range.str() + ", got '" + text + "'");
+  }
   return v;
 }
 
@@ -497,6 +513,45 @@ int cmd_sweep(const Invocation& in, Streams s) {
   return 0;
 }
 
+// --- size-fifos --------------------------------------------------------------------------------
+
+void size_fifos_options(po::options_description& o) {
+  o.add_options()("tolerance", text("FRACTION")->default_value("0.01"),
+                  "the sized run may take up to (1 + FRACTION) x the deep-FIFO run's cycles, 0..1")(
+      "preset", text("NAME")->default_value("step-artifact"), "hardware preset (stepsim presets)")(
+      "set", texts("KEY=VALUE"),
+      "a hardware parameter in its unit (stepsim presets), else a graph parameter, else NODE.PARAM; repeatable")(
+      "probe-runs", text("N"),
+      "runs spent lowering single channels below the verified LP depths, and at most as many re-checking the "
+      "depths that deadlock, 0..100000 (default 64; 0: none)")(
+      "out,o", text("FILE.yaml"), "write the graph with the sized depths to FILE");
+}
+
+int cmd_size_fifos(const Invocation& in, Streams s) {
+  const std::string out = string_option(in.vm, "out");
+  try {
+    RunRequest request;
+    request.preset = string_option(in.vm, "preset");
+    request.sets = key_values(in.vm, "set");
+    FifoSizingOptions o;
+    o.tolerance = decimal_option(in.vm, "tolerance", 0, 1, o.tolerance);
+    o.probe_runs = uint32_t(number_option(in.vm, "probe-runs", 0, 100000, o.probe_runs));
+    auto [sim, graph_sets] = prepare_run(request);
+    o.sim = sim;
+    const FifoSizingResult r = size_fifos(load_graph(in.args[0], graph_sets), o);
+    print_fifo_sizing(r, s.out);
+    if (!out.empty()) {
+      write_graph(r.graph, out);
+      s.out << "wrote " << out << " (" << r.graph.nodes.size() << " nodes)\n";
+    }
+    return 0;
+  } catch (...) {
+    // A stale sized graph from an earlier run must not look like this run's.
+    discard_output_file(out, in.args[0]);
+    throw;
+  }
+}
+
 // Never reached: cli_main hands these command lines to Python before parsing them.
 int cmd_in_python(const Invocation&, Streams) { throw std::logic_error("runs in Python (sim/apps/python_commands.h)"); }
 
@@ -533,6 +588,10 @@ const std::vector<Command>& commands() {
        "a Slurm array job (the Python package, `stepsim sweep --slurm 1 --help`; docs/dse.md); the table is\n"
        "printed in the same form once every point is done.",
        0, 1, "", sweep_options, cmd_sweep},
+      {"size-fifos", "GRAPH.yaml", "per-channel FIFO depths within a cycle tolerance of deep FIFOs, least bytes",
+       "A linear program over the deep-FIFO run's rates and latencies (GLPK), verified and tightened by\n"
+       "timing runs; names the channels that deadlock below a depth (docs/fifo-sizing.md).",
+       1, 1, "size-fifos needs a graph file", size_fifos_options, cmd_size_fifos},
       {"dse", "SPACE.yaml", "design-space exploration: Optuna search, Pareto front, plots (Python)",
        "Runs in the Python package (python3 -m stepsim dse); `stepsim dse --help` lists its options.\n"
        "docs/dse.md describes the space file, the workers (local:N, slurm:N) and the outputs.",

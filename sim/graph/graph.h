@@ -20,6 +20,11 @@ struct NodeSpec {
   std::optional<uint64_t> compute_bw;         // FLOPs/cycle override for this node
   std::optional<uint32_t> depth;              // FIFO depth of this node's output channels
   std::optional<size_t> num_outputs;          // for numbered outputs (out0..), if not inferable
+  // FIFO depth of the channel into each named input port; wins over the producer's `depth`. Keyed
+  // by the consumer because every channel has exactly one consumer port, while an output read
+  // twice feeds several channels (through a Broadcast; stepsim size-fifos sizes them apart).
+  // YAML: `input_depth: {in1: 64}`.
+  std::map<std::string, uint32_t> input_depth;
   // Known sizes of output dims, outermost first, as expressions in the graph's symbols ("" keeps
   // the inferred size): names a new dynamic dimension (paper §6, e.g. Reassemble's) and types
   // the back edge of a cycle. YAML: `dims: {out: [n_route_out0, ""]}`.

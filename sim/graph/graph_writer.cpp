@@ -91,6 +91,11 @@ std::string graph_to_yaml(const Graph& g) {
            }
            if (n.compute_bw) e << YAML::Key << "compute_bw" << YAML::Value << *n.compute_bw;
            if (n.depth) e << YAML::Key << "depth" << YAML::Value << *n.depth;
+           if (!n.input_depth.empty()) {
+             e << YAML::Key << "input_depth" << YAML::Value << YAML::BeginMap;
+             for (const auto& [port, d] : n.input_depth) e << YAML::Key << port << YAML::Value << d;
+             e << YAML::EndMap;
+           }
            if (n.num_outputs) e << YAML::Key << "outputs" << YAML::Value << *n.num_outputs;
            if (!n.impl.empty()) e << YAML::Key << "impl" << YAML::Value << n.impl;
            if (!n.types.empty()) {

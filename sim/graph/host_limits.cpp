@@ -69,14 +69,17 @@ std::string HostMemoryEstimate::text() const {
 
 HostMemoryEstimate estimate_host_memory(const Graph& g, const HardwareParams& hw, bool functional) {
   HostMemoryEstimate e;
-  // Every input of a node is one channel, as deep as its producer's `depth:` or the preset's FIFO
-  // depth; a load's output may be as deep as its memory unit's buffer (load_buffer_tiles).
+  // Every input of a node is one channel, as deep as its own `input_depth:`, its producer's
+  // `depth:` or the preset's FIFO depth; a load's output may be as deep as its memory unit's
+  // buffer (load_buffer_tiles).
   const uint64_t default_depth = std::max<uint64_t>(hw.fifo_depth, hw.load_buffer_tiles);
   for (const NodeSpec& n : g.nodes)
     for (const auto& input : n.inputs) {
       const NodeSpec* producer = g.find(input.second.substr(0, input.second.find('.')));
-      const uint64_t depth =
-          producer && producer->depth ? std::max<uint64_t>(*producer->depth, default_depth) : default_depth;
+      const auto own = n.input_depth.find(input.first);
+      const uint64_t depth = own != n.input_depth.end()    ? std::max<uint64_t>(own->second, default_depth)
+                             : producer && producer->depth ? std::max<uint64_t>(*producer->depth, default_depth)
+                                                           : default_depth;
       e.channel_bytes = saturating_add(e.channel_bytes, saturating_mul(depth, kChannelSlotBytes));
     }
   for (const auto& s : g.streams) e.stream_bytes = saturating_add(e.stream_bytes, s.second.size() * sizeof(Beat));

@@ -268,6 +268,20 @@ void check_port_number(const std::string& port, const std::string& where) {
                                 std::to_string(kMaxNumberedPorts - 1));
 }
 
+// `input_depth: {PORT: N}`: the depth of the channel into each named input, which must be one of
+// the node's connected inputs (a depth for a port nothing feeds would silently do nothing).
+void read_input_depths(NodeSpec& s, const YAML::Node& depths, const std::string& source, const std::string& key) {
+  check_map(depths, source, key + " input_depth", {});
+  for (auto it = depths.begin(); it != depths.end(); ++it) {
+    const std::string port = scalar(it->first, source, "input_depth port");
+    if (!s.inputs.count(port))
+      throw std::invalid_argument(at(source, it->first) + ": " + key + " input_depth names '" + port +
+                                  "', which is not one of its inputs");
+    s.input_depth[port] =
+        uint32_t(integer(it->second, source, key + " input_depth." + port, {1, int64_t(kMaxFifoDepth)}));
+  }
+}
+
 NodeSpec node_spec_from(const YAML::Node& n, const std::string& source) {
   NodeSpec s;
   if (!n.IsMap() || !n["name"] || !n["op"])
@@ -282,8 +296,9 @@ NodeSpec node_spec_from(const YAML::Node& n, const std::string& source) {
     throw std::invalid_argument(where + ": " + e.what());  // unknown operator, with the list
   }
   const std::string key = "node '" + s.name + "'";
-  check_map(n, source, key,
-            {"name", "op", "params", "inputs", "compute_bw", "depth", "outputs", "impl", "dims", "types"});
+  check_map(
+      n, source, key,
+      {"name", "op", "params", "inputs", "compute_bw", "depth", "input_depth", "outputs", "impl", "dims", "types"});
   if (n["params"]) {
     check_map(n["params"], source, key + " params", {});
     for (auto it = n["params"].begin(); it != n["params"].end(); ++it) {
@@ -323,6 +338,7 @@ NodeSpec node_spec_from(const YAML::Node& n, const std::string& source) {
   if (n["compute_bw"])
     s.compute_bw = uint64_t(integer(n["compute_bw"], source, key + " compute_bw", {1, int64_t(kMaxBandwidth)}));
   if (n["depth"]) s.depth = uint32_t(integer(n["depth"], source, key + " depth", {1, int64_t(kMaxFifoDepth)}));
+  if (n["input_depth"]) read_input_depths(s, n["input_depth"], source, key);
   if (n["outputs"])
     s.num_outputs = size_t(integer(n["outputs"], source, key + " outputs", {1, int64_t(kMaxNumberedPorts)}));
   return s;

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
 #include <string>
 
 #include "hw/ops/op.h"
 #include "hw/presets/hardware.h"
 #include "hw/stream/number_text.h"
+#include "sim/graph/graph_writer.h"
 #include "sim/graph/host_limits.h"
 #include "sim/graph/loader.h"
 
@@ -112,6 +114,19 @@ TEST(StrictYaml, AGraphParameterSetToTextIsNamedWhereItIsUsed) {
   EXPECT_EQ(load(yaml, {{"n", "7"}}).streams.at("s").size(), 7u);  // 7 elements, D on the last beat
 }
 
+TEST(NodeKeys, InputDepthIsReadCheckedAndWrittenBack) {
+  const Graph g = load(kHead + "  - {name: k, op: Sink, inputs: {in: src}, input_depth: {in: 7}}\n");
+  EXPECT_EQ(g.find("k")->input_depth, (std::map<std::string, uint32_t>{{"in", 7}}));
+  const Graph again = parse_graph(graph_to_yaml(g), "w.yaml", ".", {});
+  EXPECT_EQ(again.find("k")->input_depth, g.find("k")->input_depth);
+  EXPECT_EQ(load_error(kHead + "  - {name: k, op: Sink, inputs: {in: src}, input_depth: {in0: 7}}\n"),
+            "g.yaml:5:58: node 'k' input_depth names 'in0', which is not one of its inputs");
+  EXPECT_EQ(load_error(kHead + "  - {name: k, op: Sink, inputs: {in: src}, input_depth: {in: 0}}\n"),
+            "g.yaml:5:62: node 'k' input_depth.in must be an integer in 1..1048576, got '0'");
+  EXPECT_EQ(load_error(kHead + "  - {name: k, op: Sink, inputs: {in: src}, input_depth: 7}\n"),
+            "g.yaml:5:57: node 'k' input_depth must be a mapping, got '7'");
+}
+
 TEST(HostLimits, FieldsThatSizeMemoryAreBoundedBeforeAnythingIsAllocated) {
   // depth 1e9 once ended in std::bad_alloc naming no node.
   EXPECT_EQ(load_error(kHead + "  - {name: k, op: Sink, inputs: {in: src}, depth: 1000000000}\n"),
@@ -133,6 +148,12 @@ TEST(HostLimits, TheMemoryEstimateRefusesARunAboveTheLimit) {
   HardwareParams hw;
   const HostMemoryEstimate e = estimate_host_memory(g, hw, false);
   EXPECT_EQ(e.channel_bytes, 4 * uint64_t(1000000) * (sizeof(Beat) + 24));
+  // A consumer's input_depth counts for its channel instead of the producer's depth.
+  yaml.replace(yaml.find("src.out3}}"), 10, "src.out3}, input_depth: {in: 3000000}}");
+  EXPECT_NE(load_error(yaml), "loaded");  // above the largest depth
+  yaml.replace(yaml.find("3000000"), 7, "1048576");
+  EXPECT_EQ(estimate_host_memory(load(yaml), hw, false).channel_bytes,
+            (3 * uint64_t(1000000) + 1048576) * (sizeof(Beat) + 24));
   ::setenv("STEPSIM_HOST_MEMORY_LIMIT", "100M", 1);
   try {
     check_host_memory(g, hw, false);
