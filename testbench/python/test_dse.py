@@ -233,3 +233,16 @@ def test_a_graph_files_params_are_searched_as_the_command_lines_set(tmp_path):
     assert df.loc[0, "cycles"] != df.loc[1, "cycles"]
     with pytest.raises(stepsim.Error, match="'tokenz' is neither a parameter of the program \\(tokens\\)"):
         stepsim.dse(dict(s, parameters={"tokenz": [1]}), str(tmp_path / "o2"))
+
+
+def test_a_searched_parameter_can_be_an_objective_and_a_constraint(tmp_path):
+    # The hardware's cost: fewer HBM channels is better, and at most 6 are allowed.
+    s = space(objectives={"cycles": "min", "hbm.channels": "min"}, constraints={"hbm.channels": {"max": 6}},
+              parameters={"tile_f": [64], "hbm.channels": [2, 4, 8]})
+    df = stepsim.dse(s, str(tmp_path / "o"), progress=False)
+    assert list(df["state"]) == ["ok", "ok", "infeasible"]
+    front = read_csv(tmp_path / "o" / "pareto.csv")
+    assert [int(r["hbm.channels"]) for r in front] == [2, 4]  # 4 channels are faster than 2
+    assert int(front[0]["cycles"]) > int(front[1]["cycles"])
+    with pytest.raises(stepsim.Error, match="unknown objective 'tile_q'"):
+        stepsim.dse(space(objectives={"tile_q": "min"}), str(tmp_path / "o2"))

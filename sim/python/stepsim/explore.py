@@ -91,11 +91,13 @@ def summary(s, rows, out):
              % (s.name, len(rows), count["ok"], count["infeasible"], count["failed"], s.method, s.seed, wall),
              "Pareto front: %d trials, %d distinct objective values (the first trial of each):" % (len(front), len(set(
                  tuple(r[n] for n in s.objectives) for r in front)))]
-    cols = ["trial"] + [p.name for p in s.parameters] + ["%s [%s]" % (n, METRICS[n]) for n in s.objectives]
+    cols = ["trial"] + [p.name for p in s.parameters] + ["%s [%s]" % (n, METRICS[n]) for n in s.objectives
+                                                          if n in METRICS]
     shown = {}  # one line per distinct objective vector: the first trial that reached it
     for r in front:
         shown.setdefault(tuple(r[n] for n in s.objectives), r)
-    cells = [[str(r["trial"])] + [str(r[p.name]) for p in s.parameters] + [_fmt(r[n]) for n in s.objectives]
+    cells = [[str(r["trial"])] + [str(r[p.name]) for p in s.parameters] + [_fmt(r[n]) for n in s.objectives
+                                                                          if n in METRICS]
              for _, r in sorted(shown.items())]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
     lines.append("  " + "  ".join(c.rjust(w) for c, w in zip(cols, widths)))
@@ -181,10 +183,10 @@ def run_batches(s, study, pool, meter):
             known = seen.get(_point_key(t.params))
             if known is not None:  # the simulator is deterministic: a point seen before is not run again
                 results["t%06d" % t.number] = dict(known, worker="cache", wall_seconds=0.0)
-                meter.ran(known)
+                meter.ran(known, t.params)
             else:
                 points["t%06d" % t.number] = dict(t.params)
-        results.update(pool.map(points, lambda key, r: meter.ran(r)))
+        results.update(pool.map(points, lambda key, r: meter.ran(r, points[key])))
         for t in sorted(batch, key=lambda t: t.number):
             result = results["t%06d" % t.number]
             tell(s, study, t, result)
@@ -218,8 +220,8 @@ def tell(s, study, trial, result):
         return
     m = result["metrics"]
     storage.set_trial_user_attr(trial_id, "metrics", m)
-    storage.set_trial_user_attr(trial_id, "constraints", s.violations(m))
-    study.tell(number, [float(m[name]) for name in s.objectives])
+    storage.set_trial_user_attr(trial_id, "constraints", s.violations(m, trial.params))
+    study.tell(number, [float(s.value(name, m, trial.params)) for name in s.objectives])
 
 
 def trial_rows(s, study):
@@ -295,14 +297,14 @@ class Progress:
         if self.enabled and self.done:
             print("dse: resuming %s at trial %d of %d" % (self.s.name, self.done, self.s.trials), file=sys.stderr)
 
-    def ran(self, result):
+    def ran(self, result, params):
         self.ran_here += 1
         self.done += 1
         if "error" in result:
             self.failed += 1
-        elif max(self.s.violations(result["metrics"])) <= 0:
+        elif max(self.s.violations(result["metrics"], params)) <= 0:
             for name, d in self.s.objectives.items():
-                v = result["metrics"][name]
+                v = self.s.value(name, result["metrics"], params)
                 if name not in self.best or (v < self.best[name] if d == "min" else v > self.best[name]):
                     self.best[name] = v
         if self.tty:

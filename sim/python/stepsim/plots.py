@@ -9,7 +9,7 @@ from .evaluate import METRICS  # noqa: E402
 
 
 def _label(name):
-    return "%s [%s]" % (name, METRICS[name])
+    return "%s [%s]" % (name, METRICS[name]) if name in METRICS else name
 
 
 def _save(fig, path):

@@ -193,17 +193,32 @@ class Space:
             raise _stepsim.Error("space: 'objectives' must map one or more metrics to min or max (metrics: %s)"
                                  % ", ".join(METRICS))
         for name, direction in objectives.items():
-            if name not in METRICS:
-                raise _stepsim.Error("space: unknown objective '%s' (metrics: %s)" % (name, ", ".join(METRICS)))
+            if not self._measurable(name):
+                raise _stepsim.Error("space: unknown objective '%s' (metrics: %s; or a numeric searched parameter)"
+                                     % (name, ", ".join(METRICS)))
             if direction not in ("min", "max"):
                 raise _stepsim.Error("space: objective '%s': min or max, not %r" % (name, direction))
         return dict(objectives)
 
+    def _measurable(self, name):
+        """A metric of the run, or a numeric searched parameter (the hardware's cost, say
+        hbm.channels: min, which no run measures)."""
+        if name in METRICS:
+            return True
+        p = next((p for p in self.parameters if p.name == name), None)
+        return p is not None and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                     for v in (p.choices if p.choices is not None else [p.low, p.high]))
+
+    def value(self, name, metrics, params):
+        """An objective's or constraint's value at a point: its metric, or the parameter's value."""
+        return metrics[name] if name in METRICS else params[name]
+
     def _constraints(self, constraints):
         out = {}
         for name, bound in self._mapping("constraints", constraints).items():
-            if name not in METRICS:
-                raise _stepsim.Error("space: unknown constraint metric '%s' (metrics: %s)" % (name, ", ".join(METRICS)))
+            if not self._measurable(name):
+                raise _stepsim.Error("space: unknown constraint metric '%s' (metrics: %s; or a numeric searched "
+                                     "parameter)" % (name, ", ".join(METRICS)))
             if not isinstance(bound, dict) or not bound or set(bound) - {"min", "max"}:
                 raise _stepsim.Error("space: constraint '%s': give {max: V} and/or {min: V}" % name)
             for k, v in bound.items():
@@ -245,12 +260,13 @@ class Space:
         """What a worker needs to evaluate a point (stepsim.evaluate.evaluate)."""
         return {"program": self.program, "preset": self.preset, "mode": self.mode, "set": self.settings}
 
-    def violations(self, m):
-        """Constraint values of metrics `m` (<= 0 is satisfied): fitting the fabric, then each bound."""
+    def violations(self, m, params):
+        """Constraint values at a point (<= 0 is satisfied): fitting the fabric, then each bound."""
         out = [0.0 if m["fits"] else 1.0]
         for name, bound in self.constraints.items():
+            v = self.value(name, m, params)
             if "max" in bound:
-                out.append(float(m[name] - bound["max"]))
+                out.append(float(v - bound["max"]))
             if "min" in bound:
-                out.append(float(bound["min"] - m[name]))
+                out.append(float(bound["min"] - v))
         return out
