@@ -15,6 +15,7 @@
 #include "sim/graph/loader.h"
 #include "sim/graph/tensors.h"
 #include "sim/simulation.h"
+#include "testbench/ops/testutil.h"
 
 namespace stepsim {
 namespace {
@@ -43,8 +44,11 @@ std::string graph(const std::string& scan_params, bool with_prior) {
   return g;
 }
 
+// One file per test: CTest runs the tests of this file as parallel processes (ctest -j), which
+// would otherwise load each other's graphs from one shared path.
 Graph load(const std::string& yaml) {
-  const fs::path file = fs::path(::testing::TempDir()) / "scan_forms.yaml";
+  const fs::path file = fs::path(::testing::TempDir()) /
+                        ("scan_forms." + test::test_file_name() + ".yaml");
   std::ofstream(file) << yaml;
   return load_graph(file.string(), {});
 }

@@ -6,6 +6,13 @@
 
 namespace stepsim::test {
 
+// SUITE.TEST of the running test, to name its own temporary files: CTest runs the tests of a file
+// as parallel processes (ctest -j), which must not share a path.
+inline std::string test_file_name() {
+  const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
+  return std::string(t->test_suite_name()) + "." + t->name();
+}
+
 inline HardwareParams artifact() { return load_preset("step-artifact"); }
 
 // Runs `op` and returns port -> token text; fails the test on a simulation error.

@@ -11,6 +11,7 @@
 #include "sim/graph/loader.h"
 #include "sim/graph/tensors.h"
 #include "sim/simulation.h"
+#include "testbench/ops/testutil.h"
 
 namespace stepsim {
 namespace {
@@ -20,7 +21,8 @@ namespace fs = std::filesystem;
 // Scores [4 x 8] fp32 from a .npy file, read as [1 x 8] rows; TopK k; the selectors to a Sink and
 // the masks stored to m.
 Graph topk_graph(const std::vector<float>& scores, int k, const std::string& dtype = "fp32") {
-  const fs::path dir = fs::path(::testing::TempDir()) / "topk";
+  // A folder per test: CTest runs this file's tests as parallel processes (ctest -j).
+  const fs::path dir = fs::path(::testing::TempDir()) / ("topk." + test::test_file_name());
   fs::create_directories(dir);
   TileData d;
   d.f = scores;
