@@ -246,3 +246,15 @@ def test_a_searched_parameter_can_be_an_objective_and_a_constraint(tmp_path):
     assert int(front[0]["cycles"]) > int(front[1]["cycles"])
     with pytest.raises(stepsim.Error, match="unknown objective 'tile_q'"):
         stepsim.dse(space(objectives={"tile_q": "min"}), str(tmp_path / "o2"))
+
+
+@pytest.mark.parametrize("method", ["tpe", "random"])
+def test_tpe_and_random_searches_are_seeded(tmp_path, method):
+    s = space(objectives={"cycles": "min"}, search={"method": method, "trials": 12, "seed": 3, "batch": 4},
+              parameters={"tile_f": [32, 64, 128], "hbm.channels": {"low": 2, "high": 32}})
+    a = stepsim.dse(s, str(tmp_path / "a"), progress=False)
+    stepsim.dse(s, str(tmp_path / "b"), workers="local:2", progress=False)
+    assert len(a) == 12 and set(a["state"]) == {"ok"}
+    assert key_columns(tmp_path / "a" / "trials.csv") == key_columns(tmp_path / "b" / "trials.csv")
+    front = read_csv(tmp_path / "a" / "pareto.csv")  # one objective: the best trials
+    assert {int(r["cycles"]) for r in front} == {int(a["cycles"].min())}
