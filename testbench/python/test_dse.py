@@ -153,6 +153,7 @@ def test_the_command_line(tmp_path):
     assert bad.returncode == 1 and "error: space: cannot read" in bad.stderr
     bad = cli("dse", str(f), "--out", str(tmp_path / "o3"), "--workers", "many", check=False)
     assert bad.returncode == 1 and "--workers: give inline, local:N or slurm:N" in bad.stderr
+    assert not (tmp_path / "o3").exists()
     blocked = tmp_path / "file"
     blocked.write_text("")
     bad = cli("dse", str(f), "--out", str(blocked / "o"), check=False)

@@ -22,7 +22,7 @@ import yaml
 from . import _stepsim
 from . import space as space_module
 from .evaluate import METRICS
-from .workers import Pool
+from .workers import Pool, parse_workers
 
 STATES = ("ok", "infeasible", "failed")
 
@@ -41,7 +41,10 @@ def dse(space, out, workers="inline", trials=None, progress=True, sbatch_options
 def run(space, out, workers="inline", trials=None, progress=True, sbatch_options=(), reference=None):
     """dse() without pandas: (the Space, the trial rows)."""
     s = space_module.load(space)
+    parse_workers(workers)  # a bad --workers before anything is written
     if trials is not None:
+        if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= space_module.MAX_TRIALS:
+            raise _stepsim.Error("dse: trials must be an integer in 1..%d, not %r" % (space_module.MAX_TRIALS, trials))
         s.trials = min(trials, len(s.grid())) if s.method == "grid" else trials
     study = open_study(s, out)
     meter = Progress(s, progress)
@@ -126,13 +129,20 @@ def open_study(s, out):
             if yaml.safe_load(f) != s.data:
                 raise _stepsim.Error("dse: %s holds a study of another space (%s); give another output folder"
                                      % (out, saved))
-    else:
-        with open(saved + ".tmp", "w") as f:
-            yaml.safe_dump(s.data, f, sort_keys=False)
-        os.replace(saved + ".tmp", saved)
     directions = ["minimize" if d == "min" else "maximize" for d in s.objectives.values()]
-    return optuna.create_study(study_name=s.name, storage="sqlite:///" + os.path.abspath(os.path.join(out, "study.db")),
-                               directions=directions, load_if_exists=True)
+    try:
+        if not os.path.exists(saved):
+            with open(saved + ".tmp", "w") as f:
+                yaml.safe_dump(s.data, f, sort_keys=False)
+            os.replace(saved + ".tmp", saved)
+        return optuna.create_study(study_name=s.name, directions=directions, load_if_exists=True,
+                                   storage="sqlite:///" + os.path.abspath(os.path.join(out, "study.db")))
+    except (OSError, optuna.exceptions.OptunaError, ImportError) as e:
+        raise _stepsim.Error("dse: cannot keep the study in %s: %s" % (out, e)) from None
+    except Exception as e:  # SQLAlchemy's errors (a folder that cannot hold a database)
+        if type(e).__module__.startswith("sqlalchemy"):
+            raise _stepsim.Error("dse: cannot keep the study in %s: %s" % (out, str(e).splitlines()[0])) from None
+        raise
 
 
 def make_sampler(s, first_trial):
