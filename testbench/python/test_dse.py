@@ -259,3 +259,39 @@ def test_tpe_and_random_searches_are_seeded(tmp_path, method):
     assert key_columns(tmp_path / "a" / "trials.csv") == key_columns(tmp_path / "b" / "trials.csv")
     front = read_csv(tmp_path / "a" / "pareto.csv")  # one objective: the best trials
     assert {int(r["cycles"]) for r in front} == {int(a["cycles"].min())}
+
+
+def test_mutated_spaces_give_a_space_or_a_clear_error():
+    """A fuzz of the space parser: 2000 spaces with one part replaced by a value of another shape
+    or type (seeded). Each loads, or raises stepsim.Error; nothing else may escape."""
+    import copy
+    import random
+
+    rng = random.Random(22)
+    junk = [None, 0, -1, 1.5, float("nan"), float("inf"), True, "", "x", [], [None], [[1]], {}, {"low": "a"},
+            {"low": 1}, {"low": 5, "high": 1}, {"max": "a"}, {"min": 1, "max": 2}, "min", "max", 10**30, [1, 1]]
+    paths = [("name",), ("program",), ("program", "layer"), ("program", "params"), ("program", "params", "batch"),
+             ("preset",), ("mode",), ("set",), ("parameters",), ("parameters", "tile_f"),
+             ("parameters", "hbm.channels"), ("parameters", "hbm.channels", "low"), ("parameters", "hbm.channels", "step"),
+             ("objectives",), ("objectives", "cycles"), ("objectives", "hbm.channels"), ("constraints",),
+             ("constraints", "cycles"), ("search",), ("search", "method"), ("search", "trials"), ("search", "batch"),
+             ("search", "seed")]
+    loaded = refused = 0
+    for _ in range(2000):
+        s = copy.deepcopy(SWIGLU)
+        s["constraints"] = {"cycles": {"max": 10**9}}
+        for _ in range(rng.randint(1, 3)):
+            path = rng.choice(paths)
+            node = s
+            for k in path[:-1]:
+                if not isinstance(node.get(k) if isinstance(node, dict) else None, dict):
+                    break
+                node = node[k]
+            else:
+                node[path[-1]] = copy.deepcopy(rng.choice(junk))
+        try:
+            space_module.load(s)
+            loaded += 1
+        except stepsim.Error:
+            refused += 1
+    assert loaded + refused == 2000 and loaded > 0 and refused > 1000

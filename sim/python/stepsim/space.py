@@ -93,7 +93,8 @@ class Parameter:
         self.low, self.high = spec["low"], spec["high"]
         self.step, self.log = spec.get("step"), bool(spec.get("log", False))
         for k, v in (("low", self.low), ("high", self.high), ("step", self.step)):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
+            if (v is not None or k != "step") and (isinstance(v, bool) or not isinstance(v, (int, float))
+                                                   or not math.isfinite(v)):
                 raise _stepsim.Error("space: parameter '%s': %s must be a finite number, not %r" % (name, k, v))
         if self.low > self.high:
             raise _stepsim.Error("space: parameter '%s': low %s > high %s" % (name, self.low, self.high))
