@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <vector>
 
 #include "hw/functions/detail.h"
 #include "hw/functions/functions.h"
@@ -22,39 +23,63 @@ MatmulDims matmul_dims(const std::string& kind, const std::string& name, const T
   return {a.rows, a.cols, bt ? b.rows : b.cols};
 }
 
-void matmul_accumulate(const Tile& a, const Tile& b, bool bt, float* out, bool first) {
-  const uint32_t M = a.rows, K = a.cols, N = bt ? b.rows : b.cols;
-  const float* A = a.data->f.data();
-  const float* B = b.data->f.data();
+namespace {
+
+// Compiled for AVX-512, AVX2 and the x86-64 baseline, the CPU's own chosen at load time (GCC's
+// function multiversioning: no dependency, the same source). The vectors run across an output
+// row's columns j; each out[j] still takes its products in increasing k, one multiply and one add
+// each (-ffp-contract=off), so every version gives the scalar loop's bits.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define STEPSIM_KERNEL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define STEPSIM_KERNEL_CLONES
+#endif
+
+constexpr uint32_t kColumnBlock = 64;  // output columns kept in registers over the whole k loop
+
+// Columns j0 .. j0 + W of one output row: the sums stay in a local block (registers) for all k.
+template <uint32_t W>
+inline void matmul_row_block(const float* ai, const float* B, uint32_t K, uint32_t N, uint32_t j0, float* o,
+                             bool first) {
+  float acc[W];
+  for (uint32_t j = 0; j < W; ++j) acc[j] = first ? ai[0] * B[j0 + j] : o[j0 + j];
+  for (uint32_t k = first ? 1 : 0; k < K; ++k) {
+    const float aik = ai[k];
+    const float* bk = B + size_t(k) * N + j0;
+    for (uint32_t j = 0; j < W; ++j) acc[j] = acc[j] + aik * bk[j];
+  }
+  for (uint32_t j = 0; j < W; ++j) o[j0 + j] = acc[j];
+}
+
+// out[i][j] (+)= sum over k of A[i][k] * B[k][j], B row-major [K x N]; `first`: out starts with
+// the k = 0 product (not 0 + p: a -0 product stays -0).
+STEPSIM_KERNEL_CLONES void matmul_rows(const float* A, const float* B, uint32_t M, uint32_t K, uint32_t N, float* out,
+                                       bool first) {
   for (uint32_t i = 0; i < M; ++i) {
     float* o = out + size_t(i) * N;
     const float* ai = A + size_t(i) * K;
-    if (first && K == 0) std::fill(o, o + N, 0.0f);
-    if (bt) {
-      for (uint32_t j = 0; j < N; ++j) {
-        const float* bj = B + size_t(j) * K;
-        float s = o[j];
-        for (uint32_t k = 0; k < K; ++k) {
-          const float p = ai[k] * bj[k];
-          s = (first && k == 0) ? p : s + p;
-        }
-        o[j] = s;
-      }
-    } else {
-      for (uint32_t k = 0; k < K; ++k) {
-        const float aik = ai[k];
-        const float* bk = B + size_t(k) * N;
-        if (first && k == 0) {
-          for (uint32_t j = 0; j < N; ++j) o[j] = aik * bk[j];
-        } else {
-          for (uint32_t j = 0; j < N; ++j) {
-            const float p = aik * bk[j];
-            o[j] = o[j] + p;
-          }
-        }
-      }
+    if (first && K == 0) {
+      std::fill(o, o + N, 0.0f);
+      continue;
     }
+    uint32_t j0 = 0;
+    for (; j0 + kColumnBlock <= N; j0 += kColumnBlock) matmul_row_block<kColumnBlock>(ai, B, K, N, j0, o, first);
+    for (; j0 < N; ++j0) matmul_row_block<1>(ai, B, K, N, j0, o, first);
   }
+}
+
+}  // namespace
+
+void matmul_accumulate(const Tile& a, const Tile& b, bool bt, float* out, bool first) {
+  const uint32_t M = a.rows, K = a.cols, N = bt ? b.rows : b.cols;
+  const float* B = b.data->f.data();
+  if (!bt) return matmul_rows(a.data->f.data(), B, M, K, N, out, first);
+  // B stored [N x K]: transposed once (K x N values) so that the columns vectorize; the sums keep
+  // their order over k, so the result is the dot products' bits.
+  std::vector<float> bk(size_t(K) * N);
+  for (uint32_t j = 0; j < N; ++j)
+    for (uint32_t k = 0; k < K; ++k) bk[size_t(k) * N + j] = B[size_t(j) * K + k];
+  matmul_rows(a.data->f.data(), bk.data(), M, K, N, out, first);
 }
 
 }  // namespace detail
