@@ -8,26 +8,29 @@
 
 namespace stepsim {
 
-void pack_elements(const TileData& values, uint64_t n, DType dtype, uint8_t* bytes) {
-  for (uint64_t k = 0; k < n; ++k) {
-    switch (dtype) {
-      case DType::BF16: {
-        const uint16_t b = bf16_bits_from_f32(values.f[k]);
+// One loop per element type (the type tested once, not per element), each one simple enough for
+// the compiler to vectorize; the bytes are the same.
+void pack_elements(const TileData& values, uint64_t first, uint64_t n, DType dtype, uint8_t* bytes) {
+  switch (dtype) {
+    case DType::BF16: {
+      const float* f = values.f.data() + first;
+      for (uint64_t k = 0; k < n; ++k) {
+        const uint16_t b = bf16_bits_from_f32(f[k]);
         std::memcpy(bytes + 2 * k, &b, 2);
-        break;
       }
-      case DType::FP32: {
-        const uint32_t u = f32_bits(values.f[k]);
-        std::memcpy(bytes + 4 * k, &u, 4);
-        break;
-      }
-      case DType::INT32: {
-        const int32_t i = values.i[k];
-        std::memcpy(bytes + 4 * k, &i, 4);
-        break;
-      }
+      break;
     }
+    case DType::FP32:
+      std::memcpy(bytes, values.f.data() + first, 4 * n);  // the floats' own bits, little-endian as f32_bits
+      break;
+    case DType::INT32:
+      std::memcpy(bytes, values.i.data() + first, 4 * n);
+      break;
   }
+}
+
+void pack_elements(const TileData& values, uint64_t n, DType dtype, uint8_t* bytes) {
+  pack_elements(values, 0, n, dtype, bytes);
 }
 
 void unpack_elements(const uint8_t* bytes, uint64_t n, DType dtype, TileData& values) {
@@ -37,16 +40,14 @@ void unpack_elements(const uint8_t* bytes, uint64_t n, DType dtype, TileData& va
     return;
   }
   values.f.resize(n);
+  if (dtype == DType::FP32) {
+    std::memcpy(values.f.data(), bytes, 4 * n);
+    return;
+  }
   for (uint64_t k = 0; k < n; ++k) {
-    if (dtype == DType::BF16) {
-      uint16_t b;
-      std::memcpy(&b, bytes + 2 * k, 2);
-      values.f[k] = f32_from_bf16_bits(b);
-    } else {
-      uint32_t u;
-      std::memcpy(&u, bytes + 4 * k, 4);
-      values.f[k] = f32_from_bits(u);
-    }
+    uint16_t b;
+    std::memcpy(&b, bytes + 2 * k, 2);
+    values.f[k] = f32_from_bf16_bits(b);
   }
 }
 
@@ -170,15 +171,22 @@ uint64_t OffChipMemory::request(Context& ctx, uint64_t addr, bool write, uint8_t
 
 void OffChipMemory::write_values(const OffChipTensor& t, const TileData& values) {
   const uint64_t n = t.rows * t.cols;
-  std::vector<uint8_t> bytes(t.bytes());
+  TileData blocked;
   if (t.blocked()) {
-    TileData stored = values;
-    reorder_blocked(stored, t.rows, t.cols, t.block_rows, t.block_cols, true);
-    pack_elements(stored, n, t.dtype, bytes.data());
-  } else {
-    pack_elements(values, n, t.dtype, bytes.data());
+    blocked = values;
+    reorder_blocked(blocked, t.rows, t.cols, t.block_rows, t.block_cols, true);
   }
-  target_.memory().write(t.base, bytes.data(), bytes.size());
+  const TileData& stored = t.blocked() ? blocked : values;
+  // Packed and written a chunk at a time: a buffer of the whole tensor's bytes would be as large
+  // as the tensor (gigabytes for an MoE's experts), all of it fresh memory the kernel zeroes.
+  constexpr uint64_t kChunkElements = uint64_t(1) << 18;
+  const uint64_t esize = dtype_bytes(t.dtype);
+  std::vector<uint8_t> chunk(std::min(n, kChunkElements) * esize);
+  for (uint64_t first = 0; first < n; first += kChunkElements) {
+    const uint64_t m = std::min(kChunkElements, n - first);
+    pack_elements(stored, first, m, t.dtype, chunk.data());
+    target_.memory().write(t.base + first * esize, chunk.data(), m * esize);
+  }
 }
 
 TileData OffChipMemory::read_values(const OffChipTensor& t) {

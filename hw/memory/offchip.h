@@ -167,7 +167,9 @@ class OffChipMemory : public sc_core::sc_module {
 };
 
 // Element values <-> the bytes they occupy in memory (little-endian; bf16 as its 16 bits).
+// Packs values[first .. first + n) (the first form: from 0).
 void pack_elements(const TileData& values, uint64_t n, DType dtype, uint8_t* bytes);
+void pack_elements(const TileData& values, uint64_t first, uint64_t n, DType dtype, uint8_t* bytes);
 void unpack_elements(const uint8_t* bytes, uint64_t n, DType dtype, TileData& values);
 
 // A [rows x cols] tile made of whole [br x bc] blocks moves through memory block row by block

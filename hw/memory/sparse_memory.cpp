@@ -26,8 +26,11 @@ void SparseMemory::write(uint64_t addr, const uint8_t* src, uint64_t len) {
     const uint64_t n = std::min(len, kPageBytes - off);
     auto& page = pages_[addr / kPageBytes];
     if (!page) {
-      page = std::make_unique<Page>();
-      page->fill(0);
+      // Uninitialised (new Page, not make_unique's zeroing), then zero only what this write
+      // leaves: a tensor written whole is not zeroed first.
+      page.reset(new Page);
+      std::memset(page->data(), 0, off);
+      std::memset(page->data() + off + n, 0, kPageBytes - off - n);
     }
     std::memcpy(page->data() + off, src, n);
     addr += n;
