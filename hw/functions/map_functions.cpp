@@ -7,6 +7,7 @@
 #include "hw/functions/detail.h"
 #include "hw/functions/functions.h"
 #include "hw/functions/numerics.h"
+#include "hw/stream/simd.h"
 
 namespace stepsim {
 
@@ -25,15 +26,9 @@ MatmulDims matmul_dims(const std::string& kind, const std::string& name, const T
 
 namespace {
 
-// Compiled for AVX-512, AVX2 and the x86-64 baseline, the CPU's own chosen at load time (GCC's
-// function multiversioning: no dependency, the same source). The vectors run across an output
-// row's columns j; each out[j] still takes its products in increasing k, one multiply and one add
-// each (-ffp-contract=off), so every version gives the scalar loop's bits.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define STEPSIM_KERNEL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define STEPSIM_KERNEL_CLONES
-#endif
+// Compiled per instruction set (hw/stream/simd.h). The vectors run across an output row's
+// columns j; each out[j] still takes its products in increasing k, one multiply and one add each,
+// so every version gives the scalar loop's bits.
 
 constexpr uint32_t kColumnBlock = 64;  // output columns kept in registers over the whole k loop
 
@@ -53,7 +48,7 @@ inline void matmul_row_block(const float* ai, const float* B, uint32_t K, uint32
 
 // out[i][j] (+)= sum over k of A[i][k] * B[k][j], B row-major [K x N]; `first`: out starts with
 // the k = 0 product (not 0 + p: a -0 product stays -0).
-STEPSIM_KERNEL_CLONES void matmul_rows(const float* A, const float* B, uint32_t M, uint32_t K, uint32_t N, float* out,
+STEPSIM_SIMD_CLONES void matmul_rows(const float* A, const float* B, uint32_t M, uint32_t K, uint32_t N, float* out,
                                        bool first) {
   for (uint32_t i = 0; i < M; ++i) {
     float* o = out + size_t(i) * N;

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "hw/stream/simd.h"
 #include "sim/graph/npy.h"
 
 namespace stepsim {
@@ -33,19 +34,13 @@ inline uint64_t splitmix(uint64_t seed, uint64_t k) {
   return z ^ (z >> 31);
 }
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define STEPSIM_INIT_CLONES __attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
-#else
-#define STEPSIM_INIT_CLONES
-#endif
-
 // Uniform in [-1, 1): the draw's top 53 bits as a double in [0, 2), minus 1 (exact), rounded to float.
-STEPSIM_INIT_CLONES void random_floats(uint64_t seed, float* out, uint64_t n) {
+STEPSIM_SIMD_CLONES void random_floats(uint64_t seed, float* out, uint64_t n) {
   for (uint64_t k = 0; k < n; ++k) out[k] = float(double(splitmix(seed, k) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
 }
 
 // Integers in -8..7.
-STEPSIM_INIT_CLONES void random_ints(uint64_t seed, int32_t* out, uint64_t n) {
+STEPSIM_SIMD_CLONES void random_ints(uint64_t seed, int32_t* out, uint64_t n) {
   for (uint64_t k = 0; k < n; ++k) out[k] = int32_t(splitmix(seed, k) % 16) - 8;
 }
 
