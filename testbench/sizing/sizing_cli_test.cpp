@@ -3,20 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "testbench/cli/cli_fixture.h"
+#include "testbench/sizing/fork_join.h"
 
 namespace stepsim_cli_test {
 namespace {
 
 using SizeFifos = Cli;
 
-const char* kForkJoin =
-    "name: fork_join\nstreams:\n  row: '1 2 3 4 5 6 7 8 S1 D'\nnodes:\n"
-    "  - {name: src, op: Source, params: {stream: row}}\n"
-    "  - {name: bc, op: Broadcast, inputs: {in: src}}\n"
-    "  - {name: buf, op: Bufferize, params: {rank: 1}, inputs: {in: bc.out1}}\n"
-    "  - {name: replay, op: Streamify, inputs: {in: buf}}\n"
-    "  - {name: zip, op: Zip, inputs: {in0: bc.out0, in1: replay}}\n"
-    "  - {name: sink, op: Sink, inputs: {in: zip}}\n";
+// The 8-element fork-join (testbench/sizing/fork_join.h).
+const std::string kForkJoin = stepsim::sizing_test::fork_join_graph(8);
 
 TEST_F(SizeFifos, ReportsTheDeadlockDepthAndWritesARunnableGraph) {
   const std::string in = write("fj.yaml", kForkJoin), out = path("sized.yaml");

@@ -18,6 +18,7 @@
 #include "sim/fifo_sizing.h"
 #include "sim/graph/graph_writer.h"
 #include "sim/graph/loader.h"
+#include "testbench/sizing/fork_join.h"
 #include "sim/simulation.h"
 
 namespace stepsim {
@@ -43,24 +44,11 @@ SimResult run(const Graph& g) { return simulate(g, options().sim); }
 // N elements, one copy straight into the Zip, one through a Bufferize of the whole row.
 constexpr int kRow = 16;
 
-std::string row_stream() {
-  std::string row;
-  for (int k = 1; k <= kRow; ++k) row += std::to_string(k) + " ";
-  return "streams:\n  row: '" + row + "S1 D'\n";
-}
+std::string row_stream() { return sizing_test::row_stream(kRow); }
 
-// An explicit Broadcast: out0 (the direct copy) is served first, so it holds all N elements
-// before the last one reaches the Bufferize through out1.
-std::string fork_join() {
-  return "name: fork_join\n" + row_stream() +
-         "nodes:\n"
-         "  - {name: src, op: Source, params: {stream: row}}\n"
-         "  - {name: bc, op: Broadcast, inputs: {in: src}}\n"
-         "  - {name: buf, op: Bufferize, params: {rank: 1}, inputs: {in: bc.out1}}\n"
-         "  - {name: replay, op: Streamify, inputs: {in: buf}}\n"
-         "  - {name: zip, op: Zip, inputs: {in0: bc.out0, in1: replay}}\n"
-         "  - {name: sink, op: Sink, inputs: {in: zip}}\n";
-}
+// testbench/sizing/fork_join.h: out0 (the direct copy) is served first, so it holds all N
+// elements before the last one reaches the Bufferize through out1.
+std::string fork_join() { return sizing_test::fork_join_graph(kRow); }
 
 // The source's output read twice: the plan's Broadcast serves the Bufferize (first reader) first,
 // so the last element reaches it before the direct copy's: N - 1 slots.
