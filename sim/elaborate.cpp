@@ -51,6 +51,8 @@ void elaborate_environment(Elaboration& e, const Graph& graph, const Plan& plan,
     auto given = options.tensor_values.find(t.name);
     if (given != options.tensor_values.end())
       e.memory->write_values(e.memory->tensor(t.name), given->second);
+    else if (t.init == "random")
+      e.memory->set_initial_values(e.memory->tensor(t.name), random_values(t));
     else if (t.init != "zeros" && t.init != "output")
       e.memory->write_values(e.memory->tensor(t.name), initial_values(t));
   }

@@ -1,7 +1,9 @@
 // Map functions (see functions.h for the definitions and FLOP counts).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "hw/functions/detail.h"
@@ -27,40 +29,127 @@ MatmulDims matmul_dims(const std::string& kind, const std::string& name, const T
 namespace {
 
 // Compiled per instruction set (hw/stream/simd.h). The vectors run across an output row's
-// columns j; each out[j] still takes its products in increasing k, one multiply and one add each,
-// so every version gives the scalar loop's bits.
+// columns j; each out[i][j] still takes its products in increasing k, one multiply and one add
+// each, so every version gives the scalar loop's bits.
+//
+// Blocking (the classic one, with the order of each sum kept):
+// - registers: a block of kRows output rows x V vectors of 16 columns stays in registers over a
+//   run of k; each k loads B's V vectors once for all kRows rows. (One row at a time read B once
+//   per row, and each vector's additions waited on each other.)
+// - cache: the columns go in panels of 64, and k in runs of kDepth: B's [kDepth x 64] piece (32
+//   KiB) is read from the L1 cache by every row block. A sum interrupted between runs is stored
+//   and reloaded, which changes no bit. (Run whole, a 4096-row B tile of 1 MiB left the cache
+//   between row blocks.)
 
-constexpr uint32_t kColumnBlock = 64;  // output columns kept in registers over the whole k loop
+using Vec = float __attribute__((vector_size(64), aligned(4)));  // 16 floats: one AVX-512 register
+constexpr uint32_t kLanes = 16;
+constexpr uint32_t kRows = 4;       // output rows per register block
+constexpr uint32_t kVectors = 4;    // vectors of columns per register block: a panel of 64 columns
+constexpr uint32_t kDepth = 128;    // k per run
 
-// Columns j0 .. j0 + W of one output row: the sums stay in a local block (registers) for all k.
-template <uint32_t W>
-inline void matmul_row_block(const float* ai, const float* B, uint32_t K, uint32_t N, uint32_t j0, float* o,
-                             bool first) {
-  float acc[W];
-  for (uint32_t j = 0; j < W; ++j) acc[j] = first ? ai[0] * B[j0 + j] : o[j0 + j];
-  for (uint32_t k = first ? 1 : 0; k < K; ++k) {
-    const float aik = ai[k];
-    const float* bk = B + size_t(k) * N + j0;
-    for (uint32_t j = 0; j < W; ++j) acc[j] = acc[j] + aik * bk[j];
+// The helpers are inlined into each instruction set's version of matmul_rows (a call would run
+// the baseline's code).
+#define STEPSIM_INLINE inline __attribute__((always_inline))
+
+// (By reference: a vector argument or result by value would change the baseline version's ABI.)
+STEPSIM_INLINE void load(Vec& v, const float* p) { std::memcpy(&v, p, sizeof v); }
+STEPSIM_INLINE void store(float* p, const Vec& v) { std::memcpy(p, &v, sizeof v); }
+
+// out [M x N] (+)= A [M x K] B [K x N], all row-major.
+struct Product {
+  const float* A;
+  const float* B;
+  uint32_t M, K, N;
+  float* out;
+};
+
+// Products k0 .. k1 - 1 into rows i0 .. i0 + R - 1, columns j0 .. j0 + 16 V - 1. `start`: the
+// sums start with product k0 (not 0 + p: a -0 product stays -0); else they continue from out.
+template <uint32_t R, uint32_t V>
+STEPSIM_INLINE void block(const Product& p, uint32_t i0, uint32_t j0, uint32_t k0, uint32_t k1, bool start) {
+  const float* a = p.A + size_t(i0) * p.K;
+  float* o = p.out + size_t(i0) * p.N + j0;
+  Vec acc[R][V];
+  uint32_t k = k0;
+  if (start) {
+    for (uint32_t v = 0; v < V; ++v) {
+      Vec b;
+      load(b, p.B + size_t(k0) * p.N + j0 + kLanes * v);
+      for (uint32_t r = 0; r < R; ++r) acc[r][v] = a[size_t(r) * p.K + k0] * b;
+    }
+    ++k;
+  } else {
+    for (uint32_t r = 0; r < R; ++r)
+      for (uint32_t v = 0; v < V; ++v) load(acc[r][v], o + size_t(r) * p.N + kLanes * v);
   }
-  for (uint32_t j = 0; j < W; ++j) o[j0 + j] = acc[j];
+  for (; k < k1; ++k) {
+    const float* bk = p.B + size_t(k) * p.N + j0;
+    Vec b[V];
+    for (uint32_t v = 0; v < V; ++v) load(b[v], bk + kLanes * v);
+    for (uint32_t r = 0; r < R; ++r) {
+      const float ark = a[size_t(r) * p.K + k];
+      for (uint32_t v = 0; v < V; ++v) acc[r][v] = acc[r][v] + ark * b[v];
+    }
+  }
+  for (uint32_t r = 0; r < R; ++r)
+    for (uint32_t v = 0; v < V; ++v) store(o + size_t(r) * p.N + kLanes * v, acc[r][v]);
 }
 
-// out[i][j] (+)= sum over k of A[i][k] * B[k][j], B row-major [K x N]; `first`: out starts with
-// the k = 0 product (not 0 + p: a -0 product stays -0).
-STEPSIM_SIMD_CLONES void matmul_rows(const float* A, const float* B, uint32_t M, uint32_t K, uint32_t N, float* out,
-                                       bool first) {
-  for (uint32_t i = 0; i < M; ++i) {
-    float* o = out + size_t(i) * N;
-    const float* ai = A + size_t(i) * K;
-    if (first && K == 0) {
-      std::fill(o, o + N, 0.0f);
-      continue;
-    }
-    uint32_t j0 = 0;
-    for (; j0 + kColumnBlock <= N; j0 += kColumnBlock) matmul_row_block<kColumnBlock>(ai, B, K, N, j0, o, first);
-    for (; j0 < N; ++j0) matmul_row_block<1>(ai, B, K, N, j0, o, first);
+// The last `rows` (< R) rows from i0: one block of exactly that many rows.
+template <uint32_t R, uint32_t V>
+STEPSIM_INLINE void last_rows(const Product& p, uint32_t i0, uint32_t rows, uint32_t j0, uint32_t k0, uint32_t k1,
+                              bool start) {
+  if constexpr (R > 0) {
+    if (rows == R) return block<R, V>(p, i0, j0, k0, k1, start);
+    last_rows<R - 1, V>(p, i0, rows, j0, k0, k1, start);
   }
+}
+
+// Columns j0 .. j0 + 16 V - 1 of every row, k in runs.
+template <uint32_t V>
+STEPSIM_INLINE void panel(const Product& p, uint32_t j0, bool first) {
+  for (uint32_t k0 = 0; k0 < p.K; k0 += kDepth) {
+    const uint32_t k1 = std::min(p.K, k0 + kDepth);
+    const bool start = first && k0 == 0;
+    uint32_t i0 = 0;
+    for (; i0 + kRows <= p.M; i0 += kRows) block<kRows, V>(p, i0, j0, k0, k1, start);
+    last_rows<kRows - 1, V>(p, i0, p.M - i0, j0, k0, k1, start);
+  }
+}
+
+// One output of a column narrower than a vector, the same order of operations.
+STEPSIM_INLINE void single(const Product& p, uint32_t i, uint32_t j, bool first) {
+  const float* a = p.A + size_t(i) * p.K;
+  float s = first ? a[0] * p.B[j] : p.out[size_t(i) * p.N + j];
+  for (uint32_t k = first ? 1 : 0; k < p.K; ++k) s = s + a[k] * p.B[size_t(k) * p.N + j];
+  p.out[size_t(i) * p.N + j] = s;
+}
+
+// out (+)= A B: panels of 64 columns, then of 16, then single columns. `first`: out starts with
+// the k = 0 product.
+STEPSIM_SIMD_CLONES void matmul_rows(const Product& p, bool first) {
+  if (first && p.K == 0) {
+    std::fill(p.out, p.out + size_t(p.M) * p.N, 0.0f);
+    return;
+  }
+  if (p.K == 0) return;
+  uint32_t j0 = 0;
+  for (; j0 + kVectors * kLanes <= p.N; j0 += kVectors * kLanes) panel<kVectors>(p, j0, first);
+  for (; j0 + kLanes <= p.N; j0 += kLanes) panel<1>(p, j0, first);
+  for (; j0 < p.N; ++j0)
+    for (uint32_t i = 0; i < p.M; ++i) single(p, i, j0, first);
+}
+
+// dst [cols x rows] = src [rows x cols] transposed, in 16 x 16 squares: both sides then touch a
+// few cache lines at a time (a row-by-row transpose wrote one element per line).
+STEPSIM_SIMD_CLONES void transpose(const float* src, uint32_t rows, uint32_t cols, float* dst) {
+  constexpr uint32_t kSquare = 16;
+  for (uint32_t r0 = 0; r0 < rows; r0 += kSquare)
+    for (uint32_t c0 = 0; c0 < cols; c0 += kSquare) {
+      const uint32_t r1 = std::min(rows, r0 + kSquare), c1 = std::min(cols, c0 + kSquare);
+      for (uint32_t c = c0; c < c1; ++c)
+        for (uint32_t r = r0; r < r1; ++r) dst[size_t(c) * rows + r] = src[size_t(r) * cols + c];
+    }
 }
 
 }  // namespace
@@ -68,13 +157,12 @@ STEPSIM_SIMD_CLONES void matmul_rows(const float* A, const float* B, uint32_t M,
 void matmul_accumulate(const Tile& a, const Tile& b, bool bt, float* out, bool first) {
   const uint32_t M = a.rows, K = a.cols, N = bt ? b.rows : b.cols;
   const float* B = b.data->f.data();
-  if (!bt) return matmul_rows(a.data->f.data(), B, M, K, N, out, first);
+  if (!bt) return matmul_rows({a.data->f.data(), B, M, K, N, out}, first);
   // B stored [N x K]: transposed once (K x N values) so that the columns vectorize; the sums keep
   // their order over k, so the result is the dot products' bits.
-  std::vector<float> bk(size_t(K) * N);
-  for (uint32_t j = 0; j < N; ++j)
-    for (uint32_t k = 0; k < K; ++k) bk[size_t(k) * N + j] = B[size_t(j) * K + k];
-  matmul_rows(a.data->f.data(), bk.data(), M, K, N, out, first);
+  std::unique_ptr<float[]> bk(new float[size_t(K) * N]);  // every element written below
+  transpose(B, N, K, bk.get());
+  matmul_rows({a.data->f.data(), bk.get(), M, K, N, out}, first);
 }
 
 }  // namespace detail

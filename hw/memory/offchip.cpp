@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <utility>
 #include <stdexcept>
 
 #include "hw/stream/bf16.h"
@@ -10,44 +12,80 @@ namespace stepsim {
 
 // One loop per element type (the type tested once, not per element), each one simple enough for
 // the compiler to vectorize; the bytes are the same.
-void pack_elements(const TileData& values, uint64_t first, uint64_t n, DType dtype, uint8_t* bytes) {
-  switch (dtype) {
-    case DType::BF16: {
-      const float* f = values.f.data() + first;
-      for (uint64_t k = 0; k < n; ++k) {
-        const uint16_t b = bf16_bits_from_f32(f[k]);
-        std::memcpy(bytes + 2 * k, &b, 2);
-      }
-      break;
-    }
-    case DType::FP32:
-      std::memcpy(bytes, values.f.data() + first, 4 * n);  // the floats' own bits, little-endian as f32_bits
-      break;
-    case DType::INT32:
-      std::memcpy(bytes, values.i.data() + first, 4 * n);
-      break;
+void pack_elements(const void* values, uint64_t n, DType dtype, uint8_t* bytes) {
+  if (dtype != DType::BF16) {
+    std::memcpy(bytes, values, 4 * n);  // fp32: the floats' own bits, little-endian as f32_bits
+    return;
   }
+  const float* f = static_cast<const float*>(values);
+  for (uint64_t k = 0; k < n; ++k) {
+    const uint16_t b = bf16_bits_from_f32(f[k]);
+    std::memcpy(bytes + 2 * k, &b, 2);
+  }
+}
+
+void pack_elements(const TileData& values, uint64_t first, uint64_t n, DType dtype, uint8_t* bytes) {
+  const void* v = dtype == DType::INT32 ? static_cast<const void*>(values.i.data() + first)
+                                        : static_cast<const void*>(values.f.data() + first);
+  pack_elements(v, n, dtype, bytes);
 }
 
 void pack_elements(const TileData& values, uint64_t n, DType dtype, uint8_t* bytes) {
   pack_elements(values, 0, n, dtype, bytes);
 }
 
+namespace {
+
+// The elements of packed bytes as a random-access iterator of values: a vector assigned from it
+// is written once (resize would first zero it, a pass over fresh memory as long as the
+// conversion itself). Value: the element type; Bytes: its size in memory.
+template <class Value, unsigned Bytes>
+struct PackedElements {
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = Value;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const Value*;
+  using reference = Value;
+
+  const uint8_t* p;
+
+  Value operator*() const {
+    if constexpr (Bytes == 2) {
+      uint16_t b;
+      std::memcpy(&b, p, 2);
+      return f32_from_bf16_bits(b);
+    } else {
+      Value v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+  }
+  Value operator[](difference_type n) const { return *(*this + n); }
+  PackedElements& operator++() { return p += Bytes, *this; }
+  PackedElements operator++(int) { return {std::exchange(p, p + Bytes)}; }
+  PackedElements& operator--() { return p -= Bytes, *this; }
+  PackedElements& operator+=(difference_type n) { return p += n * difference_type(Bytes), *this; }
+  PackedElements operator+(difference_type n) const { return {p + n * difference_type(Bytes)}; }
+  PackedElements operator-(difference_type n) const { return {p - n * difference_type(Bytes)}; }
+  difference_type operator-(const PackedElements& o) const { return (p - o.p) / difference_type(Bytes); }
+  bool operator==(const PackedElements& o) const { return p == o.p; }
+  bool operator!=(const PackedElements& o) const { return p != o.p; }
+  bool operator<(const PackedElements& o) const { return p < o.p; }
+};
+
+template <class Value, unsigned Bytes>
+void assign_unpacked(const uint8_t* bytes, uint64_t n, std::vector<Value>& out) {
+  const PackedElements<Value, Bytes> first{bytes};
+  out.assign(first, first + std::ptrdiff_t(n));
+}
+
+}  // namespace
+
 void unpack_elements(const uint8_t* bytes, uint64_t n, DType dtype, TileData& values) {
-  if (dtype == DType::INT32) {
-    values.i.resize(n);
-    std::memcpy(values.i.data(), bytes, 4 * n);
-    return;
-  }
-  values.f.resize(n);
-  if (dtype == DType::FP32) {
-    std::memcpy(values.f.data(), bytes, 4 * n);
-    return;
-  }
-  for (uint64_t k = 0; k < n; ++k) {
-    uint16_t b;
-    std::memcpy(&b, bytes + 2 * k, 2);
-    values.f[k] = f32_from_bf16_bits(b);
+  switch (dtype) {
+    case DType::INT32: return assign_unpacked<int32_t, 4>(bytes, n, values.i);
+    case DType::FP32: return assign_unpacked<float, 4>(bytes, n, values.f);
+    case DType::BF16: return assign_unpacked<float, 2>(bytes, n, values.f);
   }
 }
 
@@ -187,6 +225,54 @@ void OffChipMemory::write_values(const OffChipTensor& t, const TileData& values)
     pack_elements(stored, first, m, t.dtype, chunk.data());
     target_.memory().write(t.base + first * esize, chunk.data(), m * esize);
   }
+}
+
+namespace {
+
+// The storage-order elements [first, first + n) of `t` as runs of consecutive row-major
+// elements: visit(row_major_first, count) for each run, in storage order.
+template <class Visit>
+void storage_runs(const OffChipTensor& t, uint64_t first, uint64_t n, Visit visit) {
+  if (!t.blocked()) return visit(first, n);
+  const uint64_t block = t.block_rows * t.block_cols, blocks_per_row = t.cols / t.block_cols;
+  for (uint64_t m = first, end = first + n; m < end;) {
+    const uint64_t b = m / block, in = m % block;
+    const uint64_t r = (b / blocks_per_row) * t.block_rows + in / t.block_cols;
+    const uint64_t c = (b % blocks_per_row) * t.block_cols + in % t.block_cols;
+    const uint64_t run = std::min(end - m, t.block_cols - c % t.block_cols);
+    visit(r * t.cols + c, run);
+    m += run;
+  }
+}
+
+}  // namespace
+
+void OffChipMemory::set_initial_values(const OffChipTensor& t, ElementSource values) {
+  const uint64_t esize = dtype_bytes(t.dtype);
+  auto fill = [t, esize, values = std::move(values)](uint64_t offset, uint8_t* dst, uint64_t n) {
+    // A chunk of whole elements at a time, on the stack: the values, then their bytes.
+    constexpr uint64_t kChunk = 1024;
+    alignas(64) uint32_t chunk_values[kChunk];  // float or int32_t, 4 bytes each
+    alignas(64) uint8_t chunk_bytes[kChunk * 4];
+    const uint64_t first = offset / esize, end = (offset + n + esize - 1) / esize;
+    for (uint64_t m = first; m < end; m += kChunk) {
+      const uint64_t count = std::min(kChunk, end - m);
+      uint64_t at = 0;
+      storage_runs(t, m, count, [&](uint64_t row_major, uint64_t run) {
+        values(row_major, run, chunk_values + at);
+        at += run;
+      });
+      // The bytes of this chunk that [offset, offset + n) covers: all of them but at the ends.
+      const uint64_t lo = std::max(offset, m * esize), hi = std::min(offset + n, (m + count) * esize);
+      if (hi - lo == count * esize) {
+        pack_elements(chunk_values, count, t.dtype, dst + (lo - offset));
+      } else {
+        pack_elements(chunk_values, count, t.dtype, chunk_bytes);
+        std::memcpy(dst + (lo - offset), chunk_bytes + (lo - m * esize), hi - lo);
+      }
+    }
+  };
+  target_.memory().set_fill(t.base, t.bytes(), std::move(fill));
 }
 
 TileData OffChipMemory::read_values(const OffChipTensor& t) {

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -148,6 +149,16 @@ class OffChipMemory : public sc_core::sc_module {
   void write_values(const OffChipTensor& t, const TileData& values);
   TileData read_values(const OffChipTensor& t);
 
+  // A tensor's initial values as a function, asked for when a tile reads bytes no store has
+  // written: values(first, n, out) writes the row-major elements first .. first + n - 1 to
+  // `out`, a float* for bf16/fp32 tensors and an int32_t* for int32 ones. The same bytes as
+  // write_values of those values, without a pass over the whole tensor or its pages in memory.
+  using ElementSource = std::function<void(uint64_t first, uint64_t n, void* out)>;
+  void set_initial_values(const OffChipTensor& t, ElementSource values);
+
+  // The bytes behind the tensors (functional data), read and written without timing.
+  SparseMemory& backing() { return target_.memory(); }
+
   // Traffic counted by the HBM target: requests x request_bytes.
   uint64_t bytes_read() const { return target_.timing().stats().bytes_read; }
   uint64_t bytes_written() const { return target_.timing().stats().bytes_written; }
@@ -170,6 +181,8 @@ class OffChipMemory : public sc_core::sc_module {
 // Packs values[first .. first + n) (the first form: from 0).
 void pack_elements(const TileData& values, uint64_t n, DType dtype, uint8_t* bytes);
 void pack_elements(const TileData& values, uint64_t first, uint64_t n, DType dtype, uint8_t* bytes);
+// `values`: n floats (bf16, fp32) or int32_t (int32).
+void pack_elements(const void* values, uint64_t n, DType dtype, uint8_t* bytes);
 void unpack_elements(const uint8_t* bytes, uint64_t n, DType dtype, TileData& values);
 
 // A [rows x cols] tile made of whole [br x bc] blocks moves through memory block row by block

@@ -61,13 +61,14 @@ class OffChipOp : public Op {
     const Burst b = view_.burst(l, false, par_dispatch_);
     Tile t = shape();
     t.in_memory_unit = true;  // staged in the load's memory unit
-    std::vector<uint8_t> bytes;
-    if (functional()) bytes.resize(uint64_t(b.rows) * b.row_bytes);
+    // Not zeroed: the transfer writes every byte (or throws).
+    std::unique_ptr<uint8_t[]> bytes;
+    if (functional()) bytes.reset(new uint8_t[uint64_t(b.rows) * b.row_bytes]);
     note_onchip(t.bytes());  // the tile is staged in the load's memory unit until it is sent
-    const uint64_t completion = transfer(b, bytes.empty() ? nullptr : bytes.data());
-    if (!bytes.empty()) {
+    const uint64_t completion = transfer(b, bytes.get());
+    if (bytes) {
       auto d = std::make_shared<TileData>();
-      unpack_elements(bytes.data(), t.elems(), t.dtype, *d);
+      unpack_elements(bytes.get(), t.elems(), t.dtype, *d);
       if (view_.spans_blocks())
         reorder_blocked(*d, t.rows, t.cols, view_.tensor->block_rows, view_.tensor->block_cols, false);
       t.data = std::move(d);

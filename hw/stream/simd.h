@@ -8,7 +8,7 @@
 #pragma once
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define STEPSIM_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define STEPSIM_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define STEPSIM_SIMD_CLONES
 #endif

@@ -134,7 +134,8 @@ void BM_MatmulT(benchmark::State& state) {
   const auto M = uint32_t(state.range(0)), K = uint32_t(state.range(1)), N = uint32_t(state.range(2));
   run_map(state, "matmul_t", {random_tile(M, K, 1), random_tile(N, K, 2)});
 }
-#define MATMUL_SHAPES Args({16, 64, 64})->Args({16, 4096, 64})->Args({64, 64, 64})->Args({64, 4096, 64})
+#define MATMUL_SHAPES \
+  Args({16, 64, 64})->Args({16, 4096, 64})->Args({16, 64, 4096})->Args({64, 64, 64})->Args({64, 4096, 64})
 BENCHMARK(BM_Matmul)->MATMUL_SHAPES->ArgNames({"M", "K", "N"});
 BENCHMARK(BM_MatmulT)->MATMUL_SHAPES->ArgNames({"M", "K", "N"});
 

@@ -24,24 +24,27 @@ std::string shape_text(const NpyArray& a) {
 
 // splitmix64: a fixed, portable generator (std::uniform_*_distribution is not). Its state only
 // counts (s += the golden-ratio constant), so draw k of seed s is mix(s + (k + 1) * constant):
-// every element on its own, which lets the loops below vectorize with the same values.
+// any range of draws on its own, which lets the loops below vectorize with the same values.
 constexpr uint64_t kSplitMixStep = 0x9E3779B97F4A7C15ull;
 
-inline uint64_t splitmix(uint64_t seed, uint64_t k) {
-  uint64_t z = seed + (k + 1) * kSplitMixStep;
+inline uint64_t splitmix_mix(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
 
-// Uniform in [-1, 1): the draw's top 53 bits as a double in [0, 2), minus 1 (exact), rounded to float.
-STEPSIM_SIMD_CLONES void random_floats(uint64_t seed, float* out, uint64_t n) {
-  for (uint64_t k = 0; k < n; ++k) out[k] = float(double(splitmix(seed, k) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+// Uniform in [-1, 1): the draw's top 53 bits as a double in [0, 2), minus 1 (exact), rounded to
+// float. Draws first .. first + n - 1.
+STEPSIM_SIMD_CLONES void random_floats(uint64_t seed, uint64_t first, float* out, uint64_t n) {
+  uint64_t state = seed + (first + 1) * kSplitMixStep;
+  for (uint64_t k = 0; k < n; ++k, state += kSplitMixStep)
+    out[k] = float(double(splitmix_mix(state) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
 }
 
 // Integers in -8..7.
-STEPSIM_SIMD_CLONES void random_ints(uint64_t seed, int32_t* out, uint64_t n) {
-  for (uint64_t k = 0; k < n; ++k) out[k] = int32_t(splitmix(seed, k) % 16) - 8;
+STEPSIM_SIMD_CLONES void random_ints(uint64_t seed, uint64_t first, int32_t* out, uint64_t n) {
+  uint64_t state = seed + (first + 1) * kSplitMixStep;
+  for (uint64_t k = 0; k < n; ++k, state += kSplitMixStep) out[k] = int32_t(splitmix_mix(state) % 16) - 8;
 }
 
 }  // namespace
@@ -76,12 +79,22 @@ TileData initial_values(const TensorSpec& t) {
   const bool random = t.init == "random";
   if (t.dtype == DType::INT32) {
     d.i.resize(n);
-    random ? random_ints(t.seed, d.i.data(), n) : std::fill(d.i.begin(), d.i.end(), 0);
+    random ? random_ints(t.seed, 0, d.i.data(), n) : std::fill(d.i.begin(), d.i.end(), 0);
   } else {
     d.f.resize(n);
-    random ? random_floats(t.seed, d.f.data(), n) : std::fill(d.f.begin(), d.f.end(), 0.0f);
+    random ? random_floats(t.seed, 0, d.f.data(), n) : std::fill(d.f.begin(), d.f.end(), 0.0f);
   }
   return d;
+}
+
+OffChipMemory::ElementSource random_values(const TensorSpec& t) {
+  if (t.dtype == DType::INT32)
+    return [seed = t.seed](uint64_t first, uint64_t n, void* out) {
+      random_ints(seed, first, static_cast<int32_t*>(out), n);
+    };
+  return [seed = t.seed](uint64_t first, uint64_t n, void* out) {
+    random_floats(seed, first, static_cast<float*>(out), n);
+  };
 }
 
 void check_given_values(const Graph& g, const std::map<std::string, TileData>& values) {

@@ -20,6 +20,9 @@ void check_tensor_file(const TensorSpec& t, const std::string& where);
 // [-8, 8) for int32, from a fixed generator seeded by `seed`: identical on every machine);
 // file; output (zeros). bf16 values are rounded to bf16 when stored.
 TileData initial_values(const TensorSpec& t);
+// The same values of an init: random tensor as a function of the element index, for
+// OffChipMemory::set_initial_values (made when a tile reads them, not before the run).
+OffChipMemory::ElementSource random_values(const TensorSpec& t);
 
 // Initial values given by name in memory (SimOptions::tensor_values): every name a tensor of `g`,
 // with rows x cols values of its kind (float for bf16/fp32, integer for int32). Throws

@@ -72,7 +72,7 @@ TEST(MatmulKernel, EqualsTheDefinitionBitForBit) {
   for (bool special : {false, true})
     for (bool bt : {false, true})
       for (bool first : {true, false})
-        for (uint32_t M : {1u, 3u})
+        for (uint32_t M : {1u, 3u, 4u, 5u, 9u})
           for (uint32_t K : {1u, 2u, 17u, 64u})
             for (uint32_t N : {1u, 5u, 63u, 64u, 65u, 130u}) {
               SCOPED_TRACE(::testing::Message() << "special " << special << " bt " << bt << " first " << first
