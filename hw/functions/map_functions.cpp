@@ -47,10 +47,6 @@ constexpr uint32_t kRows = 4;       // output rows per register block
 constexpr uint32_t kVectors = 4;    // vectors of columns per register block: a panel of 64 columns
 constexpr uint32_t kDepth = 128;    // k per run
 
-// The helpers are inlined into each instruction set's version of matmul_rows (a call would run
-// the baseline's code).
-#define STEPSIM_INLINE inline __attribute__((always_inline))
-
 // (By reference: a vector argument or result by value would change the baseline version's ABI.)
 STEPSIM_INLINE void load(Vec& v, const float* p) { std::memcpy(&v, p, sizeof v); }
 STEPSIM_INLINE void store(float* p, const Vec& v) { std::memcpy(p, &v, sizeof v); }

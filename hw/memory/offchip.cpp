@@ -2,26 +2,40 @@
 
 #include <algorithm>
 #include <cstring>
-#include <iterator>
-#include <utility>
 #include <stdexcept>
 
 #include "hw/stream/bf16.h"
+#include "hw/stream/simd.h"
 
 namespace stepsim {
 
-// One loop per element type (the type tested once, not per element), each one simple enough for
-// the compiler to vectorize; the bytes are the same.
-void pack_elements(const void* values, uint64_t n, DType dtype, uint8_t* bytes) {
-  if (dtype != DType::BF16) {
-    std::memcpy(bytes, values, 4 * n);  // fp32: the floats' own bits, little-endian as f32_bits
-    return;
-  }
-  const float* f = static_cast<const float*>(values);
+namespace {
+
+// Compiled per instruction set (hw/stream/simd.h): the narrowing and widening vectorize best
+// with AVX-512. The bytes are the scalar loops'.
+STEPSIM_SIMD_CLONES void pack_bf16(const float* f, uint64_t n, uint8_t* bytes) {
   for (uint64_t k = 0; k < n; ++k) {
     const uint16_t b = bf16_bits_from_f32(f[k]);
     std::memcpy(bytes + 2 * k, &b, 2);
   }
+}
+
+STEPSIM_SIMD_CLONES void unpack_bf16(const uint8_t* bytes, uint64_t n, float* f) {
+  for (uint64_t k = 0; k < n; ++k) {
+    uint16_t b;
+    std::memcpy(&b, bytes + 2 * k, 2);
+    f[k] = f32_from_bf16_bits(b);
+  }
+}
+
+}  // namespace
+
+// One loop per element type (the type tested once, not per element).
+void pack_elements(const void* values, uint64_t n, DType dtype, uint8_t* bytes) {
+  if (dtype == DType::BF16)
+    pack_bf16(static_cast<const float*>(values), n, bytes);
+  else
+    std::memcpy(bytes, values, 4 * n);  // fp32: the floats' own bits, little-endian as f32_bits
 }
 
 void pack_elements(const TileData& values, uint64_t first, uint64_t n, DType dtype, uint8_t* bytes) {
@@ -34,59 +48,17 @@ void pack_elements(const TileData& values, uint64_t n, DType dtype, uint8_t* byt
   pack_elements(values, 0, n, dtype, bytes);
 }
 
-namespace {
-
-// The elements of packed bytes as a random-access iterator of values: a vector assigned from it
-// is written once (resize would first zero it, a pass over fresh memory as long as the
-// conversion itself). Value: the element type; Bytes: its size in memory.
-template <class Value, unsigned Bytes>
-struct PackedElements {
-  using iterator_category = std::random_access_iterator_tag;
-  using value_type = Value;
-  using difference_type = std::ptrdiff_t;
-  using pointer = const Value*;
-  using reference = Value;
-
-  const uint8_t* p;
-
-  Value operator*() const {
-    if constexpr (Bytes == 2) {
-      uint16_t b;
-      std::memcpy(&b, p, 2);
-      return f32_from_bf16_bits(b);
-    } else {
-      Value v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-  }
-  Value operator[](difference_type n) const { return *(*this + n); }
-  PackedElements& operator++() { return p += Bytes, *this; }
-  PackedElements operator++(int) { return {std::exchange(p, p + Bytes)}; }
-  PackedElements& operator--() { return p -= Bytes, *this; }
-  PackedElements& operator+=(difference_type n) { return p += n * difference_type(Bytes), *this; }
-  PackedElements operator+(difference_type n) const { return {p + n * difference_type(Bytes)}; }
-  PackedElements operator-(difference_type n) const { return {p - n * difference_type(Bytes)}; }
-  difference_type operator-(const PackedElements& o) const { return (p - o.p) / difference_type(Bytes); }
-  bool operator==(const PackedElements& o) const { return p == o.p; }
-  bool operator!=(const PackedElements& o) const { return p != o.p; }
-  bool operator<(const PackedElements& o) const { return p < o.p; }
-};
-
-template <class Value, unsigned Bytes>
-void assign_unpacked(const uint8_t* bytes, uint64_t n, std::vector<Value>& out) {
-  const PackedElements<Value, Bytes> first{bytes};
-  out.assign(first, first + std::ptrdiff_t(n));
-}
-
-}  // namespace
-
 void unpack_elements(const uint8_t* bytes, uint64_t n, DType dtype, TileData& values) {
-  switch (dtype) {
-    case DType::INT32: return assign_unpacked<int32_t, 4>(bytes, n, values.i);
-    case DType::FP32: return assign_unpacked<float, 4>(bytes, n, values.f);
-    case DType::BF16: return assign_unpacked<float, 2>(bytes, n, values.f);
+  if (dtype == DType::INT32) {
+    values.i.resize(n);
+    std::memcpy(values.i.data(), bytes, 4 * n);
+    return;
   }
+  values.f.resize(n);
+  if (dtype == DType::FP32)
+    std::memcpy(values.f.data(), bytes, 4 * n);
+  else
+    unpack_bf16(bytes, n, values.f.data());
 }
 
 void reorder_blocked(TileData& values, uint64_t rows, uint64_t cols, uint64_t br, uint64_t bc, bool to_memory) {

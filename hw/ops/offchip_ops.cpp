@@ -61,14 +61,12 @@ class OffChipOp : public Op {
     const Burst b = view_.burst(l, false, par_dispatch_);
     Tile t = shape();
     t.in_memory_unit = true;  // staged in the load's memory unit
-    // Not zeroed: the transfer writes every byte (or throws).
-    std::unique_ptr<uint8_t[]> bytes;
-    if (functional()) bytes.reset(new uint8_t[uint64_t(b.rows) * b.row_bytes]);
+    uint8_t* bytes = functional() ? staging(uint64_t(b.rows) * b.row_bytes) : nullptr;
     note_onchip(t.bytes());  // the tile is staged in the load's memory unit until it is sent
-    const uint64_t completion = transfer(b, bytes.get());
+    const uint64_t completion = transfer(b, bytes);
     if (bytes) {
       auto d = std::make_shared<TileData>();
-      unpack_elements(bytes.get(), t.elems(), t.dtype, *d);
+      unpack_elements(bytes, t.elems(), t.dtype, *d);
       if (view_.spans_blocks())
         reorder_blocked(*d, t.rows, t.cols, view_.tensor->block_rows, view_.tensor->block_cols, false);
       t.data = std::move(d);
@@ -189,7 +187,19 @@ class OffChipOp : public Op {
     return uint64_t(a);
   }
 
+  // A buffer of n bytes for a loaded tile's bytes, the same one for every tile (it stays in the
+  // cache) and not zeroed: the transfer writes every byte (or throws).
+  uint8_t* staging(uint64_t n) {
+    if (n > staging_bytes_) {
+      staging_.reset(new uint8_t[n]);
+      staging_bytes_ = n;
+    }
+    return staging_.get();
+  }
+
   OffChipMemory* memory_ = nullptr;
+  std::unique_ptr<uint8_t[]> staging_;
+  uint64_t staging_bytes_ = 0;
   TiledView view_;
   uint32_t par_dispatch_ = 1;
   uint64_t last_completion_ = 0;

@@ -13,9 +13,24 @@ namespace {
 constexpr uint64_t kDefaultHostMemoryLimit = uint64_t(16) << 30;
 // A channel slot holds a beat and three timestamps (hw/channel/channel.h, Channel::Slot).
 constexpr uint64_t kChannelSlotBytes = sizeof(Beat) + 3 * sizeof(uint64_t);
-// Functional mode keeps a tensor's values (4 bytes per element, TileData) and its bytes in the
-// off-chip memory's backing store (at most 4 bytes per element).
+// Functional mode keeps a tensor's values (4 bytes per element, TileData: a file's values, or
+// what a store wrote, read back for its .npy) and its bytes in the off-chip memory's backing
+// store (at most 4 bytes per element).
 constexpr uint64_t kTensorBytesPerElement = 8;
+
+// Whether a functional run holds the tensor's values in memory: its file's values, or what a
+// store writes into it. A random or zero tensor that no store writes costs nothing: its values
+// are made when a tile reads them (OffChipMemory::set_initial_values).
+bool held_in_memory(const Graph& g, const TensorSpec& t) {
+  if (t.init == "file") return true;
+  for (const NodeSpec& n : g.nodes) {
+    const auto tensor = n.params.find("tensor");
+    if ((n.is(OpKind::kLinearOffChipStore) || n.is(OpKind::kRandomOffChipStore)) && tensor != n.params.end() &&
+        tensor->second == t.name)
+      return true;
+  }
+  return false;
+}
 
 uint64_t saturating_mul(uint64_t a, uint64_t b) {
   uint64_t r;
@@ -85,8 +100,9 @@ HostMemoryEstimate estimate_host_memory(const Graph& g, const HardwareParams& hw
   for (const auto& s : g.streams) e.stream_bytes = saturating_add(e.stream_bytes, s.second.size() * sizeof(Beat));
   if (functional)
     for (const TensorSpec& t : g.tensors)
-      e.tensor_bytes =
-          saturating_add(e.tensor_bytes, saturating_mul(saturating_mul(t.rows, t.cols), kTensorBytesPerElement));
+      if (held_in_memory(g, t))
+        e.tensor_bytes =
+            saturating_add(e.tensor_bytes, saturating_mul(saturating_mul(t.rows, t.cols), kTensorBytesPerElement));
   return e;
 }
 

@@ -23,8 +23,8 @@ constexpr uint64_t kMaxNumberedPorts = 256;
 uint64_t host_memory_limit();
 
 // The memory a run of `g` needs before it starts: channel slots (every edge, at its depth), the
-// graph's streams and, in functional mode, the stored tensors' values. Saturates instead of
-// overflowing.
+// graph's streams and, in functional mode, the values of the tensors read from files or written
+// by a store (a random tensor is made as it is read). Saturates instead of overflowing.
 struct HostMemoryEstimate {
   uint64_t channel_bytes = 0, stream_bytes = 0, tensor_bytes = 0;
   uint64_t total() const;

@@ -170,6 +170,22 @@ TEST(HostLimits, TheMemoryEstimateRefusesARunAboveTheLimit) {
   EXPECT_EQ(host_memory_limit(), uint64_t(16) << 30);
 }
 
+TEST(HostLimits, FunctionalRunsCountTheTensorsTheyHoldNotTheRandomOnesTheyRead) {
+  // 2^34 random weights (128 GiB at 8 B each) are made as tiles read them: no memory up front.
+  // The tensor a store writes is held (its bytes, then its values for the .npy).
+  const Graph g = load(
+      "tensors:\n"
+      "  w: {shape: [131072, 131072], dtype: bf16, init: random, seed: 1}\n"
+      "  y: {shape: [64, 64], dtype: bf16, init: output}\n"
+      "nodes:\n"
+      "  - {name: ld, op: LinearOffChipLoad, params: {tensor: w, tile: [64, 64], out_shape: [1]}}\n"
+      "  - {name: st, op: LinearOffChipStore, params: {tensor: y, tile: [64, 64]}, inputs: {in: ld}}\n");
+  HardwareParams hw;
+  EXPECT_EQ(estimate_host_memory(g, hw, true).tensor_bytes, 64u * 64u * 8u);
+  EXPECT_EQ(estimate_host_memory(g, hw, false).tensor_bytes, 0u);
+  EXPECT_NO_THROW(check_host_memory(g, hw, true));
+}
+
 TEST(HardwareParameters, EveryIntegerFieldHasARangeThatFitsItsType) {
   HardwareParams h;
   for (const auto& f : HardwareParams::fields()) {
