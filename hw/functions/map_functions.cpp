@@ -62,7 +62,8 @@ struct Product {
 // Products k0 .. k1 - 1 into rows i0 .. i0 + R - 1, columns j0 .. j0 + 16 V - 1. `start`: the
 // sums start with product k0 (not 0 + p: a -0 product stays -0); else they continue from out.
 template <uint32_t R, uint32_t V>
-STEPSIM_INLINE void block(const Product& p, uint32_t i0, uint32_t j0, uint32_t k0, uint32_t k1, bool start) {
+STEPSIM_INLINE void block(const Product& p, uint32_t i0, uint32_t j0, uint32_t k0, uint32_t k1, bool start,
+                          bool prefetch) {
   const float* a = p.A + size_t(i0) * p.K;
   float* o = p.out + size_t(i0) * p.N + j0;
   Vec acc[R][V];
@@ -82,6 +83,8 @@ STEPSIM_INLINE void block(const Product& p, uint32_t i0, uint32_t j0, uint32_t k
     const float* bk = p.B + size_t(k) * p.N + j0;
     Vec b[V];
     for (uint32_t v = 0; v < V; ++v) load(b[v], bk + kLanes * v);
+    if (prefetch && k + kDepth < p.K)
+      for (uint32_t v = 0; v < V; ++v) __builtin_prefetch(bk + size_t(kDepth) * p.N + kLanes * v);
     for (uint32_t r = 0; r < R; ++r) {
       const float ark = a[size_t(r) * p.K + k];
       for (uint32_t v = 0; v < V; ++v) acc[r][v] = acc[r][v] + ark * b[v];
@@ -96,7 +99,7 @@ template <uint32_t R, uint32_t V>
 STEPSIM_INLINE void last_rows(const Product& p, uint32_t i0, uint32_t rows, uint32_t j0, uint32_t k0, uint32_t k1,
                               bool start) {
   if constexpr (R > 0) {
-    if (rows == R) return block<R, V>(p, i0, j0, k0, k1, start);
+    if (rows == R) return block<R, V>(p, i0, j0, k0, k1, start, false);
     last_rows<R - 1, V>(p, i0, rows, j0, k0, k1, start);
   }
 }
@@ -108,7 +111,7 @@ STEPSIM_INLINE void panel(const Product& p, uint32_t j0, bool first) {
     const uint32_t k1 = std::min(p.K, k0 + kDepth);
     const bool start = first && k0 == 0;
     uint32_t i0 = 0;
-    for (; i0 + kRows <= p.M; i0 += kRows) block<kRows, V>(p, i0, j0, k0, k1, start);
+    for (; i0 + kRows <= p.M; i0 += kRows) block<kRows, V>(p, i0, j0, k0, k1, start, i0 == 0);
     last_rows<kRows - 1, V>(p, i0, p.M - i0, j0, k0, k1, start);
   }
 }
@@ -154,11 +157,22 @@ void matmul_accumulate(const Tile& a, const Tile& b, bool bt, float* out, bool f
   const uint32_t M = a.rows, K = a.cols, N = bt ? b.rows : b.cols;
   const float* B = b.data->f.data();
   if (!bt) return matmul_rows({a.data->f.data(), B, M, K, N, out}, first);
-  // B stored [N x K]: transposed once (K x N values) so that the columns vectorize; the sums keep
-  // their order over k, so the result is the dot products' bits.
-  std::unique_ptr<float[]> bk(new float[size_t(K) * N]);  // every element written below
-  transpose(B, N, K, bk.get());
-  matmul_rows({a.data->f.data(), bk.get(), M, K, N, out}, first);
+  // B stored [N x K]: the kernel needs the operand it vectorizes over laid out along the output
+  // columns, so one side is transposed; the sums keep their order over k, so the result is the
+  // dot products' bits either way. Either B^T [K x N] (out = A B^T as it stands), or A^T with the
+  // product taken transposed (out^T = B A^T, then out transposed back), whichever moves fewer
+  // values: for a few rows of A against a tall B, the second.
+  const float* A = a.data->f.data();
+  if (uint64_t(N) * K <= uint64_t(M) * K + uint64_t(M) * N) {
+    std::unique_ptr<float[]> bk(new float[size_t(K) * N]);  // every element written below
+    transpose(B, N, K, bk.get());
+    return matmul_rows({A, bk.get(), M, K, N, out}, first);
+  }
+  std::unique_ptr<float[]> ak(new float[size_t(K) * M]), out_t(new float[size_t(N) * M]);
+  transpose(A, M, K, ak.get());
+  if (!first) transpose(out, M, N, out_t.get());
+  matmul_rows({B, ak.get(), N, K, M, out_t.get()}, first);
+  transpose(out_t.get(), N, M, out);
 }
 
 }  // namespace detail
