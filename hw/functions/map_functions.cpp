@@ -43,9 +43,9 @@ namespace {
 
 using Vec = float __attribute__((vector_size(64), aligned(4)));  // 16 floats: one AVX-512 register
 constexpr uint32_t kLanes = 16;
-constexpr uint32_t kRows = 4;       // output rows per register block
-constexpr uint32_t kVectors = 4;    // vectors of columns per register block: a panel of 64 columns
-constexpr uint32_t kDepth = 128;    // k per run
+constexpr uint32_t kRows = 4;     // output rows per register block
+constexpr uint32_t kVectors = 4;  // vectors of columns per register block: a panel of 64 columns
+constexpr uint32_t kDepth = 128;  // k per run
 
 // (By reference: a vector argument or result by value would change the baseline version's ABI.)
 STEPSIM_INLINE void load(Vec& v, const float* p) { std::memcpy(&v, p, sizeof v); }
@@ -245,6 +245,45 @@ uint32_t bdim(const std::string& name, const Tile& a, const Tile& b, uint32_t x,
            " are not broadcast-compatible (each dimension must match or be 1)");
 }
 
+// The element-wise loops, compiled per instruction set (hw/stream/simd.h) with the function
+// inlined: each output is the scalar function of its inputs, so every version gives its bits.
+
+// out[i][j] = op(a[i'][j'], b[i''][j'']), an operand of one row or one column broadcast.
+template <class Op>
+STEPSIM_SIMD_CLONES void binary_rows(Op op, const Tile& a, const Tile& b, uint32_t rows, uint32_t cols, float* out) {
+  const float* pa = a.data->f.data();
+  const float* pb = b.data->f.data();
+  for (uint32_t i = 0; i < rows; ++i) {
+    const float* ra = pa + size_t(a.rows == 1 ? 0 : i) * a.cols;
+    const float* rb = pb + size_t(b.rows == 1 ? 0 : i) * b.cols;
+    float* o = out + size_t(i) * cols;
+    if (a.cols == cols && b.cols == cols)
+      for (uint32_t j = 0; j < cols; ++j) o[j] = op(ra[j], rb[j]);
+    else if (a.cols == cols)
+      for (uint32_t j = 0; j < cols; ++j) o[j] = op(ra[j], rb[0]);
+    else if (b.cols == cols)
+      for (uint32_t j = 0; j < cols; ++j) o[j] = op(ra[0], rb[j]);
+    else
+      for (uint32_t j = 0; j < cols; ++j) o[j] = op(ra[0], rb[0]);
+  }
+}
+
+template <class Op>
+STEPSIM_SIMD_CLONES void unary_elements(Op op, const float* x, size_t n, float* out) {
+  for (size_t k = 0; k < n; ++k) out[k] = op(x[k]);
+}
+
+// out[i] = x[i][0] op x[i][1] op ... left to right: x transposed ([N x M]), so that the vector
+// runs over the rows and each row's sum or max keeps its order.
+template <class Op>
+STEPSIM_SIMD_CLONES void row_fold(Op op, const float* xt, uint32_t rows, uint32_t cols, float* out) {
+  std::copy(xt, xt + rows, out);
+  for (uint32_t j = 1; j < cols; ++j) {
+    const float* column = xt + size_t(j) * rows;
+    for (uint32_t i = 0; i < rows; ++i) out[i] = op(out[i], column[i]);
+  }
+}
+
 template <class Op>
 MapFunction binary_fn(const std::string& name, const std::string& desc, Op op, bool row_only = false) {
   auto shape = [name, row_only](const std::vector<Tile>& in) {
@@ -256,12 +295,8 @@ MapFunction binary_fn(const std::string& name, const std::string& desc, Op op, b
     return shape_tile(bdim(name, a, b, a.rows, b.rows), bdim(name, a, b, a.cols, b.cols), promote(a.dtype, b.dtype));
   };
   auto compute = [op](const std::vector<Tile>& in, const Tile& out) {
-    const Tile &a = in[0], &b = in[1];
     std::vector<float> v(out.elems());
-    for (uint32_t i = 0; i < out.rows; ++i)
-      for (uint32_t j = 0; j < out.cols; ++j)
-        v[size_t(i) * out.cols + j] =
-            op(a.f(a.rows == 1 ? 0 : i, a.cols == 1 ? 0 : j), b.f(b.rows == 1 ? 0 : i, b.cols == 1 ? 0 : j));
+    binary_rows(op, in[0], in[1], out.rows, out.cols, v.data());
     return finish(out.rows, out.cols, out.dtype, std::move(v));
   };
   MapFunction f = make_map(name, desc, 2, shape, {FlopRule::Kind::kPerOutputElement, 1}, compute);
@@ -271,35 +306,35 @@ MapFunction binary_fn(const std::string& name, const std::string& desc, Op op, b
 }
 
 // ---- elementwise unary ----
-MapFunction unary_fn(const std::string& name, const std::string& desc, float (*op)(float), uint8_t flops_per_elem) {
+template <class Op>
+MapFunction unary_fn(const std::string& name, const std::string& desc, Op op, uint8_t flops_per_elem) {
   auto shape = [name](const std::vector<Tile>& in) {
     check_float(kMap, name, in[0]);
     return shape_tile(in[0].rows, in[0].cols, in[0].dtype);
   };
   auto compute = [op](const std::vector<Tile>& in, const Tile& out) {
-    std::vector<float> v(in[0].data->f);
-    for (float& x : v) x = op(x);
+    std::vector<float> v(out.elems());
+    unary_elements(op, in[0].data->f.data(), v.size(), v.data());
     return finish(out.rows, out.cols, out.dtype, std::move(v));
   };
   return make_map(name, desc, 1, shape, {FlopRule::Kind::kPerOutputElement, flops_per_elem}, compute);
 }
 
 // ---- row reductions ----
-MapFunction row_fn(const std::string& name, const std::string& desc, bool is_max) {
+// `empty`: the value of a row of no columns.
+template <class Op>
+MapFunction row_fn(const std::string& name, const std::string& desc, Op op, float empty) {
   auto shape = [name](const std::vector<Tile>& in) {
     check_float(kMap, name, in[0]);
     return shape_tile(in[0].rows, 1, in[0].dtype);
   };
-  auto compute = [is_max](const std::vector<Tile>& in, const Tile& out) {
+  auto compute = [op, empty](const std::vector<Tile>& in, const Tile& out) {
     const Tile& x = in[0];
-    std::vector<float> v(x.rows);
-    for (uint32_t i = 0; i < x.rows; ++i) {
-      float s = is_max ? -INFINITY : 0.0f;
-      for (uint32_t j = 0; j < x.cols; ++j) {
-        const float e = x.f(i, j);
-        s = j == 0 ? e : (is_max ? max_f32(s, e) : s + e);
-      }
-      v[i] = s;
+    std::vector<float> v(x.rows, empty);
+    if (x.cols > 0) {
+      std::unique_ptr<float[]> xt(new float[x.elems()]);  // every element written
+      detail::transpose(x.data->f.data(), x.rows, x.cols, xt.get());
+      row_fold(op, xt.get(), x.rows, x.cols, v.data());
     }
     return finish(out.rows, out.cols, out.dtype, std::move(v));
   };
@@ -333,10 +368,11 @@ MapFunction mask_cols_fn() {
                   {FlopRule::Kind::kNone}, compute);
 }
 
-float min_f32(float a, float b) {
-  if (a != a || b != b) return max_f32(a, b);  // NaN propagation, same rule as max
-  if (a == b) return std::signbit(a) ? a : b;  // prefers -0 over +0
-  return a < b ? a : b;
+// min(a, b): NaN-propagating as max_f32 (the first NaN operand, quieted); min(+0, -0) = -0.
+inline float min_f32(float a, float b) {
+  const float equal = std::signbit(a) ? a : b;  // prefers -0 over +0
+  const float smaller = a == b ? equal : a < b ? a : b;
+  return (a != a || b != b) ? max_f32(a, b) : smaller;
 }
 
 std::map<std::string, MapFunction> build() {
@@ -353,18 +389,33 @@ std::map<std::string, MapFunction> build() {
   add(binary_fn("sub", "a - b" + bc, [](float a, float b) { return a - b; }));
   add(binary_fn("mul", "a * b" + bc, [](float a, float b) { return a * b; }), {UnitOp::kMul, V::kEw, true});
   add(binary_fn("div", "a / b (IEEE fp32 division)" + bc, [](float a, float b) { return a / b; }));
-  add(binary_fn("max", "max(a, b), NaN-propagating" + bc, max_f32));
-  add(binary_fn("min", "min(a, b), NaN-propagating" + bc, min_f32));
+  add(binary_fn("max", "max(a, b), NaN-propagating" + bc, [](float a, float b) { return max_f32(a, b); }));
+  add(binary_fn("min", "min(a, b), NaN-propagating" + bc, [](float a, float b) { return min_f32(a, b); }));
   add(binary_fn(
       "sub_row", "x[MxN] - r[Mx1] (r broadcast along the row); M*N FLOPs", [](float a, float b) { return a - b; },
       true));
-  add(unary_fn("exp", "exp_f32 per element (table + polynomial); 4 FLOPs/element", exp_f32, 4), {UnitOp::kExp, V::kNone, true});
-  add(unary_fn("sigmoid", "sigmoid_f32 per element; 7 FLOPs/element", sigmoid_f32, 7), {UnitOp::kSigmoid, V::kNone, true});
-  add(unary_fn("silu", "silu_f32 = x * sigmoid(x) per element; 8 FLOPs/element", silu_f32, 8), {UnitOp::kSilu, V::kNone, true});
-  add(unary_fn("rsqrt", "1 / sqrt(x) per element (IEEE fp32 sqrt, then division); 2 FLOPs/element", rsqrt_f32, 2));
-  add(unary_fn("gelu_tanh", "GELU, tanh form (gelu_tanh_f32) per element; 16 FLOPs/element", gelu_tanh_f32, 16));
-  add(row_fn("row_sum", "[MxN] -> [Mx1], fp32 sum left to right; M*N FLOPs", false), {UnitOp::kRowSum, V::kReduce, false});
-  add(row_fn("row_max", "[MxN] -> [Mx1], NaN-propagating max; M*N FLOPs", true), {UnitOp::kRowMax, V::kReduce, false});
+  add(unary_fn(
+          "exp", "exp_f32 per element (table + polynomial); 4 FLOPs/element", [](float x) { return exp_f32(x); }, 4),
+      {UnitOp::kExp, V::kNone, true});
+  add(unary_fn(
+          "sigmoid", "sigmoid_f32 per element; 7 FLOPs/element", [](float x) { return sigmoid_f32(x); }, 7),
+      {UnitOp::kSigmoid, V::kNone, true});
+  add(unary_fn(
+          "silu", "silu_f32 = x * sigmoid(x) per element; 8 FLOPs/element", [](float x) { return silu_f32(x); }, 8),
+      {UnitOp::kSilu, V::kNone, true});
+  add(unary_fn(
+      "rsqrt", "1 / sqrt(x) per element (IEEE fp32 sqrt, then division); 2 FLOPs/element",
+      [](float x) { return rsqrt_f32(x); }, 2));
+  add(unary_fn(
+      "gelu_tanh", "GELU, tanh form (gelu_tanh_f32) per element; 16 FLOPs/element",
+      [](float x) { return gelu_tanh_f32(x); }, 16));
+  add(row_fn(
+          "row_sum", "[MxN] -> [Mx1], fp32 sum left to right; M*N FLOPs", [](float a, float b) { return a + b; }, 0.0f),
+      {UnitOp::kRowSum, V::kReduce, false});
+  add(row_fn(
+          "row_max", "[MxN] -> [Mx1], NaN-propagating max; M*N FLOPs", [](float a, float b) { return max_f32(a, b); },
+          -INFINITY),
+      {UnitOp::kRowMax, V::kReduce, false});
   add(mask_cols_fn());
   return m;
 }

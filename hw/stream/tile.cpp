@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "hw/stream/bf16.h"
+#include "hw/stream/simd.h"
 
 namespace stepsim {
 
@@ -31,13 +32,21 @@ std::string Tile::to_string() const {
   return s + "]";
 }
 
+namespace {
+
+// Compiled per instruction set (hw/stream/simd.h): every tile a function makes passes here.
+STEPSIM_SIMD_CLONES void round_all_to_bf16(float* v, size_t n) {
+  for (size_t k = 0; k < n; ++k) v[k] = round_to_bf16(v[k]);
+}
+
+}  // namespace
+
 Tile make_tile(uint32_t rows, uint32_t cols, DType dtype, std::vector<float> values) {
   if (dtype == DType::INT32) throw std::invalid_argument("make_tile: int32 tiles are built with make_int_tile");
   if (values.size() != uint64_t(rows) * cols)
     throw std::invalid_argument("make_tile: " + std::to_string(values.size()) + " values for a " +
                                 std::to_string(rows) + "x" + std::to_string(cols) + " tile");
-  if (dtype == DType::BF16)
-    for (float& v : values) v = round_to_bf16(v);
+  if (dtype == DType::BF16) round_all_to_bf16(values.data(), values.size());
   auto d = std::make_shared<TileData>();
   d->f = std::move(values);
   Tile t = shape_tile(rows, cols, dtype);

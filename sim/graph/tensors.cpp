@@ -105,7 +105,8 @@ void check_given_values(const Graph& g, const std::map<std::string, TileData>& v
     if (!t) throw std::invalid_argument("input values for '" + name + "': the graph has no tensor of that name");
     const bool is_int = t->dtype == DType::INT32;
     const size_t given = is_int ? v.i.size() : v.f.size();
-    const std::string decl = "[" + std::to_string(t->rows) + " x " + std::to_string(t->cols) + "] " + dtype_name(t->dtype);
+    const std::string decl =
+        "[" + std::to_string(t->rows) + " x " + std::to_string(t->cols) + "] " + dtype_name(t->dtype);
     if ((is_int ? !v.f.empty() : !v.i.empty()) || given != t->rows * t->cols)
       throw std::invalid_argument("input values for tensor '" + name + "' (declared " + decl + "): got " +
                                   std::to_string(v.f.size() + v.i.size()) + (v.i.empty() ? " float" : " integer") +

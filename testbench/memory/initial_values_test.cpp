@@ -74,11 +74,10 @@ TEST_P(InitialValues, OnDemandEqualsWrittenUpFront) {
   compare_spans("after a store");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    DtypesAndLayouts, InitialValues,
-    ::testing::Values(Case{DType::BF16, 37, 301, 0, 0}, Case{DType::FP32, 64, 200, 0, 0},
-                      Case{DType::INT32, 10, 1000, 0, 0}, Case{DType::BF16, 64, 192, 16, 64},
-                      Case{DType::FP32, 48, 96, 8, 32}));
+INSTANTIATE_TEST_SUITE_P(DtypesAndLayouts, InitialValues,
+                         ::testing::Values(Case{DType::BF16, 37, 301, 0, 0}, Case{DType::FP32, 64, 200, 0, 0},
+                                           Case{DType::INT32, 10, 1000, 0, 0}, Case{DType::BF16, 64, 192, 16, 64},
+                                           Case{DType::FP32, 48, 96, 8, 32}));
 
 }  // namespace
 }  // namespace stepsim
