@@ -6,6 +6,7 @@
 #include "hw/functions/detail.h"
 #include "hw/functions/functions.h"
 #include "hw/functions/numerics.h"
+#include "hw/stream/simd.h"
 
 namespace stepsim {
 
@@ -83,6 +84,73 @@ AccumFunction make_accum(const std::string& name, const std::string& desc, int a
 // Rounds the fp32 accumulator to the output dtype.
 Tile round_out(const Tile& acc, const Tile& out) { return finish(out.rows, out.cols, out.dtype, acc.data->f); }
 
+// ---- the loops, compiled per instruction set (hw/stream/simd.h) ----
+// Each output element takes the operations of the definition in their order; the vectors run
+// across elements, so every version gives the scalar loops' bits.
+
+// a[k] = max(a[k], x[k]) or a[k] + x[k].
+STEPSIM_SIMD_CLONES void accumulate_elements(bool is_max, float* a, const float* x, size_t n) {
+  if (is_max)
+    for (size_t k = 0; k < n; ++k) a[k] = max_f32(a[k], x[k]);
+  else
+    for (size_t k = 0; k < n; ++k) a[k] = a[k] + x[k];
+}
+
+// S [M x T] scores, V [T x D] values.
+struct AttentionTiles {
+  const float* S;
+  const float* V;
+  uint32_t M, T, D;
+};
+
+// One online-softmax update of A [M x (D + 2)] = [o | m | l] (flash_attn_fn's description),
+// in three passes: per row the max over t in order, P[i][t] = exp(S - m) and their sum in
+// order; PV = P V, each element summed over t in order (the matmul kernel: the same bits as a
+// row at a time); per row the rescale. P: M x T floats, PV: M x D floats of scratch.
+STEPSIM_SIMD_CLONES void flash_attn_weights(const AttentionTiles& in, bool first, const float* A, float* P, float* l) {
+  const uint32_t T = in.T, D = in.D, W = D + 2;
+  for (uint32_t i = 0; i < in.M; ++i) {
+    const float* s = in.S + size_t(i) * T;
+    const float* o = A + size_t(i) * W;
+    float* p = P + size_t(i) * T;
+    float mt = -INFINITY;
+    for (uint32_t t = 0; t < T; ++t) mt = t == 0 ? s[0] : max_f32(mt, s[t]);
+    const float m_new = first ? mt : max_f32(o[D], mt);
+    const bool none = m_new == -INFINITY;
+    for (uint32_t t = 0; t < T; ++t) p[t] = none ? 0.0f : exp_f32(s[t] - m_new);
+    float ls = 0.0f;
+    for (uint32_t t = 0; t < T; ++t) ls = t == 0 ? p[t] : ls + p[t];
+    l[2 * i] = m_new;
+    l[2 * i + 1] = ls;
+  }
+}
+
+STEPSIM_SIMD_CLONES void flash_attn_rescale(const AttentionTiles& in, bool first, const float* PV, const float* l,
+                                            float* A) {
+  const uint32_t D = in.D, W = D + 2;
+  for (uint32_t i = 0; i < in.M; ++i) {
+    float* o = A + size_t(i) * W;
+    const float* pv = PV + size_t(i) * D;
+    const float m_old = o[D], l_old = o[D + 1], m_new = l[2 * i], ls = l[2 * i + 1];
+    if (first) {
+      for (uint32_t j = 0; j < D; ++j) o[j] = pv[j];
+      o[D + 1] = ls;
+    } else {
+      const float a = m_new == -INFINITY ? 1.0f : exp_f32(m_old - m_new);
+      for (uint32_t j = 0; j < D; ++j) o[j] = a * o[j] + pv[j];
+      o[D + 1] = a * l_old + ls;
+    }
+    o[D] = m_new;
+  }
+}
+
+void flash_attn_rows(const AttentionTiles& in, bool first, float* A) {
+  std::vector<float> P(size_t(in.M) * in.T), PV(size_t(in.M) * in.D), l(2 * size_t(in.M));
+  flash_attn_weights(in, first, A, P.data(), l.data());
+  detail::matmul_accumulate(P.data(), in.V, in.M, in.T, in.D, PV.data(), true);  // T = 0: PV = +0
+  flash_attn_rescale(in, first, PV.data(), l.data(), A);
+}
+
 // ---- matmul_acc ----
 AccumFunction matmul_acc_fn(const std::string& name, bool bt, bool f32_out) {
   auto shape = [name, bt](const Tile& acc, const std::vector<Tile>& in) {
@@ -133,7 +201,7 @@ AccumFunction elementwise_acc_fn(const std::string& name, bool is_max, bool f32_
       return t;
     }
     std::vector<float>& a = mutable_payload(acc).f;
-    for (size_t k = 0; k < a.size(); ++k) a[k] = is_max ? max_f32(a[k], x[k]) : a[k] + x[k];
+    accumulate_elements(is_max, a.data(), x.data(), a.size());
     acc.dtype = next.dtype;
     return acc;
   };
@@ -235,42 +303,7 @@ AccumFunction flash_attn_fn() {
     const uint32_t M = S.rows, T = S.cols, D = V.cols, W = D + 2;
     const bool first = is_empty_acc(acc);
     if (first) acc = finish(M, W, DType::FP32, std::vector<float>(next.elems(), 0.0f));
-    std::vector<float>& A = mutable_payload(acc).f;
-    std::vector<float> p(T), pv(D);
-    for (uint32_t i = 0; i < M; ++i) {
-      float* o = A.data() + size_t(i) * W;
-      float mt = -INFINITY;
-      for (uint32_t t = 0; t < T; ++t) mt = t == 0 ? S.f(i, 0) : max_f32(mt, S.f(i, t));
-      const float m_old = o[D], l_old = o[D + 1];
-      const float m_new = first ? mt : max_f32(m_old, mt);
-      const bool none = m_new == -INFINITY;
-      float ls = 0.0f;
-      for (uint32_t t = 0; t < T; ++t) {
-        p[t] = none ? 0.0f : exp_f32(S.f(i, t) - m_new);
-        ls = t == 0 ? p[t] : ls + p[t];
-      }
-      for (uint32_t t = 0; t < T; ++t) {
-        const float* vt = V.data->f.data() + size_t(t) * D;
-        for (uint32_t j = 0; j < D; ++j) {
-          const float prod = p[t] * vt[j];
-          pv[j] = t == 0 ? prod : pv[j] + prod;
-        }
-      }
-      if (T == 0) std::fill(pv.begin(), pv.end(), 0.0f);
-      if (first) {
-        for (uint32_t j = 0; j < D; ++j) o[j] = pv[j];
-        o[D + 1] = ls;
-      } else {
-        const float a = none ? 1.0f : exp_f32(m_old - m_new);
-        for (uint32_t j = 0; j < D; ++j) {
-          const float ao = a * o[j];
-          o[j] = ao + pv[j];
-        }
-        const float al = a * l_old;
-        o[D + 1] = al + ls;
-      }
-      o[D] = m_new;
-    }
+    flash_attn_rows({S.data->f.data(), V.data->f.data(), M, T, D}, first, mutable_payload(acc).f.data());
     return acc;
   };
   auto out_shape = [](const Tile& acc) { return shape_tile(acc.rows, acc.cols - 2, DType::BF16); };

@@ -90,5 +90,7 @@ MatmulDims matmul_dims(const std::string& kind, const std::string& name, const T
 // out[MxN] (row-major fp32): for each (i,j) in k order, first ? s = p_0 : s = out[i][j],
 // then s = s + p_k. With first and K = 0, out = +0.
 void matmul_accumulate(const Tile& a, const Tile& b, bool bt, float* out, bool first);
+// The same on row-major arrays: out [M x N] (+)= A [M x K] B [K x N].
+void matmul_accumulate(const float* A, const float* B, uint32_t M, uint32_t K, uint32_t N, float* out, bool first);
 
 }  // namespace stepsim::detail

@@ -153,6 +153,10 @@ STEPSIM_SIMD_CLONES void transpose(const float* src, uint32_t rows, uint32_t col
 
 }  // namespace
 
+void matmul_accumulate(const float* A, const float* B, uint32_t M, uint32_t K, uint32_t N, float* out, bool first) {
+  matmul_rows({A, B, M, K, N, out}, first);
+}
+
 void matmul_accumulate(const Tile& a, const Tile& b, bool bt, float* out, bool first) {
   const uint32_t M = a.rows, K = a.cols, N = bt ? b.rows : b.cols;
   const float* B = b.data->f.data();

@@ -27,7 +27,7 @@ namespace {
 
 using namespace stepsim;
 
-constexpr int kChains = 12;            // independent accumulators: FMA latency 4 x 2 ports, and some
+constexpr int kChains = 12;               // independent accumulators: FMA latency 4 x 2 ports, and some
 constexpr int64_t kIterations = 1 << 16;  // per measurement call
 
 #if defined(__x86_64__)
@@ -152,6 +152,27 @@ BENCHMARK_CAPTURE(BM_Elementwise, silu, "silu", 1);
 BENCHMARK_CAPTURE(BM_Elementwise, sigmoid, "sigmoid", 1);
 BENCHMARK_CAPTURE(BM_Elementwise, row_sum, "row_sum", 1);
 BENCHMARK_CAPTURE(BM_Elementwise, row_max, "row_max", 1);
+
+// One update of an accum function onto an accumulator of its own making (FLOPs from its rule).
+void run_accum(benchmark::State& state, const std::string& fn, const std::vector<Tile>& in) {
+  const AccumFunction& f = accum_function(fn);
+  const Tile acc = f.update(f.init(), in);
+  const double flops_per_call = double(f.flops(acc, in));
+  const double peak = measured_peak_gflops();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) benchmark::DoNotOptimize(f.update(acc, in));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double gflops = flops_per_call * double(state.iterations()) / seconds / 1e9;
+  state.counters["GFLOPs"] = gflops;
+  state.counters["pct_of_peak"] = 100 * gflops / peak;
+}
+
+// flash_attn_update: scores S [M x T] and values V [T x D] onto [o | m | l].
+void BM_FlashAttentionUpdate(benchmark::State& state) {
+  const auto M = uint32_t(state.range(0)), T = uint32_t(state.range(1)), D = uint32_t(state.range(2));
+  run_accum(state, "flash_attn_update", {random_tile(M, T, 7), random_tile(T, D, 8)});
+}
+BENCHMARK(BM_FlashAttentionUpdate)->Args({16, 64, 64})->Args({64, 64, 128})->ArgNames({"M", "T", "D"});
 
 }  // namespace
 

@@ -82,10 +82,31 @@ float min_def(float a, float b) {
 // ---- values ----
 std::vector<float> values(size_t n, std::mt19937& rng, bool special) {
   const float inf = std::numeric_limits<float>::infinity();
-  const std::vector<float> specials = {
-      0.0f, -0.0f, inf, -inf, std::nanf(""), -std::nanf(""), f32_from_bits(0x7f800001u) /* signalling */,
-      1e-40f, -1e-40f, std::numeric_limits<float>::denorm_min(), 3e38f, -3e38f, 1.0f, -1.0f,
-      89.0f, 89.00001f, 88.72f, 88.5f, -104.0f, -104.00001f, -87.5f, -95.0f, -103.9f, 20.0f, -20.0f};
+  const std::vector<float> specials = {0.0f,
+                                       -0.0f,
+                                       inf,
+                                       -inf,
+                                       std::nanf(""),
+                                       -std::nanf(""),
+                                       f32_from_bits(0x7f800001u) /* signalling */,
+                                       1e-40f,
+                                       -1e-40f,
+                                       std::numeric_limits<float>::denorm_min(),
+                                       3e38f,
+                                       -3e38f,
+                                       1.0f,
+                                       -1.0f,
+                                       89.0f,
+                                       89.00001f,
+                                       88.72f,
+                                       88.5f,
+                                       -104.0f,
+                                       -104.00001f,
+                                       -87.5f,
+                                       -95.0f,
+                                       -103.9f,
+                                       20.0f,
+                                       -20.0f};
   std::uniform_real_distribution<float> u(-12.0f, 12.0f);
   std::uniform_int_distribution<size_t> pick(0, specials.size() - 1);
   std::vector<float> v(n);
@@ -93,7 +114,9 @@ std::vector<float> values(size_t n, std::mt19937& rng, bool special) {
   return v;
 }
 
-Tile tile_of(uint32_t rows, uint32_t cols, std::vector<float> v) { return make_tile(rows, cols, DType::FP32, std::move(v)); }
+Tile tile_of(uint32_t rows, uint32_t cols, std::vector<float> v) {
+  return make_tile(rows, cols, DType::FP32, std::move(v));
+}
 
 // "" when equal bit for bit (NaNs: any NaN when any_nan), else the first difference.
 std::string first_difference(const std::vector<float>& got, const std::vector<float>& want, bool any_nan) {
