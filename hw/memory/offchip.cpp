@@ -54,11 +54,22 @@ void unpack_elements(const uint8_t* bytes, uint64_t n, DType dtype, TileData& va
     std::memcpy(values.i.data(), bytes, 4 * n);
     return;
   }
-  values.f.resize(n);
-  if (dtype == DType::FP32)
+  if (dtype == DType::FP32) {
+    values.f.resize(n);
     std::memcpy(values.f.data(), bytes, 4 * n);
-  else
-    unpack_bf16(bytes, n, values.f.data());
+    return;
+  }
+  // A chunk at a time through the cache, appended: resize would first zero the vector, a pass
+  // over fresh memory (a 1 MiB weight tile's) as long as the conversion.
+  constexpr uint64_t kChunk = 2048;
+  float chunk[kChunk];
+  values.f.clear();
+  values.f.reserve(n);
+  for (uint64_t first = 0; first < n; first += kChunk) {
+    const uint64_t m = std::min(kChunk, n - first);
+    unpack_bf16(bytes + 2 * first, m, chunk);
+    values.f.insert(values.f.end(), chunk, chunk + m);
+  }
 }
 
 void reorder_blocked(TileData& values, uint64_t rows, uint64_t cols, uint64_t br, uint64_t bc, bool to_memory) {
