@@ -112,17 +112,22 @@ Tile random_tile(uint32_t rows, uint32_t cols, uint32_t seed) {
   return make_tile(rows, cols, DType::BF16, std::move(v));  // rounded to bf16
 }
 
-// One map function on tiles of these shapes; FLOPs from the function's own rule.
-void run_map(benchmark::State& state, const std::string& fn, std::vector<Tile> in) {
-  const MapFunction& f = map_function(fn);
-  const double flops_per_call = double(f.flops(in));
+// Runs `call` in the benchmark's loop and reports its GFLOP/s and their share of the peak.
+template <class Call>
+void report_rate(benchmark::State& state, double flops_per_call, Call call) {
   const double peak = measured_peak_gflops();  // before the clock starts
   const auto t0 = std::chrono::steady_clock::now();
-  for (auto _ : state) benchmark::DoNotOptimize(f.apply(in));
+  for (auto _ : state) benchmark::DoNotOptimize(call());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double gflops = flops_per_call * double(state.iterations()) / seconds / 1e9;
   state.counters["GFLOPs"] = gflops;
   state.counters["pct_of_peak"] = 100 * gflops / peak;
+}
+
+// One map function on tiles of these shapes; FLOPs from the function's own rule.
+void run_map(benchmark::State& state, const std::string& fn, std::vector<Tile> in) {
+  const MapFunction& f = map_function(fn);
+  report_rate(state, double(f.flops(in)), [&] { return f.apply(in); });
 }
 
 // matmul A[M x K] x B[K x N]; matmul_t with B stored [N x K].
@@ -157,14 +162,7 @@ BENCHMARK_CAPTURE(BM_Elementwise, row_max, "row_max", 1);
 void run_accum(benchmark::State& state, const std::string& fn, const std::vector<Tile>& in) {
   const AccumFunction& f = accum_function(fn);
   const Tile acc = f.update(f.init(), in);
-  const double flops_per_call = double(f.flops(acc, in));
-  const double peak = measured_peak_gflops();
-  const auto t0 = std::chrono::steady_clock::now();
-  for (auto _ : state) benchmark::DoNotOptimize(f.update(acc, in));
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double gflops = flops_per_call * double(state.iterations()) / seconds / 1e9;
-  state.counters["GFLOPs"] = gflops;
-  state.counters["pct_of_peak"] = 100 * gflops / peak;
+  report_rate(state, double(f.flops(acc, in)), [&] { return f.update(acc, in); });
 }
 
 // flash_attn_update: scores S [M x T] and values V [T x D] onto [o | m | l].
