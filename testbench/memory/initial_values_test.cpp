@@ -4,6 +4,7 @@
 // into the tensor, and no pages until a store.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -72,6 +73,32 @@ TEST_P(InitialValues, OnDemandEqualsWrittenUpFront) {
   eager.backing().write(t.base + at, junk.data(), junk.size());
   EXPECT_GT(lazy.backing().pages(), 0u);
   compare_spans("after a store");
+}
+
+// The definition of init: random (docs/user-guide.md), written plainly: draw k of seed s is
+// splitmix64's output for state s + (k + 1) * 0x9E3779B97F4A7C15; a float is its top 53 bits as a
+// double in [0, 2), minus 1, rounded to float; an int32 is the draw mod 16, minus 8.
+uint64_t draw(uint64_t seed, uint64_t k) {
+  uint64_t z = seed + (k + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+TEST(RandomValues, AreTheDefinitionsDrawsAtAnyIndex) {
+  for (uint64_t first : {uint64_t(0), uint64_t(12345), uint64_t(1) << 40}) {
+    const uint64_t n = 100000;
+    std::vector<float> f(n);
+    random_values(random_spec(DType::BF16, 1, 1, 0, 0))(first, n, f.data());
+    std::vector<int32_t> i(n);
+    random_values(random_spec(DType::INT32, 1, 1, 0, 0))(first, n, i.data());
+    for (uint64_t k = 0; k < n; ++k) {
+      const uint64_t d = draw(42, first + k);
+      const float want = float(double(d >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+      ASSERT_EQ(std::memcmp(&f[k], &want, 4), 0) << "draw " << first + k << ": " << f[k] << " vs " << want;
+      ASSERT_EQ(i[k], int32_t(d % 16) - 8) << "draw " << first + k;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(DtypesAndLayouts, InitialValues,
