@@ -59,9 +59,10 @@ void unpack_elements(const uint8_t* bytes, uint64_t n, DType dtype, TileData& va
     std::memcpy(values.f.data(), bytes, 4 * n);
     return;
   }
-  // A chunk at a time through the cache, appended: resize would first zero the vector, a pass
-  // over fresh memory (a 1 MiB weight tile's) as long as the conversion.
-  constexpr uint64_t kChunk = 2048;
+  // A chunk at a time through the cache (4 KiB on the operator's fiber stack), appended: resize
+  // would first zero the vector, a pass over fresh memory (a 1 MiB weight tile's) as long as the
+  // conversion.
+  constexpr uint64_t kChunk = 1024;
   float chunk[kChunk];
   values.f.clear();
   values.f.reserve(n);
@@ -233,16 +234,17 @@ void storage_runs(const OffChipTensor& t, uint64_t first, uint64_t n, Visit visi
 void OffChipMemory::set_initial_values(const OffChipTensor& t, ElementSource values) {
   const uint64_t esize = dtype_bytes(t.dtype);
   auto fill = [t, esize, values = std::move(values)](uint64_t offset, uint8_t* dst, uint64_t n) {
-    // A chunk of whole elements at a time, on the stack: the values, then their bytes.
-    constexpr uint64_t kChunk = 1024;
-    alignas(64) uint32_t chunk_values[kChunk];  // float or int32_t, 4 bytes each
+    // A chunk of whole elements at a time, on the stack (4 KiB: operators run on 64 KiB fiber
+    // stacks): the values (storage for floats or int32_t, 4 bytes each), then their bytes.
+    constexpr uint64_t kChunk = 512;
+    alignas(64) unsigned char chunk_values[kChunk * 4];
     alignas(64) uint8_t chunk_bytes[kChunk * 4];
     const uint64_t first = offset / esize, end = (offset + n + esize - 1) / esize;
     for (uint64_t m = first; m < end; m += kChunk) {
       const uint64_t count = std::min(kChunk, end - m);
       uint64_t at = 0;
       storage_runs(t, m, count, [&](uint64_t row_major, uint64_t run) {
-        values(row_major, run, chunk_values + at);
+        values(row_major, run, chunk_values + 4 * at);
         at += run;
       });
       // The bytes of this chunk that [offset, offset + n) covers: all of them but at the ends.
