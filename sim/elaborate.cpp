@@ -51,10 +51,11 @@ void elaborate_environment(Elaboration& e, const Graph& graph, const Plan& plan,
     auto given = options.tensor_values.find(t.name);
     if (given != options.tensor_values.end())
       e.memory->write_values(e.memory->tensor(t.name), given->second);
-    else if (t.init == "random")
+    else if (t.init == "random")  // made as tiles read them
       e.memory->set_initial_values(e.memory->tensor(t.name), random_values(t));
-    else if (t.init != "zeros" && t.init != "output")
+    else if (t.init == "file")
       e.memory->write_values(e.memory->tensor(t.name), initial_values(t));
+    // zeros and output: the memory reads unwritten bytes as zero
   }
 }
 
