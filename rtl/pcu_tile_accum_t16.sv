@@ -1,7 +1,7 @@
 // pcu_tile_accum at T = 16 for the Verilated T = 16 library (rtl/CMakeLists.txt,
 // STEPSIM_RTL_T16): the same pins as pcu_tile_accum, with a 64-entry bank (tiles (64, 256, *) of
-// the SwiGLU have 4 x 16 output blocks). A wrapper, because Verilator 5.006's
-// --hierarchical passes command-line -G parameters to every hierarchical block too.
+// the SwiGLU have 4 x 16 output blocks). A wrapper, as pcu_retile_t16, so the library needs no
+// -G options.
 `include "stream_macros.svh"
 module pcu_tile_accum_t16 #(
   parameter int T = 16,

@@ -8,9 +8,10 @@
 // to the partial sums (output-stationary; the operand tiles travel with the sums); the
 // element-wise ops compute in stage 0; the last stage rounds into the output register. All
 // registers advance together when the output register is free (global stall).
-// Each stage is T^2 lanes (pcu_tile_map_lane, a Verilator hierarchical block: one output's
-// products of the stage, and in stage 0 the element-wise functions; the last stage's lanes
-// round). SystemC twin: hw/units/pcu_tile_map.h. Latency NS cycles, one tile per cycle.
+// Each stage is T^2 lanes (stage_lane: one output's products of the stage, and in stage 0 the
+// element-wise functions), evaluated in the clocked block at the edges that load their result
+// (docs/units.md, Lanes); the last stage's lanes round. SystemC twin: hw/units/pcu_tile_map.h.
+// Latency NS cycles, one tile per cycle.
 `include "stream_macros.svh"
 module pcu_tile_map #(
   parameter int T = 4,
@@ -33,9 +34,13 @@ module pcu_tile_map #(
   localparam int KS = T / NS;                   // products per output and stage
   localparam int NR = (NS > 1) ? NS - 1 : 1;    // registers between the stages
   localparam logic [2:0] OpMatmul = 3'd0;
+  localparam logic [2:0] OpMul = 3'd2;
+  localparam logic [2:0] OpAdd = 3'd3;
+  localparam logic [2:0] OpSilu = 3'd4;
+  localparam logic [2:0] OpExp = 3'd5;
 
-  logic adv, in_v, consume, consume_b, unary, ofree, mm_plain;
-  logic [W-1:0] o_data;
+  logic adv, in_v, consume, consume_b, unary, ofree;
+  logic [D-1:0] out_lanes_q;  // the lanes of the output register (its header: u_out_reg)
 
   `STREAM_IN_BUF(a, ha, W, consume);
   `STREAM_IN_BUF(b, hb, W, consume_b);
@@ -49,24 +54,12 @@ module pcu_tile_map #(
   assign adv       = ofree;
   assign consume   = adv & in_v;
   assign consume_b = consume & ~unary;
-  assign mm_plain = cfg_op_i == OpMatmul;
 
-  // B as the lanes read it: for matmul its transpose, so that column j of B is the contiguous
-  // row j; for matmul_t (b[j][k]) and the element-wise functions B itself. The stage registers
-  // carry this selected tile.
-  logic [W-1:0] hb_t;
-  for (genvar i = 0; i < T; i++) begin : g_tr_row
-    for (genvar j = 0; j < T; j++) begin : g_tr_col
-      assign hb_t[16*(i*T+j) +: 16] = hb_data[16*(j*T+i) +: 16];
-    end
-  end
-  assign hb_t[W-1:D] = hb_data[W-1:D];
-
-  // The input and the result of every stage (combinational).
+  // The input of every stage: stage 0 the buffer heads, stage s > 0 the registers after stage
+  // s - 1. The operand tiles travel with the partial sums.
   logic [NS-1:0]         src_v, src_elem, src_done;
   logic [4*NS-1:0]       src_stop;
   logic [32*N*NS-1:0]    src_s;
-  logic [32*N*NR-1:0]    dst_s;  // the results of the stages before the last
   logic [W*NS-1:0]       src_a, src_b;
   // The registers between the stages (flat: stage s in slice s).
   logic [NR-1:0]         v_q, elem_q, done_q;
@@ -82,7 +75,7 @@ module pcu_tile_map #(
       assign src_done[0] = ha_done;
       assign src_s[32*N-1:0] = '0;
       assign src_a[W-1:0] = ha_data;
-      assign src_b[W-1:0] = mm_plain ? hb_t : hb_data;
+      assign src_b[W-1:0] = hb_data;
     end else begin : g_reg
       assign src_v[st]    = v_q[st-1];
       assign src_elem[st] = elem_q[st-1];
@@ -92,38 +85,35 @@ module pcu_tile_map #(
       assign src_a[W*st +: W] = a_q[W*(st-1) +: W];
       assign src_b[W*st +: W] = b_q[W*(st-1) +: W];
     end
-
-    // b's header is not used (the result takes a's).
-    logic unused_bh;
-    assign unused_bh = ^src_b[W*st+D +: W-D];
-
-    for (genvar i = 0; i < T; i++) begin : g_row
-      for (genvar j = 0; j < T; j++) begin : g_col
-        localparam int L = i * T + j;
-        logic [31:0] res;
-        logic [15:0] y;
-        pcu_tile_map_lane #(.K(KS), .HEAD(st == 0), .XF(XF)) u_lane (
-          .op_i(cfg_op_i),
-          .a_i(src_a[W*st+16*(i*T+st*KS) +: 16*KS]),
-          .b_i(src_b[W*st+16*(j*T+st*KS) +: 16*KS]),
-          .s_i(src_s[32*(N*st+L) +: 32]),
-          .ea_i(src_a[W*st+16*L +: 16]),
-          .eb_i((st == 0) ? hb_data[16*L +: 16] : 16'd0),
-          .res_o(res),
-          .y_o(y)
-        );
-        if (st == NS - 1) begin : g_round
-          logic unused_res;
-          assign unused_res = ^res;
-          assign o_data[16*L +: 16] = y;
-        end else begin : g_next
-          logic unused_y;
-          assign unused_y = ^y;
-          assign dst_s[32*(N*st+L) +: 32] = res;
-        end
-      end
-    end
   end
+
+  // Output lane l = (i, j) of stage st from its partial sum s: matmul adds the stage's products
+  // p_k = a[i][k] * b[k][j] (matmul_t: b[j][k]), k in [st*KS, (st+1)*KS), left to right (the head
+  // stage starts from p_0); the element-wise functions of a[i][j] and b[i][j] are computed by
+  // the head stage and passed on by the others.
+  function automatic logic [31:0] stage_lane(int st, int l, logic [31:0] s_in);
+    logic [31:0] s, p, ex, ey;
+    logic [15:0] bk;
+    if (cfg_op_i >= OpMul) begin
+      ex = {src_a[16*l +: 16], 16'd0};
+      ey = {hb_data[16*l +: 16], 16'd0};
+      if (st != 0) stage_lane = s_in;
+      else if (cfg_op_i == OpAdd) stage_lane = fp32_pkg::add_f32(ex, ey);
+      else if (cfg_op_i == OpMul) stage_lane = fp32_pkg::mul_f32(ex, ey);
+      else if (!XF) stage_lane = 32'd0;  // left out: the unary functions give 0
+      else if (cfg_op_i == OpExp) stage_lane = fp32_pkg::xf_f32(fp32_pkg::XfExp, ex);
+      else if (cfg_op_i == OpSilu) stage_lane = fp32_pkg::xf_f32(fp32_pkg::XfSilu, ex);
+      else stage_lane = fp32_pkg::xf_f32(fp32_pkg::XfSigmoid, ex);
+    end else begin
+      s = s_in;
+      for (int k = st * KS; k < (st + 1) * KS; k++) begin
+        bk = (cfg_op_i == OpMatmul) ? src_b[W*st+16*(k*T+l%T) +: 16] : src_b[W*st+16*((l%T)*T+k) +: 16];
+        p  = fp32_pkg::mul_f32({src_a[W*st+16*((l/T)*T+k) +: 16], 16'd0}, {bk, 16'd0});
+        s  = (st == 0 && k == 0) ? p : fp32_pkg::add_f32(s, p);
+      end
+      stage_lane = s;
+    end
+  endfunction
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -131,7 +121,6 @@ module pcu_tile_map #(
       elem_q <= '0;
       done_q <= '0;
       stop_q <= '0;
-      s_q    <= '0;
       a_q    <= '0;
       b_q    <= '0;
     end else if (adv) begin
@@ -139,16 +128,46 @@ module pcu_tile_map #(
         v_q[st]    <= src_v[st];
         elem_q[st] <= src_elem[st];
         done_q[st] <= src_done[st];
-        stop_q[4*st +: 4]        <= src_stop[4*st +: 4];
-        s_q[32*N*st +: 32*N]     <= dst_s[32*N*st +: 32*N];
-        a_q[W*st +: W]           <= src_a[W*st +: W];
-        b_q[W*st +: W]           <= src_b[W*st +: W];
+        stop_q[4*st +: 4] <= src_stop[4*st +: 4];
+        a_q[W*st +: W]    <= src_a[W*st +: W];
+        b_q[W*st +: W]    <= src_b[W*st +: W];
       end
     end
   end
 
-  assign o_data[W-1:D] = src_a[W*(NS-1)+D +: W-D];
+  // The datapath: the lanes are computed here, at the edges that load their results into the
+  // partial sums or the output register, rather than in a combinational block. The hardware is
+  // the same; a cycle-based simulator (Verilator) then evaluates a stage's T^2 lanes once per
+  // tile it takes instead of on every evaluation of the unit's inputs (docs/units.md, Lanes).
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      s_q         <= '0;
+      out_lanes_q <= '0;
+    end else if (adv) begin
+      for (int st = 0; st < NS - 1; st++) begin
+        if (src_v[st] && src_elem[st]) begin
+          for (int l = 0; l < N; l++) s_q[32*(N*st+l) +: 32] <= stage_lane(st, l, src_s[32*(N*st+l) +: 32]);
+        end
+      end
+      if (src_v[NS-1]) begin
+        if (src_elem[NS-1]) begin
+          for (int l = 0; l < N; l++)
+            out_lanes_q[16*l +: 16] <= fp32_pkg::round_bf16(stage_lane(NS - 1, l, src_s[32*(N*(NS-1)+l) +: 32]));
+        end else begin
+          out_lanes_q <= '0;  // a beat without element: no payload
+        end
+      end
+    end
+  end
 
-  `STREAM_OUT_REG(out, 1, W, adv & src_v[NS-1], 1'b1, o_data, src_elem[NS-1], src_stop[4*(NS-1) +: 4],
-                  src_done[NS-1], ofree);
+  // The output register holds the control and the header (a's); its lanes are out_lanes_q.
+  logic [W-D-1:0] out_rows;
+  stream_out_reg #(.N(1), .W(W-D)) u_out_reg (
+    .clk_i, .rst_ni,
+    .emit_i(adv & src_v[NS-1]), .mask_i(1'b1), .data_i(src_a[W*(NS-1)+D +: W-D]), .elem_i(src_elem[NS-1]),
+    .stop_i(src_stop[4*(NS-1) +: 4]), .done_i(src_done[NS-1]), .free_o(ofree),
+    .valid_o(out_valid_o), .ready_i(out_ready_i), .data_o(out_rows), .elem_o(out_elem_o),
+    .stop_o(out_stop_o), .done_o(out_done_o)
+  );
+  assign out_data_o = {out_rows, out_lanes_q};
 endmodule

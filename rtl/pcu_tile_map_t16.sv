@@ -1,6 +1,6 @@
 // pcu_tile_map at T = 16, NS = 2 for the Verilated T = 16 library (rtl/CMakeLists.txt,
-// STEPSIM_RTL_T16): the same pins as pcu_tile_map. A wrapper, because Verilator 5.006's
-// --hierarchical passes command-line -G parameters to every hierarchical block too.
+// STEPSIM_RTL_T16): the same pins as pcu_tile_map. A wrapper, as pcu_retile_t16, so the library
+// needs no -G options.
 `include "stream_macros.svh"
 module pcu_tile_map_t16 #(
   parameter int T = 16,

@@ -1,7 +1,7 @@
 # The unit manifest, rtl/units.list (its format is described at its top), read at configure time
 # by the top-level CMakeLists.txt; what it generates:
 #   * rtl/CMakeLists.txt Verilates every unit and configuration line from the variables below
-#     (sources, --hierarchical, the -G parameter overrides, the library);
+#     (sources, the -G parameter overrides, the library);
 #   * stepsim_generate_unit_kinds: hw/bridge/unit_kinds.h, the bridge kinds (kinds::KIND, whose
 #     factory and support check hw/bridge defines);
 #   * stepsim_generate_bridges: for one implementation (hls: the classes of hw/units; rtl: the
@@ -20,7 +20,7 @@ set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${STEPSIM_UNIT_MA
 
 # Reads the manifest into variables of the caller's scope (a macro for that reason):
 #   STEPSIM_RTL_MODULES        the module and configuration lines in order (their first word); per line m:
-#     STEPSIM_RTL_<m>_FLAGS    its flags (lib, noquick, noshare, hier, t16)
+#     STEPSIM_RTL_<m>_FLAGS    its flags (lib, noquick, noshare, t16)
 #     STEPSIM_RTL_<m>_EXTRA    its extra modules
 #     STEPSIM_RTL_<m>_OF       the module a configuration line configures ("" on a module line)
 #     STEPSIM_RTL_<m>_G        its Verilator parameter overrides, as -GP=V
@@ -69,7 +69,7 @@ macro(stepsim_read_unit_manifest)
     set(_su_unit "")
     set(_su_hls "")
     foreach(_su_w ${_su_words})
-      if(_su_w MATCHES "^(lib|noquick|noshare|hier|t16)$")
+      if(_su_w MATCHES "^(lib|noquick|noshare|t16)$")
         list(APPEND STEPSIM_RTL_${_su_m}_FLAGS ${_su_w})
       elseif(_su_w MATCHES "^of:(.+)$")
         set(STEPSIM_RTL_${_su_m}_OF ${CMAKE_MATCH_1})
