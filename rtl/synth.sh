@@ -42,7 +42,7 @@ for top in "${tops[@]}"; do
   if [ $quick = 1 ]; then overrides=$(rtl_quick "$top"); fi
   if [ $reduced = 1 ]; then overrides="$overrides $(rtl_area_params "$top")"; fi
   for kv in $overrides; do
-    params="$params -chparam ${kv%%=*} ${kv#*=}"
+    params="$params chparam -set ${kv%%=*} ${kv#*=} $top;"
     shown="$shown${shown:+,}$kv"
   done
   synth_opts=""
@@ -50,7 +50,7 @@ for top in "${tops[@]}"; do
   # -defer: the modules are elaborated once, by `hierarchy`, with the overrides; otherwise Yosys
   # would first elaborate the defaults (the tile units inline their lanes' fp32 functions, which
   # takes Yosys' frontend minutes at T = 4).
-  script="read_verilog -defer -sv -I$rtl_dir ${files[*]}; hierarchy -top $top$params; synth -top $top -flatten$synth_opts; stat"
+  script="read_verilog -defer -sv -I$rtl_dir ${files[*]};$params hierarchy -top $top; synth -top $top -flatten$synth_opts; stat"
   if [ $area = 1 ]; then
     script="$script; dfflibmap -liberty $lib; abc -liberty $lib; opt_clean; stat -liberty $lib"
   fi
