@@ -25,6 +25,25 @@ package fp32_pkg;
     clz64 = n;
   endfunction
 
+  function automatic logic is_nan(logic [30:0] x);  // x: the magnitude bits
+    is_nan = (x[30:23] == 8'hFF) && (x[22:0] != 23'd0);
+  endfunction
+  function automatic logic is_inf(logic [30:0] x);
+    is_inf = (x[30:23] == 8'hFF) && (x[22:0] == 23'd0);
+  endfunction
+
+  // A result below the normal range: the significand m (as round_pack_f32 takes it) shifted right
+  // by sh >= 1 to exponent 1, the bits shifted out kept as the sticky bit.
+  function automatic logic [26:0] subnormal_sig(logic [26:0] m, logic [11:0] sh);
+    logic sticky;
+    if (sh >= 12'd27) begin
+      subnormal_sig = {26'd0, |m};
+    end else begin
+      sticky        = |(m & ((27'd1 << sh) - 27'd1));
+      subnormal_sig = (m >> sh) | {26'd0, sticky};
+    end
+  endfunction
+
   // Rounds a significand to nearest-even and packs an fp32 value. sig: 24-bit significand in
   // [26:3], guard bit in [2], sticky in [1:0]; exp: biased exponent >= 1 (significand bit 26
   // clear with exp == 1 means subnormal). Exponents that reach 255 give Inf.
@@ -54,10 +73,10 @@ package fp32_pkg;
     logic [26:0] m;
     logic [4:0]  lz;
     logic [9:0]  e;
-    a_nan = (a[30:23] == 8'hFF) && (a[22:0] != 23'd0);
-    b_nan = (b[30:23] == 8'hFF) && (b[22:0] != 23'd0);
-    a_inf = (a[30:23] == 8'hFF) && (a[22:0] == 23'd0);
-    b_inf = (b[30:23] == 8'hFF) && (b[22:0] == 23'd0);
+    a_nan = is_nan(a[30:0]);
+    b_nan = is_nan(b[30:0]);
+    a_inf = is_inf(a[30:0]);
+    b_inf = is_inf(b[30:0]);
     swap  = b[30:0] > a[30:0];
     x     = swap ? b : a;
     y     = swap ? a : b;
@@ -106,17 +125,17 @@ package fp32_pkg;
   // a * b. A NaN operand gives that NaN quieted (a's first); 0 * Inf gives DefaultNaN;
   // subnormal operands and results are exact IEEE.
   function automatic logic [31:0] mul_f32(logic [31:0] a, logic [31:0] b);
-    logic        a_nan, b_nan, a_inf, b_inf, a_zero, b_zero, sign, sticky;
+    logic        a_nan, b_nan, a_inf, b_inf, a_zero, b_zero, sign;
     logic [7:0]  ea, eb;
     logic [23:0] ma, mb;
     logic [47:0] p;
     logic [5:0]  lz;
-    logic signed [10:0] e, sh;
+    logic signed [10:0] e;
     logic [26:0] m;
-    a_nan  = (a[30:23] == 8'hFF) && (a[22:0] != 23'd0);
-    b_nan  = (b[30:23] == 8'hFF) && (b[22:0] != 23'd0);
-    a_inf  = (a[30:23] == 8'hFF) && (a[22:0] == 23'd0);
-    b_inf  = (b[30:23] == 8'hFF) && (b[22:0] == 23'd0);
+    a_nan  = is_nan(a[30:0]);
+    b_nan  = is_nan(b[30:0]);
+    a_inf  = is_inf(a[30:0]);
+    b_inf  = is_inf(b[30:0]);
     a_zero = a[30:0] == 31'd0;
     b_zero = b[30:0] == 31'd0;
     sign   = a[31] ^ b[31];
@@ -128,20 +147,11 @@ package fp32_pkg;
     lz     = 6'(clz64({p, 16'hFFFF}));  // 48 for p = 0
     p      = p << lz;
     e      = $signed({3'd0, ea}) + $signed({3'd0, eb}) - 11'sd126 - $signed({5'd0, lz});
+    m      = p[47:21] | {26'd0, |p[20:0]};
     if (e < 11'sd1) begin
-      // subnormal: shift right to exponent 1, keeping a sticky bit
-      sh = 11'sd1 - e;
-      if (sh >= 11'sd48) begin
-        sticky = |p;
-        p      = 48'd0;
-      end else begin
-        sticky = |(p & ((48'd1 << sh) - 48'd1));
-        p      = p >> sh;
-      end
-      p[0] = p[0] | sticky;
-      e    = 11'sd1;
+      m = subnormal_sig(m, 12'(11'sd1 - e));
+      e = 11'sd1;
     end
-    m = p[47:21] | {26'd0, |p[20:0]};
     if (a_nan) mul_f32 = a | QuietBit;
     else if (b_nan) mul_f32 = b | QuietBit;
     else if ((a_inf && b_zero) || (b_inf && a_zero)) mul_f32 = DefaultNaN;
@@ -156,16 +166,16 @@ package fp32_pkg;
   // exact IEEE. The significands (subnormals normalized first) are divided by restoring
   // division: 27 quotient bits and a sticky remainder.
   function automatic logic [31:0] div_f32(logic [31:0] a, logic [31:0] b);
-    logic        a_nan, b_nan, a_inf, b_inf, a_zero, b_zero, sign, sticky;
+    logic        a_nan, b_nan, a_inf, b_inf, a_zero, b_zero, sign;
     logic [23:0] ma, mb;
     logic [4:0]  la, lb;
     logic [24:0] rem;
     logic [26:0] q, m;
-    logic signed [11:0] e, sh;
-    a_nan  = (a[30:23] == 8'hFF) && (a[22:0] != 23'd0);
-    b_nan  = (b[30:23] == 8'hFF) && (b[22:0] != 23'd0);
-    a_inf  = (a[30:23] == 8'hFF) && (a[22:0] == 23'd0);
-    b_inf  = (b[30:23] == 8'hFF) && (b[22:0] == 23'd0);
+    logic signed [11:0] e;
+    a_nan  = is_nan(a[30:0]);
+    b_nan  = is_nan(b[30:0]);
+    a_inf  = is_inf(a[30:0]);
+    b_inf  = is_inf(b[30:0]);
     a_zero = a[30:0] == 31'd0;
     b_zero = b[30:0] == 31'd0;
     sign   = a[31] ^ b[31];
@@ -192,17 +202,8 @@ package fp32_pkg;
     end
     m[0] = m[0] | (rem != 25'd0);
     if (e < 12'sd1) begin
-      // subnormal: shift right to exponent 1, keeping a sticky bit
-      sh = 12'sd1 - e;
-      if (sh >= 12'sd27) begin
-        sticky = |m;
-        m      = 27'd0;
-      end else begin
-        sticky = |(m & ((27'd1 << sh) - 27'd1));
-        m      = m >> sh;
-      end
-      m[0] = m[0] | sticky;
-      e    = 12'sd1;
+      m = subnormal_sig(m, 12'(12'sd1 - e));
+      e = 12'sd1;
     end
     if (a_nan) div_f32 = a | QuietBit;
     else if (b_nan) div_f32 = b | QuietBit;
@@ -217,8 +218,8 @@ package fp32_pkg;
   // first); equal values (+0 and -0 too) give a unless a is negative, which prefers +0 over -0.
   function automatic logic [31:0] max_f32(logic [31:0] a, logic [31:0] b);
     logic a_nan, b_nan, a_gt;
-    a_nan = (a[30:23] == 8'hFF) && (a[22:0] != 23'd0);
-    b_nan = (b[30:23] == 8'hFF) && (b[22:0] != 23'd0);
+    a_nan = is_nan(a[30:0]);
+    b_nan = is_nan(b[30:0]);
     if (a[31] != b[31]) a_gt = ~a[31];
     else if (!a[31]) a_gt = a[30:0] > b[30:0];
     else a_gt = a[30:0] < b[30:0];
@@ -231,7 +232,7 @@ package fp32_pkg;
   // x rounded to bf16, ties to even; a NaN keeps its sign and upper payload, quieted
   // (= hw/stream/bf16.h bf16_bits_from_f32).
   function automatic logic [15:0] round_bf16(logic [31:0] x);
-    if ((x[30:23] == 8'hFF) && (x[22:0] != 23'd0)) round_bf16 = x[31:16] | 16'h0040;
+    if (is_nan(x[30:0])) round_bf16 = x[31:16] | 16'h0040;
     else round_bf16 = 16'((x + 32'h7FFF + {31'd0, x[16]}) >> 16);  // carry out of bit 31 dropped
   endfunction
 
@@ -318,7 +319,7 @@ package fp32_pkg;
       s1 = pow2_f32(k);
       s2 = 32'h3F800000;  // 1.0: exact
     end
-    if ((x[30:23] == 8'hFF) && (x[22:0] != 23'd0)) exp_f32 = x | QuietBit;  // NaN
+    if (is_nan(x[30:0])) exp_f32 = x | QuietBit;
     else if (!x[31] && (x[30:0] > 31'h42B20000)) exp_f32 = 32'h7F800000;   // x > 89
     else if (x[31] && (x[30:0] > 31'h42D00000)) exp_f32 = 32'd0;           // x < -104
     else exp_f32 = mul_f32(mul_f32(m, s1), s2);
@@ -337,7 +338,7 @@ package fp32_pkg;
     logic [31:0] e, sigmoid;
     neg = x[31] && (x[30:0] != 31'd0);
     e   = exp_f32((fn == XfExp || neg) ? x : {~x[31], x[30:0]});
-    if ((x[30:23] == 8'hFF) && (x[22:0] != 23'd0)) sigmoid = x | QuietBit;
+    if (is_nan(x[30:0])) sigmoid = x | QuietBit;
     else sigmoid = div_f32(neg ? e : One, add_f32(One, e));
     unique case (fn)
       XfExp:     xf_f32 = e;
