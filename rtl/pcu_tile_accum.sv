@@ -121,12 +121,15 @@ module pcu_tile_accum #(
     else lane_out = fp32_pkg::round_bf16(n);
   endfunction
 
-  // Lane l's next accumulator this cycle (B read as column j: for matmul_acc b[k][j], else
-  // b[j][k]).
+  // Lane l's next accumulator this cycle (B read as column j: for matmul_acc b[k][j], for
+  // matmul_t_acc b[j][k]; add and max do not read B).
   function automatic logic [31:0] lane(int l);
     logic [16*T-1:0] b_col;
-    for (int k = 0; k < T; k++)
-      b_col[16*k +: 16] = (cfg_op_i == OpMatmul) ? hb_data[16*(k*T+l%T) +: 16] : hb_data[16*((l%T)*T+k) +: 16];
+    b_col = '0;
+    if (two) begin
+      for (int k = 0; k < T; k++)
+        b_col[16*k +: 16] = (cfg_op_i == OpMatmul) ? hb_data[16*(k*T+l%T) +: 16] : hb_data[16*((l%T)*T+k) +: 16];
+    end
     lane = lane_next(cfg_op_i, ha_data[16*T*(l/T) +: 16*T], b_col, ha_data[16*l +: 16], lane_acc[32*l +: 32],
                      lane_acc_v, lane_elem);
   endfunction
