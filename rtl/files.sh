@@ -13,7 +13,7 @@ rtl_tops() {
 }
 rtl_files() {
   local f files=("${rtl_common[@]}")
-  for dep in $(awk -v t="$1" '$1 == t {for (i = 2; i <= NF; i++) if ($i != "lib" && $i != "noquick" && $i != "noshare" && $i != "t16" && $i !~ /:/) print $i}' "$rtl_dir/units.list"); do
+  for dep in $(awk -v t="$1" '$1 == t {for (i = 2; i <= NF; i++) if ($i != "lib" && $i != "noquick" && $i != "noshare" && $i != "t16" && $i != "direct" && $i !~ /:/) print $i}' "$rtl_dir/units.list"); do
     files+=("$rtl_dir/$dep.sv")
   done
   case " ${rtl_common[*]} " in *" $rtl_dir/$1.sv "*) ;; *) files+=("$rtl_dir/$1.sv") ;; esac

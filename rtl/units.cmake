@@ -20,7 +20,7 @@ set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${STEPSIM_UNIT_MA
 
 # Reads the manifest into variables of the caller's scope (a macro for that reason):
 #   STEPSIM_RTL_MODULES        the module and configuration lines in order (their first word); per line m:
-#     STEPSIM_RTL_<m>_FLAGS    its flags (lib, noquick, noshare, t16)
+#     STEPSIM_RTL_<m>_FLAGS    its flags (lib, noquick, noshare, t16, direct)
 #     STEPSIM_RTL_<m>_EXTRA    its extra modules
 #     STEPSIM_RTL_<m>_OF       the module a configuration line configures ("" on a module line)
 #     STEPSIM_RTL_<m>_G        its Verilator parameter overrides, as -GP=V
@@ -69,7 +69,7 @@ macro(stepsim_read_unit_manifest)
     set(_su_unit "")
     set(_su_hls "")
     foreach(_su_w ${_su_words})
-      if(_su_w MATCHES "^(lib|noquick|noshare|t16)$")
+      if(_su_w MATCHES "^(lib|noquick|noshare|t16|direct)$")
         list(APPEND STEPSIM_RTL_${_su_m}_FLAGS ${_su_w})
       elseif(_su_w MATCHES "^of:(.+)$")
         set(STEPSIM_RTL_${_su_m}_OF ${CMAKE_MATCH_1})
@@ -155,9 +155,9 @@ endfunction()
 # STEPSIM_GENERATED_DIR/hw/bridge/IMPL: <IMPL>_<Kind>.cpp per bridge kind (the kind's unit table,
 # `struct <Impl><Kind>Units { using NAME = TYPE; ... }`, and its factory create_<IMPL>_<Kind>) and
 # <IMPL>_routes.cpp (UnitImpl <IMPL>_unit_impl(): the routes, in the manifest's order). The unit
-# types: hls, the manifest's hls: class in namespace units; rtl, the Verilated model V<line>, or
-# void for a t16 line when the build has no stepsim_rtl_t16 (the bridges then reject [16 x 16]
-# tiles).
+# types: hls, the manifest's hls: class in namespace units; rtl, the Verilated model V<line>
+# (Direct<V<line>_direct> for a `direct` line: hw/bridge/rtl/direct_unit.h), or void for a t16 line
+# when the build has no stepsim_rtl_t16 (the bridges then reject [16 x 16] tiles).
 function(stepsim_generate_bridges impl out)
   set(dir ${STEPSIM_GENERATED_DIR}/hw/bridge/${impl})
   string(SUBSTRING ${impl} 0 1 first)
@@ -177,6 +177,9 @@ function(stepsim_generate_bridges impl out)
         string(REPLACE "," ", " type "units::${STEPSIM_UNIT_${unit}_HLS}")
       elseif("t16" IN_LIST STEPSIM_RTL_${line}_FLAGS AND NOT TARGET stepsim_rtl_t16)
         set(type void)  # no stepsim_rtl_t16 (STEPSIM_RTL_T16=OFF)
+      elseif("direct" IN_LIST STEPSIM_RTL_${line}_FLAGS)
+        list(APPEND headers hw/bridge/rtl/direct_unit.h V${line}_direct.h)
+        set(type Direct<V${line}_direct>)
       else()
         list(APPEND headers V${line}.h)
         set(type V${line})

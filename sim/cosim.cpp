@@ -345,6 +345,11 @@ CosimReport cosimulate(const Graph& graph, const SimOptions& options, const Cosi
   return r;
 }
 
+std::string cosim_failure(const CosimOptions& co, const std::string& error) {
+  const std::string on = co.impl == "approx" ? "the units their impl: names" : co.impl + " units";
+  return "co-simulation (the run with nodes on " + on + "): " + error;
+}
+
 void print_cosim_report(const CosimReport& r, std::ostream& out) {
   auto pct = [](uint64_t a, uint64_t c) {
     if (a == 0) return std::string(c == 0 ? "0.00 %" : "n/a");

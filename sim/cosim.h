@@ -60,6 +60,9 @@ struct CosimReport {
 // leaves ok == false in the SimResult concerned.
 CosimReport cosimulate(const Graph& graph, const SimOptions& options, const CosimOptions& cosim);
 void print_cosim_report(const CosimReport& r, std::ostream& out);
+// The error of a failed run with units: "co-simulation (the run with nodes on rtl units): ..."
+// (with co.impl "approx", the nodes' own impl: decides where they run).
+std::string cosim_failure(const CosimOptions& co, const std::string& error);
 // Beat as log text: elements with their values (tiles as bf16/fp32 bit patterns).
 std::string beat_payload_text(const Beat& b);
 // Whether two beats carry the same tokens and bit-identical elements.

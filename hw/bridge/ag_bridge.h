@@ -33,6 +33,8 @@
 // Included by unit_bridges.h (after BridgeBase); include that header, not this one.
 #pragma once
 
+#include <algorithm>
+#include <cstring>
 #include <deque>
 #include <string>
 #include <vector>
@@ -73,20 +75,41 @@ void ag_trace(const std::string& name, const sc_core::sc_signal<bits_t<N>>& sig,
     wide_traces<N>(name, sig, t);
 }
 
-// The memory port's pins (P lanes).
+// The memory port's pins (P lanes). The bridge reads and stages them through the same calls as
+// DirectMemPort's (side_ports): the lanes' requests, and a response as P x 64 bytes.
 template <int P>
 struct MemPortPins : PinGroup {
+  static constexpr int kBytes = P * 64;
   sc_core::sc_signal<bool> req_ready, req_write, rsp_valid, rsp_ready, err;
   sc_core::sc_signal<bits_t<P>> req_valid;
   sc_core::sc_signal<bits_t<P * kAgAW>> req_addr;
   sc_core::sc_signal<bits_t<P * 7>> req_len;
   sc_core::sc_signal<bits_t<P * 512>> req_wdata, rsp_data;
   bool s_rsp_valid = false;
-  bits_t<P* 512> s_rsp_data = 0;
+  uint8_t s_rsp_data[kBytes] = {};
+
+  bool error() const { return err.read(); }
+  bool rsp_taken() const { return rsp_ready.read(); }
+  bool lane_valid(int k) const { return units::bit_of<P>(req_valid.read(), k); }
+  bool write() const { return req_write.read(); }
+  uint64_t addr(int k) const { return units::slice<kAgAW, P * kAgAW>(req_addr.read(), kAgAW * k).to_uint64(); }
+  uint32_t len(int k) const { return uint32_t(units::slice<7, P * 7>(req_len.read(), 7 * k).to_uint()); }
+  void wdata(int k, uint32_t n, uint8_t* bytes) const {
+    const bits_t<P * 512> w = req_wdata.read();
+    for (uint32_t i = 0; i < n; ++i) bytes[i] = uint8_t(w.get_word(16 * k + int(i) / 4) >> (8 * (i % 4)));
+  }
   void flush() override {
     req_ready.write(true);
     rsp_valid.write(s_rsp_valid);
-    if (s_rsp_valid) rsp_data.write(s_rsp_data);
+    if (s_rsp_valid) {
+      bits_t<P * 512> v;
+      for (int w = 0; w < kBytes / 4; ++w) {
+        uint32_t x;
+        std::memcpy(&x, s_rsp_data + 4 * w, 4);  // little-endian: byte i at bits 8 i
+        v.set_word(w, x);
+      }
+      rsp_data.write(v);
+    }
   }
   void traces(const std::string& p, std::vector<PinTrace>& t) override {
     ag_trace<P>(p + "req_valid_o", req_valid, t);
@@ -102,12 +125,62 @@ struct MemPortPins : PinGroup {
   }
 };
 
+// The memory port of a direct model M (direct_pins.h): MemPortPins' calls on the model's fields.
+template <class M, int P>
+struct DirectMemPort : PinGroup {
+  static constexpr int kBytes = P * 64;
+  M* m = nullptr;
+  bool s_rsp_valid = false;
+  uint8_t s_rsp_data[kBytes] = {};
+
+  bool error() const { return m->err_o != 0; }
+  bool rsp_taken() const { return m->rsp_ready_o != 0; }
+  bool lane_valid(int k) const { return field_bits(m->req_valid_o, k, 1) != 0; }
+  bool write() const { return m->req_write_o != 0; }
+  uint64_t addr(int k) const { return field_bits(m->req_addr_o, kAgAW * k, kAgAW); }
+  uint32_t len(int k) const { return uint32_t(field_bits(m->req_len_o, 7 * k, 7)); }
+  void wdata(int k, uint32_t n, uint8_t* bytes) const {
+    static_assert(is_wide_field_v<decltype(m->req_wdata_o)>, "512-bit lanes");
+    std::memcpy(bytes, reinterpret_cast<const uint8_t*>(m->req_wdata_o.data()) + 64 * k, n);  // little-endian
+  }
+  void flush() override {
+    m->req_ready_i = 1;
+    m->rsp_valid_i = s_rsp_valid;
+    if (s_rsp_valid) std::memcpy(m->rsp_data_i.data(), s_rsp_data, kBytes);
+  }
+  void traces(const std::string& p, std::vector<PinTrace>& t) override {
+    direct_trace(p + "req_valid_o", m->req_valid_o, P, t);
+    direct_trace(p + "req_ready_i", m->req_ready_i, 1, t);
+    direct_trace(p + "req_addr_o", m->req_addr_o, P * kAgAW, t);
+    direct_trace(p + "req_write_o", m->req_write_o, 1, t);
+    direct_trace(p + "req_len_o", m->req_len_o, P * 7, t);
+    direct_trace(p + "req_wdata_o", m->req_wdata_o, P * 512, t);
+    direct_trace(p + "rsp_valid_i", m->rsp_valid_i, 1, t);
+    direct_trace(p + "rsp_ready_o", m->rsp_ready_o, 1, t);
+    direct_trace(p + "rsp_data_i", m->rsp_data_i, P * 512, t);
+    direct_trace(p + "err_o", m->err_o, 1, t);
+  }
+};
+
+// The address generator's configuration ports and the bridge's signals for them (SystemC units
+// bind them; direct models get the signals' values).
+#define STEPSIM_AG_CONFIG(X)                                                                                      \
+  X(cfg_write_i, write_) X(cfg_rank_i, rank_) X(cfg_shape_i, shape_) X(cfg_stride_q_i, stride_q_)                 \
+  X(cfg_stride_r_i, stride_r_) X(cfg_offset_q_i, offset_q_) X(cfg_offset_r_i, offset_r_) X(cfg_tiles_c_i, tiles_c_) \
+  X(cfg_base_i, base_) X(cfg_a_i, a_) X(cfg_b_i, b_) X(cfg_rows_i, rows_) X(cfg_row_bytes_i, row_bytes_)          \
+  X(cfg_pitch_i, pitch_) X(cfg_tile_rows_i, tile_rows_) X(cfg_ref_i, ref_mode_) X(cfg_random_i, random_)           \
+  X(cfg_tiles_i, tiles_)
+
 template <class Dut, int T = kT, int P = 1>
 class AgBridge : public BridgeBase {
  public:
   static constexpr int kTB = 2 * T * T;              // bytes of a full [T x T] tile
   static constexpr int kPW = units::TileBits<T>::W;  // the tile payload: lanes, header (docs/unit-protocol.md)
   static constexpr int kGW = units::clog2(kTB + 1);
+  static constexpr int kWords = (kPW + 31) / 32;  // the tile payload's 32-bit words
+  static constexpr int kHeaderWord = units::TileBits<T>::kLanes / 32;
+  static constexpr bool kDirect = is_direct_v<Dut>;  // driven without SystemC (direct_pins.h)
+  using DirectModel = typename direct_model<Dut>::type;
 
   AgBridge(const OpConfig& cfg, OpMode mode, const std::string& impl)
       : BridgeBase(cfg, impl), setup_(ag_setup(cfg, mode)), dut_(unit_name().c_str()) {
@@ -116,39 +189,39 @@ class AgBridge : public BridgeBase {
       throw std::logic_error("AgBridge: the wrong instance for node '" + cfg.name + "'");
     memory_ = cfg.env->memory;
     memory_->add_client(&ctx());
-    bind_clock(dut_);
-    dut_.cfg_write_i(write_);
-    dut_.cfg_rank_i(rank_);
-    dut_.cfg_shape_i(shape_);
-    dut_.cfg_stride_q_i(stride_q_);
-    dut_.cfg_stride_r_i(stride_r_);
-    dut_.cfg_offset_q_i(offset_q_);
-    dut_.cfg_offset_r_i(offset_r_);
-    dut_.cfg_tiles_c_i(tiles_c_);
-    dut_.cfg_base_i(base_);
-    dut_.cfg_a_i(a_);
-    dut_.cfg_b_i(b_);
-    dut_.cfg_rows_i(rows_);
-    dut_.cfg_row_bytes_i(row_bytes_);
-    dut_.cfg_pitch_i(pitch_);
-    dut_.cfg_tile_rows_i(tile_rows_);
-    dut_.cfg_ref_i(ref_mode_);
-    dut_.cfg_random_i(random_);
-    dut_.cfg_tiles_i(tiles_);
-    STEPSIM_BRIDGE_IN(dut_, in, tin_);
-    STEPSIM_BRIDGE_IN(dut_, ref, tref_);
-    STEPSIM_BRIDGE_OUT(dut_, out, tout_);
-    dut_.req_valid_o(mem_.req_valid);
-    dut_.req_ready_i(mem_.req_ready);
-    dut_.req_addr_o(mem_.req_addr);
-    dut_.req_write_o(mem_.req_write);
-    dut_.req_len_o(mem_.req_len);
-    dut_.req_wdata_o(mem_.req_wdata);
-    dut_.rsp_valid_i(mem_.rsp_valid);
-    dut_.rsp_ready_o(mem_.rsp_ready);
-    dut_.rsp_data_i(mem_.rsp_data);
-    dut_.err_o(mem_.err);
-    tin_.expand = [this](Payload h) { return tile_bits(h); };
+    if constexpr (kDirect) {
+      auto& m = dut_.model();
+      STEPSIM_DIRECT_IN(m, in, tin_, kPW);
+      STEPSIM_DIRECT_IN(m, ref, tref_, kAgIW);
+      STEPSIM_DIRECT_OUT(m, out, tout_, kPW);
+      mem_.m = &m;
+      tin_.expand = [this](Payload h, uint32_t* w) { tile_words(h, w); };
+    } else {
+      bind_clock(dut_);
+#define STEPSIM_AG_BIND(port, signal) dut_.port(signal);
+      STEPSIM_AG_CONFIG(STEPSIM_AG_BIND)
+#undef STEPSIM_AG_BIND
+      STEPSIM_BRIDGE_IN(dut_, in, tin_);
+      STEPSIM_BRIDGE_IN(dut_, ref, tref_);
+      STEPSIM_BRIDGE_OUT(dut_, out, tout_);
+      dut_.req_valid_o(mem_.req_valid);
+      dut_.req_ready_i(mem_.req_ready);
+      dut_.req_addr_o(mem_.req_addr);
+      dut_.req_write_o(mem_.req_write);
+      dut_.req_len_o(mem_.req_len);
+      dut_.req_wdata_o(mem_.req_wdata);
+      dut_.rsp_valid_i(mem_.rsp_valid);
+      dut_.rsp_ready_o(mem_.rsp_ready);
+      dut_.rsp_data_i(mem_.rsp_data);
+      dut_.err_o(mem_.err);
+      tin_.expand = [this](Payload h) {
+        uint32_t w[kWords];
+        tile_words(h, w);
+        bits_t<kPW> v;
+        for (int k = 0; k < kWords; ++k) v.set_word(k, w[k]);
+        return v;
+      };
+    }
   }
 
   uint64_t requests() const { return requests_; }
@@ -189,6 +262,15 @@ class AgBridge : public BridgeBase {
     ref_mode_.write(ref);
     random_.write(s.random);
     tiles_.write(bits_t<kAgIW>(s.random ? s.tiles : 0));
+    if constexpr (kDirect) {
+      // The signals' values (after their update) in the model's fields.
+      sc_core::wait(sc_core::SC_ZERO_TIME);
+      auto& m = dut_.model();
+#define STEPSIM_AG_SET(port, signal) set_field(m.port, uint64_t(signal.read()));
+      STEPSIM_AG_CONFIG(STEPSIM_AG_SET)
+#undef STEPSIM_AG_SET
+      direct_ = &dut_;
+    }
     add_group(&tin_, "in");
     add_group(&tref_, "ref");
     add_group(&tout_, "out");
@@ -202,7 +284,7 @@ class AgBridge : public BridgeBase {
       });
     if (s.random && s.write) {  // RandomOffChipStore: wdata on in, the acknowledgements on out
       add_input(1, &tin_.lanes[0], tiles_in());
-      add_output(0, &tout_.consumers[0], [this](Payload) { return ack_out(tout_.data.read()); });
+      add_output(0, &tout_.consumers[0], [this](Payload) { return ack_out(out_words()); });
       setup_.tensor->written = true;
     } else if (setup_.write) {
       add_input(0, &tin_.lanes[0], tiles_in());
@@ -212,47 +294,39 @@ class AgBridge : public BridgeBase {
       PinBeat done;
       done.done = true;
       add_input(-1, &tin_.lanes[0], [](const Element&) { return Payload(0); }, {done});
-      add_output(0, &tout_.consumers[0], [this](Payload) { return tile_out(tout_.data.read()); });
+      add_output(0, &tout_.consumers[0], [this](Payload) { return tile_out(out_words()); });
     }
     UnitBridge::run();
   }
 
   bool side_ports(uint64_t c, uint64_t& next_event) override {
-    if (mem_.err.read())
+    if (mem_.error())
       fail(setup_.random ? "wdata and waddr differ in their number of tiles (one wdata tile per waddr element)"
                          : "more tiles arrived than the store's view of tensor '" + setup_.tensor->name + "' holds");
     bool active = false;
     mem_.s_rsp_valid = !rsp_.empty() && rsp_.front().at <= c;
     if (mem_.s_rsp_valid) {
-      mem_.s_rsp_data = rsp_.front().data;
-      if (mem_.rsp_ready.read()) {
+      std::memcpy(mem_.s_rsp_data, rsp_.front().data, sizeof mem_.s_rsp_data);
+      if (mem_.rsp_taken()) {
         rsp_.pop_front();
         active = true;
       }
     } else if (!rsp_.empty()) {
       next_event = std::min(next_event, rsp_.front().at);
     }
-    const bits_t<P> lanes = mem_.req_valid.read();
-    if (units::bit_of<P>(lanes, 0)) {  // a bundle taken at this edge (req_ready_i is always high)
-      const bool write = mem_.req_write.read();
+    if (mem_.lane_valid(0)) {  // a bundle taken at this edge (req_ready_i is always high)
+      const bool write = mem_.write();
       const bool data = functional();
-      const bits_t<P* kAgAW> addrs = mem_.req_addr.read();
-      const bits_t<P* 7> lens = mem_.req_len.read();
-      const bits_t<P* 512> w = mem_.req_wdata.read();
       Rsp r;
       r.at = std::max(c + 1, last_at_);
-      r.data = 0;
-      for (int k = 0; k < P && units::bit_of<P>(lanes, k); ++k) {  // lane order = request order
-        const uint64_t addr = units::slice<kAgAW, P * kAgAW>(addrs, kAgAW * k).to_uint64();
-        const uint32_t len = uint32_t(units::slice<7, P * 7>(lens, 7 * k).to_uint());
-        uint8_t bytes[64] = {};
-        if (write && data)
-          for (uint32_t i = 0; i < len; ++i)
-            bytes[i] = uint8_t(w.range(512 * k + 8 * int(i) + 7, 512 * k + 8 * int(i)).to_uint());
+      for (int k = 0; k < P && mem_.lane_valid(k); ++k) {  // lane order = request order
+        const uint64_t addr = mem_.addr(k);
+        const uint32_t len = mem_.len(k);
+        uint8_t* bytes = r.data + 64 * k;
+        if (write && data) mem_.wdata(k, len, bytes);
         const uint64_t done = memory_->request(ctx(), addr, write, data ? bytes : nullptr, len);
         r.at = std::max(r.at, done);
-        if (!write && data)
-          for (uint32_t i = 0; i < len; ++i) r.data.range(512 * k + 8 * int(i) + 7, 512 * k + 8 * int(i)) = bytes[i];
+        if (write) std::fill(bytes, bytes + 64, uint8_t(0));  // a write's response carries no data
         ++requests_;
       }
       last_at_ = r.at;
@@ -276,34 +350,44 @@ class AgBridge : public BridgeBase {
       return handle(e);
     };
   }
-  // A store's [r x T] tile: its r rows of lanes and the header r.
-  bits_t<kPW> tile_bits(Payload h) const {
-    bits_t<kPW> v = 0;
+  // A store's [r x T] tile as the payload's 32-bit words: its r rows of lanes (the packed bytes,
+  // little-endian: byte i at bits 8 i), then the header r.
+  void tile_words(Payload h, uint32_t* w) const {
+    static_assert(units::TileBits<T>::kLanes % 32 == 0 && kTB % 4 == 0, "whole words of lanes, then the header");
+    std::fill(w, w + kWords, 0u);
     const Tile& t = element(h).tile();
-    units::set_tile_rows<T>(v, units::tile_rows_t<T>(t.rows));
-    if (!t.has_data()) return v;
-    const int n = 2 * int(t.elems());
-    uint8_t bytes[kTB];
+    w[kHeaderWord] = t.rows;
+    if (!t.has_data()) return;
+    uint8_t bytes[kTB] = {};
     pack_elements(*t.data, t.elems(), DType::BF16, bytes);
-    for (int i = 0; i < n; ++i) v.range(8 * i + 7, 8 * i) = bytes[i];
-    return v;
+    std::memcpy(w, bytes, 2 * t.elems());
+  }
+  // The payload on the out pins, as words.
+  const uint32_t* out_words() {
+    if constexpr (kDirect) {
+      return tout_.data;
+    } else {
+      const bits_t<kPW> v = tout_.data.read();
+      for (int k = 0; k < kWords; ++k) out_buf_[k] = uint32_t(v.get_word(k));
+      return out_buf_;
+    }
   }
   // A random store's acknowledgement: the element 1.
-  Element ack_out(const bits_t<kPW>& v) const {
-    if (v != bits_t<kPW>(1)) fail("the address generator's write acknowledgement is not the element 1");
+  Element ack_out(const uint32_t* w) const {
+    if (w[0] != 1 || std::any_of(w + 1, w + kWords, [](uint32_t x) { return x != 0; }))
+      fail("the address generator's write acknowledgement is not the element 1");
     return Element(Scalar{1});
   }
   // A loaded tile: [r x T] from the header's r rows (the unit drives the other lanes 0).
-  Element tile_out(const bits_t<kPW>& v) const {
-    const uint32_t r = uint32_t(units::tile_rows<T>(v).to_uint());
+  Element tile_out(const uint32_t* w) const {
+    const uint32_t r = w[kHeaderWord] & ((1u << units::TileBits<T>::kRowsW) - 1);
     if (r != uint32_t(setup_.r))
       fail("the address generator emitted a tile of " + std::to_string(r) + " rows, not " + std::to_string(setup_.r));
     Tile t = shape_tile(r, uint32_t(T), DType::BF16);
     t.in_memory_unit = true;  // staged in the load's memory unit, as the approximate load marks it
     if (functional()) {
-      const int n = 2 * int(t.elems());
       uint8_t bytes[kTB];
-      for (int i = 0; i < n; ++i) bytes[i] = uint8_t(v.range(8 * i + 7, 8 * i).to_uint());
+      std::memcpy(bytes, w, 2 * t.elems());
       auto d = std::make_shared<TileData>();
       unpack_elements(bytes, t.elems(), DType::BF16, *d);
       t.data = std::move(d);
@@ -312,8 +396,8 @@ class AgBridge : public BridgeBase {
   }
 
   struct Rsp {
-    uint64_t at;
-    bits_t<P * 512> data;
+    uint64_t at = 0;
+    uint8_t data[P * 64] = {};  // lane k's bytes at 64 k
   };
   AgSetup setup_;
   Dut dut_;
@@ -327,10 +411,11 @@ class AgBridge : public BridgeBase {
   sc_core::sc_signal<units::tile_rows_t<T>> tile_rows_;
   sc_core::sc_signal<bool> ref_mode_, random_;
   sc_core::sc_signal<bits_t<kAgIW>> tiles_;
-  WideInPins<kPW> tin_;
-  WideOutPins<kPW> tout_;
-  InPins<1, kAgIW> tref_;
-  MemPortPins<P> mem_;
+  std::conditional_t<kDirect, DirectWideIn, WideInPins<kPW>> tin_;
+  std::conditional_t<kDirect, DirectWideOut, WideOutPins<kPW>> tout_;
+  std::conditional_t<kDirect, DirectIn<uint16_t>, InPins<1, kAgIW>> tref_;
+  std::conditional_t<kDirect, DirectMemPort<DirectModel, P>, MemPortPins<P>> mem_;
+  uint32_t out_buf_[kWords] = {};
   std::deque<Rsp> rsp_;
   uint64_t last_at_ = 0, requests_ = 0;
 };

@@ -10,7 +10,7 @@
 
 namespace stepsim::bridge {
 
-UnitBridge::UnitBridge(const OpConfig& cfg, std::string impl) : Op(cfg), impl_(std::move(impl)) { rst_n_.write(false); }
+UnitBridge::UnitBridge(const OpConfig& cfg, std::string impl) : Op(cfg), impl_(std::move(impl)) { set_reset(false); }
 
 void UnitBridge::add_input(int op_input, PinIn* pin, Encoder enc, std::vector<PinBeat> fixed) {
   In in;
@@ -41,11 +41,28 @@ const Element& UnitBridge::element(Payload h) const {
 }
 
 // Delta-cycle clocking: the pins staged for this cycle are written, then the rising edge, and
-// the outputs the unit computes at that edge are visible when edge() returns.
-void UnitBridge::settle() { sc_core::wait(sc_core::SC_ZERO_TIME); }
+// the outputs the unit computes at that edge are visible when edge() returns. A direct unit is
+// evaluated in place instead, in the same order.
+void UnitBridge::settle() {
+  if (direct_)
+    direct_->settle();
+  else
+    sc_core::wait(sc_core::SC_ZERO_TIME);
+}
+
+void UnitBridge::set_reset(bool rst_n) {
+  rst_n_.write(rst_n);
+  rst_level_ = rst_n;
+  if (direct_) direct_->set_reset(rst_n);
+}
 
 void UnitBridge::edge() {
   for (PinGroup* g : groups_) g->flush();
+  if (direct_) {
+    direct_->edge();
+    ++clocked_;
+    return;
+  }
   clk_used_->write(false);
   settle();
   clk_used_->write(true);
@@ -108,7 +125,7 @@ void UnitBridge::vcd_open() {
   vcd_ = std::make_unique<std::ofstream>(path);
   if (!*vcd_) fail("cannot write '" + path + "'");
   vcd_file_ = WrittenFile{event_order(), path};
-  vcd_pins_.push_back({"rst_ni", 1, [this] { return Payload(rst_n_.read()); }});
+  vcd_pins_.push_back({"rst_ni", 1, [this] { return Payload(rst_level_); }});
   for (size_t k = 0; k < groups_.size(); ++k) groups_[k]->traces(group_names_[k], vcd_pins_);
   std::ofstream& f = *vcd_;
   f << "$comment node " << cfg_.name << " (" << cfg_.info->name << ") on the " << impl_
@@ -189,10 +206,10 @@ uint64_t UnitBridge::output_wait_cycles(const Channel* c) {
 void UnitBridge::run() {
   if (!cfg_.env->vcd_dir.empty()) vcd_open();
   // Configuration is set (cfg pins written by the derived bridge); two edges in reset.
-  rst_n_.write(false);
+  set_reset(false);
   edge();
   edge();
-  rst_n_.write(true);
+  set_reset(true);
   settle();
   uint64_t c = ctx().now();
   uint64_t quiet = 0;

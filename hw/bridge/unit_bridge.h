@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/bridge/direct_pins.h"
 #include "hw/bridge/pins.h"
 #include "hw/ops/op.h"
 
@@ -61,6 +62,9 @@ class UnitBridge : public Op {
   // PcuBridge gives each of its candidate units its own clock, so the units it does not use
   // never see an edge and cost nothing).
   sc_core::sc_signal<bool>* clk_used_ = &clk_;
+  // A unit driven without SystemC (direct_pins.h), set by the derived bridge before run(): the
+  // bridge then clocks it through this instead of toggling clk_used_.
+  DirectClock* direct_ = nullptr;
   // Input stream fed from op input `op_input` (or, with op_input < 0, a fixed beat list, e.g. a
   // bare done for an unused lane of an input group).
   void add_input(int op_input, PinIn* pin, Encoder enc, std::vector<PinBeat> fixed = {});
@@ -111,12 +115,16 @@ class UnitBridge : public Op {
   };
   void edge();
   void settle();
+  void set_reset(bool rst_n);  // rst_n_, or the direct unit's reset input
   // Whether input i can offer a beat at cycle c (may block for the producer). Returns false
   // when nothing is visible at c; `next` gets a lower bound on its next arrival.
   bool fetch(In& in, uint64_t c, uint64_t& next);
   Beat decode(const Out& o, const PinBeat& b);
 
   std::string impl_;
+  // rst_n_ as written (the waveform's rst_ni: a direct unit's bridge passes no delta cycle, so the
+  // signal may not show the write yet).
+  bool rst_level_ = false;
   std::vector<In> in_streams_;
   std::vector<Out> out_streams_;
   std::vector<PinGroup*> groups_;

@@ -130,31 +130,49 @@ class BridgeBase : public UnitBridge {
       return handle(e);
     };
   }
+  // The payload of a [r x T] tile as 32-bit words, least significant first (the layout of a
+  // Verilated wide port): two bf16 lanes per word, lane 2i in the low half (a word at a time: a
+  // range assignment per lane was 5 % of a T = 16 co-simulation), then the header r.
   template <int T>
-  bits_t<units::TileBits<T>::W> square_bits(Payload h) const {
-    bits_t<units::TileBits<T>::W> v = 0;
+  static constexpr int kSquareWords = (units::TileBits<T>::W + 31) / 32;
+  template <int T>
+  void square_words(Payload h, uint32_t* w) const {
+    static_assert(units::TileBits<T>::kLanes % 32 == 0, "the header starts a word");
+    std::fill(w, w + kSquareWords<T>, 0u);
     const Tile& t = element(h).tile();
     if (t.has_data()) {
-      // Two bf16 lanes per 32-bit word of the vector, lane 2i in the low half (a word at a time:
-      // a range assignment per lane was 5 % of a T = 16 co-simulation).
       const size_t n = t.elems();
       auto lane = [&](size_t l) { return l < n ? f32_bits(t.data->f[l]) >> 16 : 0u; };
-      for (size_t w = 0; 2 * w < n; ++w) v.set_word(int(w), lane(2 * w) | (lane(2 * w + 1) << 16));
+      for (size_t k = 0; 2 * k < n; ++k) w[k] = lane(2 * k) | (lane(2 * k + 1) << 16);
     }
-    units::set_tile_rows<T>(v, units::tile_rows_t<T>(t.rows));
+    w[units::TileBits<T>::kLanes / 32] = t.rows;
+  }
+  template <int T>
+  Element square_from_words(const uint32_t* w) const {
+    const uint32_t header = w[units::TileBits<T>::kLanes / 32] & ((1u << units::TileBits<T>::kRowsW) - 1);
+    const uint32_t rows = std::min(uint32_t(T), header);
+    Tile t = shape_tile(rows, uint32_t(T), DType::BF16);
+    if (values_) {
+      auto d = std::make_shared<TileData>();
+      for (uint32_t l = 0; l < rows * T; ++l) d->f.push_back(f32_from_bf16_bits(uint16_t(w[l / 2] >> (16 * (l % 2)))));
+      t.data = d;
+    }
+    return Element(t);
+  }
+  // The same through the SystemC pins' sc_bv.
+  template <int T>
+  bits_t<units::TileBits<T>::W> square_bits(Payload h) const {
+    uint32_t w[kSquareWords<T>];
+    square_words<T>(h, w);
+    bits_t<units::TileBits<T>::W> v;
+    for (int k = 0; k < kSquareWords<T>; ++k) v.set_word(k, w[k]);
     return v;
   }
   template <int T>
   Element square_out(const bits_t<units::TileBits<T>::W>& v) const {
-    const uint32_t rows = std::min(uint32_t(T), uint32_t(units::tile_rows<T>(v).to_uint()));
-    Tile t = shape_tile(rows, uint32_t(T), DType::BF16);
-    if (values_) {
-      auto d = std::make_shared<TileData>();
-      for (uint32_t l = 0; l < rows * T; ++l)
-        d->f.push_back(f32_from_bf16_bits(uint16_t(v.get_word(int(l / 2)) >> (16 * (l % 2)))));
-      t.data = d;
-    }
-    return Element(t);
+    uint32_t w[kSquareWords<T>];
+    for (int k = 0; k < kSquareWords<T>; ++k) w[k] = uint32_t(v.get_word(k));
+    return square_from_words<T>(w);
   }
 
   bool values_ = false;  // the inputs carried tile values (functional mode)
@@ -463,18 +481,22 @@ class EagerMergeBridge : public BridgeBase {
 // ---------------------------------------------------------------- compute units
 // The tile units (pcu_tile_map, pcu_tile_accum) of one tile side T, their pins and their clock.
 // Map / Accum are void when the build has no unit of that side (the RTL without its T = 16
-// library, STEPSIM_RTL_T16).
+// library, STEPSIM_RTL_T16), or Direct models (driven without SystemC: direct_pins.h).
 template <class Map, class Accum, int T>
 struct TileSide {
   static constexpr int kSide = T;
   static constexpr int kW = units::TileBits<T>::W;  // lanes and the tile header
   static constexpr bool kAvailable = !std::is_void_v<Map> && !std::is_void_v<Accum>;
+  static constexpr bool kDirect = is_direct_v<Map>;
+  static_assert(kDirect == is_direct_v<Accum>, "rtl/units.list: both tile units of a side are direct, or neither");
   using MapUnit = std::conditional_t<kAvailable, Map, int>;
   using AccumUnit = std::conditional_t<kAvailable, Accum, int>;
+  using InPins = std::conditional_t<kDirect, DirectWideIn, WideInPins<kW>>;
+  using OutPins = std::conditional_t<kDirect, DirectWideOut, WideOutPins<kW>>;
   std::unique_ptr<MapUnit> map;
   std::unique_ptr<AccumUnit> accum;
-  WideInPins<kW> a, b;
-  WideOutPins<kW> out;
+  InPins a, b;
+  OutPins out;
   sc_core::sc_signal<bool> clk;
   sc_core::sc_signal<bool> err;  // the Accum's err_o (its accumulator bank)
   bool elaborated() const { return map || accum; }
@@ -552,7 +574,23 @@ class PcuBridge : public BridgeBase {
   }
   template <class S>
   void elaborate_tile(S& s, const std::string& name) {
-    if constexpr (S::kAvailable) {
+    if constexpr (S::kDirect) {
+      if (accum_) {
+        s.accum = std::make_unique<typename S::AccumUnit>(name.c_str());
+        auto& m = s.accum->model();
+        STEPSIM_DIRECT_IN(m, a, s.a, S::kW);
+        STEPSIM_DIRECT_IN(m, b, s.b, S::kW);
+        STEPSIM_DIRECT_OUT(m, out, s.out, S::kW);
+      } else {
+        s.map = std::make_unique<typename S::MapUnit>(name.c_str());
+        auto& m = s.map->model();
+        STEPSIM_DIRECT_IN(m, a, s.a, S::kW);
+        STEPSIM_DIRECT_IN(m, b, s.b, S::kW);
+        STEPSIM_DIRECT_OUT(m, out, s.out, S::kW);
+      }
+      s.a.expand = [this](Payload h, uint32_t* w) { square_words<S::kSide>(h, w); };
+      s.b.expand = [this](Payload h, uint32_t* w) { square_words<S::kSide>(h, w); };
+    } else if constexpr (S::kAvailable) {
       if (accum_) {
         s.accum = std::make_unique<typename S::AccumUnit>(name.c_str());
         bind_unit_clock(*s.accum, s.clk);
@@ -625,7 +663,6 @@ class PcuBridge : public BridgeBase {
   }
   template <class S>
   void attach_tile(S& s) {
-    clk_used_ = &s.clk;
     const bool two = fn_.arity == 2;  // the matmul forms and Map's binary functions
     if (accum_) {
       top2_.write(bits_t<2>(*tile_accum_op_code(fn_.lanes.op)));
@@ -633,19 +670,37 @@ class PcuBridge : public BridgeBase {
       bank_.write(stop_t(bank_rank()));  // 0..13: unit_unsupported() checked it
       scan_sig_.write(scan_);
       bank_size_ = S::kSide == kT ? kTileAccumBank : kTileAccumBank16;
-      err_used_ = &s.err;
+      err_raised_ = [&s] { return s.err.read(); };
     } else {
       top3_.write(bits_t<3>(*tile_map_op_code(fn_.lanes.op)));
+    }
+    if constexpr (S::kDirect) {
+      // The configuration fields, with the values the signals above carry to a SystemC unit.
+      if (accum_) {
+        auto& m = s.accum->model();
+        m.cfg_op_i = *tile_accum_op_code(fn_.lanes.op);
+        m.cfg_rank_i = uint8_t(cfg_.params.get(param::kRank));
+        m.cfg_bank_i = uint8_t(bank_rank());
+        m.cfg_scan_i = scan_;
+        err_raised_ = [&m] { return m.err_o != 0; };
+        direct_ = s.accum.get();
+      } else {
+        s.map->model().cfg_op_i = *tile_map_op_code(fn_.lanes.op);
+        direct_ = s.map.get();
+      }
+      add_output(0, &s.out.consumers[0], [this, &s](Payload) { return square_from_words<S::kSide>(s.out.data); });
+    } else {
+      clk_used_ = &s.clk;
+      add_output(0, &s.out.consumers[0], [this, &s](Payload) { return square_out<S::kSide>(s.out.data.read()); });
     }
     add_group(&s.a, "a");
     if (two) add_group(&s.b, "b");
     add_group(&s.out, "out");
     add_input(0, &s.a.lanes[0], squares(S::kSide));
     if (two) add_input(1, &s.b.lanes[0], squares(S::kSide));
-    add_output(0, &s.out.consumers[0], [this, &s](Payload) { return square_out<S::kSide>(s.out.data.read()); });
   }
   void check_err() {
-    if (err_used_ && err_used_->read())
+    if (err_raised_ && err_raised_())
       fail("the tile Accum unit raised err_o (accumulator bank, bank_rank " + std::to_string(bank_rank()) + ", rank " +
            std::to_string(cfg_.params.get(param::kRank)) + "): more than " + std::to_string(bank_size_) +
            " bank entries, a chunk whose bank structure differs from the first, a bare stop in bank mode, a "
@@ -657,7 +712,7 @@ class PcuBridge : public BridgeBase {
   sc_core::sc_signal<bool> op_, scan_sig_;
   sc_core::sc_signal<stop_t> rank_;
   sc_core::sc_signal<stop_t> bank_;                     // the tile Accum's cfg_bank_i (bank_rank)
-  const sc_core::sc_signal<bool>* err_used_ = nullptr;  // the chosen tile Accum's err_o
+  std::function<bool()> err_raised_;  // the chosen tile Accum's err_o
   int bank_size_ = 0;
   sc_core::sc_signal<bits_t<2>> top2_;
   sc_core::sc_signal<bits_t<3>> top3_;
@@ -706,15 +761,23 @@ class RetileBridge : public BridgeBase {
   template <class Unit, int T>
   struct Side {
     static constexpr int kSide = T;
+    static constexpr int kW = units::TileBits<T>::W;
     static constexpr bool kAvailable = !std::is_void_v<Unit>;
+    static constexpr bool kDirect = is_direct_v<Unit>;  // driven without SystemC (direct_pins.h)
     std::unique_ptr<std::conditional_t<kAvailable, Unit, int>> unit;
-    WideInPins<units::TileBits<T>::W> in;
-    WideOutPins<units::TileBits<T>::W> out;
+    std::conditional_t<kDirect, DirectWideIn, WideInPins<kW>> in;
+    std::conditional_t<kDirect, DirectWideOut, WideOutPins<kW>> out;
     sc_core::sc_signal<bool> clk, err;
   };
   template <class S>
   void elaborate(S& s, const std::string& name) {
-    if constexpr (S::kAvailable) {
+    if constexpr (S::kDirect) {
+      s.unit = std::make_unique<std::remove_reference_t<decltype(*s.unit)>>(name.c_str());
+      auto& m = s.unit->model();
+      STEPSIM_DIRECT_IN(m, in, s.in, S::kW);
+      STEPSIM_DIRECT_OUT(m, out, s.out, S::kW);
+      s.in.expand = [this](Payload h, uint32_t* w) { square_words<S::kSide>(h, w); };
+    } else if constexpr (S::kAvailable) {
       s.unit = std::make_unique<std::remove_reference_t<decltype(*s.unit)>>(name.c_str());
       s.unit->clk_i(s.clk);
       s.unit->rst_ni(rst_n_);
@@ -728,15 +791,24 @@ class RetileBridge : public BridgeBase {
   }
   template <class S>
   void attach(S& s) {
-    clk_used_ = &s.clk;
-    err_used_ = &s.err;
+    if constexpr (S::kDirect) {
+      auto& m = s.unit->model();
+      m.cfg_mode_i = mode_.read();  // the values the signals carry to a SystemC unit
+      m.cfg_rank_i = uint8_t(rank_.read().to_uint());
+      err_raised_ = [&m] { return m.err_o != 0; };
+      direct_ = s.unit.get();
+      add_output(0, &s.out.consumers[0], [this, &s](Payload) { return square_from_words<S::kSide>(s.out.data); });
+    } else {
+      clk_used_ = &s.clk;
+      err_raised_ = [&s] { return s.err.read(); };
+      add_output(0, &s.out.consumers[0], [this, &s](Payload) { return square_out<S::kSide>(s.out.data.read()); });
+    }
     add_group(&s.in, "in");
     add_group(&s.out, "out");
     add_input(0, &s.in.lanes[0], squares(S::kSide));
-    add_output(0, &s.out.consumers[0], [this, &s](Payload) { return square_out<S::kSide>(s.out.data.read()); });
   }
   void check_err() {
-    if (err_used_ && err_used_->read())
+    if (err_raised_ && err_raised_())
       fail("the retile unit raised err_o: " +
            std::string(mode_.read() ? "" : "more rows than the tile holds in one group, or ") +
            "a stream ending inside a group");
@@ -744,7 +816,7 @@ class RetileBridge : public BridgeBase {
 
   sc_core::sc_signal<bool> mode_;  // 0 Accum retile_row, 1 FlatMap retile_streamify_row
   sc_core::sc_signal<stop_t> rank_;
-  const sc_core::sc_signal<bool>* err_used_ = nullptr;
+  std::function<bool()> err_raised_;  // the chosen unit's err_o
   Side<R, kT> s4_;
   Side<R16, kT16> s16_;
 };

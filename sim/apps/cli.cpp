@@ -338,7 +338,7 @@ int run_cosim(const Graph& g, const SimOptions& opt, const Invocation& in, const
     if (!cr.approx.ok)
       s.err << "error: " << cr.approx.error << "\n";
     else
-      s.err << "error: co-simulation (the run with nodes on " << co.impl << " units): " << cr.cosim.error << "\n";
+      s.err << "error: " << cosim_failure(co, cr.cosim.error) << "\n";
     return 1;
   }
   // The usual summary (of the run with the units), then the comparison with the approximate run.

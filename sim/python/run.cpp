@@ -105,7 +105,7 @@ py::dict run(const frontend::GraphBuilder& b, const RunArgs& args) {
       cr = cosimulate(g, opt, co);
     }
     if (!cr.approx.ok) throw RunFailed(cr.approx.error);
-    if (!cr.cosim.ok) throw RunFailed("co-simulation (the run with nodes on " + co.impl + " units): " + cr.cosim.error);
+    if (!cr.cosim.ok) throw RunFailed(cosim_failure(co, cr.cosim.error));
     py::dict out = run_result(g, cr.cosim, make_report(g, opt, cr));
     std::ostringstream text;
     print_cosim_report(cr, text);

@@ -24,6 +24,8 @@
 namespace stepsim {
 namespace {
 
+namespace fs = std::filesystem;
+
 // The unit issues the next tile's requests while the previous tile's responses are on their way
 // (up to 64 requests in flight): the approximate loads and stores are timed the same way
 // (offchip_one_tile_in_flight off; the step-artifact preset's reference quirk waits for every
@@ -225,9 +227,11 @@ SimOptions options16(bool one_tile = false) {
   return o;
 }
 
-CosimReport run16(const std::string& impl, bool one_tile = false) {
+CosimReport run16(const std::string& impl, bool one_tile = false, const std::string& vcd_dir = "") {
   CosimOptions co;
   co.impl = impl;
+  co.dir = vcd_dir;
+  co.vcd = !vcd_dir.empty();
   return cosimulate(parse_graph(kAg16Graph, "cosim_ag16", ".", {}), options16(one_tile), co);
 }
 
@@ -265,6 +269,18 @@ TEST(CosimAg, Tiles16OnRtlMatchApproxAndHls) {
     EXPECT_EQ(h.nodes[k].cosim_cycles, r.nodes[k].cosim_cycles) << h.nodes[k].name;
     EXPECT_EQ(h.nodes[k].unit_clocks, r.nodes[k].unit_clocks) << h.nodes[k].name;
   }
+}
+
+// The Verilated [16 x 16] unit is driven without SystemC signals (rtl/units.list, `direct`; the HLS
+// unit through signals): its stream pins and its 4-lane memory port are the same, cycle by cycle.
+TEST(CosimAg, Tiles16PinsOfRtlEqualHlsCycleByCycle) {
+  if (!have_rtl()) GTEST_SKIP() << "built without Verilator";
+  const fs::path dir = fs::temp_directory_path() / "stepsim_cosim_ag16_vcd";
+  fs::remove_all(dir);
+  ASSERT_TRUE(run16("hls", false, (dir / "hls").string()).cosim.ok);
+  ASSERT_TRUE(run16("rtl", false, (dir / "rtl").string()).cosim.ok);
+  expect_same_waveforms(dir, "hls", "rtl", {"ld", "st", "lb", "sb"});
+  fs::remove_all(dir);
 }
 
 // Under a preset whose par_dispatch is not 4, a [16 x 16] load stays approximate and says why.
@@ -337,6 +353,39 @@ TEST(CosimAg, RandomAccessOnHlsMatchesApprox) { expect_random_good("hls"); }
 TEST(CosimAg, RandomAccessOnRtlMatchesApprox) {
   if (!have_rtl()) GTEST_SKIP() << "built without Verilator";
   expect_random_good("rtl");
+}
+
+// The gather and scatter on [16 x 16] tiles (the T = 16 unit, 4 request lanes): x and g of 4 x 4
+// tiles. The pins of the Verilated unit (driven directly) equal the HLS unit's, cycle by cycle,
+// and g is x's tiles permuted on both.
+TEST(CosimAg, RandomAccess16PinsOfRtlEqualHls) {
+  if (!have_rtl()) GTEST_SKIP() << "built without Verilator";
+  std::string text = kRandomGraph;
+  for (const char* from : {"[16, 16], dtype: bf16, init: random", "[16, 16], dtype: bf16, init: output"}) {
+    std::string to = from;
+    to.replace(1, 6, "64, 64");
+    text.replace(text.find(from), std::string(from).size(), to);
+  }
+  for (int k = 0; k < 2; ++k) text.replace(text.find("tile: [4, 4], par_dispatch: 1"), 29, "tile: [16, 16], par_dispatch: 4");
+  const fs::path dir = fs::temp_directory_path() / "stepsim_cosim_ag_random16_vcd";
+  fs::remove_all(dir);
+  for (const char* impl : {"hls", "rtl"}) {
+    CosimOptions co;
+    co.impl = impl;
+    co.dir = (dir / impl).string();
+    co.vcd = true;
+    const CosimReport r = cosimulate(parse_graph(text, "cosim_ag_random16", ".", {}), options16(), co);
+    ASSERT_TRUE(r.cosim.ok) << impl << ": " << r.cosim.error;
+    std::ostringstream rep;
+    print_cosim_report(r, rep);
+    EXPECT_TRUE(r.identical) << rep.str();
+    EXPECT_EQ(r.bridged_nodes, 3u) << rep.str();
+    ASSERT_EQ(r.tensors.size(), 1u);
+    EXPECT_EQ(r.tensors[0].elements, 64u * 64u);
+    EXPECT_EQ(r.tensors[0].differing, 0u);
+  }
+  expect_same_waveforms(dir, "hls", "rtl", {"gather", "scatter"});
+  fs::remove_all(dir);
 }
 
 // A tile index outside the tensor fails the co-simulated run as it fails the approximate one.

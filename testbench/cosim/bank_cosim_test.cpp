@@ -66,5 +66,42 @@ TEST(CosimBank, MatmulAccBankOn16x16TilesMatchesApprox) {
 #endif
 }
 
+// 5 x 13 = 65 output blocks in one bank, one more than the T = 16 unit holds (64,
+// kTileAccumBank16 in hw/bridge/unit_bridges.h):
+// the unit raises err_o and the run fails with the bridge's message, on the HLS unit and on the
+// Verilated one (driven without SystemC signals: its err_o is read from the model).
+const char* kBankOverflowGraph = R"(name: cosim_bank_overflow
+tensors:
+  h: {shape: [80, 16], dtype: bf16, init: random, seed: 41}
+  w: {shape: [16, 208], dtype: bf16, init: random, seed: 42}
+nodes:
+  - {name: lh, op: LinearOffChipLoad, params: {tensor: h, tile: [16, 16], out_shape: [1, 5, 13, 1], stride: [0, 1, 0, 1]}}
+  - {name: lw, op: LinearOffChipLoad, params: {tensor: w, tile: [16, 16], out_shape: [1, 5, 13, 1], stride: [0, 0, 1, 13]}}
+  - {name: y, op: Accum, params: {fn: matmul_acc, rank: 2, bank_rank: 2}, inputs: {in0: lh, in1: lw}, impl: IMPL}
+  - {name: ys, op: Sink, inputs: {in: y}}
+)";
+
+void expect_bank_overflow(const std::string& impl) {
+  std::string g = kBankOverflowGraph;
+  g.replace(g.find("IMPL"), 4, impl);
+  SimOptions o;
+  o.hw = load_preset("hdl-validation");
+  o.functional = true;
+  const CosimReport r = cosimulate(parse_graph(g, "cosim_bank_overflow", ".", {}), o, CosimOptions{});
+  ASSERT_TRUE(r.approx.ok) << r.approx.error;  // the approximate Accum's bank has no bound
+  ASSERT_FALSE(r.cosim.ok) << impl;
+  EXPECT_NE(r.cosim.error.find("node 'y' (Accum): the tile Accum unit raised err_o (accumulator bank, bank_rank 2, "
+                               "rank 2): more than 64 bank entries"),
+            std::string::npos)
+      << impl << ": " << r.cosim.error;
+}
+
+TEST(CosimBank, MoreBlocksThanTheBankHoldsRaiseErrO) {
+  expect_bank_overflow("hls");
+#ifdef STEPSIM_HAVE_RTL_T16
+  if (have_rtl()) expect_bank_overflow("rtl");
+#endif
+}
+
 }  // namespace
 }  // namespace stepsim
