@@ -87,12 +87,41 @@ TEST(MatmulKernel, EqualsTheDefinitionBitForBit) {
             }
 }
 
+// matmul_t with a few rows of A against a tall B: the product taken transposed in 16 x 16
+// squares stored back transposed. Rows of A (out's rows, 16 to a vector) 1 .. 33: whole vectors,
+// one padded vector and both; rows of B (out's columns) whole squares and an edge of 1 .. 15; K up
+// to 300: one run of k or several (kDepth 128; with first false a sum is stored and reloaded
+// through the transposed squares between runs). Most of these shapes take the transposed
+// product (B^T moves more values: N K > M K + M N); the rest check the other route as well.
+TEST(MatmulKernel, TransposedProductEqualsTheDefinitionBitForBit) {
+  std::mt19937 rng(29);
+  for (bool special : {false, true})
+    for (bool first : {true, false})
+      for (uint32_t M : {1u, 15u, 16u, 17u, 33u})
+        for (uint32_t K : {2u, 40u, 129u, 300u})
+          for (uint32_t N : {47u, 64u, 257u}) {
+            SCOPED_TRACE(::testing::Message() << "special " << special << " first " << first << " M " << M << " K "
+                                              << K << " N " << N);
+            const Tile a = tile_of(M, K, values(size_t(M) * K, rng, special));
+            const Tile b = tile_of(N, K, values(size_t(N) * K, rng, special));
+            const std::vector<float> start = values(size_t(M) * N, rng, special);
+            std::vector<float> got = start;
+            detail::matmul_accumulate(a, b, true, got.data(), first);
+            EXPECT_EQ(first_difference(got, reference(a, b, true, start, first)), "");
+          }
+}
+
 TEST(MatmulKernel, AFirstNegativeZeroProductStaysNegativeZero) {
   // -0 * 1 = -0: the sum starts from the product, not from +0 (which would give +0).
   const Tile a = tile_of(1, 1, {-0.0f}), b = tile_of(1, 70, std::vector<float>(70, 1.0f));
   std::vector<float> out(70, 5.0f);
   detail::matmul_accumulate(a, b, false, out.data(), true);
   for (float x : out) EXPECT_TRUE(std::signbit(x) && x == 0.0f);
+  // The same through the transposed product (A [1 x 2], B [70 x 2]: -0 + -0 = -0).
+  const Tile a2 = tile_of(1, 2, {-0.0f, -0.0f}), bt = tile_of(70, 2, std::vector<float>(140, 1.0f));
+  std::vector<float> out_t(70, 5.0f);
+  detail::matmul_accumulate(a2, bt, true, out_t.data(), true);
+  for (float x : out_t) EXPECT_TRUE(std::signbit(x) && x == 0.0f);
 }
 
 }  // namespace
