@@ -103,19 +103,12 @@ struct DirectStreamIn : PinGroup {
   uint8_t *valid = nullptr, *elem = nullptr, *stop = nullptr, *done = nullptr;
   const uint8_t* ready_o = nullptr;
 
-  struct Lane : PinIn {
-    DirectStreamIn* g = nullptr;
-    bool ready() const override { return *g->ready_o != 0; }
-    void drive(bool v, const PinBeat& b) override {
-      g->s_valid = v;
-      g->s_beat = b;
-    }
-  };
-  Lane lanes[1];
+  StagedLane<DirectStreamIn> lanes[1];
   bool s_valid = false;
   PinBeat s_beat;
 
   DirectStreamIn() { lanes[0].g = this; }
+  bool unit_ready() const { return *ready_o != 0; }
   DirectStreamIn(const DirectStreamIn&) = delete;
   DirectStreamIn& operator=(const DirectStreamIn&) = delete;
   void bind_control(uint8_t* v, const uint8_t* r, uint8_t* e, uint8_t* s, uint8_t* dn) {
@@ -163,8 +156,7 @@ struct DirectWideIn : DirectStreamIn {
   uint32_t* data = nullptr;
   int bits = 0;
   std::function<void(Payload, uint32_t*)> expand;
-  bool last_elem = false;  // `data` holds the payload of handle last_handle
-  Payload last_handle = 0;
+  PayloadCache cache;  // of `data`
 
   template <class F>
   void bind(uint8_t* v, const uint8_t* r, F* d, int width, uint8_t* e, uint8_t* s, uint8_t* dn) {
@@ -174,11 +166,7 @@ struct DirectWideIn : DirectStreamIn {
   }
   void flush() override {
     flush_control();
-    if (s_beat.elem && (!last_elem || s_beat.data != last_handle)) {
-      expand(s_beat.data, data);
-      last_elem = true;
-      last_handle = s_beat.data;
-    }
+    if (cache.stale(s_beat)) expand(s_beat.data, data);
   }
   void traces(const std::string& p, std::vector<PinTrace>& t) override {
     traces_around(p, t, [&] { direct_wide_traces(p + "_data_i", data, bits, t); });

@@ -90,6 +90,7 @@ struct PinGroup {
   virtual void traces(const std::string& p, std::vector<PinTrace>& t) = 0;  // its pins, named <p>_<pin>
 };
 
+// Bits [128c + 127 : 128c] of a wide value, as a Payload (for waveforms).
 template <int W>
 Payload chunk_of(const bits_t<W>& v, int c) {
   const int lo = 128 * c, hi = std::min(W - 1, lo + 127);
@@ -219,7 +220,32 @@ struct OutPins : PinGroup {
   }
 };
 
-// Bits [128c + 127 : 128c] of a wide value, as a Payload (for waveforms).
+// The one lane of a single-stream input group G (WideInPins, the direct pins): the beat is staged
+// in G (s_valid, s_beat) and G::unit_ready() reads the unit's ready.
+template <class G>
+struct StagedLane : PinIn {
+  G* g = nullptr;
+  bool ready() const override { return g->unit_ready(); }
+  void drive(bool v, const PinBeat& b) override {
+    g->s_valid = v;
+    g->s_beat = b;
+  }
+};
+
+// A wide port's payload is the expansion of an element handle, written only when the handle
+// changes (a tile held on the pins for several cycles is expanded once).
+struct PayloadCache {
+  bool valid = false;
+  Payload handle = 0;
+  // Whether beat b's payload must be written now.
+  bool stale(const PinBeat& b) {
+    if (!b.elem || (valid && b.data == handle)) return false;
+    valid = true;
+    handle = b.data;
+    return true;
+  }
+};
+
 // One input stream port with a payload wider than 128 bits. The bridge drives an element handle
 // (PinBeat::data); `expand` gives the payload bits of a handle when the pins are written.
 template <int W>
@@ -230,31 +256,19 @@ struct WideInPins : PinGroup {
   sc_core::sc_signal<stop_t> stop;
   std::function<bits_t<W>(Payload)> expand;
 
-  struct Lane : PinIn {
-    WideInPins* g = nullptr;
-    bool ready() const override { return g->ready.read(); }
-    void drive(bool v, const PinBeat& b) override {
-      g->s_valid = v;
-      g->s_beat = b;
-    }
-  };
-  Lane lanes[1];
+  StagedLane<WideInPins> lanes[1];
   bool s_valid = false;
   PinBeat s_beat;
-  bool last_elem = false;  // the payload on `data` is that of handle last_handle
-  Payload last_handle = 0;
+  PayloadCache cache;  // of `data`
 
   WideInPins() { lanes[0].g = this; }
+  bool unit_ready() const { return ready.read(); }
   void flush() override {
     valid.write(s_valid);
     elem.write(s_beat.elem);
     done.write(s_beat.done);
     stop.write(stop_t(s_beat.stop & 0xF));
-    if (s_beat.elem && (!last_elem || s_beat.data != last_handle)) {
-      data.write(expand(s_beat.data));
-      last_elem = true;
-      last_handle = s_beat.data;
-    }
+    if (cache.stale(s_beat)) data.write(expand(s_beat.data));
   }
   void traces(const std::string& p, std::vector<PinTrace>& t) override {
     t.push_back({p + "_valid_i", 1, [this] { return Payload(valid.read()); }});

@@ -31,8 +31,9 @@ nodes:
   - {name: ys, op: Sink, inputs: {in: y}}
 )";
 
-CosimReport run_bank(const std::string& impl) {
-  std::string g = kBankGraph;
+// The graph `text` with its node y on implementation `impl`, under hdl-validation.
+CosimReport run_bank(const std::string& impl, const char* text = kBankGraph) {
+  std::string g = text;
   g.replace(g.find("IMPL"), 4, impl);
   SimOptions o;
   o.hw = load_preset("hdl-validation");
@@ -82,12 +83,7 @@ nodes:
 )";
 
 void expect_bank_overflow(const std::string& impl) {
-  std::string g = kBankOverflowGraph;
-  g.replace(g.find("IMPL"), 4, impl);
-  SimOptions o;
-  o.hw = load_preset("hdl-validation");
-  o.functional = true;
-  const CosimReport r = cosimulate(parse_graph(g, "cosim_bank_overflow", ".", {}), o, CosimOptions{});
+  const CosimReport r = run_bank(impl, kBankOverflowGraph);
   ASSERT_TRUE(r.approx.ok) << r.approx.error;  // the approximate Accum's bank has no bound
   ASSERT_FALSE(r.cosim.ok) << impl;
   EXPECT_NE(r.cosim.error.find("node 'y' (Accum): the tile Accum unit raised err_o (accumulator bank, bank_rank 2, "
