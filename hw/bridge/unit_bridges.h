@@ -575,18 +575,17 @@ class PcuBridge : public BridgeBase {
   template <class S>
   void elaborate_tile(S& s, const std::string& name) {
     if constexpr (S::kDirect) {
+      auto bind = [&s](auto& m) {  // both units have the pins a, b and out
+        STEPSIM_DIRECT_IN(m, a, s.a, S::kW);
+        STEPSIM_DIRECT_IN(m, b, s.b, S::kW);
+        STEPSIM_DIRECT_OUT(m, out, s.out, S::kW);
+      };
       if (accum_) {
         s.accum = std::make_unique<typename S::AccumUnit>(name.c_str());
-        auto& m = s.accum->model();
-        STEPSIM_DIRECT_IN(m, a, s.a, S::kW);
-        STEPSIM_DIRECT_IN(m, b, s.b, S::kW);
-        STEPSIM_DIRECT_OUT(m, out, s.out, S::kW);
+        bind(s.accum->model());
       } else {
         s.map = std::make_unique<typename S::MapUnit>(name.c_str());
-        auto& m = s.map->model();
-        STEPSIM_DIRECT_IN(m, a, s.a, S::kW);
-        STEPSIM_DIRECT_IN(m, b, s.b, S::kW);
-        STEPSIM_DIRECT_OUT(m, out, s.out, S::kW);
+        bind(s.map->model());
       }
       s.a.expand = [this](Payload h, uint32_t* w) { square_words<S::kSide>(h, w); };
       s.b.expand = [this](Payload h, uint32_t* w) { square_words<S::kSide>(h, w); };
