@@ -137,6 +137,15 @@ void UnitBridge::vcd_open() {
   vcd_last_.assign(vcd_pins_.size(), 0);
 }
 
+// The waveform is complete when the unit is done: closed here, not when the bridge is destroyed
+// (the run's objects may outlive the run, and the file is reported as written).
+void UnitBridge::vcd_close() {
+  if (!vcd_) return;
+  vcd_->close();
+  if (vcd_->fail()) fail("cannot write '" + vcd_file_.path + "'");
+  vcd_.reset();
+}
+
 // Called after the pins of cycle `cycle` are staged and written (before its edge): the values the
 // edge samples, and the unit's outputs of this cycle.
 void UnitBridge::vcd_sample(uint64_t cycle) {
@@ -304,6 +313,7 @@ void UnitBridge::run() {
     edge();
     if (all_done) {
       end_busy_span();
+      vcd_close();
       ctx().advance_to(c + 1);
       return;
     }

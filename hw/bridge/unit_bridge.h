@@ -132,6 +132,7 @@ class UnitBridge : public Op {
   // Waveform of the pins (SimEnv::vcd_dir): VCD with one time unit per model cycle.
   void vcd_open();
   void vcd_sample(uint64_t cycle);
+  void vcd_close();
   std::unique_ptr<std::ofstream> vcd_;
   std::vector<PinTrace> vcd_pins_;
   std::vector<Payload> vcd_last_;
