@@ -12,7 +12,6 @@
 #pragma once
 
 #include <algorithm>
-#include <cstring>
 #include <cstdint>
 #include <functional>
 #include <string>
