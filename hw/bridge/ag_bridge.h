@@ -95,20 +95,17 @@ struct MemPortPins : PinGroup {
   uint64_t addr(int k) const { return units::slice<kAgAW, P * kAgAW>(req_addr.read(), kAgAW * k).to_uint64(); }
   uint32_t len(int k) const { return uint32_t(units::slice<7, P * 7>(req_len.read(), 7 * k).to_uint()); }
   void wdata(int k, uint32_t n, uint8_t* bytes) const {
-    const bits_t<P * 512> w = req_wdata.read();
-    for (uint32_t i = 0; i < n; ++i) bytes[i] = uint8_t(w.get_word(16 * k + int(i) / 4) >> (8 * (i % 4)));
+    uint32_t w[kBytes / 4];
+    words_from_bits<P * 512>(req_wdata.read(), w);
+    std::memcpy(bytes, reinterpret_cast<const uint8_t*>(w) + 64 * k, n);
   }
   void flush() override {
     req_ready.write(true);
     rsp_valid.write(s_rsp_valid);
     if (s_rsp_valid) {
-      bits_t<P * 512> v;
-      for (int w = 0; w < kBytes / 4; ++w) {
-        uint32_t x;
-        std::memcpy(&x, s_rsp_data + 4 * w, 4);  // little-endian: byte i at bits 8 i
-        v.set_word(w, x);
-      }
-      rsp_data.write(v);
+      uint32_t w[kBytes / 4];
+      std::memcpy(w, s_rsp_data, kBytes);
+      rsp_data.write(bits_from_words<P * 512>(w));
     }
   }
   void traces(const std::string& p, std::vector<PinTrace>& t) override {
@@ -217,9 +214,7 @@ class AgBridge : public BridgeBase {
       tin_.expand = [this](Payload h) {
         uint32_t w[kWords];
         tile_words(h, w);
-        bits_t<kPW> v;
-        for (int k = 0; k < kWords; ++k) v.set_word(k, w[k]);
-        return v;
+        return bits_from_words<kPW>(w);
       };
     }
   }
@@ -367,8 +362,7 @@ class AgBridge : public BridgeBase {
     if constexpr (kDirect) {
       return tout_.data;
     } else {
-      const bits_t<kPW> v = tout_.data.read();
-      for (int k = 0; k < kWords; ++k) out_buf_[k] = uint32_t(v.get_word(k));
+      words_from_bits<kPW>(tout_.data.read(), out_buf_);
       return out_buf_;
     }
   }

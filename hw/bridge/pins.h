@@ -90,6 +90,19 @@ struct PinGroup {
   virtual void traces(const std::string& p, std::vector<PinTrace>& t) = 0;  // its pins, named <p>_<pin>
 };
 
+// A wide value and its 32-bit words, least significant first (the layout of a Verilated wide
+// port, and of bytes in memory on this little-endian host: byte i at bits 8 i).
+template <int W>
+bits_t<W> bits_from_words(const uint32_t* w) {
+  bits_t<W> v;
+  for (int k = 0; k < (W + 31) / 32; ++k) v.set_word(k, w[k]);
+  return v;
+}
+template <int W>
+void words_from_bits(const bits_t<W>& v, uint32_t* w) {
+  for (int k = 0; k < (W + 31) / 32; ++k) w[k] = uint32_t(v.get_word(k));
+}
+
 // Bits [128c + 127 : 128c] of a wide value, as a Payload (for waveforms).
 template <int W>
 Payload chunk_of(const bits_t<W>& v, int c) {

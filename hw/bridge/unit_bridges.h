@@ -164,14 +164,12 @@ class BridgeBase : public UnitBridge {
   bits_t<units::TileBits<T>::W> square_bits(Payload h) const {
     uint32_t w[kSquareWords<T>];
     square_words<T>(h, w);
-    bits_t<units::TileBits<T>::W> v;
-    for (int k = 0; k < kSquareWords<T>; ++k) v.set_word(k, w[k]);
-    return v;
+    return bits_from_words<units::TileBits<T>::W>(w);
   }
   template <int T>
   Element square_out(const bits_t<units::TileBits<T>::W>& v) const {
     uint32_t w[kSquareWords<T>];
-    for (int k = 0; k < kSquareWords<T>; ++k) w[k] = uint32_t(v.get_word(k));
+    words_from_bits<units::TileBits<T>::W>(v, w);
     return square_from_words<T>(w);
   }
 
