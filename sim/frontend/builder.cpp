@@ -2,6 +2,7 @@
 
 #include "hw/ops/op.h"
 #include "sim/graph/loader.h"
+#include "sim/graph/validate.h"
 #include "sim/shape/metrics.h"
 
 namespace stepsim::frontend {
@@ -21,6 +22,11 @@ Stream& Stream::set_dim(size_t dim, const std::string& expr) {
   const shape::StreamType& t = type();
   if (dim >= t.dims.size())
     throw shape::ShapeError("set_dim on '" + ref() + "' " + t.str() + ": no dimension " + std::to_string(dim));
+  try {
+    b_->syms_.parse(expr);  // bounded (sim/shape/infer.h): refused at once, naming the stream
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("set_dim on '" + ref() + "' dimension " + std::to_string(dim) + ": " + e.what());
+  }
   for (const NodeSpec& n : b_->g_.nodes)
     for (const auto& [port, r] : n.inputs)
       if (r == ref() || r == node_)
@@ -36,6 +42,7 @@ Stream& Stream::set_dim(size_t dim, const std::string& expr) {
 }
 
 GraphBuilder::GraphBuilder(std::string name, std::string description) {
+  check_name("graph", name, "");
   g_.name = std::move(name);
   g_.source = "builder '" + g_.name + "'";
   g_.description = std::move(description);
@@ -54,11 +61,9 @@ GraphBuilder GraphBuilder::from_graph(Graph g) {
 }
 
 void GraphBuilder::declare_tensor(const TensorSpec& t) {
+  check_tensor(t, g_.source);  // the loader's rules (sim/graph/validate.h)
   for (const TensorSpec& d : g_.tensors)
-    if (d.name == t.name) throw std::invalid_argument("tensor '" + t.name + "' is declared twice");
-  if (t.rows == 0 || t.cols == 0)
-    throw std::invalid_argument("tensor '" + t.name + "': shape [" + std::to_string(t.rows) + " x " +
-                                std::to_string(t.cols) + "] is empty");
+    if (d.name == t.name) throw std::invalid_argument(g_.source + ": tensor '" + t.name + "' is declared twice");
   g_.tensors.push_back(t);
 }
 
@@ -80,7 +85,7 @@ void GraphBuilder::tensor(const std::string& name, uint64_t rows, uint64_t cols,
   t.seed = seed;
   t.block_rows = block_rows_;
   t.block_cols = block_cols_;
-  g_.tensors.push_back(t);
+  declare_tensor(t);
 }
 
 void GraphBuilder::output_tensor(const std::string& name, uint64_t rows, uint64_t cols, DType dtype) {
@@ -92,15 +97,30 @@ void GraphBuilder::output_tensor(const std::string& name, uint64_t rows, uint64_
   t.init = "output";
   t.block_rows = block_rows_;
   t.block_cols = block_cols_;
-  g_.tensors.push_back(t);
+  declare_tensor(t);
+}
+
+void GraphBuilder::new_stream(const std::string& name) const {
+  check_name("stream", name, g_.source);
+  if (g_.streams.count(name)) throw std::invalid_argument(g_.source + ": stream '" + name + "' is defined twice");
 }
 
 void GraphBuilder::literal_stream(const std::string& local, const std::string& tokens) {
-  g_.streams[prefix_ + local] = to_beats(parse_tokens(tokens));
+  const std::string name = prefix_ + local;
+  new_stream(name);
+  std::vector<Beat> beats;
+  try {
+    beats = to_beats(parse_tokens(tokens));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(g_.source + ": stream '" + name + "': " + e.what());
+  }
+  check_stream(name, beats.size(), g_.source);
+  g_.streams[name] = std::move(beats);
 }
 
 void GraphBuilder::trace_stream(const std::string& local, const std::string& yaml_spec, const std::string& base_dir) {
   const std::string name = prefix_ + local;
+  new_stream(name);
   // The loader reads trace files; reuse it on a one-stream graph.
   Graph one = parse_graph("streams: {" + name + ": " + yaml_spec + "}\nnodes: []\n", g_.source, base_dir, {});
   g_.streams[name] = one.streams.at(name);
@@ -108,8 +128,15 @@ void GraphBuilder::trace_stream(const std::string& local, const std::string& yam
 }
 
 void GraphBuilder::symbol(const std::string& name, const std::string& value) {
+  check_name("symbol", name, g_.source);
+  shape::ex v;
+  try {
+    v = syms_.parse(value);
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(g_.source + ": symbol '" + name + "': " + e.what());
+  }
   g_.symbols[name] = value;
-  syms_.set_value(name, syms_.parse(value));
+  syms_.set_value(name, v);
 }
 
 std::map<std::string, Stream> GraphBuilder::add(const std::string& local, const std::string& op, const ParamMap& params,
@@ -118,7 +145,6 @@ std::map<std::string, Stream> GraphBuilder::add(const std::string& local, const 
   if (g_.find(name)) throw shape::ShapeError("node '" + name + "' is defined twice");
   if (!untyped_.empty()) throw shape::ShapeError("node '" + name + "': the graph has no types (" + untyped_ + ")");
   auto declared = forward_.find(name);
-  const OpInfo& info = OpRegistry::instance().find(op);  // throws for an unknown operator
   NodeSpec n;
   n.name = name;
   n.op = op;
@@ -133,10 +159,10 @@ std::map<std::string, Stream> GraphBuilder::add(const std::string& local, const 
   n.depth = opt.depth;
   n.num_outputs = opt.num_outputs;
   n.impl = opt.impl;
+  check_node(n, g_.source);  // the loader's rules, before anything is sized by them
   g_.nodes.push_back(n);
   const std::set<std::string> ahead = declared_ahead(name);
   try {
-    Params(info.name, name, &info.params, params);  // unknown parameters and bad values
     shape::type_last_node(g_, syms_, types_, ahead);
     if (declared != forward_.end()) {
       for (const auto& [port, want] : declared->second) {
@@ -217,17 +243,36 @@ void GraphBuilder::retype(const std::string& node) {
   types_.order.insert(types_.order.begin() + long(std::min(pos, types_.order.size())), node);
 }
 
-void GraphBuilder::set_depth(const std::string& local, uint32_t depth) {
+NodeSpec& GraphBuilder::node(const std::string& name) {
   for (NodeSpec& n : g_.nodes)
-    if (n.name == prefix_ + local) n.depth = depth;
+    if (n.name == name) return n;
+  throw std::invalid_argument(g_.source + ": no node " + stepsim::quoted(name) + " in the graph");
 }
+
+// Set on a copy, checked as a new node would be, then kept.
+void GraphBuilder::set_node(const std::string& local, const std::function<void(NodeSpec&)>& set) {
+  NodeSpec& n = node(prefix_ + local);
+  NodeSpec changed = n;
+  set(changed);
+  check_node(changed, g_.source);
+  n = std::move(changed);
+}
+
+void GraphBuilder::set_depth(const std::string& local, uint32_t depth) {
+  set_node(local, [&](NodeSpec& n) { n.depth = depth; });
+}
+void GraphBuilder::set_impl(std::string impl) {
+  if (impl != "approx" && impl != "hls" && impl != "rtl")
+    throw std::invalid_argument(g_.source + ": impl must be approx, hls or rtl, got " + stepsim::quoted(impl));
+  g_.impl = std::move(impl);
+}
+
 void GraphBuilder::set_prefix_depth(uint32_t depth) {
   for (NodeSpec& n : g_.nodes)
     if (n.name.rfind(prefix_, 0) == 0 && !n.depth) n.depth = depth;
 }
 void GraphBuilder::set_compute_bw(const std::string& local, uint64_t f) {
-  for (NodeSpec& n : g_.nodes)
-    if (n.name == prefix_ + local) n.compute_bw = f;
+  set_node(local, [&](NodeSpec& n) { n.compute_bw = f; });
 }
 
 // ---- Typed helpers.

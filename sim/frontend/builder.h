@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -89,7 +90,7 @@ class GraphBuilder {
   // Any declaration (init zeros, random, file or output). Throws std::invalid_argument for a
   // duplicate name or an empty shape.
   void declare_tensor(const TensorSpec& t);
-  void set_impl(std::string impl) { g_.impl = std::move(impl); }  // the graph's default (docs/cosim.md)
+  void set_impl(std::string impl);  // the graph's default (docs/cosim.md): approx, hls or rtl
   void literal_stream(const std::string& name, const std::string& tokens);  // "1 2 S1 D"
   // A stream from a trace file, as a graph's streams: entry (YAML flow text), e.g.
   // "{trace: 'shared:traces/moe/x.csv', kind: selector, rank: 1}". base_dir resolves relative paths.
@@ -151,7 +152,8 @@ class GraphBuilder {
 
   // The stream `node.port` of a node already in the graph (a graph that came from from_graph).
   Stream stream(const std::string& node, const std::string& port);
-  // Per-node settings after the fact.
+  // Per-node settings after the fact; throws std::invalid_argument for a node not in the graph
+  // or a value out of range (as a graph file's depth: and compute_bw:).
   void set_depth(const std::string& node, uint32_t depth);
   void set_compute_bw(const std::string& node, uint64_t flops_per_cycle);
   // Every node under the current prefix that has no depth of its own gets `depth`.
@@ -166,6 +168,9 @@ class GraphBuilder {
   friend class Stream;
   void retype(const std::string& node);                                   // re-runs inference for a node after set_dim
   std::set<std::string> declared_ahead(const std::string& except) const;  // forward nodes but `except`
+  void new_stream(const std::string& name) const;  // throws for a bad or taken stream name
+  NodeSpec& node(const std::string& name);          // throws naming a node not in the graph
+  void set_node(const std::string& local, const std::function<void(NodeSpec&)>& set);
   Graph g_;
   shape::SymbolTable syms_;
   shape::GraphTypes types_;

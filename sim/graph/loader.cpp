@@ -17,6 +17,7 @@
 #include "hw/presets/strict_yaml.h"
 #include "hw/stream/number_text.h"
 #include "sim/graph/host_limits.h"
+#include "sim/graph/validate.h"
 
 namespace stepsim {
 
@@ -213,6 +214,7 @@ TensorSpec tensor_spec(const std::string& name, const YAML::Node& n, const std::
                        const std::string& source) {
   TensorSpec t;
   t.name = name;
+  check_name("tensor", name, at(source, n));
   const std::string key = "tensor '" + name + "'";
   const std::string where = source + ": " + key;
   check_map(n, source, key, {"shape", "dtype", "init", "seed", "file", "block"});
@@ -252,20 +254,7 @@ TensorSpec tensor_spec(const std::string& name, const YAML::Node& n, const std::
   if (t.init == "file" && t.file.empty()) throw std::invalid_argument(where + ": init: file needs 'file:'");
   if (!t.file.empty() && t.init != "file")
     throw std::invalid_argument(where + ": 'file:' is read only with init: file (init is " + t.init + ")");
-  if (t.init == "file") check_tensor_file(t, where);
-  return t;
-}
-
-// A numbered port ("in3", "out12") beyond what selectors can address is a typo or a runaway
-// generator; named ports are checked against the operator when the graph is elaborated.
-void check_port_number(const std::string& port, const std::string& where) {
-  size_t k = port.size();
-  while (k > 0 && std::isdigit(uint8_t(port[k - 1]))) --k;
-  if (k == port.size()) return;
-  int64_t index = 0;
-  if (!parse_int64(port.substr(k), index) || uint64_t(index) >= kMaxNumberedPorts)
-    throw std::invalid_argument(where + ": port '" + port + "': numbered ports go from 0 to " +
-                                std::to_string(kMaxNumberedPorts - 1));
+  return t;  // the rest (the .npy itself) in check_graph
 }
 
 // `input_depth: {PORT: N}`: the depth of the channel into each named input, which must be one of
@@ -287,7 +276,7 @@ NodeSpec node_spec_from(const YAML::Node& n, const std::string& source) {
   if (!n.IsMap() || !n["name"] || !n["op"])
     throw std::invalid_argument(at(source, n) + ": every node needs 'name' and 'op'");
   s.name = scalar(n["name"], source, "name");
-  if (s.name.empty()) throw std::invalid_argument(at(source, n["name"]) + ": a node name must not be empty");
+  check_name("node", s.name, at(source, n["name"]));
   s.op = scalar(n["op"], source, "op");
   const std::string where = source + ": node '" + s.name + "'";
   try {
@@ -380,6 +369,7 @@ std::string substitute_text(const std::string& yaml_text, const std::map<std::st
 // One stream of `streams:`: token text, a trace file or a repeated element.
 void read_stream(Graph& g, const std::string& name, const YAML::Node& spec_node, const std::string& base_dir,
                  const std::string& source) {
+  check_name("stream", name, at(source, spec_node));
   YAML::Emitter spec;
   spec.SetMapFormat(YAML::Flow);
   spec.SetSeqFormat(YAML::Flow);
@@ -405,7 +395,8 @@ void read_stream(Graph& g, const std::string& name, const YAML::Node& spec_node,
 
 // Name, description, impl, symbols, streams and tensors: everything but the nodes.
 void read_header(Graph& g, const YAML::Node& root, const std::string& base_dir, const std::string& source) {
-  g.name = root["name"] ? scalar(root["name"], source, "name") : fs::path(source).stem().string();
+  g.name = root["name"] ? scalar(root["name"], source, "name") : identifier_from(fs::path(source).stem().string());
+  check_name("graph", g.name, root["name"] ? at(source, root["name"]) : source);
   if (root["description"]) g.description = scalar(root["description"], source, "description");
   if (root["impl"]) {
     g.impl = scalar(root["impl"], source, "impl");
@@ -416,6 +407,7 @@ void read_header(Graph& g, const YAML::Node& root, const std::string& base_dir, 
     check_map(root["symbols"], source, "symbols", {});
     for (auto it = root["symbols"].begin(); it != root["symbols"].end(); ++it) {
       const std::string k = scalar(it->first, source, "symbol name");
+      check_name("symbol", k, at(source, it->first));
       g.symbols[k] = node_text(it->second, source, "symbol '" + k + "'");
     }
   }
@@ -494,7 +486,7 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
   read_header(g, root, base_dir, source);
   read_nodes(g, root, source);
   set_node_params(g, node_sets);
-  check_node_params(g, source);
+  check_graph(g);  // the rules every graph follows, however built (sim/graph/validate.h)
   return g;
 }
 

@@ -194,7 +194,7 @@ class RoundTrip : public ::testing::Test {
 };
 
 TEST_F(RoundTrip, BuiltGraphWritesLoadsAndWritesIdentically) {
-  GraphBuilder b("round: trip", "every kind of field: 'quotes', #hash");
+  GraphBuilder b("round_trip", "every kind of field: 'quotes', #hash");
   b.tensor("x", 8, 64, DType::BF16, 7);
   b.set_tensor_block(4, 16);
   b.tensor("f", 4, 32, DType::FP32, 1);
