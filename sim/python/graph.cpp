@@ -5,8 +5,11 @@
 
 #include "graphs/layers/layer.h"
 #include "sim/frontend/builder.h"
+#include "hw/presets/hardware.h"
 #include "sim/graph/graph_writer.h"
+#include "sim/graph/host_limits.h"
 #include "sim/graph/loader.h"
+#include "sim/graph/validate.h"
 #include "sim/python/bindings.h"
 
 namespace py = pybind11;
@@ -138,9 +141,26 @@ void bind_stream(py::module_& m) {
       .def("__str__", &Stream::shape);
 }
 
+// The bounds the C++ side checks, so that the package checks a value before it reaches a binding
+// (whose own type check would print pybind11's signature instead of the allowed range).
+py::dict limits() {
+  py::dict d;
+  d["max_name_length"] = kMaxNameLength;
+  d["max_side"] = kPositiveRange.max;  // tensor rows, cols, blocks
+  d["max_tensor_elements"] = kMaxTensorElements;
+  d["max_fifo_depth"] = kMaxFifoDepth;
+  d["max_bandwidth"] = kMaxBandwidth;
+  d["max_numbered_ports"] = kMaxNumberedPorts;
+  d["max_seed"] = INT64_MAX;
+  return d;
+}
+
 }  // namespace
 
 void bind_graph(py::module_& m) {
+  m.def("limits", &limits, "the bounds of names, tensor shapes, depths, bandwidths and numbered outputs");
+  m.def("check_name", &check_name, py::arg("kind"), py::arg("name"), py::arg("where"),
+        "raises Error unless `name` is an identifier (as every graph name must be)");
   bind_stream(m);
   py::class_<GraphBuilder>(m, "GraphBuilder")
       .def(py::init<std::string, std::string>(), py::arg("name"), py::arg("description") = "")

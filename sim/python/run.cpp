@@ -5,12 +5,14 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <limits>
 #include <sstream>
 
 #include "sim/analyze.h"
 #include "sim/cosim.h"
 #include "sim/frontend/builder.h"
 #include "sim/graph/loader.h"
+#include "sim/graph/validate.h"
 #include "sim/impl_policy.h"
 #include "sim/python/bindings.h"
 #include "sim/report.h"
@@ -36,6 +38,34 @@ std::string shape_text(const py::array& a) {
   return s + (a.ndim() == 1 ? ",)" : ")");
 }
 
+// The first value of `v` outside int32 as "VALUE (element K", or "" when all fit.
+template <class T>
+std::string first_outside_int32(const py::array& a) {
+  auto v = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
+  const T* p = v.data();
+  const auto lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+  for (py::ssize_t k = 0; k < v.size(); ++k)
+    if ((std::is_signed<T>::value && int64_t(p[k]) < lo) || p[k] > T(hi))
+      return std::to_string(p[k]) + " (element " + std::to_string(k);
+  return "";
+}
+
+// An integer array as int32 values: every value must fit, as the command line reads an int64
+// .npy (a wider value is refused, never wrapped).
+std::vector<int32_t> int32_values(const TensorSpec& t, const py::array& a) {
+  std::string outside;
+  if (a.dtype().kind() == 'u' && a.itemsize() >= 4)
+    outside = first_outside_int32<uint64_t>(a);
+  else if (a.itemsize() > 4)
+    outside = first_outside_int32<int64_t>(a);
+  if (!outside.empty())
+    throw std::invalid_argument("inputs['" + t.name + "']: value " + outside +
+                                ", counting from 0, row-major) does not fit in int32 (-2147483648..2147483647) "
+                                "of tensor '" + t.name + "'");
+  auto v = py::array_t<int32_t, py::array::c_style | py::array::forcecast>::ensure(a);
+  return std::vector<int32_t>(v.data(), v.data() + v.size());
+}
+
 // A NumPy array as the row-major values of tensor `t`: shape (rows, cols); a float array for
 // bf16/fp32 (converted to float32; a bf16 tensor rounds each value to nearest even as it is
 // stored), an integer array for int32.
@@ -51,8 +81,7 @@ TileData values_of(const TensorSpec& t, const py::array& a) {
     if (kind != 'i' && kind != 'u')
       throw std::invalid_argument("inputs['" + t.name + "']: tensor declared " + decl + " needs an integer array, got " +
                                   std::string(py::str(a.dtype())));
-    auto v = py::array_t<int32_t, py::array::c_style | py::array::forcecast>::ensure(a);
-    d.i.assign(v.data(), v.data() + v.size());
+    d.i = int32_values(t, a);
   } else {
     if (kind != 'f')
       throw std::invalid_argument("inputs['" + t.name + "']: tensor declared " + decl + " needs a float array, got " +
@@ -91,6 +120,7 @@ py::dict run(const frontend::GraphBuilder& b, const RunArgs& args) {
   auto [opt, graph_sets] = prepare_run(args.request);
   Graph g = b.graph();
   apply_node_sets(g, graph_sets);
+  check_graph(g);  // the loader's rules, as `stepsim run` of the graph's YAML (a .npy may be gone)
   opt.keep_stored = opt.functional;  // the stored tensors come back as arrays; no .npy is written
   for (const auto& [name, a] : args.inputs) opt.tensor_values[name] = values_of(tensor_of(g, name), a);
   const std::string impl = args.request.impl;
@@ -125,6 +155,14 @@ py::dict run(const frontend::GraphBuilder& b, const RunArgs& args) {
 
 std::string analyze(const frontend::GraphBuilder& b, const std::string& model,
                     const std::map<std::string, std::string>& values) {
+  check_graph(b.graph());
+  for (const auto& [name, text] : values) {  // each checked alone, so that the error names its symbol
+    try {
+      shape::SymbolTable().parse(text);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("analyze: symbols['" + name + "']: " + e.what());
+    }
+  }
   Analysis a = analyze_graph(b.graph(), model, values);
   return analysis_json(b.graph(), a).dump();
 }

@@ -12,7 +12,7 @@ stepsim.ops() and stepsim.functions() list the operators and tile functions; err
 stepsim.Error (a ValueError), stepsim.ShapeError and stepsim.SimulationError, with the messages
 of the command line.
 """
-from . import _stepsim
+from . import _checks, _stepsim
 from ._stepsim import Error, ShapeError, SimulationError, have_rtl
 from .graph import OPS, Graph, Stream
 from .result import Analysis, Result
@@ -40,7 +40,7 @@ def ops():
 
 def functions(family="map"):
     """The tile functions of a family (map, accum, flatmap) as dicts: name, arity, description, units."""
-    return _stepsim.functions(family)
+    return _stepsim.functions(_checks.text("functions: family", family))
 
 
 def presets():
@@ -50,4 +50,4 @@ def presets():
 
 def preset(name):
     """A preset's hardware parameters {key: value text in its unit}."""
-    return _stepsim.preset(name)
+    return _stepsim.preset(_checks.path("preset: name", name))

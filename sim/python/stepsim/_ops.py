@@ -20,17 +20,15 @@ The result is the output stream, a tuple of streams when the operator has severa
 """
 import keyword
 
+from . import _checks as check
 from . import _stepsim
 
 NODE_OPTIONS = ("name", "compute_bw", "depth", "outputs", "impl")
 
 
-def _param_text(value):
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_param_text(v) for v in value) + "]"
-    return str(value)
+def _param_text(value, what="parameter"):
+    """A value as the graph file writes it (lists nested at most 16 deep; TypeError for others)."""
+    return check.value_text(what, value)
 
 
 def _py_name(port):
@@ -114,7 +112,7 @@ class OpSpec:
                     inputs.append((port, value))
             elif key in self.param_names:
                 if value is not None:
-                    params[key] = _param_text(value)
+                    params[key] = _param_text(value, "%s: %s" % (self.name, key))
             else:
                 raise TypeError("%s has no input or parameter '%s' (inputs: %s; parameters: %s)" % (
                     self.name, key, ", ".join(self.port_keywords) or "none",

@@ -123,7 +123,10 @@ def build(program, point):
     if "layer" in program:
         return Graph.from_layer(program["layer"], **args), settings
     if "builder" in program:
-        return load_builder(program["builder"])(**args), settings
+        g = load_builder(program["builder"])(**args)
+        if not isinstance(g, Graph):
+            raise TypeError("builder '%s' returned %r, not a stepsim.Graph" % (program["builder"], g))
+        return g, settings
     return Graph.from_yaml(program["graph"], params=args), settings
 
 

@@ -18,8 +18,10 @@ import os
 
 import numpy as np
 
+from . import _checks as check
 from . import _stepsim
-from ._ops import NODE_OPTIONS, _param_text, _py_name, op_specs
+from ._checks import LIMITS
+from ._ops import NODE_OPTIONS, _py_name, op_specs
 from ._symbolic import to_sympy
 from .result import Analysis, Result
 
@@ -81,7 +83,9 @@ class Stream:
     def set_dim(self, dim, expr):
         """Gives dim `dim` (outermost first) the known size `expr` (text or SymPy), for this
         stream and everything built from it. Returns the stream."""
-        self._cpp.set_dim(dim, str(expr).replace("**", "^"))
+        dim = check.integer("set_dim: dim", dim, 0, self.rank - 1) if self.rank else check.integer(
+            "set_dim: dim (the stream has no dims)", dim, 0, -1)
+        self._cpp.set_dim(dim, check.expression("set_dim: expr", expr))
         return self
 
     def __str__(self):
@@ -95,7 +99,9 @@ class Graph:
     """A STeP program being built: tensors, literal streams and operator nodes."""
 
     def __init__(self, name="graph", description="", _builder=None):
-        self._b = _builder if _builder is not None else _stepsim.GraphBuilder(name, description)
+        if _builder is None:
+            _builder = _stepsim.GraphBuilder(check.name("Graph: name", name), check.text("Graph: description", description))
+        self._b = _builder
         self._arrays = {}  # tensors initialised from NumPy arrays
         self._counter = 0
 
@@ -105,7 +111,9 @@ class Graph:
     def from_yaml(cls, text_or_path, params=None):
         """A graph from YAML text or a graph file (the CLI's format), going on from there.
         `params` set graph parameters (a file's `params:`) as the CLI's --set does."""
-        params = {k: _param_text(v) for k, v in (params or {}).items()}
+        params = {k: check.value_text("from_yaml: params[%r]" % k, v)
+                  for k, v in check.mapping("from_yaml: params", params).items()}
+        text_or_path = check.path("from_yaml: text_or_path", text_or_path)
         looks_like_path = "\n" not in text_or_path and text_or_path.rstrip().endswith((".yaml", ".yml"))
         if looks_like_path and not os.path.exists(text_or_path):
             raise _stepsim.Error("cannot open graph file '%s'" % text_or_path)
@@ -120,7 +128,9 @@ class Graph:
     @classmethod
     def from_layer(cls, layer, **params):
         """A layer of the library (stepsim.layers lists them) as a Graph one can extend."""
-        return cls(_builder=_stepsim.GraphBuilder.from_layer(layer, {k: _param_text(v) for k, v in params.items()}))
+        check.text("from_layer: layer", layer)
+        params = {k: check.value_text("layer %s: %s" % (layer, k), v) for k, v in params.items()}
+        return cls(_builder=_stepsim.GraphBuilder.from_layer(layer, params))
 
     # ---- declarations
 
@@ -128,60 +138,71 @@ class Graph:
         """Declares a stored tensor [rows x cols]. `init`: zeros, random (with `seed`), file (a
         .npy `file`) or a NumPy array (kept by the Graph and given to every functional run; the
         bf16 convention: values are float32, rounded to bf16 to nearest even when stored)."""
+        check.name("tensor: name", name)
         rows, cols = _shape2(name, shape)
-        if dtype not in _DTYPES:
-            raise _stepsim.Error("tensor '%s': dtype must be one of %s, got %r" % (name, ", ".join(_DTYPES), dtype))
+        check.choice("tensor '%s': dtype" % name, dtype, _DTYPES)
+        array = None
         if isinstance(init, np.ndarray):
-            if init.shape != (rows, cols):
-                raise _stepsim.Error("tensor '%s': init array of shape %s for the declared shape (%d, %d)"
-                                     % (name, init.shape, rows, cols))
-            if init.dtype.kind not in ("iu" if dtype == "int32" else "f"):
-                raise _stepsim.Error("tensor '%s': init array of dtype %s for a %s tensor" % (name, init.dtype, dtype))
-            self._arrays[name] = init
-            init = "zeros"
-        block_rows, block_cols = block if block else (0, 0)
-        self._b.tensor(name, rows, cols, dtype, init, seed, file or "", block_rows, block_cols)
+            array, init = init, "zeros"
+            _check_init_array(name, array, rows, cols, dtype)
+        check.choice("tensor '%s': init" % name, init, ("zeros", "random", "file", "output"))
+        seed = check.integer("tensor '%s': seed" % name, seed, 0, LIMITS["max_seed"])
+        file = check.path("tensor '%s': file" % name, file, none=True) or ""
+        block_rows, block_cols = _shape2(name, block, "block") if block is not None else (0, 0)
+        self._b.tensor(name, rows, cols, dtype, init, seed, file, block_rows, block_cols)
+        if array is not None:
+            self._arrays[name] = array
         return name
 
     def output_tensor(self, name, shape, dtype="bf16"):
         """Declares a tensor the graph writes (zeros before the run; a functional run returns it)."""
+        check.name("output_tensor: name", name)
         rows, cols = _shape2(name, shape)
+        check.choice("tensor '%s': dtype" % name, dtype, _DTYPES)
         self._b.tensor(name, rows, cols, dtype, "output", 0, "", 0, 0)
         return name
 
     def literal_stream(self, name, tokens):
         """A named literal stream for Source nodes: tokens as the CLI writes them ("1 2 S1 D")."""
-        self._b.literal_stream(name, tokens)
+        self._b.literal_stream(check.name("literal_stream: name", name), check.text("literal_stream: tokens", tokens))
         return name
 
     def trace_stream(self, name, spec):
         """A named stream from a trace file, e.g. "{trace: 'shared:traces/moe/x.csv', kind: selector, rank: 1}"."""
-        self._b.trace_stream(name, spec, os.getcwd())
+        check.name("trace_stream: name", name)
+        self._b.trace_stream(name, check.text("trace_stream: spec", spec), os.getcwd())
         return name
 
     def symbol(self, name, value):
         """Gives graph symbol `name` a known value (an expression)."""
-        self._b.symbol(name, str(value).replace("**", "^"))
+        check.name("symbol: name", name)
+        self._b.symbol(name, check.expression("symbol '%s': value" % name, value))
 
     def stream(self, ref):
         """The stream ``node.port`` (or ``node`` for its ``out``) of a node already in the graph."""
-        node, _, port = ref.partition(".")
+        node, _, port = check.text("stream: ref", ref).partition(".")
         return Stream(self, self._b.stream(node, port or "out"))
 
     def forward(self, node, port, type_text):
         """Declares output `port` of node `node`, added later, with its type ("[1, 4] of selector"):
         the back edge of a cycle."""
-        return Stream(self, self._b.forward(node, port, type_text))
+        check.name("forward: node", node)
+        check.name("forward: port", port)
+        return Stream(self, self._b.forward(node, port, check.text("forward: type_text", type_text)))
 
     def set_depth(self, node, depth):
-        self._b.set_depth(node, depth)
+        """FIFO depth of node `node`'s outputs (1..2^20 beats)."""
+        depth = check.integer("set_depth: depth", depth, 1, LIMITS["max_fifo_depth"])
+        self._b.set_depth(check.text("set_depth: node", node), depth)
 
     def set_compute_bw(self, node, flops_per_cycle):
-        self._b.set_compute_bw(node, flops_per_cycle)
+        """Compute bandwidth of node `node` (1..2^40 FLOPs/cycle)."""
+        flops = check.integer("set_compute_bw: flops_per_cycle", flops_per_cycle, 1, LIMITS["max_bandwidth"])
+        self._b.set_compute_bw(check.text("set_compute_bw: node", node), flops)
 
     def set_impl(self, impl):
         """Default implementation of the nodes without their own (approx, hls, rtl)."""
-        self._b.set_impl(impl)
+        self._b.set_impl(check.text("set_impl: impl", impl))
 
     # ---- nodes
 
@@ -192,10 +213,14 @@ class Graph:
                 raise TypeError("%s input '%s': expected a Stream, got %r" % (spec.name, port, s))
             if s.graph is not self:
                 raise _stepsim.ShapeError("%s input '%s': stream %s is from another graph" % (spec.name, port, s.ref))
-        name = options.get("name") or self._fresh_name(spec.name)
-        outputs = options.get("outputs")
-        outs = self._b.add(name, spec.name, params, [(p, s._cpp) for p, s in inputs], options.get("compute_bw"),
-                           options.get("depth"), outputs, options.get("impl") or "")
+        what = "%s: " % spec.name
+        name = options.get("name")
+        name = check.name(what + "name", name) if name is not None else self._fresh_name(spec.name)
+        bw = check.integer(what + "compute_bw", options.get("compute_bw"), 1, LIMITS["max_bandwidth"], none=True)
+        depth = check.integer(what + "depth", options.get("depth"), 1, LIMITS["max_fifo_depth"], none=True)
+        outputs = check.integer(what + "outputs", options.get("outputs"), 1, LIMITS["max_numbered_ports"], none=True)
+        impl = check.text(what + "impl", options.get("impl"), none=True)
+        outs = self._b.add(name, spec.name, params, [(p, s._cpp) for p, s in inputs], bw, depth, outputs, impl or "")
         wrapped = {port: Stream(self, s) for port, s in outs.items()}
         return spec.shape_result(wrapped, options)
 
@@ -231,20 +256,28 @@ class Graph:
 
     def save(self, path):
         """Writes the graph file `path`; tensors initialised from arrays go to NAME.npy beside it."""
+        path = check.path("save: path", path)
         folder = os.path.dirname(os.path.abspath(path))
         if not self._arrays:
             text = self._b.to_yaml()
         else:
             text = self._with_array_files(folder)
-        with open(path, "w") as f:
-            f.write(text)
+        try:
+            with open(path, "w") as f:
+                f.write(text)
+        except OSError as e:
+            raise _stepsim.Error("save: cannot write '%s': %s" % (path, e.strerror)) from None
         return path
 
     def _with_array_files(self, folder):
         files = {}
         for name, array in sorted(self._arrays.items()):
             is_int = next(t for t in self.tensors if t["name"] == name)["dtype"] == "int32"
-            np.save(os.path.join(folder, name + ".npy"), np.asarray(array, dtype=np.int32 if is_int else np.float32))
+            target = _file_under(folder, name + ".npy")
+            try:
+                np.save(target, np.asarray(array, dtype=np.int32 if is_int else np.float32))
+            except OSError as e:
+                raise _stepsim.Error("save: cannot write '%s': %s" % (target, e.strerror)) from None
             files[name] = name + ".npy"
         return self._b.to_yaml_with_files(files)
 
@@ -252,8 +285,9 @@ class Graph:
 
     def analyze(self, model="paper", symbols=None):
         """Shape inference and the symbolic metrics, as `stepsim analyze`: an Analysis."""
-        values = {k: str(v).replace("**", "^") for k, v in (symbols or {}).items()}
-        return Analysis(_stepsim.analyze(self._b, model, values))
+        values = {k: check.expression("analyze: symbols[%r]" % k, v)
+                  for k, v in check.mapping("analyze: symbols", symbols).items()}
+        return Analysis(_stepsim.analyze(self._b, check.text("analyze: model", model), values))
 
     def run(self, preset="step-artifact", mode="timing", set=None, impl=None, inputs=None, shuffle=0,
             cosim_dir=None):
@@ -264,26 +298,48 @@ class Graph:
         (co-simulation on the cycle-accurate units, docs/cosim.md); inputs: {tensor: array} in
         functional mode (overrides the tensor's init). Raises SimulationError with the CLI's
         message when the run fails (a deadlock names the blocked operators and channels)."""
+        preset = check.path("run: preset", preset)
+        mode = check.text("run: mode", mode)  # the values: checked as the CLI checks them
+        impl = check.text("run: impl", impl, none=True)
+        shuffle = check.integer("run: shuffle", shuffle, 0, check.MAX_U64)
+        cosim_dir = check.path("run: cosim_dir", cosim_dir, none=True)
+        sets = [(k, check.value_text("run: set[%r]" % k, v)) for k, v in check.mapping("run: set", set).items()]
         arrays = dict(self._arrays)
-        arrays.update(inputs or {})
+        for k, v in check.mapping("run: inputs", inputs).items():
+            arrays[k] = check.array("run: inputs[%r]" % k, v)
         if arrays and mode != "functional":
             arrays = {}  # timing mode carries no values
-        sets = [(k, _param_text(v)) for k, v in (set or {}).items()]
-        raw = _stepsim.run(self._b, preset, sets, mode, impl or "", int(shuffle), arrays, cosim_dir or "")
+        raw = _stepsim.run(self._b, preset, sets, mode, impl or "", shuffle, arrays, cosim_dir or "")
         return Result(raw)
 
     def __repr__(self):
         return "<Graph %s: %d nodes, %d tensors>" % (self.name, len(self.nodes), len(self.tensors))
 
 
-def _shape2(name, shape):
-    try:
-        rows, cols = (int(d) for d in shape)
-    except (TypeError, ValueError):
-        raise _stepsim.Error("tensor '%s': shape must be (rows, cols), got %r" % (name, shape)) from None
-    if rows < 1 or cols < 1:
-        raise _stepsim.Error("tensor '%s': shape (%d, %d) is empty" % (name, rows, cols))
-    return rows, cols
+def _shape2(name, shape, what="shape"):
+    """(rows, cols): two integers 1..2^40 (a float such as 4.7 is refused, not cut to 4)."""
+    if not isinstance(shape, (tuple, list)) or len(shape) != 2:
+        raise TypeError("tensor '%s': %s must be (rows, cols), got %s" % (name, what, check.shown(shape)))
+    return tuple(check.integer("tensor '%s': %s[%d]" % (name, what, k), d, 1, LIMITS["max_side"])
+                 for k, d in enumerate(shape))
+
+
+def _check_init_array(name, array, rows, cols, dtype):
+    if array.shape != (rows, cols):
+        raise _stepsim.Error("tensor '%s': init array of shape %s for the declared shape (%d, %d)"
+                             % (name, array.shape, rows, cols))
+    if array.dtype.kind not in ("iu" if dtype == "int32" else "f"):
+        raise _stepsim.Error("tensor '%s': init array of dtype %s for a %s tensor" % (name, array.dtype, dtype))
+    if dtype == "int32":
+        check.int32_array("tensor '%s': init array" % name, array)
+
+
+def _file_under(folder, file_name):
+    """folder/file_name, checked to stay in the folder (names are identifiers, so it does)."""
+    path = os.path.realpath(os.path.join(folder, file_name))
+    if os.path.dirname(path) != os.path.realpath(folder):
+        raise _stepsim.Error("save: the file for %s would be written outside %s" % (check.shown(file_name), folder))
+    return path
 
 
 def _make_method(spec):

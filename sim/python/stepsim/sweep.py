@@ -2,8 +2,10 @@
 import itertools
 import time
 
+import numpy as np
 import pandas as pd
 
+from . import _checks as check
 from . import _stepsim
 
 
@@ -16,6 +18,13 @@ def sweep(graph, grid, preset="step-artifact", mode="timing", set=None, impl=Non
     requirement and the wall time; a failed point keeps its row, with its error in `error`."""
     from .graph import Graph
 
+    if not isinstance(graph, Graph) and not callable(graph):
+        raise TypeError("sweep: graph must be a stepsim.Graph or a function returning one, got %s" % check.shown(graph))
+    grid = _grid(grid)
+    check.path("sweep: preset", preset)
+    check.text("sweep: mode", mode)
+    check.text("sweep: impl", impl, none=True)
+    fixed = check.mapping("sweep: set", set)
     keys = list(grid)
     rows = []
     for values in itertools.product(*(grid[k] for k in keys)):
@@ -29,18 +38,45 @@ def sweep(graph, grid, preset="step-artifact", mode="timing", set=None, impl=Non
                 program = {k: v for k, v in point.items() if not _is_setting(k)}
                 settings = {k: v for k, v in point.items() if _is_setting(k)}
                 g = graph(**program)
-            settings.update(set or {})
+                if not isinstance(g, Graph):  # a mistake in the caller's code: not a failed point
+                    raise _NotAGraph("sweep: the function %s returned %s, not a stepsim.Graph"
+                                     % (getattr(graph, "__name__", "graph"), check.shown(g)))
+            settings.update(fixed)
             r = g.run(preset=preset, mode=mode, set=settings, impl=impl)
             rep = r.report
             row.update(cycles=r.cycles, offchip_read_bytes=rep["offchip"]["read_bytes"],
                        offchip_write_bytes=rep["offchip"]["write_bytes"], flops=rep["compute"]["flops"],
                        compute_units=rep["fabric"]["compute_units"], memory_units=rep["fabric"]["memory_units"],
                        onchip_requirement_bytes=rep["onchip"]["requirement_bytes"], error="")
+        except _NotAGraph:
+            raise
         except (_stepsim.Error, TypeError) as e:
             row["error"] = str(e)
         row["wall_seconds"] = time.perf_counter() - start
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+class _NotAGraph(TypeError):
+    pass
+
+
+def _grid(grid):
+    """{key: list of values}: each a list, tuple, range or 1-D NumPy array with at least one value
+    (a string would sweep its characters, a dict its keys)."""
+    grid = check.mapping("sweep: grid", grid)
+    if not grid:
+        raise _stepsim.Error("sweep: grid is empty: give {key: [values]}")
+    for k, values in grid.items():
+        if isinstance(values, np.ndarray) and values.ndim == 1:
+            values = values.tolist()
+        if not isinstance(values, (list, tuple, range)):
+            raise TypeError("sweep: grid[%r] must be a list of values, got %s (%s)"
+                            % (k, check.shown(values), type(values).__name__))
+        if len(values) == 0:
+            raise _stepsim.Error("sweep: grid[%r] has no values: give at least one" % k)
+        grid[k] = list(values)
+    return grid
 
 
 def _is_setting(key):
