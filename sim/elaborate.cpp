@@ -72,7 +72,9 @@ std::vector<size_t> order_of(size_t n, const SimOptions& options, uint64_t salt)
 
 class Elaborator {
  public:
-  Elaborator(Elaboration& e, const Plan& plan, const SimOptions& options) : e_(e), plan_(plan), options_(options) {}
+  Elaborator(Elaboration& e, const Plan& plan, const SimOptions& options) : e_(e), plan_(plan), options_(options) {
+    for (const Edge& edge : plan.edges) out_edges_[edge.from].push_back(&edge);
+  }
 
   void add_node(const NodeSpec& n, int rank, const ImplPolicy& policy);
   void connect(const Edge& edge);
@@ -87,6 +89,8 @@ class Elaborator {
   const Plan& plan_;
   const SimOptions& options_;
   std::map<std::string, std::set<int>> bound_in_;  // connected inputs, by node
+  // The edges out of each node, in plan order (configure() would scan every edge per node).
+  std::map<std::string, std::vector<const Edge*>> out_edges_;
 };
 
 OpConfig Elaborator::configure(const NodeSpec& n) const {
@@ -103,8 +107,10 @@ OpConfig Elaborator::configure(const NodeSpec& n) const {
   // Which outputs are read, and which by a Bufferize (they write back into a memory unit).
   cfg.write_back_mu.assign(cfg.num_outputs, false);
   cfg.output_read.assign(cfg.num_outputs, false);
-  for (const Edge& e : plan_.edges) {
-    if (e.from != n.name) continue;
+  static const std::vector<const Edge*> none;
+  const auto out = out_edges_.find(n.name);
+  for (const Edge* edge : out == out_edges_.end() ? none : out->second) {
+    const Edge& e = *edge;
     const int oi = port_index(info.outputs, plan_.ports.at(n.name).out_numbered, e.from_port);
     if (oi < 0) continue;
     cfg.output_read[size_t(oi)] = true;

@@ -4,6 +4,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "sim/graph/node_index.h"
+
 namespace stepsim {
 
 namespace {
@@ -29,11 +31,9 @@ void check_names(const Graph& g) {
 }
 
 // The edge into node n's input `port` from reference `ref`, with the producer's port named.
-Edge resolve_input(const Plan& plan, const NodeSpec& n, const std::string& port, const std::string& ref) {
+Edge resolve_input(const NodeIndex& nodes, const NodeSpec& n, const std::string& port, const std::string& ref) {
   auto [src, sport] = split_ref(ref);
-  const NodeSpec* p = nullptr;
-  for (const NodeSpec& m : plan.nodes)
-    if (m.name == src) p = &m;
+  const NodeSpec* p = nodes.find(src);
   if (!p)
     throw std::invalid_argument("node '" + n.name + "' input '" + port + "' refers to unknown node '" + src + "'");
   const OpInfo& pinfo = OpRegistry::instance().find(p->op);
@@ -132,8 +132,9 @@ Plan plan_graph(const Graph& g, const HardwareParams& hw) {
   check_names(g);
   Plan plan;
   plan.nodes = g.nodes;
-  for (const NodeSpec& n : plan.nodes)
-    for (const auto& [port, ref] : n.inputs) plan.edges.push_back(resolve_input(plan, n, port, ref));
+  const NodeIndex nodes(g);
+  for (const NodeSpec& n : g.nodes)
+    for (const auto& [port, ref] : n.inputs) plan.edges.push_back(resolve_input(nodes, n, port, ref));
   insert_broadcasts(plan);
   for (size_t k = 0; k < plan.nodes.size(); ++k) plan.index_[plan.nodes[k].name] = k;
   plan.alloc = allocate(plan, hw);

@@ -1,9 +1,12 @@
 #include "hw/channel/context.h"
 
 #include <algorithm>
+#include <atomic>
 #include <stdexcept>
 
+#include <boost/context/fixedsize_stack.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
+#include <fstream>
 #if STEPSIM_ASAN_FIBERS
 #include <dlfcn.h>
 #include <pthread.h>
@@ -20,14 +23,68 @@ namespace {
 uint64_t sat_add(uint64_t a, uint64_t b) { return a >= kNever || b >= kNever ? kNever : a + b; }
 }  // namespace
 
+size_t fiber_reservation_bytes() {
+  const size_t page = boost::context::stack_traits::page_size();
+  return (kFiberStackBytes + page - 1) / page * page + page;  // as protected_fixedsize_stack::allocate
+}
+
+namespace {
+
+// Mappings left to the libraries, the heap and the channels' buffers.
+constexpr uint64_t kMappingMargin = 8192;
+std::atomic<uint64_t> guarded_now{0};
+
+uint64_t budget_from_kernel() {
+  std::ifstream f("/proc/sys/vm/max_map_count");
+  uint64_t max_maps = 0;
+  if (!(f >> max_maps)) max_maps = 65530;  // the kernel's default
+  return max_maps > kMappingMargin ? (max_maps - kMappingMargin) / 2 : 0;
+}
+
+uint64_t& budget() {
+  static uint64_t b = budget_from_kernel();
+  return b;
+}
+
+}  // namespace
+
+uint64_t guarded_fiber_budget() { return budget(); }
+void set_guarded_fiber_budget(uint64_t fibers) { budget() = fibers; }
+uint64_t guarded_fibers() { return guarded_now; }
+
 Context::Context(std::string name, Scheduler* scheduler) : scheduler_(scheduler), name_(std::move(name)) {
   index_ = scheduler_->add_context(this);
 }
 
 #if !STEPSIM_ASAN_FIBERS
+namespace {
+// Boost's guarded stack within guarded_fiber_budget(), else its plain one (from the heap).
+class BudgetedStack {
+ public:
+  explicit BudgetedStack(size_t bytes) : guarded_(bytes), plain_(bytes) {}
+  boost::context::stack_context allocate() {
+    is_guarded_ = guarded_now < guarded_fiber_budget();
+    if (!is_guarded_) return plain_.allocate();
+    boost::context::stack_context sc = guarded_.allocate();
+    ++guarded_now;
+    return sc;
+  }
+  void deallocate(boost::context::stack_context& sc) noexcept {
+    if (!is_guarded_) return plain_.deallocate(sc);
+    guarded_.deallocate(sc);
+    --guarded_now;
+  }
+
+ private:
+  boost::context::protected_fixedsize_stack guarded_;
+  boost::context::fixedsize_stack plain_;
+  bool is_guarded_ = false;
+};
+}  // namespace
+
 void Context::spawn(std::function<void()> body, size_t stack_bytes) {
   Scheduler* s = scheduler_;
-  fiber_ = boost::context::fiber(std::allocator_arg, boost::context::protected_fixedsize_stack(stack_bytes),
+  fiber_ = boost::context::fiber(std::allocator_arg, BudgetedStack(stack_bytes),
                                  [s, body = std::move(body)](boost::context::fiber&& from) {
                                    *s->save_slot_ = std::move(from);
                                    body();  // ends with finish() (Op::thread_main)

@@ -81,6 +81,22 @@ inline void finish_switch(void* fake_stack, FiberStack* from = nullptr) {
 
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max() / 4;
 
+// The stack of an operator's fiber (Op, hw/ops/op.cpp): operators keep little on their stacks,
+// and thousands of them exist.
+constexpr size_t kFiberStackBytes = 0x10000;
+// What spawn() reserves for a stack of kFiberStackBytes: the stack and a guard page (counted by
+// the host-memory estimate, sim/graph/host_limits.h).
+size_t fiber_reservation_bytes();
+// A fiber's stack has a guard page below it (an overflow faults there instead of writing over
+// other memory) while the kernel has memory mappings to spare: a guarded stack is two mappings,
+// and a process may have vm.max_map_count of them (65530 by default), which 10^5 operators
+// exceed. Past the budget, half of what that leaves beyond a margin for the libraries and the
+// heap, a stack comes from the heap without a guard (Boost's guarded stack would fail there, or
+// silently lose its guard when the kernel refuses to split the mapping). Not in ASan builds.
+uint64_t guarded_fiber_budget();
+void set_guarded_fiber_budget(uint64_t fibers);  // for tests
+uint64_t guarded_fibers();                       // guarded stacks alive now
+
 class alignas(64) Context {
  public:
   enum class State : uint8_t { kRunnable, kBlockedRecv, kBlockedSend, kArbWait, kFinished };

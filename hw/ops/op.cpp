@@ -119,8 +119,7 @@ Op::Op(const OpConfig& cfg, bool stepped)
   onchip_.outputs.resize(cfg.num_outputs);
   if (cfg_.write_back_mu.size() < cfg.num_outputs) cfg_.write_back_mu.resize(cfg.num_outputs, false);
   // The body runs as a fiber of the Scheduler (hw/channel/context.h), not a SystemC thread.
-  // Operators keep little on their stacks; thousands of them exist.
-  if (!stepped) ctx_.spawn([this] { thread_main(); }, 0x10000);
+  if (!stepped) ctx_.spawn([this] { thread_main(); }, kFiberStackBytes);
 }
 
 void StepOp::run() { throw std::logic_error("StepOp::run: a stepped operator has no fiber"); }

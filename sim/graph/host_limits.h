@@ -22,15 +22,23 @@ constexpr uint64_t kMaxNumberedPorts = 256;
 // std::invalid_argument for a malformed value.
 uint64_t host_memory_limit();
 
-// The memory a run of `g` needs before it starts: channel slots (every edge, at its depth), the
-// graph's streams and, in functional mode, the values of the tensors read from files or written
-// by a store (a random tensor is made as it is read). Saturates instead of overflowing.
+// The memory a run of `g` reserves before it starts: channel slots (every edge, at its depth),
+// the graph's streams, every node's fiber stack and objects (the Broadcasts the plan adds for a
+// port read twice included) and, in functional mode, the values of the tensors read from files
+// or written by a store (a random tensor is made as it is read). Saturates instead of
+// overflowing.
 struct HostMemoryEstimate {
-  uint64_t channel_bytes = 0, stream_bytes = 0, tensor_bytes = 0;
+  uint64_t channel_bytes = 0, stream_bytes = 0, tensor_bytes = 0, node_bytes = 0;
+  uint64_t fibers = 0;  // of the nodes: one each (all operators but Flatten have one)
   uint64_t total() const;
-  std::string text() const;  // "channels 1.0 GiB + streams 0 B + tensors 64.0 GiB"
+  // "channels 1.0 GiB + streams 0 B + nodes 6.6 GiB (100000 fibers) + tensors 64.0 GiB"
+  std::string text() const;
 };
 HostMemoryEstimate estimate_host_memory(const Graph& g, const HardwareParams& hw, bool functional);
+
+// Bytes a node reserves apart from its channels: its fiber's stack with the guard page, and its
+// objects (the operator, its SystemC module and context, names and parameters).
+uint64_t node_reservation_bytes();
 
 // Throws std::invalid_argument naming the graph, the estimate and the limit when it exceeds it.
 void check_host_memory(const Graph& g, const HardwareParams& hw, bool functional);

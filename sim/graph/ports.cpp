@@ -4,6 +4,8 @@
 #include <cctype>
 #include <stdexcept>
 
+#include "sim/graph/node_index.h"
+
 namespace stepsim {
 
 std::string port_list(const std::vector<PortSpec>& specs) {
@@ -60,6 +62,7 @@ void check_inputs_connected(const NodeSpec& n, const OpInfo& info) {
 
 void check_ports(const Graph& g) {
   const OpRegistry& reg = OpRegistry::instance();
+  const NodeIndex index(g);
   for (const NodeSpec& n : g.nodes) {
     const OpInfo& info = reg.find(n.op);
     for (const auto& [port, ref] : n.inputs) {
@@ -67,7 +70,7 @@ void check_ports(const Graph& g) {
         throw std::invalid_argument("node '" + n.name + "' (" + info.name + ") has no input '" + port +
                                     "' (inputs: " + port_list(info.inputs) + ")");
       const auto [src, sport] = split_ref(ref);
-      const NodeSpec* p = g.find(src);
+      const NodeSpec* p = index.find(src);
       if (!p || sport.empty()) continue;
       const OpInfo& pinfo = reg.find(p->op);
       if (!has_port(pinfo.outputs, sport))

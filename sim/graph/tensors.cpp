@@ -101,10 +101,11 @@ OffChipMemory::ElementSource random_values(const TensorSpec& t) {
 }
 
 void check_given_values(const Graph& g, const std::map<std::string, TileData>& values) {
+  std::map<std::string, const TensorSpec*> by_name;  // the last of a name, as a scan would find
+  for (const TensorSpec& s : g.tensors) by_name[s.name] = &s;
   for (const auto& [name, v] : values) {
-    const TensorSpec* t = nullptr;
-    for (const TensorSpec& s : g.tensors)
-      if (s.name == name) t = &s;
+    const auto found = by_name.find(name);
+    const TensorSpec* t = found == by_name.end() ? nullptr : found->second;
     if (!t) throw std::invalid_argument("input values for '" + name + "': the graph has no tensor of that name");
     const bool is_int = t->dtype == DType::INT32;
     const size_t given = is_int ? v.i.size() : v.f.size();

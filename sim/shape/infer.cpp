@@ -1,5 +1,6 @@
 #include "sim/shape/infer.h"
 
+#include "sim/graph/node_index.h"
 #include "sim/graph/ports.h"
 
 #include <algorithm>
@@ -201,10 +202,10 @@ StreamType literal_type(const std::vector<Beat>& beats) {
 namespace {
 
 // "node" -> "node.<its first output>", numbered as "<base>0".
-std::string normalise_ref(const Graph& g, const std::string& ref, const std::string& where) {
+std::string normalise_ref(const NodeIndex& index, const std::string& ref, const std::string& where) {
   const size_t dot = ref.find('.');
   const std::string node = ref.substr(0, dot);
-  const NodeSpec* n = g.find(node);
+  const NodeSpec* n = index.find(node);
   if (!n) throw ShapeError(where + " reads unknown node '" + node + "'");
   if (dot != std::string::npos) return ref;
   const OpInfo& info = OpRegistry::instance().find(n->op);
@@ -212,69 +213,85 @@ std::string normalise_ref(const Graph& g, const std::string& ref, const std::str
   return node + "." + (is_numbered(info.outputs[0]) ? port_base(info.outputs[0]) + "0" : info.outputs[0].name);
 }
 
-}  // namespace
-
-namespace {
-
+// The producers of every node and the numbered outputs read, by node position (g.nodes).
 struct Topology {
-  std::map<std::string, std::map<std::string, std::string>> producers;  // node -> port -> "src.port"
-  std::map<std::string, size_t> numbered_outs;
+  std::vector<std::map<std::string, std::string>> producers;  // port -> "src.port"
+  std::vector<std::vector<size_t>> sources;                   // positions of the producers, one per input
+  std::vector<size_t> numbered_outs;
 };
 
-Topology topology(const Graph& g) {
+// One more than the number k of numbered output "<base>k" of `info` that `sport` names (0 if none).
+size_t numbered_output_count(const OpInfo& info, const std::string& sport) {
+  for (const PortSpec& p : info.outputs)
+    if (is_numbered(p) && sport.rfind(port_base(p), 0) == 0 && sport.size() > port_base(p).size() &&
+        std::all_of(sport.begin() + long(port_base(p).size()), sport.end(), ::isdigit))
+      return std::stoul(sport.substr(port_base(p).size())) + 1;  // < 256: the loader checked
+  return 0;
+}
+
+Topology topology(const Graph& g, const NodeIndex& index) {
   const OpRegistry& reg = OpRegistry::instance();
   Topology t;
-  for (const NodeSpec& n : g.nodes) {
+  t.producers.resize(g.nodes.size());
+  t.sources.resize(g.nodes.size());
+  t.numbered_outs.assign(g.nodes.size(), 0);
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const NodeSpec& n = g.nodes[k];
     const std::string where = "node '" + n.name + "' (" + n.op + ") input";
     for (const auto& [port, ref] : n.inputs) {
-      const std::string r = normalise_ref(g, ref, where + " '" + port + "'");
-      t.producers[n.name][port] = r;
-      const std::string src = r.substr(0, r.find('.')), sport = r.substr(r.find('.') + 1);
-      const OpInfo& si = reg.find(g.find(src)->op);
-      for (const PortSpec& p : si.outputs)
-        if (is_numbered(p) && sport.rfind(port_base(p), 0) == 0 && sport.size() > port_base(p).size() &&
-            std::all_of(sport.begin() + long(port_base(p).size()), sport.end(), ::isdigit)) {
-          const size_t idx = std::stoul(sport.substr(port_base(p).size()));  // < 256: the loader checked
-          t.numbered_outs[src] = std::max(t.numbered_outs[src], idx + 1);
-        }
+      const std::string r = normalise_ref(index, ref, where + " '" + port + "'");
+      t.producers[k][port] = r;
+      const size_t src = index.position(std::string_view(r).substr(0, r.find('.')));
+      t.sources[k].push_back(src);
+      t.numbered_outs[src] =
+          std::max(t.numbered_outs[src], numbered_output_count(reg.find(g.nodes[src].op), r.substr(r.find('.') + 1)));
     }
-    if (n.num_outputs) t.numbered_outs[n.name] = std::max(t.numbered_outs[n.name], *n.num_outputs);
+    if (n.num_outputs) t.numbered_outs[k] = std::max(t.numbered_outs[k], *n.num_outputs);
   }
   return t;
 }
 
 // Producers of node `n`'s inputs: port -> "src.port".
 // A ref to a node in `forward` (declared, not built yet) is taken as given ("node.port").
-std::map<std::string, std::string> producers_of(const Graph& g, const NodeSpec& n,
+std::map<std::string, std::string> producers_of(const NodeIndex& index, const NodeSpec& n,
                                                 const std::set<std::string>& forward) {
   std::map<std::string, std::string> m;
   for (const auto& [port, ref] : n.inputs)
     m[port] = forward.count(ref.substr(0, ref.find('.')))
                   ? ref
-                  : normalise_ref(g, ref, "node '" + n.name + "' (" + n.op + ") input '" + port + "'");
+                  : normalise_ref(index, ref, "node '" + n.name + "' (" + n.op + ") input '" + port + "'");
   return m;
 }
 
 // Literal beats reaching `ref` through Sources and Broadcasts, or nullptr.
-const std::vector<Beat>* literal_of(const Graph& g, const std::string& ref) {
-  const NodeSpec* n = g.find(ref.substr(0, ref.find('.')));
+const std::vector<Beat>* literal_of(const Graph& g, const NodeIndex& index, const std::string& ref) {
+  const NodeSpec* n = index.find(std::string_view(ref).substr(0, ref.find('.')));
   if (!n) return nullptr;  // a node declared ahead (a cycle)
   if (n->is(OpKind::kSource)) {
     auto it = g.streams.find(n->params.count(param::kStream.name) ? n->params.at(param::kStream.name) : "");
     return it == g.streams.end() ? nullptr : &it->second;
   }
   if (n->is(OpKind::kBroadcast) && n->inputs.count("in"))
-    return literal_of(g, normalise_ref(g, n->inputs.at("in"), n->name));
+    return literal_of(g, index, normalise_ref(index, n->inputs.at("in"), n->name));
   return nullptr;
 }
 
 // Types node `n`, whose producers are all typed in `out`; `numbered` = its numbered outputs.
-void type_node(const Graph& g, const std::map<std::string, std::string>& prods, size_t numbered, const NodeSpec& n,
-               SymbolTable& syms, GraphTypes& out) {
+// How deep tuples and buffers nest in an element (0: a tile, scalar or selector). An operator
+// copies and prints its elements recursively on a small fiber stack, so a chain of Zips must not
+// nest them without bound (the parser holds literals to the same limit).
+int element_depth(const ElemType& e) {
+  int deepest = 0;
+  for (const ElemType& m : e.members) deepest = std::max(deepest, element_depth(m));
+  return e.members.empty() && e.kind != ElemType::Tuple && e.kind != ElemType::Buffer ? 0 : deepest + 1;
+}
+
+void type_node(const Graph& g, const NodeIndex& index, const std::map<std::string, std::string>& prods,
+               size_t numbered, const NodeSpec& n, SymbolTable& syms, GraphTypes& out) {
   RuleContext c{n, g, syms, {}, prods, std::max<size_t>(numbered, 1), nullptr};
   c.literal_input = [&](const std::string& port) -> const std::vector<Beat>* {
     auto it = c.producers.find(port);
-    return it == c.producers.end() ? nullptr : literal_of(g, it->second);
+    return it == c.producers.end() ? nullptr : literal_of(g, index, it->second);
   };
   for (const auto& [port, ref] : prods) {
     const std::string src = ref.substr(0, ref.find('.')), sport = ref.substr(ref.find('.') + 1);
@@ -282,7 +299,7 @@ void type_node(const Graph& g, const std::map<std::string, std::string>& prods, 
     auto it = outs.find(sport);
     if (it == outs.end())
       throw ShapeError("node '" + n.name + "' (" + n.op + ") input '" + port + "' reads '" + ref + "', but " +
-                       g.find(src)->op + " '" + src + "' has no output '" + sport + "'");
+                       index.find(src)->op + " '" + src + "' has no output '" + sport + "'");
     c.in[port] = it->second;
   }
   const ShapeRule* rule = find_shape_rule(n.op);
@@ -306,6 +323,10 @@ void type_node(const Graph& g, const std::map<std::string, std::string>& prods, 
     for (size_t i = 0; i < sizes.size(); ++i)
       if (!sizes[i].empty()) t.dims[i].size = syms.parse(sizes[i]);
   }
+  for (const auto& [port, t] : res.outputs)
+    if (element_depth(t.elem) > kMaxElementDepth)
+      c.fail("output '" + port + "' has elements nested " + std::to_string(element_depth(t.elem)) +
+             " deep (tuples and buffers nest at most " + std::to_string(kMaxElementDepth) + " deep)");
   NodeTypes& nt = out.nodes[n.name];
   nt.inputs = c.in;
   nt.outputs = res.outputs;
@@ -314,75 +335,122 @@ void type_node(const Graph& g, const std::map<std::string, std::string>& prods, 
   out.order.push_back(n.name);
 }
 
+// The order nodes are typed in: passes over the file order, each typing every node whose
+// producers are typed (or typed ahead) by the time the pass comes to it; after a pass that types
+// nothing, the first waiting node that declares its output types is typed ahead. This order is
+// kept exactly (the rules make symbols as they go, and their order shows in printed
+// expressions), but a node is looked at when its last producer is done, not once per pass: a
+// chain listed consumers first would otherwise take as many passes as it has nodes.
+class TypingOrder {
+ public:
+  explicit TypingOrder(const Topology& topo) : pending_(topo.sources.size(), 0), consumers_(topo.sources.size()) {
+    for (size_t k = 0; k < topo.sources.size(); ++k)
+      for (size_t src : topo.sources[k]) {
+        consumers_[src].push_back(k);
+        ++pending_[k];
+      }
+    for (size_t k = 0; k < pending_.size(); ++k)
+      if (pending_[k] == 0) this_pass_.insert(k);
+  }
+  // The next node to type, or npos when none is ready (a cycle: type one ahead, or give up).
+  size_t next() {
+    if (this_pass_.empty()) this_pass_.swap(next_pass_);
+    if (this_pass_.empty()) return NodeIndex::npos;
+    ++graph_pass_steps;
+    cursor_ = *this_pass_.begin();
+    this_pass_.erase(this_pass_.begin());
+    return cursor_;
+  }
+  // Node k is typed, or typed ahead: its consumers may be ready (once per node). A consumer
+  // after the cursor comes in this pass, one before it in the next.
+  void release(size_t k) {
+    for (size_t c : consumers_[k])
+      if (--pending_[c] == 0) (c > cursor_ || cursor_ == NodeIndex::npos ? this_pass_ : next_pass_).insert(c);
+  }
+  // A node typed ahead starts a new pass (from the first node).
+  void start_pass() { cursor_ = NodeIndex::npos; }
+
+ private:
+  std::vector<size_t> pending_;                 // inputs whose producer is not typed yet, per node
+  std::vector<std::vector<size_t>> consumers_;  // per node: the nodes reading it, once per input
+  std::set<size_t> this_pass_, next_pass_;      // nodes ready, by position
+  size_t cursor_ = NodeIndex::npos;             // the node being typed
+};
+
+// The output types node `n` declares (`types:`), for typing it ahead.
+void type_ahead(const NodeSpec& n, SymbolTable& syms, GraphTypes& out) {
+  for (const auto& [port, text] : n.types) {
+    try {
+      out.nodes[n.name].outputs[port] = parse_stream_type(text, syms);
+    } catch (const std::invalid_argument& e) {
+      throw ShapeError("node '" + n.name + "' (" + n.op + ") types." + port + ": " + e.what());
+    }
+  }
+}
+
+// The real type of a node typed ahead must be the declared one.
+void check_declared(const NodeSpec& n, const std::map<std::string, StreamType>& declared, SymbolTable& syms,
+                    const GraphTypes& out) {
+  for (const auto& [port, want] : declared) {
+    StreamType a = out.nodes.at(n.name).outputs.at(port), b = want;
+    for (StreamType* t : {&a, &b})
+      for (Dim& d : t->dims) d.size = d.size.subs(syms.substitution()).expand();
+    const std::string diff = difference(a, b);
+    if (!diff.empty())
+      throw ShapeError("node '" + n.name + "' (" + n.op + ") output '" + port + "' is " +
+                       out.nodes.at(n.name).outputs.at(port).str() + ", but its types: declares " + want.str() + " (" +
+                       diff + ")");
+  }
+}
+
+[[noreturn]] void throw_untypable(const Graph& g, const std::vector<bool>& done) {
+  std::string names;
+  size_t left = 0;
+  for (size_t k = 0; k < g.nodes.size(); ++k)
+    if (!done[k] && left++ < 8) names += (names.empty() ? "" : ", ") + g.nodes[k].name;
+  if (left > 8) names += " and " + std::to_string(left - 8) + " more";
+  throw UntypableGraph("shape inference cannot order the nodes " + names +
+                       ": they form a cycle (or read one); cyclic graphs are typed only by the simulator");
+}
+
 }  // namespace
 
 void type_last_node(const Graph& g, SymbolTable& syms, GraphTypes& types, const std::set<std::string>& forward) {
   if (g.nodes.empty()) return;
   const NodeSpec& n = g.nodes.back();  // nothing reads it yet: its numbered outputs are declared
-  type_node(g, producers_of(g, n, forward), n.num_outputs.value_or(1), n, syms, types);
+  const NodeIndex index(g);
+  type_node(g, index, producers_of(index, n, forward), n.num_outputs.value_or(1), n, syms, types);
 }
 
 GraphTypes infer_types(const Graph& g, SymbolTable& syms) {
   for (const auto& [name, value] : g.symbols) syms.set_value(name, syms.parse(value));
-  const Topology topo = topology(g);
+  const NodeIndex index(g);
+  if (index.duplicate()) throw ShapeError("node name '" + *index.duplicate() + "' is used twice");
+  const Topology topo = topology(g, index);
   GraphTypes out;
-  std::set<std::string> done;
-  std::set<std::string> seeded;  // nodes typed ahead from their declared types (a cycle's back edge)
-  while (done.size() < g.nodes.size()) {
-    bool progressed = false;
-    for (const NodeSpec& n : g.nodes) {
-      if (done.count(n.name)) continue;
-      bool ready = true;
-      auto pit = topo.producers.find(n.name);
-      if (pit != topo.producers.end())
-        for (const auto& [port, ref] : pit->second) {
-          const std::string src = ref.substr(0, ref.find('.'));
-          if (!done.count(src) && !seeded.count(src)) ready = false;
-        }
-      if (!ready) continue;
-      std::map<std::string, StreamType> declared;
-      if (seeded.count(n.name)) declared = out.nodes[n.name].outputs;
-      static const std::map<std::string, std::string> none;
-      auto nit = topo.numbered_outs.find(n.name);
-      type_node(g, pit == topo.producers.end() ? none : pit->second, nit == topo.numbered_outs.end() ? 0 : nit->second,
-                n, syms, out);
-      for (const auto& [port, want] : declared) {  // the real type must be the declared one
-        StreamType a = out.nodes[n.name].outputs.at(port), b = want;
-        for (StreamType* t : {&a, &b})
-          for (Dim& d : t->dims) d.size = d.size.subs(syms.substitution()).expand();
-        const std::string diff = difference(a, b);
-        if (!diff.empty())
-          throw ShapeError("node '" + n.name + "' (" + n.op + ") output '" + port + "' is " +
-                           out.nodes[n.name].outputs.at(port).str() + ", but its types: declares " + want.str() + " (" +
-                           diff + ")");
-      }
-      done.insert(n.name);
-      progressed = true;
+  std::vector<bool> done(g.nodes.size(), false), seeded(g.nodes.size(), false);
+  TypingOrder order(topo);
+  size_t typed = 0, next_seed = 0;  // nodes before next_seed are done or typed ahead, or declare no types
+  while (typed < g.nodes.size()) {
+    const size_t k = order.next();
+    if (k == NodeIndex::npos) {  // a cycle: type ahead the first waiting node that declares its types
+      while (next_seed < g.nodes.size() && (done[next_seed] || seeded[next_seed] || g.nodes[next_seed].types.empty()))
+        ++next_seed;
+      if (next_seed == g.nodes.size()) throw_untypable(g, done);
+      type_ahead(g.nodes[next_seed], syms, out);
+      seeded[next_seed] = true;
+      order.start_pass();
+      order.release(next_seed);
+      continue;
     }
-    if (!progressed) {
-      // A cycle: type ahead the first waiting node that declares its output types.
-      for (const NodeSpec& n : g.nodes)
-        if (!done.count(n.name) && !seeded.count(n.name) && !n.types.empty()) {
-          for (const auto& [port, text] : n.types) {
-            try {
-              out.nodes[n.name].outputs[port] = parse_stream_type(text, syms);
-            } catch (const std::invalid_argument& e) {
-              throw ShapeError("node '" + n.name + "' (" + n.op + ") types." + port + ": " + e.what());
-            }
-          }
-          seeded.insert(n.name);
-          progressed = true;
-          break;
-        }
-      if (progressed) continue;
-      std::string names;
-      size_t left = 0;
-      for (const NodeSpec& n : g.nodes)
-        if (!done.count(n.name) && left++ < 8) names += (names.empty() ? "" : ", ") + n.name;
-      if (left > 8) names += " and " + std::to_string(left - 8) + " more";
-      throw UntypableGraph("shape inference cannot order the nodes " + names +
-                           ": they form a cycle (or read one); cyclic graphs are typed only by the simulator");
-    }
+    const NodeSpec& n = g.nodes[k];
+    std::map<std::string, StreamType> declared;
+    if (seeded[k]) declared = out.nodes[n.name].outputs;
+    type_node(g, index, topo.producers[k], topo.numbered_outs[k], n, syms, out);
+    check_declared(n, declared, syms, out);
+    done[k] = true;
+    ++typed;
+    if (!seeded[k]) order.release(k);
   }
   return out;
 }
