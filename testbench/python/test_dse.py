@@ -4,6 +4,7 @@ workers and after a resume, failed and infeasible points kept, clear errors for 
 import csv
 import itertools
 import os
+import re
 
 import pytest
 
@@ -78,10 +79,8 @@ def interrupted_in_the_third_batch(out):
     """What a coordinator killed while batch 3 ran leaves: its trials asked, none told."""
     s = space_module.load(NSGA)
     study = explore.open_study(s, out)
-    study.sampler = explore.make_sampler(s, 8)
     distributions = {p.name: p.distribution() for p in sorted(s.parameters, key=lambda p: p.name)}
-    for _ in range(4):
-        study.ask(distributions)
+    assert len(explore.ask_batch(s, study, 8, distributions)) == 4
 
 
 def test_a_resumed_study_must_be_the_same_space(tmp_path):
@@ -127,9 +126,30 @@ def test_a_point_that_does_not_fit_the_fabric_is_infeasible(tmp_path):
     ({"search": {"method": "grid", "trials": 0}}, "search.trials must be an integer"),
     ({"search": {"method": "anneal"}}, "search.method must be one of"),
     ({"preset": "fastest"}, "unknown preset 'fastest'"),
+    # Mistakes that failed every trial, then exited 0 (issue 33): refused before any trial.
+    ({"set": {"bogus_param": 1}}, "set.bogus_param: 'bogus_param' is neither a parameter of the program"),
+    ({"set": {"hbm.channel": 4}}, "'hbm.channel' is not a hardware parameter (did you mean hbm.channels?), and "
+                                  "the program has no node 'hbm'"),
+    ({"parameters": {"tile_f": [64], "hbm.channel": [4, 8]}}, "'hbm.channel' is not a hardware parameter"),
+    ({"parameters": {"tile_f": [64], "hbm.channels": [4, "eight"]}}, "parameters.hbm.channels: 'eight' is not a "
+                                                                    "finite number"),
+    ({"parameters": {"tile_f": [64, "x"]}}, "parameters.tile_f: 'x' is not an integer"),
+    ({"parameters": {"tile_f": {"low": 32.5, "high": 64}}}, "parameters.tile_f: 32.5 is not an integer"),
+    ({"program": {"layer": "swiglu", "params": {"batch": [32, 64]}}}, "program.params.batch: [32, 64] is not an "
+                                                                      "integer"),
+    ({"set": {"onchip_requirement_model": 3, "hbm.channels": "x"}}, "set.hbm.channels: 'x' is not a finite number"),
+    ({"constraints": {"cycles": {"max": float("nan")}}}, "constraint 'cycles': max must be a finite number, not nan"),
+    ({"constraints": {"cycles": {"min": float("inf")}}}, "constraint 'cycles': min must be a finite number, not inf"),
+    ({"parameters": {"tile_f": [32, float("nan")]}}, "value nan is not a finite number"),
+    # Grids counted, not listed: 10^12 points, and three ranges of 1,000.
+    ({"parameters": {"hbm.channels": {"low": 1, "high": 10**12}}}, "the grid has more than 1000000 points "
+                                                                   "(1000000000000); the limit is 1000000"),
+    ({"parameters": {"hbm.channels": {"low": 1, "high": 1000}, "num_pmus": {"low": 1, "high": 1000},
+                     "num_pcus": {"low": 1, "high": 1000}}}, "(1000 x 1000 x 1000); the limit is 1000000"),
+    ({"parameters": {"clock_ghz": {"low": 0.0, "high": 1e300, "step": 1e-300}}}, "(more than 1000000)"),
 ])
 def test_bad_spaces_are_refused_with_the_key_named(tmp_path, changes, message):
-    with pytest.raises(stepsim.Error, match=message.replace("{", "\\{").replace("(", "\\(")):
+    with pytest.raises(stepsim.Error, match=re.escape(message)):
         stepsim.dse(space(**changes), str(tmp_path / "o"), progress=False)
     assert not (tmp_path / "o").exists()
 
@@ -137,8 +157,46 @@ def test_bad_spaces_are_refused_with_the_key_named(tmp_path, changes, message):
 def test_duplicate_yaml_keys_are_refused(tmp_path):
     f = tmp_path / "space.yaml"
     f.write_text("program: {layer: swiglu}\nparameters:\n  tile_f: [32]\n  tile_f: [64]\nobjectives: {cycles: min}\n")
-    with pytest.raises(stepsim.Error, match="duplicate key 'tile_f' \\(line 4\\)"):
+    with pytest.raises(stepsim.Error, match="%s: duplicate key 'tile_f' \\(line 4\\)" % f):
         space_module.load(str(f))
+
+
+def test_node_params_and_program_params_in_set_are_checked_and_used(tmp_path):
+    # NODE.PARAM names a node of the graph and a parameter of its operator; a program parameter
+    # in set: is fixed as in program.params (before, it failed every trial).
+    g = stepsim.layers.swiglu(batch=32)
+    node = next(n for n in g.nodes if n["op"] == "LinearOffChipLoad")
+    with pytest.raises(stepsim.Error, match="node '%s' \\(LinearOffChipLoad\\) has no parameter 'tilee'" % node["name"]):
+        space_module.load(space(set={node["name"] + ".tilee": 1}))
+    df = stepsim.dse(space(program={"layer": "swiglu"}, set={"batch": 32}, parameters={"tile_f": [64]}),
+                     str(tmp_path / "o"), progress=False)
+    assert list(df["state"]) == ["ok"]
+    assert df.loc[0, "cycles"] == stepsim.layers.swiglu(batch=32, tile_f=64).run().cycles
+
+
+def test_a_huge_grid_with_a_budget_is_enumerated_lazily(tmp_path):
+    # 10^6 points (the limit), 3 trials: the first three points in product order, none listed.
+    import resource
+
+    s = space(parameters={"tile_f": [32, 64, 128], "hbm.channels": {"low": 1, "high": 333333}},
+              search={"method": "grid", "trials": 3})
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    df = stepsim.dse(s, str(tmp_path / "o"), progress=False)
+    assert list(zip(df["tile_f"], df["hbm.channels"])) == [(32, 1), (32, 2), (32, 3)]
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100_000  # KiB
+
+
+def test_a_constraint_on_a_metric_the_run_does_not_measure_fails_the_trial_not_the_study(tmp_path, monkeypatch):
+    # Optuna refuses NaN constraint values after the batch ("Constraint values cannot be NaN").
+    from stepsim import evaluate
+
+    real = evaluate.metrics
+    monkeypatch.setattr(evaluate, "metrics", lambda report: dict(real(report), onchip_static_bytes=float("nan")))
+    s = space(parameters={"tile_f": [32, 64]}, constraints={"onchip_static_bytes": {"max": 10**12}},
+              search={"method": "nsga2", "trials": 4, "batch": 2})
+    df = stepsim.dse(s, str(tmp_path / "o"), progress=False)
+    assert set(df["state"]) == {"failed"}
+    assert "measured no value of onchip_static_bytes" in df.loc[0, "error"]
 
 
 def test_the_command_line(tmp_path):
@@ -297,3 +355,78 @@ def test_mutated_spaces_give_a_space_or_a_clear_error():
         except stepsim.Error:
             refused += 1
     assert loaded + refused == 2000 and loaded > 0 and refused > 1000
+
+
+RAISES = BUILDER + '''
+
+def build_raises(compute_bw=1024):
+    if compute_bw == 256:
+        raise RuntimeError("no such compute_bw here")
+    return build(compute_bw)
+
+
+def build_dies(compute_bw=1024):
+    import os
+    import sys
+
+    if compute_bw == 256:
+        print("about to die at", compute_bw, file=sys.stderr, flush=True)
+        os._exit(3)
+    return build(compute_bw)
+'''
+
+
+def builder_space(tmp_path, function, method="grid"):
+    (tmp_path / "mine.py").write_text(RAISES)
+    return {"program": {"builder": str(tmp_path / "mine.py") + ":" + function},
+            "parameters": {"compute_bw": [256, 1024]}, "objectives": {"cycles": "min"},
+            "search": {"method": method, "batch": 2}}
+
+
+@pytest.mark.parametrize("workers", ["inline", "local:2"])
+def test_a_builder_that_raises_is_the_trials_error(tmp_path, workers):
+    # Before: inline, a traceback with the batch left RUNNING; on workers, the worker died and the
+    # point was "worker l0 died (exit status 1)" with worker inline, its log deleted.
+    df = stepsim.dse(builder_space(tmp_path, "build_raises"), str(tmp_path / "o"), workers=workers, progress=False)
+    assert list(df["state"]) == ["failed", "ok"]
+    assert df.loc[0, "error"] == "builder %s:build_raises raised RuntimeError: no such compute_bw here" % (
+        tmp_path / "mine.py")
+    assert df.loc[0, "worker"] in ({"inline"} if workers == "inline" else {"l0", "l1"})
+    import optuna
+
+    study = optuna.load_study(study_name="dse", storage="sqlite:///%s" % (tmp_path / "o" / "study.db"))
+    assert all(t.state.is_finished() for t in study.trials)
+
+
+def test_a_worker_that_dies_is_named_and_its_log_kept(tmp_path):
+    s = builder_space(tmp_path, "build_dies")
+    df = stepsim.dse(s, str(tmp_path / "o"), workers="local:1", progress=False)
+    assert list(df["state"]) == ["failed", "ok"]
+    error = df.loc[0, "error"]
+    assert error.startswith("worker l0 died (exit status 3) running this point, 2 times") and "about to die" in error
+    assert df.loc[0, "worker"] == "l0"
+    log = tmp_path / "o" / "work" / "logs" / "worker_l0.log"
+    assert "about to die at 256" in log.read_text()
+
+
+def test_builder_mistakes_through_the_command_line(tmp_path):
+    (tmp_path / "broken.py").write_text("def build(:\n    pass\n")
+    f = tmp_path / "space.yaml"
+    f.write_text("program: {builder: %s}\nparameters: {hbm.channels: [2]}\nobjectives: {cycles: min}\n"
+                 % (str(tmp_path / "broken.py") + ":build"))
+    p = cli("dse", str(f), "--out", str(tmp_path / "o"), check=False)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert p.stderr.startswith("error: space: program.builder '%s:build': cannot load it: SyntaxError: "
+                               % (tmp_path / "broken.py"))
+    assert "line 1" in p.stderr
+    # Every trial failing is an error (exit 1) after the outputs; some failing, a warning.
+    import yaml
+
+    for function, code, said in (("build_raises", 0, "warning: 1 of 2 trials failed"),):
+        f.write_text(yaml.safe_dump(builder_space(tmp_path, function)))
+        p = cli("dse", str(f), "--out", str(tmp_path / function), "--quiet", check=False)
+        assert p.returncode == code and said in p.stderr, p.stderr
+    f.write_text(yaml.safe_dump(dict(builder_space(tmp_path, "build_raises"), parameters={"compute_bw": [256]})))
+    p = cli("dse", str(f), "--out", str(tmp_path / "all"), "--quiet", check=False)
+    assert p.returncode == 1 and "error: every trial failed: 1 of 1 trials failed" in p.stderr, p.stderr
+    assert (tmp_path / "all" / "trials.csv").exists()

@@ -26,6 +26,26 @@ def dse_command(argv):
         raise _stepsim.Error("--trials must be in 1..1000000")
     s, rows = run(a.space, a.out, workers=a.workers, trials=a.trials, progress=not a.quiet, sbatch_options=a.sbatch)
     print(summary(s, rows, a.out))
+    return failures(rows, a.out)
+
+
+def failures(rows, out):
+    """A study with failed trials says so on stderr, with the most common error; one where every
+    trial failed measured nothing and exits 1 (as `stepsim sweep` does when a point fails; a
+    search keeps going past failed points, which are often the layer refusing a tile size)."""
+    failed = [r for r in rows if r["state"] == "failed"]
+    if not failed:
+        return 0
+    errors = {}
+    for r in failed:
+        errors[r["error"]] = errors.get(r["error"], 0) + 1
+    error, count = max(errors.items(), key=lambda e: e[1])
+    what = "%d of %d trials failed (the most common error, %d of them: %s); see %s/trials.csv" % (
+        len(failed), len(rows), count, error, out)
+    if len(failed) == len(rows):
+        print("error: every trial failed: " + what, file=sys.stderr)
+        return 1
+    print("warning: " + what, file=sys.stderr)
     return 0
 
 
@@ -65,7 +85,7 @@ def sweep_command(argv):
         rows, retried = distributed_sweep(job, workers, folder, a.sbatch, meter.ran, keep=bool(a.work_dir))
     finally:
         meter.finish()
-        if not a.work_dir:
+        if not a.work_dir and not _logs_with_errors(folder):
             shutil.rmtree(folder, ignore_errors=True)
     table, csv_text = _stepsim.sweep_format(job["graph_file"], job["layer"], job["preset"], job["params"],
                                             job["sets"], rows)
@@ -80,6 +100,15 @@ def sweep_command(argv):
         print("error: %d of %d points failed (status column)" % (failed, len(rows)), file=sys.stderr)
         return 1
     return 0
+
+
+def _logs_with_errors(folder):
+    """The workers' logs that hold anything (a worker writes nothing when all is well)."""
+    import os
+
+    logs = os.path.join(folder, "logs")
+    names = os.listdir(logs) if os.path.isdir(logs) else []
+    return [n for n in names if os.path.getsize(os.path.join(logs, n))]
 
 
 def _axis(text, option):

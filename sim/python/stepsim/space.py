@@ -15,7 +15,6 @@ objectives, the constraints and the search. docs/dse.md describes every key; an 
 Every mistake is an Error naming the key: unknown or duplicate keys, empty lists, bad ranges,
 parameters that are neither the program's nor the hardware's, unknown metrics.
 """
-import itertools
 import math
 import os
 
@@ -38,8 +37,12 @@ def _mapping(loader, node, deep=False):
     seen = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
+        line = key_node.start_mark.line + 1
+        if not isinstance(key, (str, int, float, bool)) and key is not None:
+            raise _stepsim.Error("%s: line %d: a key must be a word or a number, not %s"
+                                 % (loader.where, line, type(key).__name__))
         if key in seen:
-            raise _stepsim.Error("space: duplicate key '%s' (line %d)" % (key, key_node.start_mark.line + 1))
+            raise _stepsim.Error("%s: duplicate key '%s' (line %d)" % (loader.where, key, line))
         seen.add(key)
     return yaml.SafeLoader.construct_mapping(loader, node, deep)
 
@@ -47,24 +50,94 @@ def _mapping(loader, node, deep=False):
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
 
 
+MAX_BYTES = 1 << 20  # a space file (a real one is a few hundred bytes)
+MAX_DEPTH = 32  # nesting of a space's YAML (a real space is 4 deep)
+MAX_GRID = MAX_TRIALS  # points of a grid (it is enumerated lazily, but each point is a trial)
+
+
 def load(source):
     """A Space from a file path, YAML text or a dict."""
     if isinstance(source, dict):
+        _check_plain(source, "space")
         return Space(source)
-    text = source
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if not isinstance(source, str):
+        raise _stepsim.Error("space: give a file path, YAML text or a dict, not %s" % type(source).__name__)
+    text, where = source, "space"
     if "\n" not in source and not source.lstrip().startswith("{"):
-        try:
-            with open(source) as f:
-                text = f.read()
-        except OSError as e:
-            raise _stepsim.Error("space: cannot read %s: %s" % (source, e.strerror)) from None
+        text, where = _read(source), source
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
+        _check_events(text, where)
+        loader = _UniqueKeyLoader(text)
+        loader.where = where
+        try:
+            data = loader.get_single_data()
+        finally:
+            loader.dispose()
     except yaml.YAMLError as e:
-        raise _stepsim.Error("space: not valid YAML: %s" % e) from None
+        raise _stepsim.Error("%s: not valid YAML: %s" % (where, e)) from None
     if not isinstance(data, dict):
         raise _stepsim.Error("space: expected a mapping with program, parameters, objectives, search")
     return Space(data)
+
+
+def _read(path):
+    """A space file's text: a regular file (a FIFO would block for ever) of at most MAX_BYTES."""
+    try:
+        if os.path.exists(path) and not os.path.isfile(path):
+            raise _stepsim.Error("space: %s is not a regular file" % path)
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    except OSError as e:
+        raise _stepsim.Error("space: cannot read %s: %s" % (path, e.strerror)) from None
+    if len(data) > MAX_BYTES:
+        raise _stepsim.Error("space: %s is larger than %d bytes" % (path, MAX_BYTES))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _stepsim.Error("space: %s is not UTF-8 text (byte %d)" % (path, e.start)) from None
+
+
+def _check_events(text, where):
+    """Refuses aliases and anchors (a recursive alias or "billion laughs" would be expanded by
+    every reader of the space) and nesting deeper than MAX_DEPTH, from PyYAML's event stream:
+    nothing is constructed before the whole text has passed."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        line = event.start_mark.line + 1
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise _stepsim.Error("%s: line %d: YAML aliases and anchors (&, *) are not allowed in a space file"
+                                 % (where, line))
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise _stepsim.Error("%s: line %d: nested more than %d levels deep" % (where, line, MAX_DEPTH))
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+
+
+def _check_plain(value, where, depth=0, inside=()):
+    """A space given as a dict: the same bound on nesting, and no container inside itself."""
+    if not isinstance(value, (dict, list, tuple)):
+        return
+    if id(value) in inside:
+        raise _stepsim.Error("%s: a value contains itself" % where)
+    if depth >= MAX_DEPTH:
+        raise _stepsim.Error("%s: nested more than %d levels deep" % (where, MAX_DEPTH))
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for k, v in items:
+        _check_plain(v, "%s.%s" % (where, k), depth + 1, inside + (id(value),))
+
+
+INT64 = 2**63
+
+
+def _number(v):
+    """A finite number within 64 bits (a bool is not a number here)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    return -INT64 <= v < INT64 if isinstance(v, int) else math.isfinite(v)
 
 
 class Parameter:
@@ -79,23 +152,26 @@ class Parameter:
             if len(set(map(repr, spec))) != len(spec):
                 raise _stepsim.Error("space: parameter '%s' lists a value twice" % name)
             for v in spec:
-                if not isinstance(v, (bool, int, float, str)):
-                    raise _stepsim.Error("space: parameter '%s': value %r is not a number or a word" % (name, v))
+                if not (isinstance(v, (bool, str)) or _number(v)):
+                    raise _stepsim.Error("space: parameter '%s': value %r is not a finite number (within 64 bits) "
+                                         "or a word" % (name, v))
             self.choices = list(spec)
             return
         if not isinstance(spec, dict):
             raise _stepsim.Error("space: parameter '%s': give a list of values or {low, high[, step][, log]}" % name)
         unknown = set(spec) - {"low", "high", "step", "log"}
         if unknown:
-            raise _stepsim.Error("space: parameter '%s': unknown key '%s' (low, high, step, log)" % (name, sorted(unknown)[0]))
+            raise _stepsim.Error("space: parameter '%s': unknown key '%s' (low, high, step, log)" % (name, sorted(unknown, key=str)[0]))
         if "low" not in spec or "high" not in spec:
             raise _stepsim.Error("space: parameter '%s': a range needs low and high" % name)
         self.low, self.high = spec["low"], spec["high"]
-        self.step, self.log = spec.get("step"), bool(spec.get("log", False))
+        self.step, self.log = spec.get("step"), spec.get("log", False)
+        if not isinstance(self.log, bool):
+            raise _stepsim.Error("space: parameter '%s': log must be true or false, not %r" % (name, self.log))
         for k, v in (("low", self.low), ("high", self.high), ("step", self.step)):
-            if (v is not None or k != "step") and (isinstance(v, bool) or not isinstance(v, (int, float))
-                                                   or not math.isfinite(v)):
-                raise _stepsim.Error("space: parameter '%s': %s must be a finite number, not %r" % (name, k, v))
+            if (v is not None or k != "step") and not _number(v):
+                raise _stepsim.Error("space: parameter '%s': %s must be a finite number (within 64 bits), not %r"
+                                     % (name, k, v))
         if self.low > self.high:
             raise _stepsim.Error("space: parameter '%s': low %s > high %s" % (name, self.low, self.high))
         if self.log and self.low <= 0:
@@ -103,6 +179,10 @@ class Parameter:
         if self.step is not None and (self.step <= 0 or self.log):
             raise _stepsim.Error("space: parameter '%s': step must be > 0 and not with log" % name)
         self.integer = all(isinstance(v, int) for v in (self.low, self.high, self.step or 1))
+
+    def values(self):
+        """What the parameter can take, for checking: every choice, or a range's bounds."""
+        return self.choices if self.choices is not None else [self.low, self.high]
 
     def distribution(self):
         import optuna.distributions as d
@@ -113,32 +193,40 @@ class Parameter:
             return d.IntDistribution(self.low, self.high, log=self.log, step=self.step or 1)
         return d.FloatDistribution(self.low, self.high, log=self.log, step=self.step)
 
-    def grid_values(self):
+    def grid_size(self):
+        """The number of grid values, counted without listing them (a range may hold 10^12)."""
         if self.choices is not None:
-            return self.choices
+            return len(self.choices)
         if self.step is None and not self.integer:
             raise _stepsim.Error("space: parameter '%s': a grid needs a list or a range with a step" % self.name)
-        step = self.step or 1
-        n = int(math.floor((self.high - self.low) / step + 1e-9)) + 1
-        return [self.low + i * step for i in range(n)]
+        if self.integer:
+            return (self.high - self.low) // (self.step or 1) + 1
+        n = (self.high - self.low) / self.step
+        # Beyond MAX_GRID the exact count does not matter (the grid is refused); it may be inf.
+        return int(math.floor(n + 1e-9)) + 1 if n <= MAX_GRID else math.inf
+
+    def grid_value(self, i):
+        return self.choices[i] if self.choices is not None else self.low + i * (self.step or 1)
 
 
 class Space:
     def __init__(self, data):
         unknown = set(data) - TOP_KEYS
         if unknown:
-            raise _stepsim.Error("space: unknown key '%s' (known: %s)" % (sorted(unknown)[0], ", ".join(sorted(TOP_KEYS))))
+            raise _stepsim.Error("space: unknown key '%s' (known: %s)" % (sorted(unknown, key=str)[0], ", ".join(sorted(TOP_KEYS))))
         self.data = data
         self.name = str(data.get("name", "dse"))
-        self.program = self._program(data.get("program"))
         self.preset = str(data.get("preset", "step-artifact"))
         if self.preset not in _stepsim.preset_names():
             raise _stepsim.Error("space: unknown preset '%s' (%s)" % (self.preset, ", ".join(_stepsim.preset_names())))
+        self.hardware = {k: _hardware_kind(v) for k, v in _stepsim.preset(self.preset).items()}
+        self.program = self._program(data.get("program"))
         self.mode = data.get("mode", "timing")
         if self.mode not in ("timing", "functional"):
-            raise _stepsim.Error("space: mode must be timing or functional, not %r" % self.mode)
-        self.settings = self._mapping("set", data.get("set", {}))
+            raise _stepsim.Error("space: mode must be timing or functional, not %r" % (self.mode,))
+        self.settings = self._settings(self._mapping("set", data.get("set", {})))
         self.parameters = self._parameters(data.get("parameters"))
+        self._check_node_params()
         self.objectives = self._objectives(data.get("objectives"))
         self.constraints = self._constraints(data.get("constraints", {}))
         self._search(self._mapping("search", data.get("search", {})))
@@ -146,7 +234,7 @@ class Space:
     def _mapping(self, what, value):
         if not isinstance(value, dict):
             raise _stepsim.Error("space: '%s' must be a mapping" % what)
-        return dict(value)
+        return {str(k): v for k, v in value.items()}
 
     def _program(self, p):
         if not isinstance(p, dict):
@@ -156,43 +244,112 @@ class Space:
             raise _stepsim.Error("space: 'program' needs exactly one of layer, graph, builder")
         unknown = set(p) - {"layer", "graph", "builder", "params"}
         if unknown:
-            raise _stepsim.Error("space: program: unknown key '%s' (layer, graph, builder, params)" % sorted(unknown)[0])
-        program = {kinds[0]: str(p[kinds[0]]), "params": self._mapping("program.params", p.get("params", {}))}
+            raise _stepsim.Error("space: program: unknown key '%s' (layer, graph, builder, params)" % sorted(unknown, key=str)[0])
+        if not isinstance(p[kinds[0]], str) or not p[kinds[0]]:
+            raise _stepsim.Error("space: program.%s must be a name or a path, not %r" % (kinds[0], p[kinds[0]]))
+        program = {kinds[0]: p[kinds[0]], "params": self._mapping("program.params", p.get("params", {}))}
         if "graph" in program:  # the workers may start elsewhere (a Slurm node's directory)
             program["graph"] = os.path.abspath(program["graph"])
+            if os.path.exists(program["graph"]) and not os.path.isfile(program["graph"]):
+                raise _stepsim.Error("space: program.graph %s is not a regular file" % program["graph"])
         if "builder" in program and ":" in program["builder"]:
             path, _, name = program["builder"].rpartition(":")
             program["builder"] = os.path.abspath(path) + ":" + name
-        self._program_keys = program_keys(program)
-        for k in program["params"]:
+        self._program_kinds = _program_kinds(program)
+        self._program_keys = set(self._program_kinds)
+        for k, v in program["params"].items():
             if k not in self._program_keys:
                 raise _stepsim.Error("space: program.params: '%s' is not a parameter of %s (%s)"
                                      % (k, program[kinds[0]], ", ".join(sorted(self._program_keys))))
+            self._check_value("program.params.%s" % k, v, self._program_kinds[k])
         return program
+
+    def _settings(self, settings):
+        """`set:` (fixed for every point): a hardware parameter, NODE.PARAM, or a parameter of the
+        program, which joins program.params (a graph file's params: are set when it is read)."""
+        for name, value in settings.items():
+            where = "set.%s" % name
+            if name in self._program_keys:
+                if name in self.program["params"]:
+                    raise _stepsim.Error("space: '%s' is given both in program.params and in set" % name)
+                self._check_value(where, value, self._program_kinds[name])
+                self.program["params"][name] = value
+            else:
+                self._check_setting(where, name, [value])
+        return {k: v for k, v in settings.items() if k not in self._program_keys}
+
+    def _check_setting(self, where, name, values):
+        """A name that is not the program's: a hardware parameter with values of its kind, or
+        NODE.PARAM (checked against the program's graph once every parameter is known)."""
+        if name in self.hardware:
+            for v in values:
+                self._check_value(where, v, self.hardware[name])
+            return
+        if "." not in name:
+            raise _stepsim.Error("space: %s: '%s' is neither a parameter of the program (%s) nor a hardware "
+                                 "parameter (stepsim presets) nor NODE.PARAM%s"
+                                 % (where, name, ", ".join(sorted(self._program_keys)), _did_you_mean(name, self.hardware)))
+        for v in values:
+            self._check_value(where, v, "scalar")
+
+    def _check_value(self, where, value, kind):
+        problem = _value_problem(value, kind)
+        if problem:
+            raise _stepsim.Error("space: %s: %r is not %s" % (where, value, problem))
 
     def _parameters(self, params):
         if not isinstance(params, dict) or not params:
             raise _stepsim.Error("space: 'parameters' must map at least one parameter to its values")
-        hardware = set(_stepsim.preset(self.preset))
         out = []
         for name, spec in params.items():
             name = str(name)
             own = name in self._program_keys
-            if not own and name not in hardware and "." not in name:
-                raise _stepsim.Error("space: parameter '%s' is neither a parameter of the program (%s) nor a hardware "
-                                     "parameter (stepsim presets) nor NODE.PARAM"
-                                     % (name, ", ".join(sorted(self._program_keys))))
             if own and name in self.program["params"]:
                 raise _stepsim.Error("space: '%s' is both fixed in program.params and searched" % name)
             if name in self.settings:
                 raise _stepsim.Error("space: '%s' is both fixed in set and searched" % name)
-            out.append(Parameter(name, spec))
+            if not own and name not in self.hardware and "." not in name:
+                self._check_setting("parameters.%s" % name, name, [])  # the error naming what it could be
+            p = Parameter(name, spec)
+            kind = self._program_kinds[name] if own else self.hardware.get(name, "scalar")
+            for v in p.values():
+                self._check_value("parameters.%s" % name, v, kind)
+            out.append(p)
         return out
+
+    def _check_node_params(self):
+        """NODE.PARAM names (in set or searched) name a node of the program's graph and one of its
+        operator's parameters: a typo such as hbm.channel would otherwise fail every trial. The
+        graph is built once, at the first value of each searched program parameter."""
+        dotted = [n for n in list(self.settings) + [p.name for p in self.parameters]
+                  if n not in self.hardware and n not in self._program_keys]
+        if not dotted:
+            return
+        from .evaluate import build
+        from .graph import OPS
+
+        probe = {p.name: p.values()[0] for p in self.parameters if p.name in self._program_keys}
+        try:
+            graph, _ = build(self.program, probe)
+            nodes = {n["name"]: n["op"] for n in graph.nodes}
+        except Exception:  # the program refuses this point: its trials will say why
+            return
+        for name in dotted:
+            node, _, param = name.partition(".")
+            if node not in nodes:
+                raise _stepsim.Error("space: '%s' is not a hardware parameter%s, and the program has no node '%s' "
+                                     "for NODE.PARAM" % (name, _did_you_mean(name, self.hardware), node))
+            op = OPS.get(nodes[node])
+            names = op.param_names if op is not None else []
+            if param not in names:
+                raise _stepsim.Error("space: '%s': node '%s' (%s) has no parameter '%s' (%s)"
+                                     % (name, node, nodes[node], param, ", ".join(names) or "none"))
 
     def _objectives(self, objectives):
         if not isinstance(objectives, dict) or not objectives:
             raise _stepsim.Error("space: 'objectives' must map one or more metrics to min or max (metrics: %s)"
                                  % ", ".join(METRICS))
+        objectives = {str(k): v for k, v in objectives.items()}
         for name, direction in objectives.items():
             if not self._measurable(name):
                 raise _stepsim.Error("space: unknown objective '%s' (metrics: %s; or a numeric searched parameter)"
@@ -223,8 +380,8 @@ class Space:
             if not isinstance(bound, dict) or not bound or set(bound) - {"min", "max"}:
                 raise _stepsim.Error("space: constraint '%s': give {max: V} and/or {min: V}" % name)
             for k, v in bound.items():
-                if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    raise _stepsim.Error("space: constraint '%s': %s must be a number" % (name, k))
+                if not _number(v):
+                    raise _stepsim.Error("space: constraint '%s': %s must be a finite number, not %r" % (name, k, v))
             out[name] = dict(bound)
         return out
 
@@ -241,8 +398,8 @@ class Space:
         self.seed = self._int(s, "seed", 1, 0, 2**31 - 1)
         self.batch = self._int(s, "batch", 20, 2 if self.method == "nsga2" else 1, 10_000)
         if self.method == "grid":
-            size = math.prod(len(p.grid_values()) for p in self.parameters)
-            self.trials = min(self._int(s, "trials", size, 1, MAX_TRIALS), size)
+            size = self.grid_size()
+            self.trials = min(self._int(s, "trials", min(size, MAX_TRIALS), 1, MAX_TRIALS), size)
         else:
             self.trials = self._int(s, "trials", 100, 1, MAX_TRIALS)
 
@@ -252,14 +409,30 @@ class Space:
             raise _stepsim.Error("space: search.%s must be an integer in %d..%d, not %r" % (key, low, high, v))
         return v
 
-    def grid(self):
-        """Every point of the grid, in product order (the last parameter varies fastest)."""
-        names = [p.name for p in self.parameters]
-        return [dict(zip(names, values)) for values in itertools.product(*(p.grid_values() for p in self.parameters))]
+    def grid_size(self):
+        """The number of grid points; a grid of more than MAX_GRID is refused (each is a trial)."""
+        size = 1
+        for p in self.parameters:
+            size *= p.grid_size()
+            if size > MAX_GRID:
+                raise _stepsim.Error("space: the grid has more than %d points (%s); the limit is %d: give fewer "
+                                     "values or a larger step, or search it (method nsga2, tpe or random)"
+                                     % (MAX_GRID, " x ".join(_count(q.grid_size()) for q in self.parameters), MAX_GRID))
+        return size
+
+    def grid_point(self, i):
+        """Point i of the grid in product order (the last parameter varies fastest), without
+        listing the others."""
+        values = {}
+        for p in reversed(self.parameters):
+            i, digit = divmod(i, p.grid_size())
+            values[p.name] = p.grid_value(digit)
+        return {p.name: values[p.name] for p in self.parameters}
 
     def job(self):
         """What a worker needs to evaluate a point (stepsim.evaluate.evaluate)."""
         return {"program": self.program, "preset": self.preset, "mode": self.mode, "set": self.settings}
+
 
     def violations(self, m, params):
         """Constraint values at a point (<= 0 is satisfied): fitting the fabric, then each bound."""
@@ -271,3 +444,91 @@ class Space:
             if "min" in bound:
                 out.append(float(bound["min"] - v))
         return out
+
+
+def _count(n):
+    return "more than %d" % MAX_GRID if n > MAX_GRID else str(n)
+
+
+def _hardware_kind(text):
+    """The kind of a hardware parameter from its value in the preset: bool, number or word."""
+    if text in ("true", "false"):
+        return "bool"
+    try:
+        float(text)
+        return "number"
+    except ValueError:
+        return "word"
+
+
+def _program_kinds(program):
+    """{name: kind} of the program's own parameters (a layer's declared types, a builder's
+    defaults); a program that cannot be loaded is an error naming it."""
+    try:
+        keys = program_keys(program)
+    except _stepsim.Error as e:
+        raise _stepsim.Error("space: program: %s" % e) from None
+    except Exception as e:  # a builder file that does not import: its own error, not a traceback
+        raise _stepsim.Error("space: program.builder '%s': cannot load it: %s" % (program["builder"], _describe(e))) from None
+    if "layer" in program:
+        layer = next(d for d in _stepsim.layers() if d["name"] == program["layer"])
+        return {p["name"]: p["type"] for p in layer["params"]}
+    if "builder" in program:
+        import inspect
+
+        from .evaluate import load_builder
+
+        kinds = {}
+        for name, arg in inspect.signature(load_builder(program["builder"])).parameters.items():
+            d = arg.default
+            kinds[name] = ("bool" if isinstance(d, bool) else "number" if isinstance(d, (int, float))
+                           else "string" if isinstance(d, str) else "any")
+        return kinds
+    return {k: "scalar" for k in keys}
+
+
+def _describe(e):
+    if isinstance(e, SyntaxError):
+        return "%s: %s (%s, line %s)" % (type(e).__name__, e.msg, e.filename, e.lineno)
+    return "%s: %s" % (type(e).__name__, e)
+
+
+def _value_problem(v, kind):
+    """Why value v cannot be a parameter of this kind (None when it can): the mistakes that would
+    fail every trial, caught before the first."""
+    scalar = isinstance(v, (bool, str)) or _number(v)
+    if kind == "int":
+        ok = (_number(v) and isinstance(v, int)) or (isinstance(v, str) and _is_int(v))
+        return None if ok else "an integer (within 64 bits)"
+    if kind == "int list":
+        ok = isinstance(v, str) or (isinstance(v, list) and all(_number(x) and isinstance(x, int) for x in v))
+        return None if ok else "a list of integers"
+    if kind == "number":
+        ok = _number(v) or (isinstance(v, str) and _is_number(v))
+        return None if ok else "a finite number"
+    if kind == "bool":
+        return None if isinstance(v, bool) or v in ("true", "false") else "true or false"
+    if kind in ("word", "string", "scalar"):
+        return None if scalar else "a number or a word"
+    return None  # "any": a builder argument without a default takes what it is given
+
+
+def _is_int(text):
+    try:
+        return -INT64 <= int(text, 10) < INT64
+    except ValueError:
+        return False
+
+
+def _is_number(text):
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def _did_you_mean(name, known):
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.8)
+    return " (did you mean %s?)" % close[0] if close else ""

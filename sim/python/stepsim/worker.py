@@ -10,14 +10,26 @@ from . import workers
 
 
 def evaluate_task(job, point):
-    """One point of a job: a design point (stepsim.evaluate) or a row of a grid sweep."""
-    if job.get("kind") == "sweep":
-        from .sweep import evaluate_sweep_point
+    """One point of a job: a design point (stepsim.evaluate) or a row of a grid sweep. Whatever
+    the point raises (a user's builder may raise anything) is its result, as an error: it must
+    neither end the search (inline) nor kill the worker and be reported as the worker's death."""
+    import time
 
-        return evaluate_sweep_point(job, point)
-    from .evaluate import evaluate
+    start = time.perf_counter()
+    try:
+        if job.get("kind") == "sweep":
+            from .sweep import evaluate_sweep_point
 
-    return evaluate(job, point)
+            return evaluate_sweep_point(job, point)
+        from .evaluate import evaluate
+
+        return evaluate(job, point)
+    except Exception as e:
+        if job.get("kind") == "sweep":
+            raise  # a sweep point's errors are rows already: anything else is a bug to see in the log
+        where = job.get("program", {}).get("builder")
+        return {"error": "%s%s: %s" % ("builder %s raised " % where if where else "", type(e).__name__, e),
+                "wall_seconds": time.perf_counter() - start}
 
 
 def claim(folder, wid):
@@ -33,7 +45,11 @@ def claim(folder, wid):
     return None
 
 
-def coordinator_gone(folder):
+def coordinator_gone(folder, parent=None):
+    """The coordinator stopped: a local one's process is gone (this worker was handed to init),
+    or its heartbeat is stale (a Slurm task cannot see the login node's processes)."""
+    if parent is not None and os.getppid() != parent:
+        return True
     try:
         return time.time() - os.path.getmtime(os.path.join(folder, "heartbeat")) > workers.HEARTBEAT_TIMEOUT_SECONDS
     except OSError:
@@ -44,10 +60,11 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m stepsim.worker", description=__doc__)
     ap.add_argument("folder")
     ap.add_argument("--id", required=True)
+    ap.add_argument("--parent", type=int, help="the local coordinator's pid")
     a = ap.parse_args(argv)
     job = workers.read_json(os.path.join(a.folder, "job.json"))
     while not os.path.exists(os.path.join(a.folder, "stop")):
-        if coordinator_gone(a.folder):
+        if coordinator_gone(a.folder, a.parent):
             print("worker %s: no heartbeat from the coordinator; stopping" % a.id, file=sys.stderr)
             return 3
         claimed = claim(a.folder, a.id)

@@ -27,6 +27,8 @@ import time
 from . import _stepsim
 
 MAX_ATTEMPTS = 2
+# What a work folder holds (anything else in it is not ours to remove).
+WORK_ENTRIES = {"lock", "job.json", "queue", "claimed", "done", "logs", "heartbeat", "stop"}
 POLL_SECONDS = 0.05
 HEARTBEAT_TIMEOUT_SECONDS = 300
 # squeue states of a Slurm task that is waiting or running (others are ending or over).
@@ -51,9 +53,67 @@ def write_json(path, data):
     os.replace(tmp, path)
 
 
+def _remove(path):
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.remove(path)
+
+
 def read_json(path):
     with open(path) as f:
         return json.load(f)
+
+
+class FolderLock:
+    """One process at a time in a folder (a study, a work folder): an exclusive flock on
+    FOLDER/lock, held while the process runs and released by the kernel when it exits, however
+    it exits. A second process is refused at once, naming the first one's pid."""
+
+    def __init__(self, folder, what):
+        self.folder, self.what = folder, what
+        self.path = os.path.join(folder, "lock")
+        self.f = None
+
+    def __enter__(self):
+        import fcntl
+
+        for _ in range(10):
+            try:
+                os.makedirs(self.folder, exist_ok=True)
+                f = open(self.path, "a+")
+            except OSError as e:
+                raise _stepsim.Error("cannot create %s: %s" % (self.path, e.strerror)) from None
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                f.seek(0)
+                owner = f.read().strip() or "?"
+                f.close()
+                raise _stepsim.Error("%s is in use by another %s (pid %s)" % (self.folder, self.what, owner)) from None
+            # The holder before us may have removed the folder, lock and all, as we opened it:
+            # then the lock we hold is on a file nobody else will see. Take the one now there.
+            try:
+                current = os.stat(self.path).st_ino == os.fstat(f.fileno()).st_ino
+            except FileNotFoundError:
+                current = False
+            if current:
+                f.seek(0)
+                f.truncate()
+                f.write("%d\n" % os.getpid())
+                f.flush()
+                self.f = f
+                return self
+            f.close()
+        raise _stepsim.Error("cannot lock %s: it keeps being removed" % self.path)
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def release(self):
+        if self.f is not None:
+            self.f.close()
+            self.f = None
 
 
 class Pool:
@@ -67,15 +127,38 @@ class Pool:
         self.sbatch_options = list(sbatch_options)
         self.procs, self.slurm_job, self.submissions, self.respawns = {}, None, 0, 0
         self.retried = set()  # keys of points run again because their worker died
+        self.given_up = set()  # keys of points whose worker died MAX_ATTEMPTS times
+        self.lock = FolderLock(self.folder, "coordinator of workers")
 
     def __enter__(self):
         self.start()
         return self
 
     def __exit__(self, kind, *exc):
-        self.close()
-        if kind is None and not self.keep and self.kind != "inline":
+        try:
+            self.close()
+            if kind is None and not self.keep and self.kind != "inline":
+                self.kept_logs = self._remove_keeping_logs()
+        finally:
+            self.lock.release()
+
+    def _remove_keeping_logs(self):
+        """Removes the folder after a run that ended well, but for the logs of workers that
+        died or wrote anything (a worker writes nothing when all is well): those stay, and the
+        folder with them. Returns the kept logs."""
+        logs = self.path("logs")
+        kept = [os.path.join(logs, n) for n in sorted(os.listdir(logs)) if os.path.getsize(os.path.join(logs, n))]
+        if not kept and not self.given_up:
             shutil.rmtree(self.folder, ignore_errors=True)
+            return []
+        for name in WORK_ENTRIES - {"logs", "lock"}:
+            _remove(self.path(name))
+        for name in os.listdir(logs):
+            if os.path.join(logs, name) not in kept:
+                os.remove(os.path.join(logs, name))
+        print("workers: the log(s) of workers that died or reported errors are kept: %s" % ", ".join(kept or [logs]),
+              file=sys.stderr)
+        return kept
 
     def path(self, *parts):
         return os.path.join(self.folder, *parts)
@@ -83,10 +166,12 @@ class Pool:
     def start(self):
         if self.kind == "inline":
             return
-        if os.path.isdir(self.folder):
-            shutil.rmtree(self.folder)
-        for d in ("queue", "claimed", "done", "logs"):
-            os.makedirs(self.path(d))
+        self.lock.__enter__()  # a second coordinator in the same folder would take its points
+        try:
+            self._prepare_folder()
+        except BaseException:
+            self.lock.release()
+            raise
         write_json(self.path("job.json"), self.job)
         self.beat()
         if self.kind == "local":
@@ -95,13 +180,32 @@ class Pool:
         else:
             self._submit()
 
+    def _prepare_folder(self):
+        """Empties the folder of an earlier run; a folder holding anything else is refused (it
+        is not ours to remove)."""
+        other = sorted(set(os.listdir(self.folder)) - WORK_ENTRIES)
+        other = [n for n in other if ".tmp" not in n]
+        if other:
+            raise _stepsim.Error("work folder %s holds files that are not a stepsim work folder's (%s): give a new "
+                                 "or empty folder" % (self.folder, ", ".join(other[:3])))
+        for name in WORK_ENTRIES - {"lock"}:
+            _remove(self.path(name))
+        for name in os.listdir(self.folder):
+            if ".tmp" in name:
+                _remove(self.path(name))
+        for d in ("queue", "claimed", "done", "logs"):
+            os.makedirs(self.path(d))
+
+
     def beat(self):
         with open(self.path("heartbeat"), "w") as f:
             f.write("%f\n" % time.time())
 
     def _spawn(self, wid):
         log = open(self.path("logs", "worker_%s.log" % wid), "ab")
-        self.procs[wid] = subprocess.Popen([sys.executable, "-m", "stepsim.worker", self.folder, "--id", wid],
+        # --parent: a local worker stops when its coordinator is gone (killed, even with -9).
+        self.procs[wid] = subprocess.Popen([sys.executable, "-m", "stepsim.worker", self.folder, "--id", wid,
+                                            "--parent", str(os.getpid())],
                                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()
 
@@ -169,8 +273,10 @@ class Pool:
             claimed = self.path("claimed", name)
             task = read_json(claimed)
             if task["attempt"] >= MAX_ATTEMPTS:
-                given_up[key] = {"error": "worker %s died (%s) running this point, %d times" % (wid, dead[wid], task["attempt"]),
-                                 "wall_seconds": 0.0}
+                given_up[key] = {"error": "worker %s died (%s) running this point, %d times; its log: %s"
+                                 % (wid, dead[wid], task["attempt"], self.log_tail(wid, 3).replace("\n", " | ")),
+                                 "wall_seconds": 0.0, "worker": wid}
+                self.given_up.add(key)
             else:
                 task["attempt"] += 1
                 self.retried.add(key)
