@@ -277,15 +277,6 @@ const std::vector<Beat>* literal_of(const Graph& g, const NodeIndex& index, cons
 }
 
 // Types node `n`, whose producers are all typed in `out`; `numbered` = its numbered outputs.
-// How deep tuples and buffers nest in an element (0: a tile, scalar or selector). An operator
-// copies and prints its elements recursively on a small fiber stack, so a chain of Zips must not
-// nest them without bound (the parser holds literals to the same limit).
-int element_depth(const ElemType& e) {
-  int deepest = 0;
-  for (const ElemType& m : e.members) deepest = std::max(deepest, element_depth(m));
-  return e.members.empty() && e.kind != ElemType::Tuple && e.kind != ElemType::Buffer ? 0 : deepest + 1;
-}
-
 void type_node(const Graph& g, const NodeIndex& index, const std::map<std::string, std::string>& prods,
                size_t numbered, const NodeSpec& n, SymbolTable& syms, GraphTypes& out) {
   RuleContext c{n, g, syms, {}, prods, std::max<size_t>(numbered, 1), nullptr};
@@ -323,10 +314,6 @@ void type_node(const Graph& g, const NodeIndex& index, const std::map<std::strin
     for (size_t i = 0; i < sizes.size(); ++i)
       if (!sizes[i].empty()) t.dims[i].size = syms.parse(sizes[i]);
   }
-  for (const auto& [port, t] : res.outputs)
-    if (element_depth(t.elem) > kMaxElementDepth)
-      c.fail("output '" + port + "' has elements nested " + std::to_string(element_depth(t.elem)) +
-             " deep (tuples and buffers nest at most " + std::to_string(kMaxElementDepth) + " deep)");
   NodeTypes& nt = out.nodes[n.name];
   nt.inputs = c.in;
   nt.outputs = res.outputs;
