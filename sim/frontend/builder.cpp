@@ -203,6 +203,7 @@ std::set<std::string> GraphBuilder::declared_ahead(const std::string& except) co
 
 Stream GraphBuilder::forward(const std::string& local, const std::string& port, const shape::StreamType& type) {
   const std::string node = prefix_ + local;
+  check_name("node", node, g_.source);
   if (g_.find(node)) throw shape::ShapeError("forward: node '" + node + "' exists already");
   forward_[node][port] = type;
   types_.nodes[node].outputs[port] = type;

@@ -1,5 +1,6 @@
 // C++ errors as Python exceptions. Every message is the one the command line prints after
 // "error: ", so a user reads the same words from either.
+#include <filesystem>
 #include <stdexcept>
 
 #include "sim/python/bindings.h"
@@ -25,6 +26,8 @@ void bind_errors(py::module_& m) {
       error(e.what());
     } catch (const std::out_of_range& e) {
       error(e.what());
+    } catch (const std::filesystem::filesystem_error& e) {
+      error(e.what());  // a path the system refused (too long, a loop): it names the path
     }
   });
 }

@@ -251,3 +251,19 @@ def test_save_writes_the_arrays_under_the_graph_folder(tmp_path):
     g.save(tmp_path / "sub" / "g.yaml")  # a path-like
     assert (tmp_path / "sub" / "x.npy").exists() and not (tmp_path / "x.npy").exists()
     _clean(lambda: g.save(str(tmp_path / "no" / "such" / "g.yaml")), "save: cannot write")
+
+
+def test_from_yaml_refuses_a_folder_or_a_fifo_at_once(tmp_path):
+    import subprocess
+    import sys
+
+    _clean(lambda: stepsim.Graph.from_yaml(str(tmp_path)), "not a regular file")
+    os.mkfifo(tmp_path / "g.yaml")  # open() would wait for a writer for ever
+    code = "import stepsim\ntry:\n    stepsim.Graph.from_yaml(%r)\nexcept stepsim.Error as e:\n    print(e)\n" % str(
+        tmp_path / "g.yaml")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "not a regular file" in p.stdout, p.stdout + p.stderr
+
+
+def test_a_path_the_system_refuses_is_a_clean_error():
+    _clean(lambda: stepsim.preset("a" * 5000), "File name too long")

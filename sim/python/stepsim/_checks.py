@@ -41,9 +41,9 @@ def text(what, value, none=False):
     return value
 
 
-def name(what, value):
-    """A str that is an identifier (the C++ rule, sim/graph/validate.h)."""
-    _stepsim.check_name(what, text(what, value), "")
+def name(kind, value, where=""):
+    """A str that is an identifier (the C++ rule, sim/graph/validate.h): "WHERE: KIND name ..."."""
+    _stepsim.check_name(kind, text((where + ": " if where else "") + kind + " name", value), where)
     return value
 
 

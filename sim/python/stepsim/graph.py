@@ -83,8 +83,9 @@ class Stream:
     def set_dim(self, dim, expr):
         """Gives dim `dim` (outermost first) the known size `expr` (text or SymPy), for this
         stream and everything built from it. Returns the stream."""
-        dim = check.integer("set_dim: dim", dim, 0, self.rank - 1) if self.rank else check.integer(
-            "set_dim: dim (the stream has no dims)", dim, 0, -1)
+        if not self.rank:
+            raise _stepsim.Error("set_dim on '%s': the stream has no dims" % self.ref)
+        dim = check.integer("set_dim on '%s': dim" % self.ref, dim, 0, self.rank - 1)
         self._cpp.set_dim(dim, check.expression("set_dim: expr", expr))
         return self
 
@@ -100,7 +101,7 @@ class Graph:
 
     def __init__(self, name="graph", description="", _builder=None):
         if _builder is None:
-            _builder = _stepsim.GraphBuilder(check.name("Graph: name", name), check.text("Graph: description", description))
+            _builder = _stepsim.GraphBuilder(check.name("graph", name), check.text("Graph: description", description))
         self._b = _builder
         self._arrays = {}  # tensors initialised from NumPy arrays
         self._counter = 0
@@ -118,8 +119,7 @@ class Graph:
         if looks_like_path and not os.path.exists(text_or_path):
             raise _stepsim.Error("cannot open graph file '%s'" % text_or_path)
         if "\n" not in text_or_path and os.path.exists(text_or_path):
-            with open(text_or_path) as f:
-                text = f.read()
+            text = _read_graph_file(text_or_path)
             source, base = text_or_path, os.path.dirname(os.path.abspath(text_or_path))
         else:
             text, source, base = text_or_path, "yaml text", os.getcwd()
@@ -138,7 +138,7 @@ class Graph:
         """Declares a stored tensor [rows x cols]. `init`: zeros, random (with `seed`), file (a
         .npy `file`) or a NumPy array (kept by the Graph and given to every functional run; the
         bf16 convention: values are float32, rounded to bf16 to nearest even when stored)."""
-        check.name("tensor: name", name)
+        check.name("tensor", name)
         rows, cols = _shape2(name, shape)
         check.choice("tensor '%s': dtype" % name, dtype, _DTYPES)
         array = None
@@ -156,7 +156,7 @@ class Graph:
 
     def output_tensor(self, name, shape, dtype="bf16"):
         """Declares a tensor the graph writes (zeros before the run; a functional run returns it)."""
-        check.name("output_tensor: name", name)
+        check.name("tensor", name)
         rows, cols = _shape2(name, shape)
         check.choice("tensor '%s': dtype" % name, dtype, _DTYPES)
         self._b.tensor(name, rows, cols, dtype, "output", 0, "", 0, 0)
@@ -164,18 +164,18 @@ class Graph:
 
     def literal_stream(self, name, tokens):
         """A named literal stream for Source nodes: tokens as the CLI writes them ("1 2 S1 D")."""
-        self._b.literal_stream(check.name("literal_stream: name", name), check.text("literal_stream: tokens", tokens))
+        self._b.literal_stream(check.name("stream", name), check.text("literal_stream: tokens", tokens))
         return name
 
     def trace_stream(self, name, spec):
         """A named stream from a trace file, e.g. "{trace: 'shared:traces/moe/x.csv', kind: selector, rank: 1}"."""
-        check.name("trace_stream: name", name)
+        check.name("stream", name)
         self._b.trace_stream(name, check.text("trace_stream: spec", spec), os.getcwd())
         return name
 
     def symbol(self, name, value):
         """Gives graph symbol `name` a known value (an expression)."""
-        check.name("symbol: name", name)
+        check.name("symbol", name)
         self._b.symbol(name, check.expression("symbol '%s': value" % name, value))
 
     def stream(self, ref):
@@ -186,8 +186,8 @@ class Graph:
     def forward(self, node, port, type_text):
         """Declares output `port` of node `node`, added later, with its type ("[1, 4] of selector"):
         the back edge of a cycle."""
-        check.name("forward: node", node)
-        check.name("forward: port", port)
+        check.name("node", node, "forward")
+        check.name("port", port, "forward")
         return Stream(self, self._b.forward(node, port, check.text("forward: type_text", type_text)))
 
     def set_depth(self, node, depth):
@@ -215,7 +215,7 @@ class Graph:
                 raise _stepsim.ShapeError("%s input '%s': stream %s is from another graph" % (spec.name, port, s.ref))
         what = "%s: " % spec.name
         name = options.get("name")
-        name = check.name(what + "name", name) if name is not None else self._fresh_name(spec.name)
+        name = check.name("node", name, spec.name) if name is not None else self._fresh_name(spec.name)
         bw = check.integer(what + "compute_bw", options.get("compute_bw"), 1, LIMITS["max_bandwidth"], none=True)
         depth = check.integer(what + "depth", options.get("depth"), 1, LIMITS["max_fifo_depth"], none=True)
         outputs = check.integer(what + "outputs", options.get("outputs"), 1, LIMITS["max_numbered_ports"], none=True)
@@ -332,6 +332,17 @@ def _check_init_array(name, array, rows, cols, dtype):
         raise _stepsim.Error("tensor '%s': init array of dtype %s for a %s tensor" % (name, array.dtype, dtype))
     if dtype == "int32":
         check.int32_array("tensor '%s': init array" % name, array)
+
+
+def _read_graph_file(path):
+    """The text of graph file `path`: a regular file (a folder or a FIFO is refused, not waited on)."""
+    if not os.path.isfile(path):
+        raise _stepsim.Error("cannot open graph file '%s': not a regular file" % path)
+    try:
+        with open(path) as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise _stepsim.Error("cannot read graph file '%s': %s" % (path, e)) from None
 
 
 def _file_under(folder, file_name):

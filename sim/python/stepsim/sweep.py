@@ -48,8 +48,8 @@ def sweep(graph, grid, preset="step-artifact", mode="timing", set=None, impl=Non
                        offchip_write_bytes=rep["offchip"]["write_bytes"], flops=rep["compute"]["flops"],
                        compute_units=rep["fabric"]["compute_units"], memory_units=rep["fabric"]["memory_units"],
                        onchip_requirement_bytes=rep["onchip"]["requirement_bytes"], error="")
-        except _NotAGraph:
-            raise
+        except _NotAGraph as e:
+            raise TypeError(str(e)) from None
         except (_stepsim.Error, TypeError) as e:
             row["error"] = str(e)
         row["wall_seconds"] = time.perf_counter() - start
