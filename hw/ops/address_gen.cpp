@@ -174,7 +174,8 @@ void register_address_ops(OpRegistry& r) {
                "ExpertAddrGen",
                OpCategory::kAddressGeneration,
                "Turns each selector into the weight-tile indices of the selected expert(s): tiles_per_expert "
-               "indices base + (e*tiles_per_expert + j)*stride per set bit, as scalars (a new innermost dimension).",
+               "indices base + (e*tiles_per_expert + j)*stride per set bit, as scalars (a new innermost dimension; the "
+               "reference adds a size-1 dimension per address, docs/semantics.md).",
                "One address per cycle.",
                {{"in", "selectors (e.g. EagerMerge's sel)"}},
                {{"out", "tile indices for RandomOffChipLoad: [sel dims.., tiles_per_expert] for one-hot selectors"}},

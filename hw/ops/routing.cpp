@@ -199,11 +199,13 @@ class Reassemble : public Op {
       for (;;) {
         if (in(i).done_sent() && in(i).empty()) break;
         Beat b = in(i).recv();
-        if (b.has_elem)
+        // A bare stop of the chunk rank left over is an empty chunk nobody selected.
+        if (b.has_elem || (rank_ > 0 && b.stop >= rank_))
           fail("input 'in" + std::to_string(i) +
                "' has more chunks than the selector stream 'sel' selects: 'sel' "
                "ended (D) after selecting " +
-               std::to_string(chunks_[i]) + " chunks of it, 'in" + std::to_string(i) + "' still has " + b.elem.brief());
+               std::to_string(chunks_[i]) + " chunks of it, 'in" + std::to_string(i) + "' still has " +
+               (b.has_elem ? b.elem.brief() : "an empty chunk (" + beat_text(b) + ")"));
         if (b.done) break;
       }
     }
@@ -468,7 +470,9 @@ void register_routing_ops(OpRegistry& r) {
   r.add(OpInfo{OpKind::kParallelize,
                "Parallelize",
                OpCategory::kRouting,
-               "Distributes chunks round-robin over the outputs (static parallelization).",
+               "Distributes chunks (units of the `rank` inner dimensions) round-robin over the outputs (static "
+               "parallelization): output i of p gets chunks i, i+p, ..., ceil((n-i)/p) of n; the dimensions above "
+               "the chunks flatten into one (docs/semantics.md).",
                "0 cycles; each element becomes visible routing_switch_cycles later.",
                {{"in", "stream"}},
                {{"out*", "one stream per region"}},

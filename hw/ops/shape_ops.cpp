@@ -141,10 +141,7 @@ class Reshape : public Op {
           if (s == rank_) {
             st = uint8_t(count % chunk_ == 0 ? rank_ + 1 : rank_);
           } else {
-            if (count % chunk_ != 0)
-              fail("dimension " + std::to_string(rank_) + " has " + std::to_string(count) +
-                   " entries, not a multiple of chunk " + std::to_string(chunk_) +
-                   " (only the innermost dimension can be padded)");
+            if (count % chunk_ != 0) not_a_multiple(count);
             st = stop_level(s + 1);
             count = 0;
           }
@@ -153,6 +150,8 @@ class Reshape : public Op {
           o.done = false;
           out.push_back({o, false});
         }
+        // The outermost dimension ends at the done token, not at a stop.
+        if (b.done && count % chunk_ != 0) not_a_multiple(count);
       }
       if (out.empty()) {
         if (b.done) out.push_back({Beat::done_beat(), false});
@@ -172,6 +171,12 @@ class Reshape : public Op {
   }
 
  private:
+  // Above the innermost dimension nothing is padded (the static check says the same,
+  // sim/shape/rules.cpp).
+  [[noreturn]] void not_a_multiple(int64_t count) const {
+    fail("dimension " + std::to_string(rank_) + " has " + std::to_string(count) + " entries, not a multiple of chunk " +
+         std::to_string(chunk_) + " (only the innermost dimension can be padded)");
+  }
   // Pads the open chunk to `chunk_` elements; the last pad carries stop `level`.
   void pad_out(std::vector<std::pair<Beat, bool>>& out, int64_t& count, const Element& last, bool seen, uint8_t level) {
     while (count < chunk_) {
@@ -427,8 +432,9 @@ void register_shape_ops(OpRegistry& r) {
   r.add(OpInfo{OpKind::kReshape,
                "Reshape",
                OpCategory::kShape,
-               "Splits dimension `rank` into chunks of `chunk`; the innermost dimension is padded with `pad`, "
-               "flagged on the padding output.",
+               "Splits dimension `rank` into chunks of `chunk`: [.., D, ..] -> [.., ceil(D/chunk), chunk, ..]. "
+               "Only the innermost dimension (rank 0) is padded, with `pad`, flagged on the padding output; a "
+               "dimension above it must be static and a multiple of `chunk`.",
                lat,
                {{"in", "rank-a stream"}},
                {{"out", "rank a+1 stream"}, {"pad", "1 where the element is padding, else 0", true}},

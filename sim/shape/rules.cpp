@@ -10,6 +10,7 @@
 #include "hw/ops/tiled_view.h"
 #include "sim/graph/tensors.h"
 #include "sim/shape/infer.h"
+#include "sim/shape/metrics.h"
 
 namespace stepsim::shape {
 
@@ -178,13 +179,52 @@ void need_rank(const RuleContext& c, const std::string& port, const StreamType& 
   if (t.dims.size() < k)
     c.fail("input '" + port + "' " + t.str() + " has " + std::to_string(t.dims.size()) + " dimension(s); " + why);
 }
+// The total of dimension `i` (outermost first) over the dims outside it: a ragged dim's size is
+// that total already, another's is multiplied by the outer instances.
+ex total_of(const std::vector<Dim>& dims, size_t i) {
+  return card_of(std::vector<Dim>(dims.begin(), dims.begin() + long(i) + 1));
+}
+// difference() compares sizes only, but a ragged dim's size is its total and another's the size
+// of each instance: [2, 3] and [2, 3~] with 3 elements in all differ, and a run refuses to zip
+// them. A ragged dim and another differ when their known totals do.
+std::string shape_difference(const RuleContext& c, const StreamType& a, const StreamType& b) {
+  const std::string d = difference(a, b);
+  if (!d.empty()) return d;
+  for (size_t i = 0; i < a.dims.size(); ++i) {
+    if ((a.dims[i].kind == DimKind::Ragged) == (b.dims[i].kind == DimKind::Ragged)) continue;
+    int64_t ta = 0, tb = 0;
+    if (to_int(evaluate(total_of(a.dims, i), c.syms), ta) && to_int(evaluate(total_of(b.dims, i), c.syms), tb) &&
+        ta != tb)
+      return "dimension " + std::to_string(a.dims.size() - 1 - i) + ": " + std::to_string(ta) + " vs " +
+             std::to_string(tb) + " in all";
+  }
+  return "";
+}
+// The chunk dims (the `rank` inner ones) of a stream merged from `ins` (EagerMerge, Reassemble):
+// a dim every input gives the same static or dynamic size keeps it; another is ragged, its total
+// the sum of the inputs' totals.
+std::vector<Dim> merged_chunk(const std::vector<const StreamType*>& ins, size_t rank) {
+  std::vector<Dim> chunk = inner(*ins[0], rank);
+  for (size_t k = 0; k < rank; ++k) {
+    bool same = chunk[k].kind != DimKind::Ragged;
+    ex total = 0;
+    for (const StreamType* t : ins) {
+      const size_t pos = t->dims.size() - rank + k;
+      same = same && t->dims[pos].kind != DimKind::Ragged && same_size(t->dims[pos].size, chunk[k].size);
+      total += total_of(t->dims, pos);
+    }
+    if (!same) chunk[k] = Dim{total, DimKind::Ragged};
+  }
+  return chunk;
+}
+
 // The inputs of a zipping node (Map, Zip, Accum, ...) must have the same shape.
 const StreamType& same_shapes(const RuleContext& c, const std::vector<const StreamType*>& ins) {
   if (ins.empty()) c.fail("needs at least one input (in0)");
   for (size_t i = 1; i < ins.size(); ++i) {
     StreamType a = *ins[0], b = *ins[i];
     a.elem = b.elem = ElemType::scalar();
-    std::string d = difference(a, b);
+    std::string d = shape_difference(c, a, b);
     if (!d.empty()) {
       const std::string p0 = c.producers.count("in0") ? c.producers.at("in0") : "?";
       const std::string pi =
@@ -363,7 +403,14 @@ void add_offchip_rules(Rules& r) {
   };
   r[size_t(OpKind::kLinearOffChipStore)] = [](C& c) {
     const TensorSpec& t = tensor_spec(c);
-    expect_tiles(c, "in", view_tile(checked_view(c, t, true), t));
+    const TiledView v = checked_view(c, t, true);
+    expect_tiles(c, "in", view_tile(v, t));
+    // Every tile of the view once: fewer leave part of it unwritten, more have no place (the
+    // run refuses both with these words, hw/ops/offchip_ops.cpp).
+    int64_t n = 0;
+    if (to_int(evaluate(c.input("in").card(), c.syms), n) && uint64_t(n) != v.count)
+      c.fail("received " + std::to_string(n) + " tiles but its view of tensor '" + t.name + "' (out_shape " +
+             v.shape_text() + ") expects " + std::to_string(v.count));
     return RuleResult{};
   };
   r[size_t(OpKind::kRandomOffChipLoad)] = [](C& c) {
@@ -405,7 +452,7 @@ void add_onchip_rules(Rules& r) {
       const StreamType& ref = c.input("ref");
       const size_t rank = size_t(c.get(param::kRank));
       StreamType a{in.dims, {}}, b{outer(ref, std::min(rank, ref.dims.size())), {}};
-      std::string d = difference(a, b);
+      std::string d = shape_difference(c, a, b);
       if (!d.empty())
         c.fail("ref from '" + c.producers.at("ref") + "' " + ref.str() + " without its " + std::to_string(rank) +
                " inner dims must match the buffer stream from '" + c.producers.at("in") + "' " + in.str() + " (" + d +
@@ -428,6 +475,25 @@ void add_onchip_rules(Rules& r) {
   };
 }
 
+// Reassemble takes every chunk of every input once: with selectors from a literal stream (a
+// trace), the chunks they select of each input must be the chunks it has, or the run refuses.
+void check_selected_chunks(const RuleContext& c, const std::vector<const StreamType*>& ins, size_t rank) {
+  const std::vector<Beat>* lit = c.literal_input("sel");
+  if (!lit) return;
+  std::vector<int64_t> picked(ins.size(), 0);
+  for (const Beat& b : *lit)
+    if (b.has_elem && b.elem.is_selector())
+      for (size_t i = 0; i < ins.size(); ++i) picked[i] += b.elem.selector().test(int(i));
+  for (size_t i = 0; i < ins.size(); ++i) {
+    int64_t have = 0;
+    const std::string port = "in" + std::to_string(i);
+    if (to_int(evaluate(card_of(outer(*ins[i], rank)), c.syms), have) && have != picked[i])
+      c.fail("the selectors from '" + c.producers.at("sel") + "' select " + std::to_string(picked[i]) +
+             " chunks of input '" + port + "' from '" + c.producers.at(port) + "' " + ins[i]->str() + ", which has " +
+             std::to_string(have) + " (chunks of rank " + std::to_string(rank) + "; each is taken once)");
+  }
+}
+
 // Routing by selectors.
 void add_routing_rules(Rules& r) {
   using C = RuleContext;
@@ -443,7 +509,7 @@ void add_routing_rules(Rules& r) {
     need_rank(c, "in", in, rank + 1, "Partition rank " + std::to_string(rank) + " routes that many inner ones");
     if (sel.elem.kind != ElemType::Selector) c.fail("input 'sel' carries " + sel.elem.str() + ", not selectors");
     StreamType a{outer(in, rank), {}}, b{sel.dims, {}};
-    std::string d = difference(a, b);
+    std::string d = shape_difference(c, a, b);
     if (!d.empty())
       c.fail("selector from '" + c.producers.at("sel") + "' " + sel.str() +
              " must have the outer shape of the data from '" + c.producers.at("in") + "' " + in.str() +
@@ -477,20 +543,11 @@ void add_routing_rules(Rules& r) {
     for (size_t i = 0; i < ins.size(); ++i)
       need_rank(c, "in" + std::to_string(i), *ins[i], rank + 1, "chunks of rank " + std::to_string(rank));
     const ElemType elem = merged_elem(c, ins);
-    std::vector<Dim> chunk = inner(*ins[0], rank);
-    for (size_t i = 1; i < ins.size(); ++i) {
-      StreamType a{chunk, {}}, b{inner(*ins[i], rank), {}};
-      if (!difference(a, b).empty())
-        chunk = std::vector<Dim>(chunk.size(), Dim{c.fresh("out", "chunk"), DimKind::Ragged});
-    }
+    check_selected_chunks(c, ins, rank);
     // The new dimension: chunks per selector element (ragged; its sum = all chunks merged).
     ex total = 0;
     for (const StreamType* t : ins) total += card_of(outer(*t, rank));
-    std::vector<Dim> dims = cat(sel.dims, {Dim{total, DimKind::Ragged}});
-    for (size_t k = 0; k < chunk.size(); ++k)
-      dims.push_back(chunk[k].kind == DimKind::Ragged
-                         ? Dim{c.fresh("out", "d" + std::to_string(chunk.size() - 1 - k)), DimKind::Ragged}
-                         : chunk[k]);
+    const std::vector<Dim> dims = cat(sel.dims, cat({Dim{total, DimKind::Ragged}}, merged_chunk(ins, rank)));
     return RuleResult{{{"out", StreamType{dims, elem}}}, 0};
   };
 }
@@ -503,17 +560,11 @@ void add_merge_and_distribution_rules(Rules& r) {
     const size_t rank = size_t(c.get(param::kRank));
     if (ins.empty()) c.fail("needs inputs in0, in1, ...");
     ex total = 0;
-    std::vector<Dim> chunk;
     for (size_t i = 0; i < ins.size(); ++i) {
       need_rank(c, "in" + std::to_string(i), *ins[i], rank + 1, "chunks of rank " + std::to_string(rank));
       total += card_of(outer(*ins[i], rank));
-      std::vector<Dim> ci = inner(*ins[i], rank);
-      if (i == 0)
-        chunk = ci;
-      else if (!difference(StreamType{chunk, {}}, StreamType{ci, {}}).empty())
-        for (size_t k = 0; k < chunk.size(); ++k)
-          chunk[k] = {c.fresh("out", "d" + std::to_string(chunk.size() - 1 - k)), DimKind::Ragged};
     }
+    const std::vector<Dim> chunk = merged_chunk(ins, rank);
     RuleResult res;
     res.outputs["out"] = StreamType{cat({Dim{total, DimKind::Dynamic}}, chunk), merged_elem(c, ins)};
     res.outputs["sel"] = StreamType{{Dim{total, DimKind::Dynamic}}, ElemType::selector()};
@@ -655,6 +706,20 @@ void add_higher_order_rules(Rules& r) {
   };
 }
 
+// Reshape pads only the innermost dimension: above it, the split dimension must be a known
+// multiple of the chunk (paper §2.4; the run refuses the rest at the dimension's end with these
+// words, hw/ops/shape_ops.cpp). A dynamic or ragged dimension cannot be known to be one.
+void check_split_without_padding(const RuleContext& c, const StreamType& in, const Dim& d, size_t k, int64_t chunk) {
+  const std::string what = "dimension " + std::to_string(k);
+  const std::string why = " (only the innermost dimension can be padded)";
+  int64_t n = 0;
+  if (d.kind == DimKind::Ragged || !to_int(evaluate(d.size, c.syms), n))
+    c.fail(what + " of " + in.str() + " is " + (d.kind == DimKind::Ragged ? "ragged" : "dynamic") +
+           ", not a static multiple of chunk " + std::to_string(chunk) + why);
+  if (n % chunk != 0)
+    c.fail(what + " has " + std::to_string(n) + " entries, not a multiple of chunk " + std::to_string(chunk) + why);
+}
+
 // Shape operators.
 void add_shape_rules(Rules& r) {
   using C = RuleContext;
@@ -677,6 +742,7 @@ void add_shape_rules(Rules& r) {
     need_rank(c, "in", in, k + 1, "Reshape splits dimension " + std::to_string(k));
     const size_t pos = in.dims.size() - 1 - k;
     const Dim& dk = in.dims[pos];
+    if (k > 0) check_split_without_padding(c, in, dk, k, chunk);
     std::vector<Dim> d(in.dims.begin(), in.dims.begin() + long(pos));
     Dim outer_d{ceil_div(dk.size, chunk), dk.kind};
     if (dk.kind == DimKind::Ragged) outer_d.size = c.fresh("out", "chunks");
@@ -692,11 +758,17 @@ void add_shape_rules(Rules& r) {
     const StreamType& in = c.input("in");
     const int64_t k = c.get(param::kRank);
     std::vector<Dim> d = in.dims;
-    // The new outermost dimension has size 1, or 0 for a stream known to be empty.
+    // The new outermost dimension has size 1, or 0 for a stream known to be empty: D_a is 0, or
+    // a symbol whose value is 0 (a Partition output no selector names). A D_a of unknown value
+    // is taken as non-empty (docs/semantics.md).
     if (k < 0)
-      d.insert(d.begin(), Dim::fixed(!d.empty() && d.front().size.is_zero() ? 0 : 1));
+      d.insert(d.begin(), Dim::fixed(!d.empty() && evaluate(d.front().size, c.syms).is_zero() ? 0 : 1));
     else {
-      if (size_t(k) > d.size()) c.fail("rank " + std::to_string(k) + " above the stream's dims " + in.str());
+      // Above every dimension is the outermost form (rank -1): only the done token can show
+      // where the stream's last unit ends, and a rank >= 0 Promote does not wait for it.
+      if (size_t(k) >= d.size())
+        c.fail("rank " + std::to_string(k) + " inserts the new dimension above all " + std::to_string(d.size()) +
+               " dims of " + in.str() + "; use rank -1 (the outermost form) for that");
       d.insert(d.end() - k, Dim::fixed(1));
     }
     return RuleResult{{{"out", StreamType{d, in.elem}}}, 0};
@@ -712,11 +784,12 @@ void add_shape_rules(Rules& r) {
     if (in.dims.size() != ref.dims.size())
       c.fail("data from '" + c.producers.at("in") + "' " + in.str() + " and ref from '" + c.producers.at("ref") + "' " +
              ref.str() + " must have the same rank");
+    need_rank(c, "in", in, k, "Expand rank " + std::to_string(k) + " repeats the data over that many inner ones");
     for (size_t i = 0; i < k; ++i)
       if (!in.dim(i).size.is_equal(1))
         c.fail("data " + in.str() + " must have size 1 in its " + std::to_string(k) + " inner dims");
     StreamType a{outer(in, k), {}}, b{outer(ref, k), {}};
-    std::string d = difference(a, b);
+    std::string d = shape_difference(c, a, b);
     if (!d.empty())
       c.fail("data from '" + c.producers.at("in") + "' " + in.str() + " and ref from '" + c.producers.at("ref") + "' " +
              ref.str() + " differ outside the expanded dims (" + d + ")");
@@ -772,7 +845,7 @@ void add_address_rules(Rules& r) {
     const StreamType& idx = c.input("idx");
     const StreamType& len = c.input("kv_len");
     StreamType a{idx.dims, {}}, b{len.dims, {}};
-    std::string d = difference(a, b);
+    std::string d = shape_difference(c, a, b);
     if (!d.empty())
       c.fail("idx from '" + c.producers.at("idx") + "' " + idx.str() + " and kv_len from '" + c.producers.at("kv_len") +
              "' " + len.str() + " must have the same shape (" + d + ")");
