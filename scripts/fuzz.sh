@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the parsers with libFuzzer (docs/checking.md): the graph YAML loader, the token text,
-# the .npy reader and the trace CSV reader (testbench/fuzz).
+# the .npy reader, the trace CSV reader, the preset YAML loader and the symbolic expression
+# parser (testbench/fuzz).
 #
 #   scripts/fuzz.sh MINUTES     every target for MINUTES minutes (in turn; --parallel N for N at a
 #                               time); a finding does not stop the run (libFuzzer's fork mode)
@@ -9,7 +10,7 @@
 #                               its first finding
 # Options: --build-dir DIR (default build-fuzz), --core BUILD (a build folder whose layer
 # libraries are linked: only the parsers are compiled here; without it every layer is built
-# instrumented), --targets "graph tokens npy csv", --parallel N, --seconds S (per target).
+# instrumented), --targets "graph tokens npy csv preset expr", --parallel N, --seconds S (per target).
 #
 # Needs clang++ and libFuzzer (Debian clang, libfuzzer-14-dev, libclang-rt-14-dev). Findings are
 # grouped by what went wrong (the report's first line); one input per kind not seen before is
@@ -24,7 +25,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 
 build="$repo/build-fuzz"
 core=""
-targets="graph tokens npy csv"
+targets="graph tokens npy csv preset expr"
 parallel=1
 seconds=""
 smoke=0

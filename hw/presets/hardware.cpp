@@ -1,5 +1,6 @@
 #include "hw/presets/hardware.h"
 
+#include "hw/presets/input_file.h"
 #include "hw/presets/strict_yaml.h"
 #include "hw/stream/number_text.h"
 
@@ -7,9 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 #include <type_traits>
 
@@ -250,11 +249,7 @@ HardwareParams load_preset(const std::string& name_or_path) {
     for (const std::string& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
     throw std::invalid_argument("unknown preset '" + name_or_path + "'; known presets: " + names);
   }
-  std::ifstream f(path);
-  std::stringstream text;
-  text << f.rdbuf();
-  if (!f) throw std::invalid_argument("cannot read preset file '" + path + "'");
-  const YAML::Node root = load_strict(text.str(), path);
+  const YAML::Node root = load_strict(read_input_file(path, "preset file", kMaxTextInputBytes), path);
   HardwareParams h;
   apply_yaml(h, root, "", path);
   return h;

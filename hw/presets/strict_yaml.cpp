@@ -2,22 +2,82 @@
 
 #include <algorithm>
 #include <map>
+#include <sstream>
 #include <stdexcept>
+
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 
 #include "hw/stream/number_text.h"
 
 namespace stepsim {
 
-std::string at(const std::string& source, const YAML::Node& n) {
-  const YAML::Mark m = n.Mark();
+namespace {
+
+std::string position(const std::string& source, const YAML::Mark& m) {
   if (m.is_null()) return source;
   return source + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
 }
 
+}  // namespace
+
+std::string at(const std::string& source, const YAML::Node& n) { return position(source, n.Mark()); }
+
 namespace {
+
+// Reads the document as events, before any node is built, and refuses what no stepsim file needs
+// and what makes a small file expensive: anchors and aliases (a recursive alias `a: &a [*a]` has no
+// end, and "billion laughs" aliases expand exponentially for every walk over the nodes) and
+// nesting deeper than kMaxYamlDepth (every reader of the nodes recurses).
+class ShapeGuard : public YAML::EventHandler {
+ public:
+  explicit ShapeGuard(const std::string& source) : source_(source) {}
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t a) override { check_anchor(m, a); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override {
+    throw std::invalid_argument(position(source_, m) +
+                                ": YAML aliases (*name) are not allowed here: write the value out");
+  }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t a, const std::string&) override {
+    check_anchor(m, a);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+    open(m, a);
+  }
+  void OnSequenceEnd() override { --depth_; }
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t a, YAML::EmitterStyle::value) override {
+    open(m, a);
+  }
+  void OnMapEnd() override { --depth_; }
+
+ private:
+  void check_anchor(const YAML::Mark& m, YAML::anchor_t a) const {
+    if (a != YAML::NullAnchor)
+      throw std::invalid_argument(position(source_, m) +
+                                  ": YAML anchors (&name) and aliases are not allowed here: write the value out");
+  }
+  void open(const YAML::Mark& m, YAML::anchor_t a) {
+    check_anchor(m, a);
+    if (++depth_ > kMaxYamlDepth)
+      throw std::invalid_argument(position(source_, m) + ": lists and mappings nested more than " +
+                                  std::to_string(kMaxYamlDepth) + " deep");
+  }
+  const std::string& source_;
+  int depth_ = 0;
+};
+
+void check_shape(const std::string& text, const std::string& source) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  ShapeGuard guard(source);
+  while (parser.HandleNextDocument(guard)) {
+  }
+}
 
 YAML::Node load_yaml(const std::string& text, const std::string& source) {
   try {
+    check_shape(text, source);
     return YAML::Load(text);
   } catch (const YAML::Exception& e) {
     if (e.mark.is_null()) throw std::invalid_argument(source + ": " + e.msg);

@@ -14,7 +14,11 @@ namespace stepsim {
 
 // "FILE:LINE:COL" of a node (1-based), or the file alone when yaml-cpp has no position.
 std::string at(const std::string& source, const YAML::Node& n);
-// Parses a document and rejects repeated keys in any of its mappings (yaml-cpp keeps both entries
+// The deepest nesting of lists and mappings a strict document may have (stepsim's files need
+// about 6 levels; a literal tuple is text, not nesting).
+inline constexpr int kMaxYamlDepth = 64;
+// Parses a document, refusing anchors, aliases and nesting deeper than kMaxYamlDepth (each names
+// its line), and rejects repeated keys in any of its mappings (yaml-cpp keeps both entries
 // of a repeated key and returns the first, so a second `nodes:` or `fn:` would be dropped).
 YAML::Node load_strict(const std::string& text, const std::string& source);
 // What a node holds, for messages: "a mapping", "a list", "nothing" or the value quoted.

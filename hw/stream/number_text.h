@@ -19,4 +19,12 @@ struct IntRange {
   std::string text() const;  // "0..15"
 };
 
+// A symbolic expression as users write it (`symbols:` values, `dims:` sizes, --sym, set_dim),
+// checked on the text before GiNaC reads it (sim/shape/infer.h, SymbolTable::parse): at most
+// 1000 characters, whole decimal numbers within 64 bits (no '.', exponent or suffix), and at most
+// 2 powers, each exponent a number 0..64. Throws std::invalid_argument ("cannot parse expression
+// 'TEXT': WHY") otherwise.
+void check_expression_text(const std::string& text);
+[[noreturn]] void refuse_expression(const std::string& text, const std::string& why);
+
 }  // namespace stepsim

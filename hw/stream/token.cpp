@@ -206,12 +206,12 @@ std::vector<std::string> split_top(const std::string& s) {
   return parts;
 }
 
-std::vector<Token> parse_tokens_at(const std::string& text, size_t offset);
+std::vector<Token> parse_tokens_at(const std::string& text, size_t offset, int nesting);
 
 // "Buf[2x3](1 2 3 S1 4 5 6 S2)": the shape (outermost first, '?' ragged) and the stored stream,
 // which closes with S<rank>, rank = the number of dimensions (as Bufferize stores it). The shape
 // must be the one the contents have: it is what Streamify's affine reads go by.
-BufferRef parse_buffer(const std::string& w, size_t pos) {
+BufferRef parse_buffer(const std::string& w, size_t pos, int depth) {
   const size_t close = w.find(']');
   if (close == std::string::npos || close + 1 >= w.size() || w[close + 1] != '(' || w.back() != ')')
     bad_word(w, pos, "a buffer is written Buf[DIMS](CONTENTS), e.g. Buf[2x3](1 2 3 S1 4 5 6 S2)");
@@ -229,7 +229,7 @@ BufferRef parse_buffer(const std::string& w, size_t pos) {
   const int rank = int(shape.size());
   if (rank > kMaxStopLevel) bad_word(w, pos, "a buffer has at most " + std::to_string(kMaxStopLevel) + " dimensions");
   const size_t body_at = pos + close + 2;
-  std::vector<Token> contents = parse_tokens_at(w.substr(close + 2, w.size() - close - 3), body_at);
+  std::vector<Token> contents = parse_tokens_at(w.substr(close + 2, w.size() - close - 3), body_at, depth);
   for (const Token& t : contents)
     if (t.kind == Token::kDone) bad_word(w, pos, "a buffer's contents have no done token D");
   const std::string closing = "S" + std::to_string(rank);
@@ -267,8 +267,12 @@ BufferRef parse_buffer(const std::string& w, size_t pos) {
   return buf;
 }
 
-Element parse_element_at(const std::string& w, size_t pos) {
+// `depth`: the tuples and buffers around this element.
+Element parse_element_at(const std::string& w, size_t pos, int depth) {
   if (w.empty()) bad_word(w, pos, "empty element");
+  if ((w[0] == '(' || w.rfind("Buf[", 0) == 0) && depth >= kMaxElementDepth)
+    bad_word(w.substr(0, 40) + (w.size() > 40 ? "..." : ""), pos,
+             "tuples and buffers nest at most " + std::to_string(kMaxElementDepth) + " deep");
   if (w[0] == '{') {
     if (w.back() != '}') bad_word(w, pos, "selector must end with '}'");
     Selector s;
@@ -304,11 +308,11 @@ Element parse_element_at(const std::string& w, size_t pos) {
       bad_word(w, pos, "tile dimensions must be in 0.." + std::to_string(kMaxTileDim));
     return Element(shape_tile(uint32_t(r), uint32_t(c), dt));
   }
-  if (w.rfind("Buf[", 0) == 0) return Element(parse_buffer(w, pos));
+  if (w.rfind("Buf[", 0) == 0) return Element(parse_buffer(w, pos, depth + 1));
   if (w[0] == '(') {
     if (w.back() != ')') bad_word(w, pos, "tuple must end with ')'");
     auto v = std::make_shared<std::vector<Element>>();
-    for (const std::string& p : split_top(w.substr(1, w.size() - 2))) v->push_back(parse_element_at(p, pos));
+    for (const std::string& p : split_top(w.substr(1, w.size() - 2))) v->push_back(parse_element_at(p, pos, depth + 1));
     return Element(Tuple(v));
   }
   return Element(Scalar{parse_int(w, w, pos)});
@@ -316,15 +320,15 @@ Element parse_element_at(const std::string& w, size_t pos) {
 
 }  // namespace
 
-Element parse_element(const std::string& word) { return parse_element_at(word, 0); }
+Element parse_element(const std::string& word) { return parse_element_at(word, 0, 0); }
 
-std::vector<Token> parse_tokens(const std::string& text) { return parse_tokens_at(text, 0); }
+std::vector<Token> parse_tokens(const std::string& text) { return parse_tokens_at(text, 0, 0); }
 
 namespace {
 
 // parse_tokens of text that starts at character `offset` of the text the user wrote (a buffer's
 // contents), so that positions in errors are the user's.
-std::vector<Token> parse_tokens_at(const std::string& text, size_t offset) {
+std::vector<Token> parse_tokens_at(const std::string& text, size_t offset, int nesting) {
   std::vector<Token> out;
   size_t i = 0;
   while (i < text.size()) {
@@ -333,11 +337,11 @@ std::vector<Token> parse_tokens_at(const std::string& text, size_t offset) {
       continue;
     }
     size_t start = i;
-    int depth = 0;
-    while (i < text.size() && (depth > 0 || !std::isspace(static_cast<unsigned char>(text[i])))) {
+    int brackets = 0;
+    while (i < text.size() && (brackets > 0 || !std::isspace(static_cast<unsigned char>(text[i])))) {
       char c = text[i];
-      if (c == '(' || c == '[' || c == '{') ++depth;
-      if (c == ')' || c == ']' || c == '}') --depth;
+      if (c == '(' || c == '[' || c == '{') ++brackets;
+      if (c == ')' || c == ']' || c == '}') --brackets;
       ++i;
     }
     std::string w = text.substr(start, i - start);
@@ -349,7 +353,7 @@ std::vector<Token> parse_tokens_at(const std::string& text, size_t offset) {
       if (l < 1 || l > kMaxStopLevel) bad_word(w, start, "stop level out of range 1.." + std::to_string(kMaxStopLevel));
       out.push_back(Token::s(uint8_t(l)));
     } else {
-      out.push_back(Token::e(parse_element_at(w, start)));
+      out.push_back(Token::e(parse_element_at(w, start, nesting)));
     }
   }
   return out;

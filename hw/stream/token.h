@@ -160,8 +160,10 @@ std::vector<Token> to_tokens(const std::vector<Beat>& beats);
 // (outermost first, '?' for a ragged dimension) and the stored stream it holds, which closes
 // with S<number of dimensions> (Element::to_string prints every element this way, so printed
 // streams parse back). parse throws std::invalid_argument with the offending word and its
-// position.
+// position. Tuples and buffers nest at most kMaxElementDepth deep: every reader of an element
+// (copy, print, compare) recurses, and an operator's fiber has a small stack.
 constexpr uint32_t kMaxTileDim = uint32_t(1) << 20;  // rows or cols of one tile
+constexpr int kMaxElementDepth = 16;
 std::vector<Token> parse_tokens(const std::string& text);
 std::string format_tokens(const std::vector<Token>& tokens);
 inline std::string format_beats(const std::vector<Beat>& beats) { return format_tokens(to_tokens(beats)); }

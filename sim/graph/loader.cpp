@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "hw/ops/op.h"
+#include "hw/presets/input_file.h"
 #include "hw/presets/strict_yaml.h"
 #include "hw/stream/number_text.h"
 #include "sim/graph/host_limits.h"
@@ -37,6 +38,7 @@ size_t CsvTable::column(const std::string& name, const std::string& file) const 
 }
 
 CsvTable read_csv(const std::string& path) {
+  check_input_file(path, "trace file", kMaxTextInputBytes);
   std::ifstream f(path, std::ios::binary);
   if (!f) throw std::invalid_argument("cannot open trace file '" + path + "'");
   CsvTable t;
@@ -83,6 +85,16 @@ int64_t cell_int(const std::string& cell, const std::string& file, size_t row) {
     throw std::invalid_argument(file + ": data row " + std::to_string(row) + ": '" + cell +
                                 "' is not an integer (64-bit)");
   return v;
+}
+
+// A symbolic expression (a symbol's value, a dims size) held to the bounds of
+// check_expression_text, its error naming the file, line and key.
+void expression_at(const std::string& text, const YAML::Node& n, const std::string& source, const std::string& key) {
+  try {
+    check_expression_text(text);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(at(source, n) + ": " + key + ": " + e.what());
+  }
 }
 
 // Replaces ${name} with graph parameter values.
@@ -313,7 +325,10 @@ NodeSpec node_spec_from(const YAML::Node& n, const std::string& source) {
       // A copy: `it->second` is a member of a temporary proxy, gone before a range-for's body runs.
       const YAML::Node sizes = it->second;
       if (!sizes.IsSequence()) throw std::invalid_argument(where + ": dims." + port + " must be a list");
-      for (const YAML::Node& d : sizes) s.dims[port].push_back(scalar(d, source, key + " dims." + port));
+      for (const YAML::Node& d : sizes) {
+        s.dims[port].push_back(scalar(d, source, key + " dims." + port));
+        if (!s.dims[port].back().empty()) expression_at(s.dims[port].back(), d, source, key + " dims." + port);
+      }
     }
   }
   if (n["impl"]) s.impl = scalar(n["impl"], source, "impl");
@@ -409,6 +424,7 @@ void read_header(Graph& g, const YAML::Node& root, const std::string& base_dir, 
       const std::string k = scalar(it->first, source, "symbol name");
       check_name("symbol", k, at(source, it->first));
       g.symbols[k] = node_text(it->second, source, "symbol '" + k + "'");
+      expression_at(g.symbols[k], it->second, source, "symbol '" + k + "'");
     }
   }
   if (root["streams"]) {
@@ -502,11 +518,8 @@ std::string resolve_path(const std::string& p, const std::string& base_dir) {
 }
 
 Graph load_graph(const std::string& path, const std::vector<std::pair<std::string, std::string>>& sets) {
-  std::ifstream f(path);
-  if (!f) throw std::invalid_argument("cannot open graph file '" + path + "'");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return parse_graph(ss.str(), path, fs::path(path).parent_path().string(), sets);
+  const std::string text = read_input_file(path, "graph file", kMaxTextInputBytes, /*allow_fifo=*/true);
+  return parse_graph(text, path, fs::path(path).parent_path().string(), sets);
 }
 
 }  // namespace stepsim

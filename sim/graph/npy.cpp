@@ -1,12 +1,17 @@
 #include "sim/graph/npy.h"
 #include "sim/graph/output_file.h"
 
+#include "hw/presets/input_file.h"
+
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <set>
 #include <stdexcept>
 
 namespace stepsim {
@@ -17,25 +22,84 @@ namespace {
   throw std::runtime_error("tensor file '" + path + "': " + why);
 }
 
-// Value of `key` in the header dict text, e.g. 'descr': '<f4'.
-std::string dict_value(const std::string& h, const std::string& key, const std::string& path) {
-  size_t k = h.find("'" + key + "'");
-  if (k == std::string::npos) bad(path, "header has no '" + key + "'");
-  size_t colon = h.find(':', k);
-  if (colon == std::string::npos) bad(path, "malformed header");
-  size_t s = colon + 1;
-  while (s < h.size() && h[s] == ' ') ++s;
-  size_t e = s;
-  if (s < h.size() && h[s] == '(') {
-    e = h.find(')', s);
-    if (e == std::string::npos) bad(path, "malformed shape");
-    return h.substr(s, e - s + 1);
+// The header dict as NumPy writes it, a Python literal: {'descr': '<f4', 'fortran_order': False,
+// 'shape': (3, 4), } then spaces and a newline. Exactly these three keys, each once, in any order;
+// values keep their form: a quoted string without its quotes, a tuple with its parentheses, or a
+// word (True, False). Anything else is an error naming what was found.
+class HeaderDict {
+ public:
+  HeaderDict(const std::string& text, const std::string& path) : h_(text), path_(path) { read(); }
+  const std::string& get(const std::string& key) const { return values_.at(key); }
+  bool quoted(const std::string& key) const { return quoted_.count(key) > 0; }
+
+ private:
+  void read() {
+    expect('{');
+    while (!next_is('}')) {
+      bool was_quoted = false;
+      const std::string key = value(was_quoted);
+      if (!was_quoted) bad(path_, "malformed header: a key must be a quoted name, got '" + key + "'");
+      if (key != "descr" && key != "fortran_order" && key != "shape")
+        bad(path_, "header has an unknown key '" + key + "' (a .npy header has descr, fortran_order and shape)");
+      if (values_.count(key)) bad(path_, "header gives '" + key + "' twice");
+      expect(':');
+      values_[key] = value(was_quoted);
+      if (was_quoted) quoted_.insert(key);
+      if (!next_is('}')) expect(',');
+    }
+    expect('}');
+    skip_space();
+    if (pos_ != h_.size()) bad(path_, "malformed header: text after the closing '}'");
+    for (const char* key : {"descr", "fortran_order", "shape"})
+      if (!values_.count(key)) bad(path_, std::string("header has no '") + key + "'");
   }
-  while (e < h.size() && h[e] != ',' && h[e] != '}') ++e;
-  std::string v = h.substr(s, e - s);
-  while (!v.empty() && v.back() == ' ') v.pop_back();
-  return v;
-}
+  void skip_space() {
+    while (pos_ < h_.size() && (h_[pos_] == ' ' || h_[pos_] == '\t' || h_[pos_] == '\n' || h_[pos_] == '\r')) ++pos_;
+  }
+  bool next_is(char c) {
+    skip_space();
+    return pos_ < h_.size() && h_[pos_] == c;
+  }
+  void expect(char c) {
+    if (!next_is(c)) bad(path_, std::string("malformed header: expected '") + c + "' at byte " + std::to_string(pos_));
+    ++pos_;
+  }
+  std::string value(bool& was_quoted) {
+    skip_space();
+    was_quoted = false;
+    if (pos_ == h_.size()) bad(path_, "malformed header: it ends early");
+    const char c = h_[pos_];
+    size_t end;
+    if (c == '\'' || c == '"') {
+      end = h_.find(c, pos_ + 1);
+      if (end == std::string::npos) bad(path_, "malformed header: an unclosed string");
+      was_quoted = true;
+      std::string v = h_.substr(pos_ + 1, end - pos_ - 1);
+      pos_ = end + 1;
+      return v;
+    }
+    if (c == '(') {
+      end = h_.find(')', pos_);
+      if (end == std::string::npos) bad(path_, "malformed shape: no ')'");
+      std::string v = h_.substr(pos_, end - pos_ + 1);
+      pos_ = end + 1;
+      return v;
+    }
+    end = pos_;
+    while (end < h_.size() && (std::isalnum(static_cast<unsigned char>(h_[end])) || h_[end] == '_')) ++end;
+    if (end == pos_)
+      bad(path_, "malformed header: unexpected '" + std::string(1, c) + "' at byte " + std::to_string(pos_));
+    std::string v = h_.substr(pos_, end - pos_);
+    pos_ = end;
+    return v;
+  }
+
+  const std::string& h_;
+  const std::string& path_;
+  size_t pos_ = 0;
+  std::map<std::string, std::string> values_;
+  std::set<std::string> quoted_;
+};
 
 struct Header {
   NpyArray a;
@@ -73,11 +137,15 @@ Header parse_header(std::ifstream& in, const std::string& path) {
                   std::to_string(file_size) + " bytes in all");
   std::string h(hlen, '\0');
   if (!in.read(&h[0], hlen)) bad(path, "truncated header");
-  r.descr = dict_value(h, "descr", path);
-  if (r.descr.size() >= 2 && (r.descr.front() == '\'' || r.descr.front() == '"'))
-    r.descr = r.descr.substr(1, r.descr.size() - 2);
-  if (dict_value(h, "fortran_order", path) != "False") bad(path, "Fortran-order arrays are not supported");
-  const std::string shape = dict_value(h, "shape", path);
+  const HeaderDict dict(h, path);
+  if (!dict.quoted("descr"))
+    bad(path, "header's 'descr' must be a quoted dtype such as '<f4', got " + dict.get("descr"));
+  r.descr = dict.get("descr");
+  const std::string& fortran = dict.get("fortran_order");
+  if (dict.quoted("fortran_order") || (fortran != "False" && fortran != "True"))
+    bad(path, "header's 'fortran_order' must be True or False, got '" + fortran + "'");
+  if (fortran == "True") bad(path, "Fortran-order arrays are not supported");
+  const std::string shape = dict.get("shape");
   // "(3, 4)", "(4,)": whole numbers separated by commas.
   if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')') bad(path, "malformed shape '" + shape + "'");
   bool in_number = false, after_space = false;
@@ -161,12 +229,14 @@ float half_to_float(uint16_t h) {
 }  // namespace
 
 NpyArray read_npy_header(const std::string& path) {
+  check_input_file(path, "tensor file", UINT64_MAX);
   std::ifstream in(path, std::ios::binary);
   if (!in) bad(path, "cannot open it");
   return parse_header(in, path).a;
 }
 
 NpyArray check_npy(const std::string& path) {
+  check_input_file(path, "tensor file", UINT64_MAX);
   std::ifstream in(path, std::ios::binary);
   if (!in) bad(path, "cannot open it");
   Header h = parse_header(in, path);
@@ -182,6 +252,7 @@ NpyArray check_npy(const std::string& path) {
 }
 
 NpyArray read_npy(const std::string& path) {
+  check_input_file(path, "tensor file", UINT64_MAX);
   std::ifstream in(path, std::ios::binary);
   if (!in) bad(path, "cannot open it");
   Header h = parse_header(in, path);  // the file holds all the data: the sizes below are real

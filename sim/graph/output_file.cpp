@@ -136,4 +136,13 @@ void discard_output_file(const std::string& path, const std::string& keep) {
   if (fs::is_regular_file(fs::symlink_status(path, ec))) fs::remove(path, ec);
 }
 
+std::string path_in_folder(const std::string& dir, const std::string& file_name, const std::string& what) {
+  const bool plain = !file_name.empty() && file_name != "." && file_name != ".." &&
+                     file_name.find_first_of(std::string("/\0", 2)) == std::string::npos;
+  if (!plain)
+    throw std::invalid_argument("cannot write " + what + " '" + file_name + "' in '" + dir +
+                                "': its name must be a plain file name that stays inside that folder");
+  return (fs::path(dir) / file_name).string();
+}
+
 }  // namespace stepsim

@@ -65,6 +65,11 @@ class OutputFile {
   bool committed_ = false;
 };
 
+// `dir`/`file_name`, where `file_name` comes from the user's input (a tensor's name): it must be
+// one plain file name, so that the path stays inside `dir` (no '/', NUL, "." or ".."; not empty).
+// Throws std::invalid_argument naming `what`, the name and the folder.
+std::string path_in_folder(const std::string& dir, const std::string& file_name, const std::string& what);
+
 // The whole content at once.
 void write_output_file(const std::string& path, const std::string& what, const std::string& content);
 

@@ -1,5 +1,7 @@
 #include "sim/graph/tensors.h"
 
+#include "sim/graph/output_file.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <stdexcept>
@@ -135,7 +137,7 @@ std::string write_tensor_npy(const std::string& dir, const std::string& name, ui
   a.is_int = dtype == DType::INT32;
   a.f = values.f;
   a.i = values.i;
-  const std::string path = (std::filesystem::path(dir) / (name + ".npy")).string();
+  const std::string path = path_in_folder(dir, name + ".npy", "tensor");
   write_npy(path, a);
   return path;
 }

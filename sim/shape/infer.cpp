@@ -4,9 +4,11 @@
 #include "sim/graph/ports.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "hw/ops/op.h"
+#include "hw/stream/number_text.h"
 
 namespace stepsim::shape {
 
@@ -37,7 +39,23 @@ std::vector<std::string> SymbolTable::names() const {
   return v;
 }
 
+namespace {
+
+// GiNaC's message without its position (always line 0, column 0) and its source location.
+std::string ginac_reason(const std::string& what) {
+  std::string r = what.substr(0, what.find('\n'));
+  const std::string prefix = "GiNaC: parse error at ";
+  if (r.rfind(prefix, 0) == 0) {
+    const size_t colon = r.find(": ", prefix.size());
+    if (colon != std::string::npos) r = r.substr(colon + 2);
+  }
+  return r;
+}
+
+}  // namespace
+
 ex SymbolTable::parse(const std::string& text) {
+  check_expression_text(text);
   // Collect identifiers first so that every name maps to this table's symbol.
   symtab table;
   for (size_t i = 0; i < text.size();) {
@@ -58,7 +76,7 @@ ex SymbolTable::parse(const std::string& text) {
     reader.strict = true;
     return reader(text);
   } catch (const std::exception& e) {
-    throw std::invalid_argument("cannot parse expression '" + text + "': " + e.what());
+    refuse_expression(text, ginac_reason(e.what()));
   }
 }
 
@@ -277,6 +295,15 @@ const std::vector<Beat>* literal_of(const Graph& g, const NodeIndex& index, cons
 }
 
 // Types node `n`, whose producers are all typed in `out`; `numbered` = its numbered outputs.
+// How deep tuples and buffers nest in an element (0: a tile, scalar or selector). An operator
+// copies and prints its elements recursively on a small fiber stack, so a chain of Zips must not
+// nest them without bound (the parser holds literals to the same limit).
+int element_depth(const ElemType& e) {
+  int deepest = 0;
+  for (const ElemType& m : e.members) deepest = std::max(deepest, element_depth(m));
+  return e.members.empty() && e.kind != ElemType::Tuple && e.kind != ElemType::Buffer ? 0 : deepest + 1;
+}
+
 void type_node(const Graph& g, const NodeIndex& index, const std::map<std::string, std::string>& prods,
                size_t numbered, const NodeSpec& n, SymbolTable& syms, GraphTypes& out) {
   RuleContext c{n, g, syms, {}, prods, std::max<size_t>(numbered, 1), nullptr};
@@ -311,9 +338,18 @@ void type_node(const Graph& g, const NodeIndex& index, const std::map<std::strin
     if (sizes.size() != t.dims.size())
       c.fail("dims: output '" + port + "' is " + t.str() + " (" + std::to_string(t.dims.size()) + " dims), " +
              std::to_string(sizes.size()) + " sizes given");
-    for (size_t i = 0; i < sizes.size(); ++i)
-      if (!sizes[i].empty()) t.dims[i].size = syms.parse(sizes[i]);
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      try {
+        if (!sizes[i].empty()) t.dims[i].size = syms.parse(sizes[i]);
+      } catch (const std::invalid_argument& e) {
+        c.fail("dims: output '" + port + "' size " + std::to_string(i) + ": " + e.what());
+      }
+    }
   }
+  for (const auto& [port, t] : res.outputs)
+    if (element_depth(t.elem) > kMaxElementDepth)
+      c.fail("output '" + port + "' has elements nested " + std::to_string(element_depth(t.elem)) +
+             " deep (tuples and buffers nest at most " + std::to_string(kMaxElementDepth) + " deep)");
   NodeTypes& nt = out.nodes[n.name];
   nt.inputs = c.in;
   nt.outputs = res.outputs;
@@ -410,7 +446,13 @@ void type_last_node(const Graph& g, SymbolTable& syms, GraphTypes& types, const 
 }
 
 GraphTypes infer_types(const Graph& g, SymbolTable& syms) {
-  for (const auto& [name, value] : g.symbols) syms.set_value(name, syms.parse(value));
+  for (const auto& [name, value] : g.symbols) {
+    try {
+      syms.set_value(name, syms.parse(value));
+    } catch (const std::invalid_argument& e) {
+      throw ShapeError("symbol '" + name + "': " + e.what());
+    }
+  }
   const NodeIndex index(g);
   if (index.duplicate()) throw ShapeError("node name '" + *index.duplicate() + "' is used twice");
   const Topology topo = topology(g, index);

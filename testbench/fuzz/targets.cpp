@@ -8,10 +8,12 @@
 #include <stdexcept>
 #include <typeinfo>
 
+#include "hw/presets/hardware.h"
 #include "hw/stream/token.h"
 #include "sim/graph/loader.h"
 #include "sim/graph/npy.h"
 #include "sim/graph/tensors.h"
+#include "sim/shape/infer.h"
 
 namespace stepsim::fuzz {
 
@@ -32,7 +34,7 @@ std::string input_file(const char* name, const uint8_t* data, size_t size) {
     std::string path;
   };
   static File files[2] = {{-1, ""}, {-1, ""}};
-  File& f = files[std::strcmp(name, "csv") == 0 ? 1 : 0];
+  File& f = files[std::strcmp(name, "csv") == 0 ? 1 : 0];  // npy and preset never meet
   if (f.fd < 0) {
     f.fd = memfd_create(name, 0);
     if (f.fd < 0) throw std::logic_error("fuzz harness: memfd_create failed");
@@ -121,6 +123,24 @@ void csv(const uint8_t* data, size_t size) {
   }
 }
 
+void preset(const uint8_t* data, size_t size) { load_preset(input_file("preset", data, size)); }
+
+// The expression as the loader reads a `symbols:` value or a `dims:` size, then evaluated with the
+// largest and smallest 64-bit values for its symbols (what a trace or --sym may give them): the
+// bounds must keep both the parse and the substitution small.
+void expr(const uint8_t* data, size_t size) {
+  shape::SymbolTable syms;
+  const GiNaC::ex e = syms.parse(as_text(data, size));
+  for (const int64_t v : {INT64_MAX, INT64_MIN, int64_t(0), int64_t(-1)}) {
+    GiNaC::exmap values;
+    for (const std::string& name : syms.names()) values[syms.get(name)] = GiNaC::numeric(long(v));
+    try {
+      (void)e.subs(values);
+    } catch (const std::exception&) {  // GiNaC's division by zero: the expression is refused, not broken
+    }
+  }
+}
+
 std::string outcome(Target target, const uint8_t* data, size_t size) {
   return judge([&] { target(data, size); }, as_text(data, size));
 }
@@ -152,6 +172,8 @@ Target target_named(const std::string& name) {
   if (name == "tokens") return tokens;
   if (name == "npy") return npy;
   if (name == "csv") return csv;
+  if (name == "preset") return preset;
+  if (name == "expr") return expr;
   return nullptr;
 }
 

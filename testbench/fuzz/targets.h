@@ -15,13 +15,15 @@ void graph(const uint8_t* data, size_t size);   // parse_graph (sim/graph/loader
 void tokens(const uint8_t* data, size_t size);  // parse_tokens, to_beats, format round trip (hw/stream/token.h)
 void npy(const uint8_t* data, size_t size);     // read_npy_header, read_npy, check_tensor_file (sim/graph/npy.h)
 void csv(const uint8_t* data, size_t size);     // read_csv, and the file as trace streams in parse_graph
+void preset(const uint8_t* data, size_t size);  // load_preset of a preset file (hw/presets/hardware.h)
+void expr(const uint8_t* data, size_t size);    // SymbolTable::parse, then every symbol given a 64-bit value
 
 // Runs `target` on the input. Empty when it returned or threw the tool's clear error: exactly a
 // std::invalid_argument or std::runtime_error (not a subclass such as a yaml-cpp exception)
 // whose message is free of library text. Otherwise what went wrong, one line (a finding).
 std::string outcome(Target target, const uint8_t* data, size_t size);
 
-// The target called NAME (graph, tokens, npy, csv); null if none is.
+// The target called NAME (graph, tokens, npy, csv, preset, expr); null if none is.
 Target target_named(const std::string& name);
 
 }  // namespace stepsim::fuzz

@@ -1,0 +1,23 @@
+// Opening the files a user names (graphs, presets, tensor .npy files, trace CSV files) so that a
+// wrong kind of file is an error at once: a folder, a FIFO nobody writes to (open() would wait for
+// ever), a device such as /dev/zero (a read would never end) or a file too large to be an input.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace stepsim {
+
+// Throws std::invalid_argument ("cannot open WHAT 'PATH': REASON") unless `path` is, after
+// following symbolic links, a regular file (or, with `allow_fifo`, a FIFO: a graph given as
+// `<(command)`) of at most `max_bytes` bytes.
+void check_input_file(const std::string& path, const std::string& what, uint64_t max_bytes, bool allow_fifo = false);
+
+// The whole text of an input file checked as above; a FIFO is read up to `max_bytes` bytes.
+std::string read_input_file(const std::string& path, const std::string& what, uint64_t max_bytes,
+                            bool allow_fifo = false);
+
+// The largest graph or preset file read (a graph of 10^6 nodes is about 100 MB of YAML).
+inline constexpr uint64_t kMaxTextInputBytes = uint64_t(1) << 30;
+
+}  // namespace stepsim
