@@ -424,6 +424,13 @@ void add_offchip_rules(Rules& r) {
     const ElemType tile = view_tile(checked_view(c, t, false), t);
     expect_index(c, "waddr");
     expect_tiles(c, "wdata", tile);
+    // One tile per address; the run counts both (their stops may differ).
+    const StreamType &a = c.input("waddr"), &d = c.input("wdata");
+    int64_t na = 0, nd = 0;
+    if (to_int(evaluate(a.card(), c.syms), na) && to_int(evaluate(d.card(), c.syms), nd) && na != nd)
+      c.fail("waddr from '" + c.producers.at("waddr") + "' " + a.str() + " has " + std::to_string(na) +
+             " addresses but wdata from '" + c.producers.at("wdata") + "' " + d.str() + " has " + std::to_string(nd) +
+             " tiles: one tile per address");
     return RuleResult{{{"out", StreamType{c.input("waddr").dims, ElemType::scalar()}}}, 0};
   };
 }
