@@ -25,8 +25,8 @@ constexpr uint64_t kTensorBytesPerElement = 8;
 
 // A node's objects besides its fiber stack: the operator with its SystemC module, context,
 // port vectors, parameters and names, and the graph's and the plan's copies of its NodeSpec.
-// Measured (docs/performance.md, "Big graphs"): a run of a chain of 3·10^4 Maps peaks 5 KiB a
-// node above its analysis, the stack pages it touches included; counted with room to spare.
+// Measured (docs/performance.md, "Big graphs"): a run of a chain of 3·10^4 Maps peaks 5 to 6 KiB
+// a node above its analysis, the stack pages it touches included; counted with room to spare.
 constexpr uint64_t kNodeObjectBytes = 8 << 10;
 // A channel's own object (its name, log and bookkeeping), besides its slots: counted with the
 // nodes' objects.
