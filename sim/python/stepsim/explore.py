@@ -84,7 +84,7 @@ class _StorageErrors:
             raise _stepsim.Error("dse: cannot write in %s: %s%s" % (
                 self.out, e.strerror or e, " (%s)" % e.filename if e.filename else "")) from None
         if isinstance(e, optuna.exceptions.StorageInternalError) or type(e).__module__.startswith("sqlalchemy"):
-            raise _stepsim.Error("dse: cannot write the study in %s: %s" % (self.out, _first_line(e))) from None
+            raise _stepsim.Error("dse: cannot keep the study in %s: %s" % (self.out, _first_line(e))) from None
         return False
 
 
@@ -181,9 +181,13 @@ def open_study(s, out, steps=None):
     make_folder(out)
     saved = os.path.join(out, "space.yaml")
     if os.path.exists(saved):
-        with open(saved) as f:
-            if yaml.safe_load(f) != s.data:
-                raise _stepsim.Error("dse: %s holds a study of another space (%s); give another output folder"
+        try:
+            with open(saved) as f:
+                same = yaml.safe_load(f) == s.data
+        except yaml.YAMLError:  # not written by stepsim (it writes the file whole or not at all)
+            same = False
+        if not same:
+            raise _stepsim.Error("dse: %s holds a study of another space (%s); give another output folder"
                                      % (out, saved))
     else:
         with open(saved + ".tmp", "w") as f:
