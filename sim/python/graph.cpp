@@ -178,7 +178,13 @@ void bind_graph(py::module_& m) {
       .def(
           "forward",
           [](GraphBuilder& b, const std::string& node, const std::string& port, const std::string& type) {
-            return b.forward(node, port, shape::parse_stream_type(type, b.symbols()));
+            shape::StreamType t;
+            try {
+              t = shape::parse_stream_type(type, b.symbols());
+            } catch (const std::invalid_argument& e) {  // the type's error, naming what it declares
+              throw std::invalid_argument("forward '" + node + "." + port + "': " + e.what());
+            }
+            return b.forward(node, port, t);
           },
           py::arg("node"), py::arg("port"), py::arg("type"))
       .def("set_depth", &GraphBuilder::set_depth)

@@ -379,9 +379,26 @@ def c_registry(rng, tmp):
     return a
 
 
+def c_forward(rng, tmp):
+    g, _ = base_graph()
+    a = Args(rng, {"node": ("f", "names others ints", ident), "port": ("out", "names others ints", ident),
+                   "type": ("[4] of selector", "strings others ints", unknown)})
+    g.forward(a["node"], a["port"], a["type"])
+    return a
+
+
+def c_layer(rng, tmp):
+    import stepsim
+
+    key = rng.choice(["batch", "hidden", "tile_b", "compute_bw", "seed", "block", "bogus"])
+    a = Args(rng, {"value": (32, "ints floats strings others numpy", unknown)})
+    stepsim.layers.swiglu(**{key: a["value"]})
+    return a
+
+
 CALLS = [c_graph, c_tensor, c_tensor_shape, c_tensor_file, c_init_array, c_run_inputs, c_op, c_broadcast, c_params,
          c_settings, c_literal, c_symbol, c_stream, c_set_dim, c_run, c_run_set, c_analyze, c_sweep, c_save,
-         c_from_yaml, c_registry]
+         c_from_yaml, c_registry, c_forward, c_layer]
 
 BAD_MESSAGE = ("incompatible function arguments", "Invoked with", "GiNaC", "parser.cpp", "_stepsim.")
 
