@@ -219,11 +219,20 @@ StreamType literal_type(const std::vector<Beat>& beats) {
 
 namespace {
 
+// Nodes by name: through the index of the whole graph, or by a scan where one node's inputs are
+// looked up (type_last_node: the C++ frontend adds the nodes one at a time, and an index built
+// per node would cost more than the scan).
+struct Nodes {
+  const Graph& g;
+  const NodeIndex* index = nullptr;
+  const NodeSpec* find(std::string_view name) const { return index ? index->find(name) : g.find(std::string(name)); }
+};
+
 // "node" -> "node.<its first output>", numbered as "<base>0".
-std::string normalise_ref(const NodeIndex& index, const std::string& ref, const std::string& where) {
+std::string normalise_ref(const Nodes& nodes, const std::string& ref, const std::string& where) {
   const size_t dot = ref.find('.');
   const std::string node = ref.substr(0, dot);
-  const NodeSpec* n = index.find(node);
+  const NodeSpec* n = nodes.find(node);
   if (!n) throw ShapeError(where + " reads unknown node '" + node + "'");
   if (dot != std::string::npos) return ref;
   const OpInfo& info = OpRegistry::instance().find(n->op);
@@ -257,7 +266,7 @@ Topology topology(const Graph& g, const NodeIndex& index) {
     const NodeSpec& n = g.nodes[k];
     const std::string where = "node '" + n.name + "' (" + n.op + ") input";
     for (const auto& [port, ref] : n.inputs) {
-      const std::string r = normalise_ref(index, ref, where + " '" + port + "'");
+      const std::string r = normalise_ref(Nodes{g, &index}, ref, where + " '" + port + "'");
       t.producers[k][port] = r;
       const size_t src = index.position(std::string_view(r).substr(0, r.find('.')));
       t.sources[k].push_back(src);
@@ -271,26 +280,26 @@ Topology topology(const Graph& g, const NodeIndex& index) {
 
 // Producers of node `n`'s inputs: port -> "src.port".
 // A ref to a node in `forward` (declared, not built yet) is taken as given ("node.port").
-std::map<std::string, std::string> producers_of(const NodeIndex& index, const NodeSpec& n,
+std::map<std::string, std::string> producers_of(const Nodes& nodes, const NodeSpec& n,
                                                 const std::set<std::string>& forward) {
   std::map<std::string, std::string> m;
   for (const auto& [port, ref] : n.inputs)
     m[port] = forward.count(ref.substr(0, ref.find('.')))
                   ? ref
-                  : normalise_ref(index, ref, "node '" + n.name + "' (" + n.op + ") input '" + port + "'");
+                  : normalise_ref(nodes, ref, "node '" + n.name + "' (" + n.op + ") input '" + port + "'");
   return m;
 }
 
 // Literal beats reaching `ref` through Sources and Broadcasts, or nullptr.
-const std::vector<Beat>* literal_of(const Graph& g, const NodeIndex& index, const std::string& ref) {
-  const NodeSpec* n = index.find(std::string_view(ref).substr(0, ref.find('.')));
+const std::vector<Beat>* literal_of(const Nodes& nodes, const std::string& ref) {
+  const NodeSpec* n = nodes.find(std::string_view(ref).substr(0, ref.find('.')));
   if (!n) return nullptr;  // a node declared ahead (a cycle)
   if (n->is(OpKind::kSource)) {
-    auto it = g.streams.find(n->params.count(param::kStream.name) ? n->params.at(param::kStream.name) : "");
-    return it == g.streams.end() ? nullptr : &it->second;
+    auto it = nodes.g.streams.find(n->params.count(param::kStream.name) ? n->params.at(param::kStream.name) : "");
+    return it == nodes.g.streams.end() ? nullptr : &it->second;
   }
   if (n->is(OpKind::kBroadcast) && n->inputs.count("in"))
-    return literal_of(g, index, normalise_ref(index, n->inputs.at("in"), n->name));
+    return literal_of(nodes, normalise_ref(nodes, n->inputs.at("in"), n->name));
   return nullptr;
 }
 
@@ -304,12 +313,13 @@ int element_depth(const ElemType& e) {
   return e.members.empty() && e.kind != ElemType::Tuple && e.kind != ElemType::Buffer ? 0 : deepest + 1;
 }
 
-void type_node(const Graph& g, const NodeIndex& index, const std::map<std::string, std::string>& prods,
-               size_t numbered, const NodeSpec& n, SymbolTable& syms, GraphTypes& out) {
+void type_node(const Nodes& nodes, const std::map<std::string, std::string>& prods, size_t numbered,
+               const NodeSpec& n, SymbolTable& syms, GraphTypes& out) {
+  const Graph& g = nodes.g;
   RuleContext c{n, g, syms, {}, prods, std::max<size_t>(numbered, 1), nullptr};
   c.literal_input = [&](const std::string& port) -> const std::vector<Beat>* {
     auto it = c.producers.find(port);
-    return it == c.producers.end() ? nullptr : literal_of(g, index, it->second);
+    return it == c.producers.end() ? nullptr : literal_of(nodes, it->second);
   };
   for (const auto& [port, ref] : prods) {
     const std::string src = ref.substr(0, ref.find('.')), sport = ref.substr(ref.find('.') + 1);
@@ -317,7 +327,7 @@ void type_node(const Graph& g, const NodeIndex& index, const std::map<std::strin
     auto it = outs.find(sport);
     if (it == outs.end())
       throw ShapeError("node '" + n.name + "' (" + n.op + ") input '" + port + "' reads '" + ref + "', but " +
-                       index.find(src)->op + " '" + src + "' has no output '" + sport + "'");
+                       nodes.find(src)->op + " '" + src + "' has no output '" + sport + "'");
     c.in[port] = it->second;
   }
   const ShapeRule* rule = find_shape_rule(n.op);
@@ -441,8 +451,8 @@ void check_declared(const NodeSpec& n, const std::map<std::string, StreamType>& 
 void type_last_node(const Graph& g, SymbolTable& syms, GraphTypes& types, const std::set<std::string>& forward) {
   if (g.nodes.empty()) return;
   const NodeSpec& n = g.nodes.back();  // nothing reads it yet: its numbered outputs are declared
-  const NodeIndex index(g);
-  type_node(g, index, producers_of(index, n, forward), n.num_outputs.value_or(1), n, syms, types);
+  const Nodes nodes{g};
+  type_node(nodes, producers_of(nodes, n, forward), n.num_outputs.value_or(1), n, syms, types);
 }
 
 GraphTypes infer_types(const Graph& g, SymbolTable& syms) {
@@ -475,7 +485,7 @@ GraphTypes infer_types(const Graph& g, SymbolTable& syms) {
     const NodeSpec& n = g.nodes[k];
     std::map<std::string, StreamType> declared;
     if (seeded[k]) declared = out.nodes[n.name].outputs;
-    type_node(g, index, topo.producers[k], topo.numbered_outs[k], n, syms, out);
+    type_node(Nodes{g, &index}, topo.producers[k], topo.numbered_outs[k], n, syms, out);
     check_declared(n, declared, syms, out);
     done[k] = true;
     ++typed;
