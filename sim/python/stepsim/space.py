@@ -447,7 +447,7 @@ class Space:
 
 
 def _count(n):
-    return "more than %d" % MAX_GRID if n > MAX_GRID else str(n)
+    return "more than %d" % MAX_GRID if n == math.inf else str(n)
 
 
 def _hardware_kind(text):
