@@ -714,8 +714,8 @@ void add_higher_order_rules(Rules& r) {
 }
 
 // Reshape pads only the innermost dimension: above it, the split dimension must be a known
-// multiple of the chunk (paper §2.4; the run refuses the rest at the dimension's end with these
-// words, hw/ops/shape_ops.cpp). A dynamic or ragged dimension cannot be known to be one.
+// multiple of the chunk (step-paper-notes §2.5; the run refuses the rest at the dimension's end with
+// these words, hw/ops/shape_ops.cpp). A dynamic or ragged dimension cannot be known to be one.
 void check_split_without_padding(const RuleContext& c, const StreamType& in, const Dim& d, size_t k, int64_t chunk) {
   const std::string what = "dimension " + std::to_string(k);
   const std::string why = " (only the innermost dimension can be padded)";
