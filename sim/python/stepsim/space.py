@@ -75,8 +75,10 @@ def load(source):
             data = loader.get_single_data()
         finally:
             loader.dispose()
-    except yaml.YAMLError as e:
-        raise _stepsim.Error("%s: not valid YAML: %s" % (where, e)) from None
+    except yaml.YAMLError as e:  # one line: where, and what PyYAML found there
+        mark, problem = getattr(e, "problem_mark", None), getattr(e, "problem", None)
+        at = " (line %d, column %d)" % (mark.line + 1, mark.column + 1) if mark is not None else ""
+        raise _stepsim.Error("%s: not valid YAML%s: %s" % (where, at, problem or str(e).replace("\n", " "))) from None
     if not isinstance(data, dict):
         raise _stepsim.Error("space: expected a mapping with program, parameters, objectives, search")
     return Space(data)
