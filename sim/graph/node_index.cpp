@@ -3,6 +3,7 @@
 namespace stepsim {
 
 NodeIndex::NodeIndex(const Graph& g) : g_(g) {
+  graph_pass_steps += g.nodes.size();
   positions_.reserve(g.nodes.size());
   for (size_t k = 0; k < g.nodes.size(); ++k)
     if (!positions_.emplace(g.nodes[k].name, k).second && !duplicate_) duplicate_ = &g.nodes[k].name;

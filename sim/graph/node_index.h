@@ -12,9 +12,10 @@
 
 namespace stepsim {
 
-// Steps of the passes over a graph's nodes on this thread: one per lookup by name, one per node
-// examined when shape inference orders the nodes. A test (testbench/loader/big_graph_test.cpp)
-// checks that they grow linearly with the graph.
+// Steps of the passes over a graph's nodes on this thread: one per node indexed, one per lookup
+// by name, one per node taken when shape inference orders the nodes. A test
+// (testbench/loader/big_graph_test.cpp) checks that they grow linearly with the graph: a lookup
+// by scan or an index built per node would not.
 inline thread_local uint64_t graph_pass_steps = 0;
 
 class NodeIndex {

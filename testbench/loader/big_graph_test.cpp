@@ -32,8 +32,8 @@ std::string chain_yaml(size_t n, bool reverse) {
   return yaml;
 }
 
-// Steps (lookups by name, nodes taken in typing order) of everything that reads a loaded graph
-// before a run: the static check, the host-memory estimate and the plan.
+// Steps (nodes indexed, lookups by name, nodes taken in typing order) of everything that reads a
+// loaded graph before a run: the static check, the host-memory estimate and the plan.
 uint64_t load_steps(const Graph& g) {
   HardwareParams hw;
   hw.num_pcus = g.nodes.size();
@@ -48,13 +48,13 @@ uint64_t load_steps(const Graph& g) {
 TEST(BigGraphs, CheckingAGraphTakesStepsLinearInItsNodes) {
   // Each pass looked every producer up by a scan of the nodes, and inference went over the file
   // once per node it could type: 36-55 s at 10^5 nodes, 106 s at 10^4 listed consumers first.
-  // Now a lookup is one step and each node is taken once: a few steps per node and input, the
-  // same in any file order.
+  // Now a lookup is one step, each pass indexes the nodes once and inference takes each node
+  // once: about ten steps per node here, the same in any file order.
   for (const bool reverse : {false, true}) {
     const uint64_t small = load_steps(parse_graph(chain_yaml(500, reverse), "g.yaml", ".", {}));
     const uint64_t big = load_steps(parse_graph(chain_yaml(4000, reverse), "g.yaml", ".", {}));
-    EXPECT_LE(small, 8u * 500) << "reverse " << reverse;
-    EXPECT_LE(big, 8u * 4000) << "reverse " << reverse;
+    EXPECT_LE(small, 16u * 500) << "reverse " << reverse;
+    EXPECT_LE(big, 16u * 4000) << "reverse " << reverse;
     EXPECT_LE(big, 9 * small) << "reverse " << reverse << ": " << small << " -> " << big;  // 8x the nodes, not 64x
   }
 }
