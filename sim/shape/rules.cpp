@@ -246,11 +246,10 @@ std::vector<ElemType> elems(const std::vector<const StreamType*>& ins) {
 // The tensor a node names, from the graph's tensors: section.
 const TensorSpec& tensor_spec(const RuleContext& c) {
   const std::string name = c.get(param::kTensor);
-  std::string declared;
-  for (const TensorSpec& t : c.graph.tensors) {
+  for (const TensorSpec& t : c.graph.tensors)
     if (t.name == name) return t;
-    declared += (declared.empty() ? "" : ", ") + t.name;
-  }
+  std::string declared;  // only for the message: built per node, it made typing quadratic in the tensors
+  for (const TensorSpec& t : c.graph.tensors) declared += (declared.empty() ? "" : ", ") + t.name;
   c.fail("no tensor named '" + name +
          "' in the graph's tensors: section (declared: " + (declared.empty() ? "none" : declared) + ")");
 }
