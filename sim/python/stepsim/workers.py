@@ -138,19 +138,19 @@ class Pool:
         try:
             self.close()
             if kind is None and not self.keep and self.kind != "inline":
-                self.kept_logs = self._remove_keeping_logs()
+                self._remove_keeping_logs()
         finally:
             self.lock.release()
 
     def _remove_keeping_logs(self):
         """Removes the folder after a run that ended well, but for the logs of workers that
         died or wrote anything (a worker writes nothing when all is well): those stay, and the
-        folder with them. Returns the kept logs."""
+        folder with them."""
         logs = self.path("logs")
         kept = [os.path.join(logs, n) for n in sorted(os.listdir(logs)) if os.path.getsize(os.path.join(logs, n))]
         if not kept and not self.given_up:
             shutil.rmtree(self.folder, ignore_errors=True)
-            return []
+            return
         for name in WORK_ENTRIES - {"logs", "lock"}:
             _remove(self.path(name))
         for name in os.listdir(logs):
@@ -158,7 +158,6 @@ class Pool:
                 os.remove(os.path.join(logs, name))
         print("workers: the log(s) of workers that died or reported errors are kept: %s" % ", ".join(kept or [logs]),
               file=sys.stderr)
-        return kept
 
     def path(self, *parts):
         return os.path.join(self.folder, *parts)
@@ -169,16 +168,18 @@ class Pool:
         self.lock.__enter__()  # a second coordinator in the same folder would take its points
         try:
             self._prepare_folder()
-        except BaseException:
+            write_json(self.path("job.json"), self.job)
+            self.beat()
+            if self.kind == "local":
+                for i in range(self.count):
+                    self._spawn("l%d" % i)
+            else:
+                self._submit()
+        except BaseException:  # __exit__ will not run: stop what started, let the folder go
+            if self.procs or self.slurm_job:
+                self.close()
             self.lock.release()
             raise
-        write_json(self.path("job.json"), self.job)
-        self.beat()
-        if self.kind == "local":
-            for i in range(self.count):
-                self._spawn("l%d" % i)
-        else:
-            self._submit()
 
     def _prepare_folder(self):
         """Empties the folder of an earlier run; a folder holding anything else is refused (it
