@@ -129,6 +129,8 @@ void GraphBuilder::trace_stream(const std::string& local, const std::string& yam
 
 void GraphBuilder::symbol(const std::string& name, const std::string& value) {
   check_name("symbol", name, g_.source);
+  if (g_.symbols.count(name))  // as a file's symbols: a key given twice
+    throw std::invalid_argument(g_.source + ": symbol '" + name + "' is given twice");
   shape::ex v;
   try {
     v = syms_.parse(value);

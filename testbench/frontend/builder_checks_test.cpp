@@ -93,6 +93,12 @@ TEST(BuilderChecks, RefusesWhatTheLoaderRefuses) {
          b.literal_stream("s", "2 D");
        },
        "'s'"},
+      {"a symbol given twice", yaml(ok_x, kLoad) + "symbols: {n: 4, n: 5}\n",
+       [](GraphBuilder& b) {
+         b.symbol("n", "4");
+         b.symbol("n", "5");
+       },
+       "symbol 'n' is given twice"},
       {"an impl that is none", yaml(ok_x, kLoad) + "impl: fpga\n", [](GraphBuilder& b) { b.set_impl("fpga"); },
        "impl must be approx, hls or rtl"},
   };

@@ -153,6 +153,8 @@ def test_a_python_graph_is_refused_where_the_cli_refuses_its_yaml(tmp_path):
     _clean(lambda: g.tensor("t", (4.7, 4.2)), "4.7", "integer")
     g.literal_stream("s", "1 D")
     _clean(lambda: g.literal_stream("s", "2 D"), "stream 's' is defined twice")
+    g.symbol("n", 4)
+    _clean(lambda: g.symbol("n", 5), "symbol 'n' is given twice")
     _cli_refuses(tmp_path, head + "streams: {s: '1 D', s: '2 D'}\nnodes: []\n", "s")
 
 
