@@ -7,6 +7,7 @@
 #include "hw/ops/op.h"
 #include "hw/ops/params.h"
 #include "sim/frontend/builder.h"
+#include "sim/graph/validate.h"
 #include "sim/shape/infer.h"
 #include "sim/shape/metrics.h"
 
@@ -43,8 +44,13 @@ class Downtiler {
         fail(n,
              "operator " + n.op + " is not supported (LinearOffChipLoad/Store, Repeat, Map, Accum matmul_acc, Sink)");
     }
+    try {  // the result must be a graph the loader takes (derived names grow by their suffixes)
+      check_graph(out);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("downtile: the down-tiled graph would not load: ") + e.what());
+    }
     SymbolTable check;
-    shape::infer_types(out, check);  // the result must type-check
+    shape::infer_types(out, check);  // and type-check
     return out;
   }
 

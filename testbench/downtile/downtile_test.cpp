@@ -135,5 +135,20 @@ TEST(Downtile, UnsupportedOperatorAndTileAreNamedErrors) {
   }
 }
 
+TEST(Downtile, ANameThatOutgrowsTheLimitIsRefusedNotWritten) {
+  // Derived names grow: the graph's by "_t16", Bufferize/Streamify pairs by their tags. A graph
+  // the loader would refuse must not be the result.
+  Graph g = layers::build_layer(
+      "swiglu", {{"batch", "32"}, {"hidden", "64"}, {"inter", "128"}, {"tile_b", "16"}, {"tile_f", "32"}});
+  g.name = std::string(127, 'g');
+  try {
+    downtile(g, 16);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("the down-tiled graph would not load"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("1 to 128 characters"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace stepsim
