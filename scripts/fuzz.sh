@@ -8,9 +8,18 @@
 #   scripts/fuzz.sh --smoke     the default tests' bounded run: replays the saved findings and the
 #                               seeds, then fuzzes each target for 25 s (fixed seed), stopping at
 #                               its first finding
+#
+# Beside the libFuzzer targets, MINUTES mode runs three seeded campaigns of the surfaces libFuzzer
+# does not reach, for the same time each (their own pytest versions are in the default tests):
+#   python   the Python API (scripts/fuzz/python_api.py: mutated calls of stepsim's functions)
+#   space    DSE space files (scripts/dse/fuzz_space.py: mutated spaces run by stepsim dse)
+#   cli      the command line's edges (scripts/fuzz/cli_edges.py: aliases, nesting, expressions,
+#            names as file names, input files of the wrong kind)
+# They use the package and binary of --core's build (default build/), with --seed (default 1).
 # Options: --build-dir DIR (default build-fuzz), --core BUILD (a build folder whose layer
 # libraries are linked: only the parsers are compiled here; without it every layer is built
-# instrumented), --targets "graph tokens npy csv preset expr", --parallel N, --seconds S (per target).
+# instrumented), --targets "graph tokens npy csv preset expr python space cli", --parallel N,
+# --seconds S (per target), --seed S (the campaigns').
 #
 # Needs clang++ and libFuzzer (Debian clang, libfuzzer-14-dev, libclang-rt-14-dev). Findings are
 # grouped by what went wrong (the report's first line); one input per kind not seen before is
@@ -25,7 +34,8 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 
 build="$repo/build-fuzz"
 core=""
-targets="graph tokens npy csv preset expr"
+targets="graph tokens npy csv preset expr python space cli"
+campaign_seed=1
 parallel=1
 seconds=""
 smoke=0
@@ -37,6 +47,7 @@ while [ $# -gt 0 ]; do
     --targets) targets=$2; shift ;;
     --parallel) parallel=$2; shift ;;
     --seconds) seconds=$2; shift ;;
+    --seed) campaign_seed=$2; shift ;;
     [0-9]*) seconds=$(( $1 * 60 )) ;;
     *) echo "fuzz.sh: unknown argument '$1' (see the header of $0)" >&2; exit 1 ;;
   esac
@@ -48,6 +59,16 @@ elif [ -z "$seconds" ]; then
   echo "usage: scripts/fuzz.sh MINUTES | --smoke [options] (see the header of $0)" >&2
   exit 1
 fi
+# The libFuzzer targets and the campaigns (none in --smoke: the default tests run their own).
+campaigns=""
+fuzzers=""
+for t in $targets; do
+  case "$t" in
+    python|space|cli) [ "$smoke" = 1 ] || campaigns="$campaigns $t" ;;
+    *) fuzzers="$fuzzers $t" ;;
+  esac
+done
+targets=$fuzzers
 regressions="$repo/testbench/fuzz/regressions"
 seeds="$repo/testbench/fuzz/corpus"
 
@@ -67,11 +88,13 @@ start=$(date +%s)
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 mkdir -p "$build"
-cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$clangxx" "${launcher[@]}" \
-  -DSTEPSIM_FUZZ=ON -DSTEPSIM_FUZZ_CORE="$core" -DSTEPSIM_RTL=OFF -DSTEPSIM_BENCHMARKS=OFF -DSTEPSIM_PYTHON=OFF >"$build/configure.log" 2>&1 ||
-  { cat "$build/configure.log"; exit 1; }
-cmake --build "$build" -j"${STEPSIM_FUZZ_JOBS:-2}" $(for t in $targets; do echo "--target fuzz_$t"; done) \
-  >"$build/build.log" 2>&1 || { tail -50 "$build/build.log"; exit 1; }
+if [ -n "$targets" ]; then
+  cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$clangxx" "${launcher[@]}" \
+    -DSTEPSIM_FUZZ=ON -DSTEPSIM_FUZZ_CORE="$core" -DSTEPSIM_RTL=OFF -DSTEPSIM_BENCHMARKS=OFF -DSTEPSIM_PYTHON=OFF >"$build/configure.log" 2>&1 ||
+    { cat "$build/configure.log"; exit 1; }
+  cmake --build "$build" -j"${STEPSIM_FUZZ_JOBS:-2}" $(for t in $targets; do echo "--target fuzz_$t"; done) \
+    >"$build/build.log" 2>&1 || { tail -50 "$build/build.log"; exit 1; }
+fi
 echo "fuzz.sh: built $(for t in $targets; do echo -n "fuzz_$t "; done)in $(( $(date +%s) - start )) s"
 
 # A UBSan report is a finding like an ASan one; leaks are checked, but for libcln's (lsan.supp).
@@ -169,12 +192,26 @@ summary() {
     "${cov:-?}" "${ft:-?}" "$crashes"
 }
 
+# One seeded campaign for $seconds; its counts are the last lines of its log.
+campaign() {
+  local t=$1 built=${core:-$repo/build} log="$logs/campaign-$1.log" minutes
+  minutes=$(awk "BEGIN { print $seconds / 60 }")
+  case "$t" in
+    python) PYTHONPATH="$built/python" /usr/bin/python3 "$repo/scripts/fuzz/python_api.py" --minutes "$minutes" \
+              --seed "$campaign_seed" ;;
+    space) PYTHONPATH="$built/python" /usr/bin/python3 "$repo/scripts/dse/fuzz_space.py" --binary "$built/stepsim" \
+             --minutes "$minutes" --seed "$campaign_seed" ;;
+    cli) /usr/bin/python3 "$repo/scripts/fuzz/cli_edges.py" --stepsim "$built/stepsim" --minutes "$minutes" \
+           --seed "$campaign_seed" ;;
+  esac >"$log" 2>&1 && echo "campaign $t: no finding" >>"$log" || echo "campaign $t: FINDINGS (above)" >>"$log"
+}
+
 status=0
 for t in $targets; do replay "$t" || status=1; done
 
 running=0
-for t in $targets; do
-  fuzz "$t" &
+for t in $targets $campaigns; do
+  case "$t" in python|space|cli) campaign "$t" & ;; *) fuzz "$t" & ;; esac
   running=$((running + 1))
   if [ "$running" -ge "$parallel" ]; then
     wait -n
@@ -188,6 +225,11 @@ done
 
 echo "fuzz.sh: per target (logs in $logs):"
 for t in $targets; do summary "$t"; done
+for t in $campaigns; do
+  echo "campaign $t ($seconds s):"
+  tail -n 12 "$logs/campaign-$t.log" | sed 's/^/  /'
+  grep -q "campaign $t: no finding" "$logs/campaign-$t.log" || status=1
+done
 for t in $targets; do
   if [ -n "$(ls "$build/findings/$t" 2>/dev/null)" ]; then
     status=1

@@ -13,7 +13,7 @@ Every case ends in one of:
   crash    the worker died (a signal, an abort)
   hang     the case did not finish within the time limit
 
-Used by test_api_fuzz.py (fixed seeds, a few hundred cases) and scripts/fuzz_python.py (long
+Used by test_api_fuzz.py (fixed seeds, a few hundred cases) and scripts/fuzz/python_api.py (long
 campaigns). `python3 api_fuzz.py --worker SEED FIRST COUNT` is the worker.
 """
 import json

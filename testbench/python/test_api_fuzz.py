@@ -1,7 +1,7 @@
 """The Python API under seeded mutations (api_fuzz.py): every mutated call ends in stepsim.Error,
 TypeError or ValueError with a clear message, or succeeds only when its arguments were valid;
 never another exception, a crash of the interpreter or a hang. Fixed seeds, a few hundred cases
-in worker processes; scripts/fuzz_python.py runs long campaigns of the same cases."""
+in worker processes; scripts/fuzz/python_api.py runs long campaigns of the same cases."""
 import pytest
 
 from api_fuzz import Campaign

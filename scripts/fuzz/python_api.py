@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Long campaign of the Python API fuzzer (testbench/python/api_fuzz.py):
 
-    PYTHONPATH=build/python python3 scripts/fuzz_python.py --minutes 10 --seed 7
+    PYTHONPATH=build/python python3 scripts/fuzz/python_api.py --minutes 10 --seed 7
 
 runs seeded mutated calls of the public API in worker processes until the time is up and prints
 the counts: ran, clean error, ok (valid success), silent (success with an invalid argument),
@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testbench", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "testbench", "python"))
 import api_fuzz  # noqa: E402
 
 
