@@ -131,16 +131,19 @@ def test_a_point_that_does_not_fit_the_fabric_is_infeasible(tmp_path):
     ({"set": {"hbm.channel": 4}}, "'hbm.channel' is not a hardware parameter (did you mean hbm.channels?), and "
                                   "the program has no node 'hbm'"),
     ({"parameters": {"tile_f": [64], "hbm.channel": [4, 8]}}, "'hbm.channel' is not a hardware parameter"),
-    ({"parameters": {"tile_f": [64], "hbm.channels": [4, "eight"]}}, "parameters.hbm.channels: 'eight' is not a "
-                                                                    "finite number"),
+    ({"parameters": {"tile_f": [64], "hbm.channels": [4, "eight"]}}, "parameters.hbm.channels: 'eight' is not an "
+                                                                    "integer"),
     ({"parameters": {"tile_f": [64, "x"]}}, "parameters.tile_f: 'x' is not an integer"),
     ({"parameters": {"tile_f": {"low": 32.5, "high": 64}}}, "parameters.tile_f: 32.5 is not an integer"),
     ({"program": {"layer": "swiglu", "params": {"batch": [32, 64]}}}, "program.params.batch: [32, 64] is not an "
                                                                       "integer"),
-    ({"set": {"onchip_requirement_model": 3, "hbm.channels": "x"}}, "set.hbm.channels: 'x' is not a finite number"),
+    ({"set": {"onchip_requirement_model": 3, "hbm.channels": "x"}}, "set.hbm.channels: 'x' is not an integer"),
     ({"constraints": {"cycles": {"max": float("nan")}}}, "constraint 'cycles': max must be a finite number, not nan"),
     ({"constraints": {"cycles": {"min": float("inf")}}}, "constraint 'cycles': min must be a finite number, not inf"),
     ({"parameters": {"tile_f": [32, float("nan")]}}, "value nan is not a finite number"),
+    # Found by scripts/dse/fuzz_space.py (seed 2): a float range for an integer hardware parameter.
+    ({"parameters": {"tile_f": [64], "hbm.channels": {"low": 1.5, "high": 8, "step": 4}}},
+     "parameters.hbm.channels: 1.5 is not an integer"),
     # Grids counted, not listed: 10^12 points, and three ranges of 1,000.
     ({"parameters": {"hbm.channels": {"low": 1, "high": 10**12}}}, "the grid has more than 1000000 points "
                                                                    "(1000000000000); the limit is 1000000"),

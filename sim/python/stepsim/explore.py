@@ -178,6 +178,8 @@ def open_study(s, out, steps=None):
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     # constraints_func is marked experimental in Optuna 3.1; the warning is for us, not the user.
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    # A stepped range ends at its last step (as the grid does): Optuna's warning says no more.
+    warnings.filterwarnings("ignore", message="The distribution is specified by", module="optuna")
     make_folder(out)
     saved = os.path.join(out, "space.yaml")
     if os.path.exists(saved):

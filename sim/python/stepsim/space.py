@@ -453,14 +453,13 @@ def _count(n):
 
 
 def _hardware_kind(text):
-    """The kind of a hardware parameter from its value in the preset: bool, number or word."""
+    """The kind of a hardware parameter from its value in the preset: bool, int (the preset
+    writes a real-valued one with a point: clock_ghz 1.000000), number or word."""
     if text in ("true", "false"):
         return "bool"
-    try:
-        float(text)
-        return "number"
-    except ValueError:
-        return "word"
+    if _is_int(text):
+        return "int"
+    return "number" if _is_number(text) else "word"
 
 
 def _program_kinds(program):
