@@ -141,6 +141,10 @@ def test_a_point_that_does_not_fit_the_fabric_is_infeasible(tmp_path):
     ({"constraints": {"cycles": {"max": float("nan")}}}, "constraint 'cycles': max must be a finite number, not nan"),
     ({"constraints": {"cycles": {"min": float("inf")}}}, "constraint 'cycles': min must be a finite number, not inf"),
     ({"parameters": {"tile_f": [32, float("nan")]}}, "value nan is not a finite number"),
+    # Found by scripts/dse/fuzz_space.py (seed 3): a name of 10,000 characters crashed matplotlib
+    # (the plots' title) after every trial had run.
+    ({"name": "x" * 10000}, "name must be 1..100 printable characters, not 'xxxxxxxx"),
+    ({"name": "two\nlines"}, "name must be 1..100 printable characters"),
     # Found by scripts/dse/fuzz_space.py (seed 2): a float range for an integer hardware parameter.
     ({"parameters": {"tile_f": [64], "hbm.channels": {"low": 1.5, "high": 8, "step": 4}}},
      "parameters.hbm.channels: 1.5 is not an integer"),

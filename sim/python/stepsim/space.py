@@ -50,6 +50,7 @@ def _mapping(loader, node, deep=False):
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
 
 
+MAX_NAME = 100  # characters of a study's name
 MAX_BYTES = 1 << 20  # a space file (a real one is a few hundred bytes)
 MAX_DEPTH = 32  # nesting of a space's YAML (a real space is 4 deep)
 MAX_GRID = MAX_TRIALS  # points of a grid (it is enumerated lazily, but each point is a trial)
@@ -217,7 +218,7 @@ class Space:
         if unknown:
             raise _stepsim.Error("space: unknown key '%s' (known: %s)" % (sorted(unknown, key=str)[0], ", ".join(sorted(TOP_KEYS))))
         self.data = data
-        self.name = str(data.get("name", "dse"))
+        self.name = self._name(data.get("name", "dse"))
         self.preset = str(data.get("preset", "step-artifact"))
         if self.preset not in _stepsim.preset_names():
             raise _stepsim.Error("space: unknown preset '%s' (%s)" % (self.preset, ", ".join(_stepsim.preset_names())))
@@ -232,6 +233,17 @@ class Space:
         self.objectives = self._objectives(data.get("objectives"))
         self.constraints = self._constraints(data.get("constraints", {}))
         self._search(self._mapping("search", data.get("search", {})))
+
+    def _name(self, name):
+        """The study's name: a short line (plots carry it as their title; matplotlib fails on a
+        very long one after every trial has run)."""
+        if isinstance(name, bool) or not isinstance(name, (str, int)):
+            raise _stepsim.Error("space: name must be a word, not %r" % (name,))
+        name = str(name)
+        if not 1 <= len(name) <= MAX_NAME or not name.isprintable():
+            raise _stepsim.Error("space: name must be 1..%d printable characters, not %r"
+                                 % (MAX_NAME, name if len(name) <= 40 else name[:40] + "..."))
+        return name
 
     def _mapping(self, what, value):
         if not isinstance(value, dict):
