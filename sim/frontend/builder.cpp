@@ -51,6 +51,7 @@ GraphBuilder::GraphBuilder(std::string name, std::string description) {
 GraphBuilder GraphBuilder::from_graph(Graph g) {
   GraphBuilder b(g.name, g.description);
   b.g_ = std::move(g);
+  for (size_t k = 0; k < b.g_.nodes.size(); ++k) b.node_position_.emplace(b.g_.nodes[k].name, k);
   try {
     b.types_ = shape::infer_types(b.g_, b.syms_);
   } catch (const shape::UntypableGraph& e) {
@@ -68,7 +69,7 @@ void GraphBuilder::declare_tensor(const TensorSpec& t) {
 }
 
 Stream GraphBuilder::stream(const std::string& node, const std::string& port) {
-  if (!g_.find(node) && !forward_.count(node)) throw shape::ShapeError("no node '" + node + "' in the graph");
+  if (!has_node(node) && !forward_.count(node)) throw shape::ShapeError("no node '" + node + "' in the graph");
   if (!untyped_.empty())
     throw shape::ShapeError("stream '" + node + "." + port + "': the graph has no types (" + untyped_ + ")");
   type_of(node, port);  // throws naming the stream when the node has no such output
@@ -144,7 +145,7 @@ void GraphBuilder::symbol(const std::string& name, const std::string& value) {
 std::map<std::string, Stream> GraphBuilder::add(const std::string& local, const std::string& op, const ParamMap& params,
                                                 const Inputs& inputs, const NodeOptions& opt) {
   const std::string name = prefix_ + local;
-  if (g_.find(name)) throw shape::ShapeError("node '" + name + "' is defined twice");
+  if (has_node(name)) throw shape::ShapeError("node '" + name + "' is defined twice");
   if (!untyped_.empty()) throw shape::ShapeError("node '" + name + "': the graph has no types (" + untyped_ + ")");
   auto declared = forward_.find(name);
   NodeSpec n;
@@ -163,9 +164,13 @@ std::map<std::string, Stream> GraphBuilder::add(const std::string& local, const 
   n.impl = opt.impl;
   check_node(n, g_.source);  // the loader's rules, before anything is sized by them
   g_.nodes.push_back(n);
+  node_position_.emplace(name, g_.nodes.size() - 1);
   const std::set<std::string> ahead = declared_ahead(name);
   try {
-    shape::type_last_node(g_, syms_, types_, ahead);
+    shape::type_last_node(g_, syms_, types_, ahead, [this](const std::string& node) -> const NodeSpec* {
+      auto at = node_position_.find(node);
+      return at == node_position_.end() ? nullptr : &g_.nodes[at->second];
+    });
     if (declared != forward_.end()) {
       for (const auto& [port, want] : declared->second) {
         const shape::StreamType& got = types_.nodes.at(name).outputs.at(port);
@@ -181,6 +186,7 @@ std::map<std::string, Stream> GraphBuilder::add(const std::string& local, const 
     }
   } catch (...) {
     g_.nodes.pop_back();
+    node_position_.erase(name);
     throw;
   }
   std::map<std::string, Stream> out;
@@ -206,7 +212,7 @@ std::set<std::string> GraphBuilder::declared_ahead(const std::string& except) co
 Stream GraphBuilder::forward(const std::string& local, const std::string& port, const shape::StreamType& type) {
   const std::string node = prefix_ + local;
   check_name("node", node, g_.source);
-  if (g_.find(node)) throw shape::ShapeError("forward: node '" + node + "' exists already");
+  if (has_node(node)) throw shape::ShapeError("forward: node '" + node + "' exists already");
   forward_[node][port] = type;
   types_.nodes[node].outputs[port] = type;
   return Stream(this, node, port);
@@ -233,7 +239,7 @@ void GraphBuilder::retype(const std::string& node) {
   g_.nodes.erase(it);
   g_.nodes.push_back(spec);
   types_.order.erase(std::find(types_.order.begin(), types_.order.end(), node));
-  try {
+  try {  // (inputs found by a scan: node_position_ is off by one for the nodes after pos until the end)
     shape::type_last_node(g_, syms_, types_, declared_ahead(node));
   } catch (...) {
     g_.nodes.pop_back();
@@ -247,8 +253,8 @@ void GraphBuilder::retype(const std::string& node) {
 }
 
 NodeSpec& GraphBuilder::node(const std::string& name) {
-  for (NodeSpec& n : g_.nodes)
-    if (n.name == name) return n;
+  auto at = node_position_.find(name);
+  if (at != node_position_.end()) return g_.nodes[at->second];
   throw std::invalid_argument(g_.source + ": no node " + stepsim::quoted(name) + " in the graph");
 }
 

@@ -192,6 +192,7 @@ void bind_graph(py::module_& m) {
       .def("set_impl", &GraphBuilder::set_impl)
       .def_property_readonly("name", [](const GraphBuilder& b) { return b.graph().name; })
       .def("nodes", &nodes_of)
+      .def("has_node", &GraphBuilder::has_node, py::arg("name"))
       .def("tensors", &tensors_of)
       .def("to_yaml", [](const GraphBuilder& b) { return graph_to_yaml(b.graph()); })
       .def("to_yaml_with_files", [](const GraphBuilder& b, const std::map<std::string, std::string>& files) {

@@ -219,13 +219,22 @@ StreamType literal_type(const std::vector<Beat>& beats) {
 
 namespace {
 
-// Nodes by name: through the index of the whole graph, or by a scan where one node's inputs are
-// looked up (type_last_node: the C++ frontend adds the nodes one at a time, and an index built
-// per node would cost more than the scan).
+// Nodes by name: through the index of the whole graph, through the caller's lookup where one
+// node's inputs are looked up (type_last_node: the C++ frontend adds the nodes one at a time and
+// keeps its own index; one built per node would cost n), or by a scan.
 struct Nodes {
   const Graph& g;
   const NodeIndex* index = nullptr;
-  const NodeSpec* find(std::string_view name) const { return index ? index->find(name) : g.find(std::string(name)); }
+  const NodeLookup* lookup = nullptr;
+  const NodeSpec* find(std::string_view name) const {
+    if (index) return index->find(name);
+    if (lookup && *lookup) {
+      ++graph_pass_steps;
+      return (*lookup)(std::string(name));
+    }
+    graph_pass_steps += g.nodes.size();  // the scan's cost, for the tests of big graphs
+    return g.find(std::string(name));
+  }
 };
 
 // "node" -> "node.<its first output>", numbered as "<base>0".
@@ -313,8 +322,8 @@ int element_depth(const ElemType& e) {
   return e.members.empty() && e.kind != ElemType::Tuple && e.kind != ElemType::Buffer ? 0 : deepest + 1;
 }
 
-void type_node(const Nodes& nodes, const std::map<std::string, std::string>& prods, size_t numbered,
-               const NodeSpec& n, SymbolTable& syms, GraphTypes& out) {
+void type_node(const Nodes& nodes, const std::map<std::string, std::string>& prods, size_t numbered, const NodeSpec& n,
+               SymbolTable& syms, GraphTypes& out) {
   const Graph& g = nodes.g;
   RuleContext c{n, g, syms, {}, prods, std::max<size_t>(numbered, 1), nullptr};
   c.literal_input = [&](const std::string& port) -> const std::vector<Beat>* {
@@ -448,10 +457,11 @@ void check_declared(const NodeSpec& n, const std::map<std::string, StreamType>& 
 
 }  // namespace
 
-void type_last_node(const Graph& g, SymbolTable& syms, GraphTypes& types, const std::set<std::string>& forward) {
+void type_last_node(const Graph& g, SymbolTable& syms, GraphTypes& types, const std::set<std::string>& forward,
+                    const NodeLookup& find) {
   if (g.nodes.empty()) return;
   const NodeSpec& n = g.nodes.back();  // nothing reads it yet: its numbered outputs are declared
-  const Nodes nodes{g};
+  const Nodes nodes{g, nullptr, &find};
   type_node(nodes, producers_of(nodes, n, forward), n.num_outputs.value_or(1), n, syms, types);
 }
 

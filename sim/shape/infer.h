@@ -104,7 +104,11 @@ GraphTypes infer_types(const Graph& g, SymbolTable& syms);
 // Types the last node of `g` (the C++ frontend adds nodes one at a time, producers first). Its
 // inputs may read nodes named in `forward`: declared ahead with their types in `types` (the
 // back edge of a cycle), not in `g` yet.
-void type_last_node(const Graph& g, SymbolTable& syms, GraphTypes& types, const std::set<std::string>& forward = {});
+// `find`, when given, looks a node of `g` up by name (the builder keeps an index of its nodes);
+// without it the node's inputs are found by a scan of g.nodes.
+using NodeLookup = std::function<const NodeSpec*(const std::string&)>;
+void type_last_node(const Graph& g, SymbolTable& syms, GraphTypes& types, const std::set<std::string>& forward = {},
+                    const NodeLookup& find = {});
 
 // Parses a stream type as StreamType::str() prints it, for the kinds a declaration needs:
 // "[1, n~] of selector", "[4] of scalar", "[2, 3] of T[16x64:bf16]" (sizes are expressions in

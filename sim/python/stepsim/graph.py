@@ -225,11 +225,10 @@ class Graph:
         return spec.shape_result(wrapped, options)
 
     def _fresh_name(self, op):
-        taken = {n["name"] for n in self._b.nodes()}
-        while True:
+        while True:  # (one lookup a name: listing every node here made building quadratic)
             self._counter += 1
             name = "%s_%d" % (op.lower(), self._counter)
-            if name not in taken:
+            if not self._b.has_node(name):
                 return name
 
     # ---- what the graph holds
