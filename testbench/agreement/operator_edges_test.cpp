@@ -248,7 +248,7 @@ Cases routing_cases() {
   const std::vector<std::string> few = {"D", "x x x D", "S1 D", "x x S1 x S1 D", "x S1 x S1 x S1 D"};
   for (const std::string& a : few)
     for (const std::string& b : few)
-      for (const std::string& sel : {"D", "x x D", "x x x x S1 D", "x S1 x S1 D"})
+      for (const std::string sel : {"D", "x x D", "x x x x S1 D", "x S1 x S1 D"})
         for (const char* rank : {"0", "1"})
           v.push_back(Case("Reassemble", {{"rank", rank}})
                           .in("in0", scalars(a))
@@ -283,7 +283,7 @@ Cases memory_and_address_cases() {
     for (const char* rank : {"1", "2"}) {
       v.push_back(Case("Bufferize", {{"rank", rank}}).in("in", tiles(s)));
       v.push_back(Case("Streamify", {{"repeat", "[2]"}}).via("in", tiles(s), "Bufferize", {{"rank", rank}}));
-      for (const std::string& ref : {"x x D", "x S1 x x S1 D", "S1 S1 D", "x x S1 x x S2 D"})
+      for (const std::string ref : {"x x D", "x S1 x x S1 D", "S1 S1 D", "x x S1 x x S2 D"})
         for (const char* c : {"0", "1"})
           v.push_back(Case("Streamify", {{"rank", c}})
                           .via("in", tiles(s), "Bufferize", {{"rank", rank}})
@@ -316,7 +316,7 @@ Cases memory_and_address_cases() {
                       .functional());
   }
   // A store takes exactly its view's 4 tiles, in any stream shape.
-  for (const std::string& s : {"x x x x D", "x x S1 x x S1 D", "x S1 x x x S1 D", "x x S1 S1 x x S1 D"})
+  for (const std::string s : {"x x x x D", "x x S1 x x S1 D", "x S1 x x x S1 D", "x x S1 S1 x x S1 D"})
     v.push_back(Case("LinearOffChipStore", {{"tensor", "w"}, {"tile", "[4, 8]"}})
                     .tensor("w", 8, 16)
                     .in("in", tiles(s, "T[4x8]")));
