@@ -809,9 +809,7 @@ nodes:
   - {name: d, op: Source, params: {stream: d}}
   - {name: s, op: RandomOffChipStore, params: {tensor: w, tile: [1, 4]}, inputs: {waddr: a, wdata: d}}
 )",
-               {"node 's'",
-                "waddr has more addresses than wdata has tiles: wdata ended (D) after 1 tiles, but waddr "
-                "goes on: stream element 1 of 'waddr' (counting from 0) is 2"});
+               {"node 's' (RandomOffChipStore)", "has 2 addresses", "has 1 tiles: one tile per address"});
   expect_error(R"(
 tensors: {w: {shape: [4, 4], init: file, file: /nonexistent/w.npy}}
 nodes: []
@@ -856,27 +854,26 @@ nodes:
   - {name: store, op: LinearOffChipStore, params: {tensor: y, tile: [16, 16]}, inputs: {in: load}}
 )";
   auto with = [&](const std::string& out) { return std::regex_replace(g, std::regex("OUT"), out); };
-  SimResult fewer = run_yaml(with("2, 4"));
-  EXPECT_EQ(fewer.error,
-            "node 'store' (LinearOffChipStore): received 8 tiles but its view of tensor 'y' (out_shape [4, 4]) "
-            "expects 16");
+  // The static check counts the tiles (analyze and run alike, docs/semantics.md); the operator's
+  // own check, with the same words, is left for counts known only as the data arrives.
+  expect_error(with("2, 4"), {"node 'store' (LinearOffChipStore): received 8 tiles but its view of tensor 'y' "
+                              "(out_shape [4, 4]) expects 16"});
   expect_error(with("2, 4"), {"received 8 tiles", "expects 16"}, true);  // functional mode too
-  SimResult more = run_yaml(R"(
+  expect_error(R"(
 tensors:
   x: {shape: [64, 64]}
   y: {shape: [64, 64], init: output}
 nodes:
   - {name: load, op: LinearOffChipLoad, params: {tensor: x, tile: [16, 16]}}
   - {name: store, op: LinearOffChipStore, params: {tensor: y, tile: [16, 16], out_shape: [2, 4]}, inputs: {in: load}}
-)");
-  EXPECT_EQ(more.error,
-            "node 'store' (LinearOffChipStore): received more tiles than the 8 its view of tensor 'y' (out_shape [2, "
-            "4]) expects: stream element 8 of 'in' (counting from 0) is one too many");
+)",
+               {"node 'store' (LinearOffChipStore): received 16 tiles but its view of tensor 'y' (out_shape [2, 4]) "
+                "expects 8"});
   EXPECT_TRUE(run_yaml(with("4, 4")).ok);
 }
 
 TEST(OffChipErrors, RandomStoresNameBothCounts) {
-  SimResult r = run_yaml(R"(
+  expect_error(R"(
 tensors: {w: {shape: [4, 4]}}
 streams: {a: '1 D', d: 'T[1x4] T[1x4] S1 D'}
 nodes:
@@ -884,10 +881,9 @@ nodes:
   - {name: d, op: Source, params: {stream: d}}
   - {name: s, op: RandomOffChipStore, params: {tensor: w, tile: [1, 4]}, inputs: {waddr: a, wdata: d}}
   - {name: acks, op: Sink, inputs: {in: s}}
-)");
-  EXPECT_EQ(r.error,
-            "node 's' (RandomOffChipStore): wdata has more tiles than waddr has addresses: waddr ended (D) after 1 "
-            "addresses, but wdata goes on: stream element 1 of 'wdata' (counting from 0) is T[1x4]");
+)",
+               {"node 's' (RandomOffChipStore): waddr from 'a.out0' [1] of scalar has 1 addresses but wdata from "
+                "'d.out0' [1, 2] of T[1x4:bf16] has 2 tiles: one tile per address"});
 }
 
 // Sizes of a view are products: they are checked without overflowing (2^40 x 2^40 tiles used to
@@ -974,7 +970,8 @@ TEST(NpyReader, HeadersAndInt64ValuesAreCheckedWithoutReadingTheData) {
   EXPECT_NE(error_of([&] { read_npy_header(odd); }).find("malformed shape '(1 2,)'"), std::string::npos);
   // A shape without its parentheses (a fuzzer's find: "basic_string::substr" leaked).
   const std::string bare = npy("bare.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': , }", "");
-  EXPECT_EQ(error_of([&] { read_npy_header(bare); }), "tensor file '" + bare + "': malformed shape ''");
+  EXPECT_EQ(error_of([&] { read_npy_header(bare); }),
+            "tensor file '" + bare + "': malformed header: unexpected ',' at byte 50");
   // int64 values must fit int32: check_npy (timing mode) streams them, read_npy converts them.
   std::string data;
   for (int64_t v : {int64_t(1), int64_t(1) << 40}) data.append(reinterpret_cast<const char*>(&v), 8);
