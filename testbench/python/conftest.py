@@ -63,3 +63,17 @@ def square(**tensor_x):
 def small_graph():
     """square() with x random (seed 3)."""
     return square(init="random", seed=3)
+
+
+# A DSE builder file of a small graph (a few milliseconds a run), written by the DSE tests.
+SQUARE_BUILDER = """import stepsim
+
+
+def build(compute_bw=1024):
+    g = stepsim.Graph("square")
+    g.tensor("x", (64, 256))
+    g.output_tensor("y", (64, 256))
+    x = g.LinearOffChipLoad(tensor="x", tile=[16, 256])
+    g.LinearOffChipStore(g.Map(x, x, fn="mul", compute_bw=compute_bw), tensor="y", tile=[16, 256])
+    return g
+"""

@@ -12,7 +12,7 @@ import stepsim
 from stepsim import explore
 from stepsim import space as space_module
 
-from conftest import cli
+from conftest import SQUARE_BUILDER as BUILDER, cli
 
 SWIGLU = {
     "name": "swiglu-test",
@@ -254,18 +254,6 @@ def test_workers_that_die_are_replaced_and_their_points_reported(tmp_path, monke
     finally:
         pool.close()
 
-
-BUILDER = '''import stepsim
-
-
-def build(compute_bw=1024):
-    g = stepsim.Graph("square")
-    g.tensor("x", (64, 256))
-    g.output_tensor("y", (64, 256))
-    x = g.LinearOffChipLoad(tensor="x", tile=[16, 256])
-    g.LinearOffChipStore(g.Map(x, x, fn="mul", compute_bw=compute_bw), tensor="y", tile=[16, 256])
-    return g
-'''
 
 
 def test_a_python_builder_runs_on_local_workers(tmp_path):

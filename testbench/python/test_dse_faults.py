@@ -19,19 +19,8 @@ import stepsim
 from stepsim import cli as cli_module
 from stepsim import explore
 
+from conftest import SQUARE_BUILDER as BUILDER  # the builder file the fixture writes
 
-# A small graph (a few milliseconds a run), from a builder file the fixture writes.
-BUILDER = """import stepsim
-
-
-def build(compute_bw=1024):
-    g = stepsim.Graph("square")
-    g.tensor("x", (64, 256))
-    g.output_tensor("y", (64, 256))
-    x = g.LinearOffChipLoad(tensor="x", tile=[16, 256])
-    g.LinearOffChipStore(g.Map(x, x, fn="mul", compute_bw=compute_bw), tensor="y", tile=[16, 256])
-    return g
-"""
 
 
 @pytest.fixture
