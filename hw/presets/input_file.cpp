@@ -25,26 +25,30 @@ std::string kind_of(mode_t mode) {
 
 }  // namespace
 
-void check_input_file(const std::string& path, const std::string& what, uint64_t max_bytes, bool allow_fifo) {
+void check_input_file(const std::string& path, const std::string& what, uint64_t max_bytes, bool allow_fifo,
+                      const std::string& why_max) {
   struct stat st {};
   if (path.find('\0') != std::string::npos) cannot_open(path, what, "the name holds a NUL character");
   if (stat(path.c_str(), &st) != 0) cannot_open(path, what, std::strerror(errno));
   if (S_ISFIFO(st.st_mode) && allow_fifo) return;
   if (!S_ISREG(st.st_mode)) cannot_open(path, what, kind_of(st.st_mode));
   if (uint64_t(st.st_size) > max_bytes)
-    cannot_open(path, what,
-                "it has " + std::to_string(st.st_size) + " bytes (at most " + std::to_string(max_bytes) + ")");
+    cannot_open(
+        path, what,
+        "it has " + std::to_string(st.st_size) + " bytes (at most " + std::to_string(max_bytes) + why_max + ")");
 }
 
-std::string read_input_file(const std::string& path, const std::string& what, uint64_t max_bytes, bool allow_fifo) {
-  check_input_file(path, what, max_bytes, allow_fifo);
+std::string read_input_file(const std::string& path, const std::string& what, uint64_t max_bytes, bool allow_fifo,
+                            const std::string& why_max) {
+  check_input_file(path, what, max_bytes, allow_fifo, why_max);
   std::ifstream f(path, std::ios::binary);
   if (!f) cannot_open(path, what, std::strerror(errno));
   std::string text;
   char buf[1 << 16];
   while (f.read(buf, sizeof buf) || f.gcount() > 0) {
     text.append(buf, size_t(f.gcount()));
-    if (text.size() > max_bytes) cannot_open(path, what, "it has more than " + std::to_string(max_bytes) + " bytes");
+    if (text.size() > max_bytes)
+      cannot_open(path, what, "it has more than " + std::to_string(max_bytes) + " bytes" + why_max);
   }
   if (f.bad()) cannot_open(path, what, "a read failed");
   return text;

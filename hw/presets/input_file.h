@@ -10,12 +10,14 @@ namespace stepsim {
 
 // Throws std::invalid_argument ("cannot open WHAT 'PATH': REASON") unless `path` is, after
 // following symbolic links, a regular file (or, with `allow_fifo`, a FIFO: a graph given as
-// `<(command)`) of at most `max_bytes` bytes.
-void check_input_file(const std::string& path, const std::string& what, uint64_t max_bytes, bool allow_fifo = false);
+// `<(command)`) of at most `max_bytes` bytes; `why_max` (if any) ends the message of a file too
+// large, saying where the limit comes from.
+void check_input_file(const std::string& path, const std::string& what, uint64_t max_bytes, bool allow_fifo = false,
+                      const std::string& why_max = "");
 
 // The whole text of an input file checked as above; a FIFO is read up to `max_bytes` bytes.
 std::string read_input_file(const std::string& path, const std::string& what, uint64_t max_bytes,
-                            bool allow_fifo = false);
+                            bool allow_fifo = false, const std::string& why_max = "");
 
 // The largest graph or preset file read (a graph of 10^6 nodes is about 100 MB of YAML).
 inline constexpr uint64_t kMaxTextInputBytes = uint64_t(1) << 30;

@@ -129,6 +129,18 @@ TEST_F(Edges, AFifoOrADeviceIsNoTensorOrTraceFile) {
   expect_quick_failure({"run", write("ok.yaml", kGraph), "--preset", "/dev/zero"}, {"/dev/zero", "device"});
 }
 
+TEST_F(Edges, AGraphFileTooLargeToReadIsRefusedBeforeItIsParsed) {
+  // About 100 bytes of memory per byte of YAML: at a limit of 100 KiB, 1 KiB of YAML is the most.
+  std::string big = kGraph;
+  while (big.size() <= 1024) big += "# padding to pass the limit\n";
+  const std::string graph = write("big.yaml", big);
+  ::setenv("STEPSIM_HOST_MEMORY_LIMIT", "100K", 1);
+  const CliRun r = stepsim({"analyze", graph});
+  ::unsetenv("STEPSIM_HOST_MEMORY_LIMIT");
+  expect_failure(r, {"big.yaml", "at most 1024", "100 bytes of memory per byte of YAML", "102400"});
+  EXPECT_EQ(stepsim({"analyze", graph}).status, 0);  // the default limit takes it
+}
+
 // A .npy file of 16x16 float32 zeros whose header dict is `dict`.
 std::string npy_with_header(std::string dict) {
   size_t total = 10 + dict.size() + 1;
