@@ -247,7 +247,8 @@ int cmd_eval(const Invocation& in, Streams s) {
     try {
       to_beats(parse_tokens(ins.back().second));
     } catch (const std::exception& e) {
-      throw std::invalid_argument("--in '" + t + "': " + e.what());
+      // The parser's message quotes the bad word; the stream itself is quoted up to 80 characters.
+      throw std::invalid_argument("--in '" + (t.size() > 80 ? t.substr(0, 80) + "..." : t) + "': " + e.what());
     }
   }
   EvalResult r = eval_op(op, params, ins, load_preset(string_option(in.vm, "preset")), outputs);

@@ -77,6 +77,8 @@ TEST_F(Edges, ALiteralElementNestedTooDeepIsRefusedBeforeAnyFiberRuns) {
   expect_failure(stepsim({"eval", "Flatten", "--in", nested_tuple(2500) + " D"}), {"nest at most 16 deep"});
   // (An argument holds at most 128 KiB.)
   expect_quick_failure({"eval", "Flatten", "--in", nested_tuple(60000) + " D"}, {"nest at most 16 deep"});
+  EXPECT_LT(stepsim({"eval", "Flatten", "--in", nested_tuple(60000) + " D"}).output.size(), 1000u)
+      << "the message quotes the whole 120 KB stream";
   // 16 levels are still an element.
   const CliRun r = stepsim({"eval", "Flatten", "--in", nested_tuple(16) + " D"});
   EXPECT_EQ(r.status, 0) << r.output;
