@@ -470,7 +470,7 @@ GraphTypes infer_types(const Graph& g, SymbolTable& syms) {
     try {
       syms.set_value(name, syms.parse(value));
     } catch (const std::invalid_argument& e) {
-      throw ShapeError("symbol '" + name + "': " + e.what());
+      throw ShapeError((g.source.empty() ? "" : g.source + ": ") + "symbol '" + name + "': " + e.what());
     }
   }
   const NodeIndex index(g);

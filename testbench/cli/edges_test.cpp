@@ -101,7 +101,7 @@ TEST_F(Edges, UnboundedNumbersInExpressionsAreRefusedAtOnce) {
 TEST_F(Edges, AMalformedExpressionNamesNoParserInternals) {
   const std::string graph = write("sym.yaml", replace(kGraph, "name: edges\n", "name: edges\nsymbols:\n  n: 2+\n"));
   const CliRun r = stepsim({"analyze", graph});
-  expect_failure(r, {"symbol 'n'", "cannot parse expression '2+'", "unexpected token"});
+  expect_failure(r, {"sym.yaml: symbol 'n'", "cannot parse expression '2+'", "unexpected token"});
   EXPECT_EQ(r.output.find("GiNaC"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("parser.cpp"), std::string::npos) << r.output;
 }
