@@ -226,7 +226,6 @@ TensorSpec tensor_spec(const std::string& name, const YAML::Node& n, const std::
                        const std::string& source) {
   TensorSpec t;
   t.name = name;
-  check_name("tensor", name, at(source, n));
   const std::string key = "tensor '" + name + "'";
   const std::string where = source + ": " + key;
   check_map(n, source, key, {"shape", "dtype", "init", "seed", "file", "block"});
@@ -381,10 +380,17 @@ std::string substitute_text(const std::string& yaml_text, const std::map<std::st
   return outs.str();
 }
 
+// The name a mapping's key gives (a tensor's, a stream's), checked to be an identifier; an error
+// points at the key.
+std::string named(const std::string& kind, const YAML::Node& key, const std::string& source) {
+  const std::string name = scalar(key, source, kind + " name");
+  check_name(kind, name, at(source, key));
+  return name;
+}
+
 // One stream of `streams:`: token text, a trace file or a repeated element.
 void read_stream(Graph& g, const std::string& name, const YAML::Node& spec_node, const std::string& base_dir,
                  const std::string& source) {
-  check_name("stream", name, at(source, spec_node));
   YAML::Emitter spec;
   spec.SetMapFormat(YAML::Flow);
   spec.SetSeqFormat(YAML::Flow);
@@ -430,12 +436,12 @@ void read_header(Graph& g, const YAML::Node& root, const std::string& base_dir, 
   if (root["streams"]) {
     check_map(root["streams"], source, "streams", {});
     for (auto it = root["streams"].begin(); it != root["streams"].end(); ++it)
-      read_stream(g, scalar(it->first, source, "stream name"), it->second, base_dir, source);
+      read_stream(g, named("stream", it->first, source), it->second, base_dir, source);
   }
   if (root["tensors"]) {
     check_map(root["tensors"], source, "tensors", {});
     for (auto it = root["tensors"].begin(); it != root["tensors"].end(); ++it)
-      g.tensors.push_back(tensor_spec(scalar(it->first, source, "tensor name"), it->second, base_dir, source));
+      g.tensors.push_back(tensor_spec(named("tensor", it->first, source), it->second, base_dir, source));
   }
 }
 
