@@ -5,6 +5,8 @@ same everywhere. A program is one of
     {"layer": NAME, "params": {...}}        a layer of the library (stepsim layers)
     {"graph": PATH}                         a graph file (its params: may be searched)
     {"builder": "FILE.py:FUNCTION"}          a Python function returning a stepsim.Graph
+    {"torch": "FILE.py:FACTORY"}             a PyTorch module from a factory, lowered by stepsim.torch
+                                            (stepsim.torch_program)
 """
 import functools
 import importlib.util
@@ -67,7 +69,8 @@ def metrics(report):
 
 def program_keys(program):
     """The names a point gives the program itself: a layer's parameters, a builder's arguments,
-    a graph file's `params:`. Every other name is a setting of the run (hardware, NODE.PARAM)."""
+    a graph file's `params:`, a torch factory's arguments and the lowering's schedule keys. Every
+    other name is a setting of the run (hardware, NODE.PARAM)."""
     if "layer" in program:
         layer = [d for d in _stepsim.layers() if d["name"] == program["layer"]]
         if not layer:
@@ -78,6 +81,10 @@ def program_keys(program):
         import inspect
 
         return set(inspect.signature(load_builder(program["builder"])).parameters)
+    if "torch" in program:
+        from . import torch_program
+
+        return set(torch_program.program_kinds(program["torch"]))
     return graph_params(program["graph"])
 
 
@@ -113,13 +120,38 @@ def load_builder(spec):
     return fn
 
 
+def split_point(program, point):
+    """(the program's arguments: its fixed params with the point's own; the run's settings)."""
+    own = program_keys(program)
+    args = {**program.get("params", {}), **{k: v for k, v in point.items() if k in own}}
+    return args, {k: v for k, v in point.items() if k not in own}
+
+
+def argument_kinds(fn, varargs=True):
+    """{argument: kind} of a Python program's function, from its defaults: bool, number, string,
+    or any (no default, or another type). `varargs=False` leaves out *args and **kwargs."""
+    import inspect
+
+    kinds = {}
+    for name, arg in inspect.signature(fn).parameters.items():
+        if not varargs and arg.kind in (arg.VAR_POSITIONAL, arg.VAR_KEYWORD):
+            continue
+        d = arg.default
+        kinds[name] = ("bool" if isinstance(d, bool) else "number" if isinstance(d, (int, float))
+                       else "string" if isinstance(d, str) else "any")
+    return kinds
+
+
 def build(program, point):
     """The point's Graph and the settings of its run ({key: value} for Graph.run's set=)."""
     from .graph import Graph
 
-    own = program_keys(program)
-    args = {**program.get("params", {}), **{k: v for k, v in point.items() if k in own}}
-    settings = {k: v for k, v in point.items() if k not in own}
+    args, settings = split_point(program, point)
+    if "torch" in program:  # the lowered graph, at the FIFO depth the lowering asks for
+        from . import torch_program
+
+        lowered = torch_program.lower(program["torch"], args)
+        return lowered.graph, {"fifo_depth": lowered.fifo_depth, **settings}
     if "layer" in program:
         return Graph.from_layer(program["layer"], **args), settings
     if "builder" in program:
@@ -135,10 +167,18 @@ def evaluate(job, point):
     {"error": message}, with the point's wall time in seconds. Never raises for a bad point: a
     search keeps failed points with their error."""
     start = time.perf_counter()
+    preset, mode = job.get("preset", "step-artifact"), job.get("mode", "timing")
     try:
-        graph, settings = build(job["program"], point)
-        settings = {**job.get("set", {}), **settings}
-        r = graph.run(preset=job.get("preset", "step-artifact"), mode=job.get("mode", "timing"), set=settings)
+        if "torch" in job["program"]:  # lowered, then run as stepsim.torch runs it
+            from . import torch_program
+
+            args, settings = split_point(job["program"], point)
+            lowered = torch_program.lower(job["program"]["torch"], args)
+            r = lowered.run(mode=mode, preset=preset, set={**job.get("set", {}), **settings}).result
+        else:
+            graph, settings = build(job["program"], point)
+            settings = {**job.get("set", {}), **settings}
+            r = graph.run(preset=preset, mode=mode, set=settings)
         out = {"metrics": metrics(r.report)}
     except (_stepsim.Error, TypeError, ValueError, OSError) as e:
         out = {"error": str(e).strip() or type(e).__name__}

@@ -1,5 +1,7 @@
 """A design space (SPACE.yaml, or the same as a dict): the program, the searched parameters, the
-objectives, the constraints and the search. docs/dse.md describes every key; an example:
+objectives, the constraints and the search. docs/dse.md describes every key (a program is a
+layer, a graph file, a builder function, or a PyTorch module: {torch: FILE.py:FACTORY},
+stepsim.torch_program); an example:
 
     program: {layer: moe, params: {model: qwen}}
     preset: step-artifact
@@ -57,7 +59,8 @@ MAX_GRID = MAX_TRIALS  # points of a grid (it is enumerated lazily, but each poi
 
 
 def load(source):
-    """A Space from a file path, YAML text or a dict."""
+    """A Space from a file path, YAML text or a dict. A torch program's file is relative to the
+    space file (to the current directory for text or a dict)."""
     if isinstance(source, dict):
         _check_plain(source, "space")
         return Space(source)
@@ -65,9 +68,9 @@ def load(source):
         source = os.fspath(source)
     if not isinstance(source, str):
         raise _stepsim.Error("space: give a file path, YAML text or a dict, not %s" % type(source).__name__)
-    text, where = source, "space"
+    text, where, base = source, "space", None
     if "\n" not in source and not source.lstrip().startswith("{"):
-        text, where = _read(source), source
+        text, where, base = _read(source), source, os.path.dirname(os.path.abspath(source))
     try:
         _check_events(text, where)
         loader = _UniqueKeyLoader(text)
@@ -82,7 +85,7 @@ def load(source):
         raise _stepsim.Error("%s: not valid YAML%s: %s" % (where, at, problem or str(e).replace("\n", " "))) from None
     if not isinstance(data, dict):
         raise _stepsim.Error("space: expected a mapping with program, parameters, objectives, search")
-    return Space(data)
+    return Space(data, base)
 
 
 def _read(path):
@@ -212,8 +215,14 @@ class Parameter:
         return self.choices[i] if self.choices is not None else self.low + i * (self.step or 1)
 
 
+PROGRAM_KINDS = ("layer", "graph", "builder", "torch")
+
+
 class Space:
-    def __init__(self, data):
+    def __init__(self, data, base=None):
+        """`base`: the folder a torch program's file is relative to (the space file's; default
+        the current directory)."""
+        self.base = os.path.abspath(base or os.curdir)
         unknown = set(data) - TOP_KEYS
         if unknown:
             raise _stepsim.Error("space: unknown key '%s' (known: %s)" % (sorted(unknown, key=str)[0], ", ".join(sorted(TOP_KEYS))))
@@ -229,6 +238,7 @@ class Space:
             raise _stepsim.Error("space: mode must be timing or functional, not %r" % (self.mode,))
         self.settings = self._settings(self._mapping("set", data.get("set", {})))
         self.parameters = self._parameters(data.get("parameters"))
+        self._check_torch()
         self._check_node_params()
         self.objectives = self._objectives(data.get("objectives"))
         self.constraints = self._constraints(data.get("constraints", {}))
@@ -252,13 +262,14 @@ class Space:
 
     def _program(self, p):
         if not isinstance(p, dict):
-            raise _stepsim.Error("space: 'program' must be a mapping with one of layer, graph, builder")
-        kinds = [k for k in ("layer", "graph", "builder") if k in p]
-        if len(kinds) != 1:
-            raise _stepsim.Error("space: 'program' needs exactly one of layer, graph, builder")
-        unknown = set(p) - {"layer", "graph", "builder", "params"}
+            raise _stepsim.Error("space: 'program' must be a mapping with one of %s" % ", ".join(PROGRAM_KINDS))
+        unknown = set(p) - set(PROGRAM_KINDS) - {"params"}
         if unknown:
-            raise _stepsim.Error("space: program: unknown key '%s' (layer, graph, builder, params)" % sorted(unknown, key=str)[0])
+            raise _stepsim.Error("space: program: unknown key '%s' (%s, params)"
+                                 % (sorted(unknown, key=str)[0], ", ".join(PROGRAM_KINDS)))
+        kinds = [k for k in PROGRAM_KINDS if k in p]
+        if len(kinds) != 1:
+            raise _stepsim.Error("space: 'program' needs exactly one of %s" % ", ".join(PROGRAM_KINDS))
         if not isinstance(p[kinds[0]], str) or not p[kinds[0]]:
             raise _stepsim.Error("space: program.%s must be a name or a path, not %r" % (kinds[0], p[kinds[0]]))
         program = {kinds[0]: p[kinds[0]], "params": self._mapping("program.params", p.get("params", {}))}
@@ -269,6 +280,14 @@ class Space:
         if "builder" in program and ":" in program["builder"]:
             path, _, name = program["builder"].rpartition(":")
             program["builder"] = os.path.abspath(path) + ":" + name
+        if "torch" in program:  # FILE.py:FACTORY, the file relative to the space file
+            from .torch_program import split_spec
+
+            try:
+                path, name = split_spec(program["torch"])
+            except _stepsim.Error as e:
+                raise _stepsim.Error("space: %s" % e) from None
+            program["torch"] = os.path.abspath(os.path.join(self.base, os.path.expanduser(path))) + ":" + name
         self._program_kinds = _program_kinds(program)
         self._program_keys = set(self._program_kinds)
         for k, v in program["params"].items():
@@ -330,6 +349,33 @@ class Space:
                 self._check_value("parameters.%s" % name, v, kind)
             out.append(p)
         return out
+
+    def _check_torch(self):
+        """A torch program: every schedule value is one the lowering takes (its own check), and
+        the factory is called once, at the fixed parameters and the first value of each searched
+        one, to see it return a module and its inputs. A mistake there would fail every trial."""
+        if "torch" not in self.program:
+            return
+        from . import torch_program
+
+        keys = torch_program.schedule_keys()
+        given = self._mapping("set", self.data.get("set", {}))
+        fixed = [("%s.%s" % ("set" if k in given else "program.params", k), k, [v])
+                 for k, v in self.program["params"].items()]
+        searched = [("parameters.%s" % p.name, p.name, p.values()) for p in self.parameters]
+        for where, name, values in fixed + searched:
+            if name in keys:
+                for v in values:
+                    problem = torch_program.check_schedule_value(name, v)
+                    if problem:
+                        raise _stepsim.Error("space: %s: %r: the lowering refuses it (%s)" % (where, v, problem))
+        args = {k: v for k, v in self.program["params"].items() if k not in keys}
+        args.update({p.name: p.values()[0] for p in self.parameters
+                     if p.name in self._program_keys and p.name not in keys})
+        try:
+            torch_program.call_factory(self.program["torch"], args)
+        except _stepsim.Error as e:
+            raise _stepsim.Error("space: program.torch: %s" % e) from None
 
     def _check_node_params(self):
         """NODE.PARAM names (in set or searched) name a node of the program's graph and one of its
@@ -476,7 +522,15 @@ def _hardware_kind(text):
 
 def _program_kinds(program):
     """{name: kind} of the program's own parameters (a layer's declared types, a builder's
-    defaults); a program that cannot be loaded is an error naming it."""
+    defaults, a torch factory's defaults and the lowering's schedule keys); a program that cannot
+    be loaded is an error naming it."""
+    if "torch" in program:
+        from .torch_program import program_kinds
+
+        try:
+            return program_kinds(program["torch"])
+        except _stepsim.Error as e:
+            raise _stepsim.Error("space: %s" % e) from None
     try:
         keys = program_keys(program)
     except _stepsim.Error as e:
@@ -487,16 +541,9 @@ def _program_kinds(program):
         layer = next(d for d in _stepsim.layers() if d["name"] == program["layer"])
         return {p["name"]: p["type"] for p in layer["params"]}
     if "builder" in program:
-        import inspect
+        from .evaluate import argument_kinds, load_builder
 
-        from .evaluate import load_builder
-
-        kinds = {}
-        for name, arg in inspect.signature(load_builder(program["builder"])).parameters.items():
-            d = arg.default
-            kinds[name] = ("bool" if isinstance(d, bool) else "number" if isinstance(d, (int, float))
-                           else "string" if isinstance(d, str) else "any")
-        return kinds
+        return argument_kinds(load_builder(program["builder"]))
     return {k: "scalar" for k in keys}
 
 
