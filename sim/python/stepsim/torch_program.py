@@ -150,6 +150,8 @@ def lower(spec, args):
     schedule = {k: v for k, v in args.items() if k in keys}
     module, inputs, kwargs = call_factory(spec, {k: v for k, v in args.items() if k not in keys})
     try:
+        if kwargs is None:  # (module, args, schedule=...) is the call every version of the front door takes
+            return front().lower(module, inputs, schedule=schedule)
         return front().lower(module, inputs, kwargs, schedule=schedule)
     except _stepsim.Error as e:
         raise _stepsim.Error("stepsim.torch.lower: %s" % e) from None
