@@ -43,6 +43,7 @@ struct TileSignature {
     kRetileRows,      // Accum: the reduced tiles stacked vertically
     kRetileCols,      // Accum: side by side
     kFlashAttention,  // Accum: S[MxT], V[TxD] -> [MxD]
+    kSelect,          // (cond, a, b) element-wise, all three broadcast; the dtype rule reads a and b
   };
   enum class DTypeRule : uint8_t {
     kPromote,  // bf16 when every operand is bf16, else fp32
@@ -82,7 +83,44 @@ struct TileSignature {
 //                (N = 0 gives -Inf)
 //  mask_cols     (x[MxN], n int32 [1x1]) -> x with columns j >= n set to -Inf (masks the key
 //                positions past a request's KV length in its last tile)  FLOPs 0 (a select)
-// Unary and row functions keep the input dtype (bf16 or fp32).
+//
+// For PyTorch programs (stepsim.torch). Element-wise, one operand:
+//  neg           -x: the sign bit flipped (exact; NaN keeps its payload)  FLOPs 1 per element
+//  abs           |x|: the sign bit cleared (exact)                       FLOPs 1 per element
+//  sqrt          sqrt_f32 = IEEE fp32 square root per element            FLOPs 1 per element
+//                (x < 0 -> NaN, -0 -> -0)
+//  tanh          tanh_f32 per element (polynomial below 0.75, exp_f32 above) FLOPs 14 per element
+//  erf           erf_f32 per element (polynomial below 1, exp_f32 to 4, then 1) FLOPs 18 per element
+//  gelu          gelu_f32 = (0.5 * x) * (1 + erf_f32(x * 0.70710677f)) per element, exact-erf
+//                GELU (PyTorch's gelu(approximate='none'))              FLOPs 22 per element
+//  cast_f32      any float tile -> fp32, the same values (exact)         FLOPs 0
+//  cast_bf16     -> bf16: fp32 rounded once to bf16 (RNE), bf16 unchanged FLOPs 0
+//                (format conversions: every unit rounds its output to bf16 anyway)
+//  rotate_pairs  x[MxN], N even: out[:, 2i] = -x[:, 2i+1], out[:, 2i+1] = x[:, 2i]
+//                (interleaved / complex-pair RoPE rotation)
+//  rotate_half   x[MxN], N even: out[:, :N/2] = -x[:, N/2:], out[:, N/2:] = x[:, :N/2]
+//                (rotate-half RoPE, as in Llama's rotate_half)
+//                Both exact (a permutation and sign flips) and FLOPs 0: data movement, like the
+//                retiling functions; per_element FLOP rules count whole elements, and a rule
+//                that charged the N/2 negations per row would make them look element-wise to
+//                down-tiling (sim/downtile.cpp), which they are not (an output column reads
+//                another input column). Odd N is rejected.
+// Three operands:
+//  select        (cond, a, b) -> cond != 0 ? a : b per element. cond may be int32, bf16 or fp32
+//                (a float cond: NaN selects a, +-0 selects b); a and b bf16 or fp32. All three
+//                broadcast per dimension as add's two (equal, or 1). Output dtype from a and b
+//                only (bf16 iff both bf16); the chosen value is exact. FLOPs 0 (a select).
+//                torch.where / masked_fill.
+// Row reductions for LayerNorm, [MxN] -> [Mx1], the input's dtype:
+//  row_mean      s = x_0; s = s + x_j for j = 1..N-1 (as row_sum); mean = s / N (one fp32
+//                division; N as fp32, exact up to 2^24). N = 0 gives 0 / 0 = NaN.
+//                FLOPs M*N (N-1 adds and one division per row)
+//  row_var       population variance: m = the fp32 mean as row_mean (not rounded to bf16);
+//                d_j = x_j - m; q_j = d_j * d_j; s = q_0; s = s + q_j for j = 1..N-1; var = s / N.
+//                N = 0 gives NaN.  FLOPs 4*M*N (mean N, subtract N, square N, sum N-1, divide 1)
+// Row-vector and scalar operands need no functions of their own: add, sub, mul, div, max and min
+// broadcast an [Mx1] or a [1x1] operand (mul by an [Mx1] is LayerNorm's scale by rstd).
+// Unary and row functions keep the input dtype (bf16 or fp32), except the casts.
 struct MapFunction {
   std::string name, description;
   int arity = 0;

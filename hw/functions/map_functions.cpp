@@ -514,6 +514,141 @@ MapFunction mask_cols_fn() {
                   {FlopRule::Kind::kNone}, compute);
 }
 
+// ---- select ----
+// select(cond, a, b) = cond != 0 ? a : b per element, the three operands broadcast per dimension
+// (equal, or 1). The chosen value is exact in the output dtype (bf16 only when a and b are both
+// bf16), so nothing is rounded. 0 FLOPs (a select).
+MapFunction select_fn() {
+  const std::string name = "select";
+  auto shape = [name](const std::vector<Tile>& in) {
+    const Tile &c = in[0], &a = in[1], &b = in[2];
+    check_float(kMap, name, a);
+    check_float(kMap, name, b);
+    auto dim = [&](uint32_t x, uint32_t y, uint32_t z) {
+      uint32_t d = 1;
+      for (uint32_t v : {x, y, z}) {
+        if (v == d || v == 1) continue;
+        if (d != 1)
+          fail(kMap, name,
+               "shapes " + c.to_string() + ", " + a.to_string() + " and " + b.to_string() +
+                   " are not broadcast-compatible (each dimension must match or be 1)");
+        d = v;
+      }
+      return d;
+    };
+    return shape_tile(dim(c.rows, a.rows, b.rows), dim(c.cols, a.cols, b.cols), promote(a.dtype, b.dtype));
+  };
+  auto compute = [](const std::vector<Tile>& in, const Tile& out) {
+    const Tile &c = in[0], &a = in[1], &b = in[2];
+    auto at = [](const Tile& t, uint32_t i, uint32_t j) {
+      return size_t(t.rows == 1 ? 0 : i) * t.cols + (t.cols == 1 ? 0 : j);
+    };
+    const bool int_cond = c.dtype == DType::INT32;
+    std::vector<float> v(out.elems());
+    for (uint32_t i = 0; i < out.rows; ++i)
+      for (uint32_t j = 0; j < out.cols; ++j) {
+        const bool yes = int_cond ? c.data->i[at(c, i, j)] != 0 : c.data->f[at(c, i, j)] != 0.0f;  // NaN: true
+        v[size_t(i) * out.cols + j] = yes ? a.data->f[at(a, i, j)] : b.data->f[at(b, i, j)];
+      }
+    return finish(out.rows, out.cols, out.dtype, std::move(v));
+  };
+  MapFunction f = make_map(name,
+                           "(cond, a, b) -> cond != 0 ? a : b elementwise (torch.where); cond int32 or float; all "
+                           "three broadcast; output dtype from a and b; 0 FLOPs (a select)",
+                           3, shape, {FlopRule::Kind::kNone}, compute);
+  f.signature = {TileSignature::Shape::kSelect, TileSignature::DTypeRule::kPromote};
+  return f;
+}
+
+// ---- casts ----
+// To fp32 (exact) or to bf16 (rounded once, RNE). A cast that changes no value keeps the payload.
+MapFunction cast_fn(const std::string& name, DType to, const std::string& desc) {
+  auto shape = [name, to](const std::vector<Tile>& in) {
+    check_float(kMap, name, in[0]);
+    return shape_tile(in[0].rows, in[0].cols, to);
+  };
+  auto compute = [](const std::vector<Tile>& in, const Tile& out) {
+    if (out.dtype == DType::FP32 || in[0].dtype == out.dtype) {  // every value as it is
+      Tile t = out;
+      t.data = in[0].data;
+      return t;
+    }
+    return finish(out.rows, out.cols, out.dtype, in[0].data->f);  // fp32 -> bf16, rounded once
+  };
+  MapFunction f = make_map(name, desc, 1, shape, {FlopRule::Kind::kNone}, compute);
+  f.signature = {TileSignature::Shape::kSameAsFirst,
+                 to == DType::FP32 ? TileSignature::DTypeRule::kFp32 : TileSignature::DTypeRule::kBf16};
+  return f;
+}
+
+// ---- RoPE rotations ----
+// x[MxN], N even. pairs: out[2i] = -x[2i+1], out[2i+1] = x[2i]; else (rotate-half) out[i] =
+// -x[i+N/2], out[i+N/2] = x[i]. A permutation with sign flips: exact, 0 FLOPs (functions.h).
+MapFunction rotate_fn(const std::string& name, bool pairs, const std::string& desc) {
+  auto shape = [name](const std::vector<Tile>& in) {
+    check_float(kMap, name, in[0]);
+    if (in[0].cols % 2 != 0) fail(kMap, name, "needs an even number of columns, got " + in[0].to_string());
+    return shape_tile(in[0].rows, in[0].cols, in[0].dtype);
+  };
+  auto compute = [pairs](const std::vector<Tile>& in, const Tile& out) {
+    const uint32_t n = out.cols, h = n / 2;
+    std::vector<float> v(out.elems());
+    for (uint32_t i = 0; i < out.rows; ++i) {
+      const float* x = in[0].data->f.data() + size_t(i) * n;
+      float* o = v.data() + size_t(i) * n;
+      for (uint32_t k = 0; k < h; ++k) {
+        if (pairs) {
+          o[2 * k] = -x[2 * k + 1];
+          o[2 * k + 1] = x[2 * k];
+        } else {
+          o[k] = -x[h + k];
+          o[h + k] = x[k];
+        }
+      }
+    }
+    return finish(out.rows, out.cols, out.dtype, std::move(v));
+  };
+  return make_map(name, desc, 1, shape, {FlopRule::Kind::kNone}, compute);
+}
+
+// ---- row mean and variance (LayerNorm) ----
+// mean = (x_0 + x_1 + ... left to right) / N; var = the same sum of (x_j - mean)^2, / N, with the
+// fp32 mean. Both sums run as row_sum's (row_fold over the transposed tile).
+MapFunction row_moment_fn(const std::string& name, bool var, const std::string& desc) {
+  auto shape = [name](const std::vector<Tile>& in) {
+    check_float(kMap, name, in[0]);
+    return shape_tile(in[0].rows, 1, in[0].dtype);
+  };
+  auto compute = [var](const std::vector<Tile>& in, const Tile& out) {
+    const Tile& x = in[0];
+    const uint32_t rows = x.rows, cols = x.cols;
+    const float n = float(cols);
+    auto add = [](float a, float b) { return a + b; };
+    std::vector<float> mean(rows, 0.0f);
+    std::unique_ptr<float[]> xt(new float[x.elems()]);  // every element written
+    if (cols > 0) {
+      detail::transpose(x.data->f.data(), rows, cols, xt.get());
+      row_fold(add, xt.get(), rows, cols, mean.data());
+    }
+    for (float& m : mean) m = m / n;  // N = 0: 0 / 0 = NaN
+    if (!var) return finish(out.rows, out.cols, out.dtype, std::move(mean));
+    for (uint32_t j = 0; j < cols; ++j) {
+      float* column = xt.get() + size_t(j) * rows;
+      for (uint32_t i = 0; i < rows; ++i) {
+        const float d = column[i] - mean[i];
+        column[i] = d * d;
+      }
+    }
+    std::vector<float> s(rows, 0.0f);
+    if (cols > 0) row_fold(add, xt.get(), rows, cols, s.data());
+    for (float& q : s) q = q / n;
+    return finish(out.rows, out.cols, out.dtype, std::move(s));
+  };
+  MapFunction f = make_map(name, desc, 1, shape, {FlopRule::Kind::kPerInputElement, uint8_t(var ? 4 : 1)}, compute);
+  f.signature = {TileSignature::Shape::kRowReduce, TileSignature::DTypeRule::kFirst};
+  return f;
+}
+
 // min(a, b): NaN-propagating as max_f32 (the first NaN operand, quieted); min(+0, -0) = -0.
 inline float min_f32(float a, float b) {
   const float equal = std::signbit(a) ? a : b;  // prefers -0 over +0
@@ -563,6 +698,35 @@ std::map<std::string, MapFunction> build() {
           -INFINITY),
       {UnitOp::kRowMax, V::kReduce, false});
   add(mask_cols_fn());
+  // For PyTorch programs (stepsim.torch): the approximate model only (no unit computes them).
+  add(unary_fn(
+      "neg", "-x per element (the sign bit flipped; exact); 1 FLOP/element", [](float x) { return -x; }, 1));
+  add(unary_fn(
+      "abs", "|x| per element (the sign bit cleared; exact); 1 FLOP/element", [](float x) { return std::fabs(x); }, 1));
+  add(unary_fn(
+      "sqrt", "sqrt(x) per element (IEEE fp32 square root); 1 FLOP/element", [](float x) { return sqrt_f32(x); }, 1));
+  add(unary_fn(
+      "tanh", "tanh_f32 per element (polynomial below 0.75, exp_f32 above); 14 FLOPs/element",
+      [](float x) { return tanh_f32(x); }, 14));
+  add(unary_fn(
+      "erf", "erf_f32 per element (polynomial below 1, exp_f32 of a polynomial to 4); 18 FLOPs/element",
+      [](float x) { return erf_f32(x); }, 18));
+  add(unary_fn(
+      "gelu", "GELU, exact form: (0.5 * x) * (1 + erf_f32(x * 0.70710677f)) per element; 22 FLOPs/element",
+      [](float x) { return gelu_f32(x); }, 22));
+  add(select_fn());
+  add(cast_fn("cast_f32", DType::FP32, "any float tile -> fp32, the same values (exact); 0 FLOPs"));
+  add(cast_fn("cast_bf16", DType::BF16, "-> bf16: fp32 rounded once to bf16 (RNE), bf16 unchanged; 0 FLOPs"));
+  add(rotate_fn("rotate_pairs", true,
+                "x[MxN], N even: out[:, 2i] = -x[:, 2i+1], out[:, 2i+1] = x[:, 2i] (interleaved RoPE); exact; 0 FLOPs "
+                "(data movement)"));
+  add(rotate_fn("rotate_half", false,
+                "x[MxN], N even: out[:, :N/2] = -x[:, N/2:], out[:, N/2:] = x[:, :N/2] (rotate-half RoPE); exact; 0 "
+                "FLOPs (data movement)"));
+  add(row_moment_fn("row_mean", false, "[MxN] -> [Mx1]: fp32 sum left to right, then / N; M*N FLOPs"));
+  add(row_moment_fn("row_var", true,
+                    "[MxN] -> [Mx1], population variance: the fp32 mean as row_mean, the sum of (x - mean)^2 left to "
+                    "right, / N; 4*M*N FLOPs"));
   return m;
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 #include "hw/stream/bf16.h"
@@ -17,6 +18,14 @@ namespace stepsim {
 
 // kExp2Table[j] = 2^(j/64) correctly rounded (RNE) to fp32, j = 0..63, as bit patterns.
 extern const uint32_t kExp2Table[64];
+
+// The polynomial coefficients of tanh_f32 and erf_f32 (below), fp32 bit patterns, highest degree
+// first (horner_f32's order).
+inline constexpr uint32_t kTanhP[6] = {0x3ae3a9e5u, 0xbbfae9b7u, 0x3cafbc2du, 0xbd5cbe9eu, 0x3e0886dcu, 0xbeaaaaa5u};
+inline constexpr uint32_t kErfA[7] = {0x38a4b52cu, 0xba51fb88u, 0x3baa02dau, 0xbcdbfc87u,
+                                      0x3de7167cu, 0xbec0939fu, 0x3e0375d4u};
+inline constexpr uint32_t kErfB[7] = {0x394296a5u, 0xba81e722u, 0x3b970368u, 0xbca837c2u,
+                                      0xbf68f199u, 0xc07d6a43u, 0xc08a2bf0u};
 
 // exp(x), fp32 in / fp32 out. Definition (all operations fp32 RNE, in this order):
 //   1. x NaN -> x with the quiet bit set.  x > 89 -> +Inf.  x < -104 -> +0.
@@ -65,12 +74,65 @@ inline float rsqrt_f32(float x);
 // GELU, tanh form (PyTorch's gelu(approximate='tanh')):
 //   0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 // Definition (fp32 RNE ops in this order; k0 = 0.7978845608f = sqrt(2/pi), k1 = 0.044715f):
-//   c = (x * x) * x; i = x + k1 * c; u = k0 * i; t = tanh_f32(u); result = (0.5f * x) * (1.0f + t)
-// with tanh_f32(u) = sign(u) * (1 - e) / (1 + e), e = exp_f32(-2 |u|) (|u| * 2 exact), NaN -> NaN.
-// x = -Inf gives NaN ((-Inf) * 0), +Inf gives +Inf. 16 FLOPs/element
+//   c = (x * x) * x; i = x + k1 * c; u = k0 * i; t = tanh_exp_f32(u);
+//   result = (0.5f * x) * (1.0f + t)
+// with tanh_exp_f32(u) = sign(u) * (1 - e) / (1 + e), e = exp_f32(-2 |u|) (|u| * 2 exact), NaN ->
+// NaN.
+// (tanh_exp_f32 is accurate in absolute terms only, which is all 1 + t needs; the Map function
+// `tanh` uses tanh_f32 below.) x = -Inf gives NaN ((-Inf) * 0), +Inf gives +Inf. 16 FLOPs/element
 // (5 for i and u, 8 for tanh: the doubling, exp 4, two adds, one division; 3 for the result).
 inline float gelu_tanh_f32(float x);
+inline float tanh_exp_f32(float u);
+
+// sqrt(x): the IEEE fp32 square root (correctly rounded, as every IEEE 754 unit gives it). x < 0
+// gives NaN, -0 gives -0, +Inf gives +Inf.
+inline float sqrt_f32(float x);
+
+// p(z) = c[0] z^(N-1) + ... + c[N-1] by Horner's rule, c the fp32 bit patterns, highest degree
+// first: p = c[0]; p = p * z + c[k] for k = 1 .. N-1 (a multiplication, then an addition).
+template <size_t N>
+inline float horner_f32(const uint32_t (&c)[N], float z);
+
+// tanh(u), accurate in relative terms (the Map function `tanh`). Definition (fp32 RNE ops in
+// this order; a = |u| (sign bit cleared), s the sign bit of u, so tanh(-0) = -0):
+//   a < 0.75 (polynomial):  z = a * a; p = horner_f32(P5..P0, z); q = z * p; t = a + a * q
+//   a >= 0.75 (exp_f32):    e = exp_f32(-(a * 2.0f)); d = (e * 2.0f) / (1.0f + e); t = 1.0f - d
+//   result = t with sign bit s (-t when u is negative); u NaN -> u quieted.
+// P5..P0 = kTanhP (0.00173693581, -0.00765725551, 0.0214520339, -0.0538927242, 0.133326948,
+// -0.333333164): a minimax fit of (tanh(a)/a - 1)/a^2 on [0, 0.75] in z = a^2, weighted for the
+// relative error of tanh, rounded to fp32. From a = 9.0109 on the result is 1 (+-Inf gives +-1:
+// e = +0). Tiny u gives u (z underflows). Measured max relative error against double-precision
+// std::tanh over every finite fp32 input: 1.28e-7 (2.14 x 2^-24, at 0x1.807d9ap-1, just past the
+// switch to exp_f32); 1.16e-7 over every 331st bit pattern (llm_map_test.cpp).
+// 14 FLOPs/element, the longer path (polynomial: z, 10 for p, q, a * q, the add; exp path: 9).
 inline float tanh_f32(float u);
+
+// erf(x). Definition (fp32 RNE ops in this order; a = |x|, s the sign bit of x):
+//   a < 1 (polynomial):        z = a * a; p = horner_f32(A6..A0, z); r = a + a * p
+//   1 <= a < 4 (exp_f32):      t = a - 1.75f (exact for these a); q = horner_f32(B6..B0, t);
+//                              r = 1.0f - exp_f32(q)
+//   a >= 4 (and +-Inf):        r = 1.0f  (erfc(4) = 1.5e-8 < 2^-25: erf rounds to 1 from 3.92 on)
+//   result = r with sign bit s (erf(-0) = -0); x NaN -> x quieted.
+// A6..A0 = kErfA (7.85387529e-05, -0.000801019836, 0.00518832821, -0.0268538129, 0.112835854,
+// -0.37612626, 0.128379166): erf(a)/a - 1 on [0, 1] in z = a^2, minimax for the relative error of
+// erf. B6..B0 = kErfB (0.000185574012, -0.000991080189, 0.00460856035, -0.0205343999, -0.909936488,
+// -3.9596107, -4.31786346): log(erfc(a)) on [1, 4] in t = a - 1.75, minimax for the absolute error
+// of erfc = exp(q). Fits rounded to fp32. Measured max relative error against double-precision
+// std::erf over every finite fp32 input: 1.16e-7 (1.95 x 2^-24, at 0x1.044e36p+0); 1.07e-7 over
+// every 331st bit pattern (llm_map_test.cpp); subnormal results within 2^-149.
+// 18 FLOPs/element, the longer path (exp path: t, 12 for q, exp 4, the subtraction; polynomial: 15).
+inline float erf_f32(float x);
+
+// GELU, exact form (PyTorch's gelu(approximate='none')): 0.5 x (1 + erf(x / sqrt(2))).
+// Definition (fp32 RNE ops in this order; k = 0.70710677f = 0x3f3504f3, 1/sqrt(2) rounded):
+//   v = x * k; e = erf_f32(v); result = (0.5f * x) * (1.0f + e); x NaN -> x quieted.
+// x = -Inf gives NaN ((-Inf) * 0), +Inf gives +Inf; from x = -5.5433 on down 1 + e is 0 and the
+// result -0. Measured against double precision (0.5 x erfc(-x / sqrt(2))) over every finite fp32
+// input: max relative error 1.34e-7 (2.25 x 2^-24) for x >= 0; 8.73e-7 (14.6 x 2^-24, at -1.4999)
+// on [-1.5, 0), where 1 + e cancels; below -1.5 max absolute error 8.69e-8 (the result is x times a
+// difference of numbers near 1, as gelu_tanh's).
+// 22 FLOPs/element (v, erf 18, 0.5 * x, the add, the product).
+inline float gelu_f32(float x);
 
 // max(a, b): NaN if either operand is NaN (the first NaN operand, quieted), otherwise the
 // larger value; max(+0, -0) = max(-0, +0) = +0. (Propagating, like torch.maximum.)
@@ -131,7 +193,7 @@ inline float rsqrt_f32(float x) {
   return 1.0f / s;
 }
 
-inline float tanh_f32(float u) {
+inline float tanh_exp_f32(float u) {
   using namespace numerics_detail;
   const bool negative = u < 0.0f;
   const float a = negative ? -u : u;
@@ -146,8 +208,54 @@ inline float gelu_tanh_f32(float x) {
   const float c = (x * x) * x;
   const float i = x + k1 * c;
   const float u = k0 * i;
-  const float t = tanh_f32(u);
+  const float t = tanh_exp_f32(u);
   return (0.5f * x) * (1.0f + t);
+}
+
+inline float sqrt_f32(float x) { return std::sqrt(x); }  // IEEE: correctly rounded
+
+template <size_t N>
+inline float horner_f32(const uint32_t (&c)[N], float z) {
+  float p = f32_from_bits(c[0]);
+  for (size_t k = 1; k < N; ++k) p = p * z + f32_from_bits(c[k]);
+  return p;
+}
+
+// Both paths are computed and one is selected (vectorizable); the unused one may see Inf or NaN.
+inline float tanh_f32(float u) {
+  using namespace numerics_detail;
+  const bool negative = (f32_bits(u) & 0x80000000u) != 0;
+  const float a = f32_from_bits(f32_bits(u) & 0x7fffffffu);
+  const float z = a * a;
+  const float q = z * horner_f32(kTanhP, z);
+  const float small = a + a * q;
+  const float e = exp_f32(-(a * 2.0f));
+  const float d = (e * 2.0f) / (1.0f + e);
+  const float large = 1.0f - d;
+  const float t = a < 0.75f ? small : large;
+  const float s = negative ? -t : t;
+  return is_nan(u) ? quiet(u) : s;
+}
+
+inline float erf_f32(float x) {
+  using namespace numerics_detail;
+  const bool negative = (f32_bits(x) & 0x80000000u) != 0;
+  const float a = f32_from_bits(f32_bits(x) & 0x7fffffffu);
+  const float z = a * a;
+  const float small = a + a * horner_f32(kErfA, z);
+  const float t = a - 1.75f;
+  const float large = 1.0f - exp_f32(horner_f32(kErfB, t));
+  const float r = a < 1.0f ? small : a < 4.0f ? large : 1.0f;
+  const float s = negative ? -r : r;
+  return is_nan(x) ? quiet(x) : s;
+}
+
+inline float gelu_f32(float x) {
+  using namespace numerics_detail;
+  const float v = x * f32_from_bits(0x3f3504f3u);  // 1/sqrt(2)
+  const float e = erf_f32(v);
+  const float g = (0.5f * x) * (1.0f + e);
+  return is_nan(x) ? quiet(x) : g;
 }
 
 inline float max_f32(float a, float b) {

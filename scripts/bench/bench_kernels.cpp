@@ -157,6 +157,11 @@ BENCHMARK_CAPTURE(BM_Elementwise, silu, "silu", 1);
 BENCHMARK_CAPTURE(BM_Elementwise, sigmoid, "sigmoid", 1);
 BENCHMARK_CAPTURE(BM_Elementwise, row_sum, "row_sum", 1);
 BENCHMARK_CAPTURE(BM_Elementwise, row_max, "row_max", 1);
+BENCHMARK_CAPTURE(BM_Elementwise, tanh, "tanh", 1);
+BENCHMARK_CAPTURE(BM_Elementwise, erf, "erf", 1);
+BENCHMARK_CAPTURE(BM_Elementwise, gelu, "gelu", 1);
+BENCHMARK_CAPTURE(BM_Elementwise, row_mean, "row_mean", 1);
+BENCHMARK_CAPTURE(BM_Elementwise, row_var, "row_var", 1);
 
 // One update of an accum function onto an accumulator of its own making (FLOPs from its rule).
 void run_accum(benchmark::State& state, const std::string& fn, const std::vector<Tile>& in) {

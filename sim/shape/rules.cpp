@@ -86,6 +86,13 @@ ElemType function_out(const RuleContext& c, const std::string& fn, const TileSig
                       const std::vector<ElemType>& args, const ex& count, ex& n) {
   using S = TileSignature::Shape;
   const ElemType& a = tile_arg(c, args, 0, fn);
+  if (sig.shape == S::kSelect) {  // (cond, a, b): all three broadcast; the dtype from a and b
+    const ElemType& x = tile_arg(c, args, 1, fn);
+    const ElemType& y = tile_arg(c, args, 2, fn);
+    const ex rows = bcast(c, bcast(c, a.rows, x.rows, fn + " rows"), y.rows, fn + " rows");
+    const ex cols = bcast(c, bcast(c, a.cols, x.cols, fn + " cols"), y.cols, fn + " cols");
+    return ElemType::tile(rows, cols, out_dtype(sig.dtype, {x, y}));
+  }
   const bool two = sig.shape == S::kBroadcast || sig.shape == S::kRowOperand || sig.shape == S::kMatmul ||
                    sig.shape == S::kFlashAttention;
   const ElemType& b = two ? tile_arg(c, args, 1, fn) : a;
@@ -119,6 +126,8 @@ ElemType function_out(const RuleContext& c, const std::string& fn, const TileSig
         c.fail(fn + ": S " + a.str() + " and V " + b.str() + " disagree on the KV tile" + from_where(c));
       n = b.cols;
       return ElemType::tile(a.rows, b.cols, dtype);
+    case S::kSelect:
+      break;  // above
   }
   c.fail("no shape rule for function '" + fn + "'");
 }

@@ -67,6 +67,49 @@ float gelu_def(float x) {
   return (0.5f * x) * (1.0f + tanh_def(u));
 }
 float rsqrt_def(float x) { return 1.0f / std::sqrt(x); }
+// tanh_f32, erf_f32, gelu_f32 (numerics.h) as their definitions read: one path per input.
+template <size_t N>
+float horner_def(const uint32_t (&c)[N], float z) {  // c: highest degree first
+  volatile float p = f32_from_bits(c[0]);
+  for (size_t k = 1; k < N; ++k) p = p * z + f32_from_bits(c[k]);
+  return p;
+}
+float tanh_f32_def(float u) {
+  if (u != u) return quiet(u);
+  const float a = std::fabs(u);
+  float t;
+  if (a < 0.75f) {
+    volatile float z = a * a;
+    volatile float q = z * horner_def(kTanhP, z);
+    t = a + a * q;
+  } else {
+    volatile float e = exp_def(-(a * 2.0f));
+    volatile float d = (e * 2.0f) / (1.0f + e);
+    t = 1.0f - d;
+  }
+  return std::signbit(u) ? -t : t;
+}
+float erf_def(float x) {
+  if (x != x) return quiet(x);
+  const float a = std::fabs(x);
+  float r = 1.0f;
+  if (a < 1.0f) {
+    volatile float z = a * a;
+    volatile float p = horner_def(kErfA, z);
+    r = a + a * p;
+  } else if (a < 4.0f) {
+    volatile float t = a - 1.75f;
+    volatile float q = horner_def(kErfB, t);
+    r = 1.0f - exp_def(q);
+  }
+  return std::signbit(x) ? -r : r;
+}
+float gelu_erf_def(float x) {
+  if (x != x) return quiet(x);
+  volatile float v = x * 0.70710677f;
+  volatile float e = erf_def(v);
+  return (0.5f * x) * (1.0f + e);
+}
 float max_def(float a, float b) {
   if (a != a) return quiet(a);
   if (b != b) return quiet(b);
@@ -106,7 +149,12 @@ std::vector<float> values(size_t n, std::mt19937& rng, bool special) {
                                        -95.0f,
                                        -103.9f,
                                        20.0f,
-                                       -20.0f};
+                                       -20.0f,
+                                       0.75f,  // tanh_f32's and erf_f32's path edges
+                                       -0.74999994f,
+                                       0.99999994f,
+                                       -4.0f,
+                                       3.9999998f};
   std::uniform_real_distribution<float> u(-12.0f, 12.0f);
   std::uniform_int_distribution<size_t> pick(0, specials.size() - 1);
   std::vector<float> v(n);
@@ -141,7 +189,9 @@ const std::vector<uint32_t> kWidths = {1, 7, 16, 33, 64, 100};
 
 TEST(ElementwiseKernel, UnaryFunctionsEqualTheirDefinitions) {
   const std::vector<std::pair<std::string, std::function<float(float)>>> fns = {
-      {"exp", exp_def}, {"sigmoid", sigmoid_def}, {"silu", silu_def}, {"rsqrt", rsqrt_def}, {"gelu_tanh", gelu_def}};
+      {"exp", exp_def},     {"sigmoid", sigmoid_def}, {"silu", silu_def},
+      {"rsqrt", rsqrt_def}, {"gelu_tanh", gelu_def},  {"tanh", tanh_f32_def},
+      {"erf", erf_def},     {"gelu", gelu_erf_def},   {"sqrt", [](float x) { return std::sqrt(x); }}};
   std::mt19937 rng(1);
   for (const auto& [name, def] : fns)
     for (bool special : {false, true})

@@ -103,6 +103,15 @@ std::vector<Case> eval_cases() {
       {"Map", {{"fn", "sub_row"}}, {{"in0", "T[4x8] D"}, {"in1", "T[4x1] D"}}},
       {"Map", {{"fn", "exp"}}, {{"in0", "T[2x2] S1 S1 D"}}},
       {"Map", {{"fn", "matmul"}}, {{"in0", "(T[2x3],T[3x5]) (T[2x3],T[3x5]) S1 D"}}},  // a zipped input
+      {"Map",
+       {{"fn", "select"}},  // three operands, all broadcast; the dtype from in1 and in2
+       {{"in0", "T[4x1:int32] T[4x1:int32] S1 D"}, {"in1", "T[1x8] T[1x8] S1 D"}, {"in2", "T[1x1] T[1x1] S1 D"}}},
+      {"Map", {{"fn", "select"}}, {{"in0", "T[1x8:fp32] D"}, {"in1", "T[4x1] D"}, {"in2", "T[4x8:fp32] D"}}},
+      {"Map", {{"fn", "row_mean"}}, {{"in0", "T[4x8] T[4x8] S1 D"}}},
+      {"Map", {{"fn", "row_var"}}, {{"in0", "T[4x8:fp32] D"}}},
+      {"Map", {{"fn", "rotate_half"}}, {{"in0", "T[2x8] S1 D"}}},
+      {"Map", {{"fn", "cast_bf16"}}, {{"in0", "T[2x8:fp32] T[2x8:fp32] S1 D"}}},
+      {"Map", {{"fn", "gelu"}}, {{"in0", "T[2x8] D"}}},
       {"Accum", {{"fn", "add"}, {"rank", "1"}}, {{"in0", "T[2x4] T[2x4] S1 T[2x4] S1 D"}}},
       {"Accum", {{"fn", "add_f32"}, {"rank", "2"}}, {{"in0", "T[2x4] S1 T[2x4] S2 D"}}},
       {"Accum", {{"fn", "max"}, {"rank", "1"}}, {{"in0", "T[2x4:fp32] S1 S1 T[2x4:fp32] S2 D"}}},
