@@ -44,6 +44,8 @@ struct TileSignature {
     kRetileCols,      // Accum: side by side
     kFlashAttention,  // Accum: S[MxT], V[TxD] -> [MxD]
     kSelect,          // (cond, a, b) element-wise, all three broadcast; the dtype rule reads a and b
+    kConcatRows,      // A[M1xN] over B[M2xN] -> [(M1+M2)xN]
+    kConcatCols,      // A[MxN1] beside B[MxN2] -> [Mx(N1+N2)]
   };
   enum class DTypeRule : uint8_t {
     kPromote,  // bf16 when every operand is bf16, else fp32
@@ -81,6 +83,10 @@ struct TileSignature {
 //                (s = x_0; s = s + x_j; N = 0 gives +0)
 //  row_max       [MxN] -> [Mx1], max_f32 left to right        FLOPs M*N
 //                (N = 0 gives -Inf)
+//  cat_rows      (A[M1xN], B[M2xN]) -> [(M1+M2)xN], A's rows then B's (a cache's keys and the new
+//                ones); cat_cols (A[MxN1], B[MxN2]) -> [Mx(N1+N2)], A's columns then B's. Values
+//                exact; bf16 when both are bf16, else fp32 (bf16 -> fp32 is exact). 0 FLOPs
+//                (data movement).
 //  mask_cols     (x[MxN], n int32 [1x1]) -> x with columns j >= n set to -Inf (masks the key
 //                positions past a request's KV length in its last tile)  FLOPs 0 (a select)
 //

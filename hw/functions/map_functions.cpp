@@ -649,6 +649,40 @@ MapFunction row_moment_fn(const std::string& name, bool var, const std::string& 
   return f;
 }
 
+// ---- concatenation (KV caches, torch.cat) ----
+// A then B along the rows (cat_rows) or the columns (cat_cols); the other dimension must agree.
+MapFunction concat_fn(const std::string& name, bool rows, const std::string& desc) {
+  auto shape = [name, rows](const std::vector<Tile>& in) {
+    const Tile &a = in[0], &b = in[1];
+    check_float(kMap, name, a);
+    check_float(kMap, name, b);
+    if (rows ? a.cols != b.cols : a.rows != b.rows)
+      fail(kMap, name,
+           std::string(rows ? "needs equal columns" : "needs equal rows") + ", got " + a.to_string() + " and " +
+               b.to_string());
+    return rows ? shape_tile(a.rows + b.rows, a.cols, promote(a.dtype, b.dtype))
+                : shape_tile(a.rows, a.cols + b.cols, promote(a.dtype, b.dtype));
+  };
+  auto compute = [rows](const std::vector<Tile>& in, const Tile& out) {
+    const Tile &a = in[0], &b = in[1];
+    std::vector<float> v(out.elems());
+    if (rows) {
+      std::copy(a.data->f.begin(), a.data->f.begin() + a.elems(), v.begin());
+      std::copy(b.data->f.begin(), b.data->f.begin() + b.elems(), v.begin() + a.elems());
+    } else {
+      for (uint32_t i = 0; i < out.rows; ++i) {
+        std::copy_n(a.data->f.data() + size_t(i) * a.cols, a.cols, v.data() + size_t(i) * out.cols);
+        std::copy_n(b.data->f.data() + size_t(i) * b.cols, b.cols, v.data() + size_t(i) * out.cols + a.cols);
+      }
+    }
+    return finish(out.rows, out.cols, out.dtype, std::move(v));
+  };
+  MapFunction f = make_map(name, desc, 2, shape, {FlopRule::Kind::kNone}, compute);
+  f.signature = {rows ? TileSignature::Shape::kConcatRows : TileSignature::Shape::kConcatCols,
+                 TileSignature::DTypeRule::kPromote};
+  return f;
+}
+
 // min(a, b): NaN-propagating as max_f32 (the first NaN operand, quieted); min(+0, -0) = -0.
 inline float min_f32(float a, float b) {
   const float equal = std::signbit(a) ? a : b;  // prefers -0 over +0
@@ -723,6 +757,12 @@ std::map<std::string, MapFunction> build() {
   add(rotate_fn("rotate_half", false,
                 "x[MxN], N even: out[:, :N/2] = -x[:, N/2:], out[:, N/2:] = x[:, :N/2] (rotate-half RoPE); exact; 0 "
                 "FLOPs (data movement)"));
+  add(concat_fn("cat_rows", true,
+                "(A[M1xN], B[M2xN]) -> [(M1+M2)xN]: A's rows then B's (a KV cache and the new keys); exact; 0 FLOPs "
+                "(data movement)"));
+  add(concat_fn("cat_cols", false,
+                "(A[MxN1], B[MxN2]) -> [Mx(N1+N2)]: A's columns then B's (torch.cat on the last dim); exact; 0 FLOPs "
+                "(data movement)"));
   add(row_moment_fn("row_mean", false, "[MxN] -> [Mx1]: fp32 sum left to right, then / N; M*N FLOPs"));
   add(row_moment_fn("row_var", true,
                     "[MxN] -> [Mx1], population variance: the fp32 mean as row_mean, the sum of (x - mean)^2 left to "

@@ -94,7 +94,7 @@ ElemType function_out(const RuleContext& c, const std::string& fn, const TileSig
     return ElemType::tile(rows, cols, out_dtype(sig.dtype, {x, y}));
   }
   const bool two = sig.shape == S::kBroadcast || sig.shape == S::kRowOperand || sig.shape == S::kMatmul ||
-                   sig.shape == S::kFlashAttention;
+                   sig.shape == S::kFlashAttention || sig.shape == S::kConcatRows || sig.shape == S::kConcatCols;
   const ElemType& b = two ? tile_arg(c, args, 1, fn) : a;
   const DType dtype = out_dtype(sig.dtype, two ? std::vector<ElemType>{a, b} : std::vector<ElemType>{a});
   switch (sig.shape) {
@@ -126,6 +126,14 @@ ElemType function_out(const RuleContext& c, const std::string& fn, const TileSig
         c.fail(fn + ": S " + a.str() + " and V " + b.str() + " disagree on the KV tile" + from_where(c));
       n = b.cols;
       return ElemType::tile(a.rows, b.cols, dtype);
+    case S::kConcatRows:
+      if (!same_size(a.cols, b.cols))
+        c.fail(fn + ": " + a.str() + " over " + b.str() + ": the columns differ" + from_where(c));
+      return ElemType::tile(a.rows + b.rows, a.cols, dtype);
+    case S::kConcatCols:
+      if (!same_size(a.rows, b.rows))
+        c.fail(fn + ": " + a.str() + " beside " + b.str() + ": the rows differ" + from_where(c));
+      return ElemType::tile(a.rows, a.cols + b.cols, dtype);
     case S::kSelect:
       break;  // above
   }

@@ -621,5 +621,36 @@ TEST(LlmTimingMode, EveryNewFunctionShapeOnlyInShapeOnlyOut) {
       {"'select'", "mix payload"});
 }
 
+// ---- cat_rows / cat_cols (KV caches, torch.cat) ----
+
+TEST(LlmConcat, RowsThenColumnsExactlyWithTheDtypeRule) {
+  const Tile a = bf16(2, 2, {1, 2, 3, 4}), b = bf16(1, 2, {5, 6});
+  Tile r = run("cat_rows", {a, b});
+  EXPECT_EQ(r.rows, 3u);
+  EXPECT_EQ(r.cols, 2u);
+  EXPECT_EQ(r.dtype, DType::BF16);
+  EXPECT_EQ(r.data->f, (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  const Tile c = f32(2, 1, {0.1f, -0.0f});
+  Tile k = run("cat_cols", {a, c});  // bf16 beside fp32: fp32, every value as it was
+  EXPECT_EQ(k.rows, 2u);
+  EXPECT_EQ(k.cols, 3u);
+  EXPECT_EQ(k.dtype, DType::FP32);
+  expect_bits_equal(k, f32(2, 3, {1, 2, 0.1f, 3, 4, -0.0f}));
+  EXPECT_EQ(flops("cat_rows", {a, b}), 0u);
+  EXPECT_EQ(map_function("cat_rows").signature.shape, TileSignature::Shape::kConcatRows);
+  EXPECT_EQ(map_function("cat_cols").signature.shape, TileSignature::Shape::kConcatCols);
+  EXPECT_FALSE(map_function("cat_cols").lanes.any());
+}
+
+TEST(LlmConcat, TimingTilesAndMismatchedShapesNamingBoth) {
+  Tile a = shape_tile(16, 64, DType::BF16), b = shape_tile(1, 64, DType::BF16);
+  Tile r = run("cat_rows", {a, b});
+  EXPECT_FALSE(r.data);
+  EXPECT_EQ(r.rows, 17u);
+  expect_invalid([&] { run("cat_rows", {a, shape_tile(1, 32, DType::BF16)}); },
+                 {"cat_rows", "equal columns", "[16x64", "[1x32"});
+  expect_invalid([&] { run("cat_cols", {a, shape_tile(8, 64, DType::BF16)}); }, {"cat_cols", "equal rows"});
+}
+
 }  // namespace
 }  // namespace stepsim

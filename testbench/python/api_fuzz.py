@@ -243,11 +243,11 @@ def c_params(rng, tmp):
 def c_settings(rng, tmp):
     g, x = base_graph()
     finish(g, g.Map(x, fn="neg", name="m"))
-    a = Args(rng, {"node": ("m", "names others ints", lambda v: v == "m"),
-                   "depth": (4, "ints floats others numpy strings", int_in(1, 2 ** 20)),
-                   "bw": (8, "ints floats others numpy strings", int_in(1, 2 ** 40)),
-                   "impl": ("approx", "strings others", one_of("approx", "hls", "rtl"))})
-    which = rng.randrange(3)
+    node = {"node": ("m", "names others ints", lambda v: v == "m")}
+    which = rng.randrange(3)  # only the arguments the chosen call takes are mutated
+    a = Args(rng, [dict(node, depth=(4, "ints floats others numpy strings", int_in(1, 2 ** 20))),
+                   dict(node, bw=(8, "ints floats others numpy strings", int_in(1, 2 ** 40))),
+                   {"impl": ("approx", "strings others", one_of("approx", "hls", "rtl"))}][which])
     if which == 0:
         g.set_depth(a["node"], a["depth"])
     elif which == 1:

@@ -36,6 +36,8 @@ std::vector<Tile> operands(const std::string& fn, const Dims3& d, bool accum) {
   if (!accum && fn == "mask_cols") return {t(d.m, d.n, DType::FP32), t(1, 1, DType::INT32)};
   if (!accum && fn == "select") return {t(d.m, 1, DType::INT32), t(1, d.n), t(d.m, d.n, DType::FP32)};
   if (!accum && fn.rfind("rotate_", 0) == 0) return {t(d.m, 2 * d.n)};           // an even number of columns
+  if (!accum && fn == "cat_rows") return {t(d.m, d.n), t(d.k, d.n)};
+  if (!accum && fn == "cat_cols") return {t(d.m, d.n), t(d.m, d.k, DType::FP32)};
   if (!accum && map_function(fn).arity == 1) return {t(d.m, d.n, DType::FP32)};  // unary and row functions
   if (accum && (fn == "add" || fn == "add_f32" || fn == "max" || fn == "retile_row" || fn == "retile_col"))
     return {t(d.m, d.n)};

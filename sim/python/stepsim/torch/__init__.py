@@ -1,0 +1,182 @@
+"""The PyTorch front door: a module as its authors wrote it, traced at the ATen level, lowered to STeP.
+
+    lowered = stepsim.torch.lower(module, (x,), schedule={"tile_rows": 16})
+    res = lowered.run(mode="functional")     # res.outputs: NumPy arrays, in the module's output order
+    res.cycles, lowered.graph                # the cycles, the stepsim.Graph
+
+`lower(module, args, kwargs=None, schedule=None)` runs module(*args, **kwargs) once on the example
+arguments under make_fx (trace.py): Python on shapes, asserts, tuple unpacking, in-place cache
+writes and complex arithmetic trace as they run. Floating tensors are traced in bf16 (the
+datapath), so the model's own casts (softmax in fp32, then back) are lowered as it makes them.
+Arguments that are not floating tensors (ints such as start_pos, int64 positions, complex RoPE
+tables, bool masks) are constants of the lowering; floating tensors are the activations, stored
+in HBM and streamed as the operations that read them need.
+
+Every ATen operation is lowered by one rule of the table in ops.py (the list: docs/python.md, or
+`python3 -m stepsim.torch`); the patterns are in their own modules: attention.py (products of
+two streamed values), rope.py (rotations), moe.py (routing), kvcache.py (cache writes).
+
+The schedule (a dict; None picks the defaults):
+  tile_rows    rows per tile (default: the largest divisor up to 16 of the first activation's rows)
+  non_divisor  what a dim whose size tile_rows does not divide gets: "error" (default: a clear
+               error naming the dim and the operation) or "gcd" (gcd(size, tile_rows) rows there)
+  tile_cols    the column tile of a Linear's output not viewed into heads (default: the largest
+               divisor up to 64)
+  compute_bw   FLOPs/cycle of every compute node (default: the preset's)
+  fifo_depth   every channel's depth in beats (default: the longest value's tile count + 2)
+Anything else is a stepsim.Error naming the key.
+"""
+from .. import _stepsim
+from .lowering import Lowering, Unsupported  # noqa: F401
+from .ops import RULES
+from . import attention, rope  # noqa: F401 (their rules join the table)
+from .trace import trace
+from .values import MVal, SVal, Lin
+
+SCHEDULE_KEYS = ("tile_rows", "tile_cols", "compute_bw", "fifo_depth", "routing_trace", "non_divisor")
+
+__all__ = ["lower", "Lowered", "LoweredResult", "SCHEDULE_KEYS", "supported_ops", "sdpa_shim"]
+
+
+def sdpa_shim():
+    """A context manager giving torch.nn.functional a scaled_dot_product_attention where PyTorch
+    (< 2) has none: a reference implementation (softmax(q k^T * scale + mask) v; is_causal masks
+    the upper triangle; a bool attn_mask keeps True; dropout ignored: eval), written with the
+    operations hand-written attention uses, so a module written for torch >= 2 traces and lowers
+    as that attention does. Where PyTorch has the function it is left alone."""
+    import contextlib
+    import math
+
+    import torch
+    import torch.nn.functional as F
+
+    def sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+        s = q @ k.transpose(-2, -1) * (scale if scale is not None else 1.0 / math.sqrt(q.shape[-1]))
+        if is_causal:
+            n, m = q.shape[-2], k.shape[-2]
+            s = s.masked_fill(torch.ones(n, m, dtype=torch.bool).tril(m - n).logical_not(), float("-inf"))
+        if attn_mask is not None:
+            s = s.masked_fill(attn_mask.logical_not(), float("-inf")) if attn_mask.dtype == torch.bool \
+                else s + attn_mask
+        return torch.softmax(s, dim=-1) @ v
+
+    @contextlib.contextmanager
+    def installed():
+        if hasattr(F, "scaled_dot_product_attention"):
+            yield
+            return
+        F.scaled_dot_product_attention = sdpa
+        try:
+            yield
+        finally:
+            del F.scaled_dot_product_attention
+
+    return installed()
+
+
+def supported_ops():
+    """The ATen operations the lowering has a rule for (sorted)."""
+    return sorted(RULES.table)
+
+
+def lower(module, args, kwargs=None, schedule=None):
+    """Traces module(*args, **kwargs) at the ATen level and lowers it to a STeP graph."""
+    schedule = _check_schedule(schedule)
+    if not isinstance(args, (tuple, list)):
+        args = (args,)
+    import torch
+
+    module.eval()
+    traced = trace(module, tuple(args), kwargs)
+    lw = Lowering(traced, schedule, type(module).__name__, RULES)
+    outs = lw.run()
+    names, layouts, shapes, dtypes = [], [], [], []
+    for k, (value, concrete, node) in enumerate(outs):
+        if isinstance(value, Lin):
+            value = lw.build_linear(value)
+        if isinstance(value, MVal) and value.from_input:
+            lw.node = node
+            value = lw.stream_of(value)
+        if not isinstance(value, SVal):
+            raise _stepsim.Error("stepsim.torch: output %d of %s is not computed from the inputs (a %s)"
+                                 % (k, type(module).__name__, type(value).__name__))
+        lw.node = node
+        value = lw.materialize(value)
+        if value.dtype == "fp32" and getattr(concrete, "dtype", None) in (torch.bfloat16, torch.float16):
+            value = SVal(value.layout, lw.map("cast_bf16", value.stream))  # the model's output dtype
+        name = "output%d" % k
+        r, c = value.layout.tile()
+        grid = value.layout.grid_sizes()
+        rows = max(1, int(__import__("math").prod(grid or [1]))) * r
+        lw.g.output_tensor(name, (rows, c), dtype=value.dtype)
+        view = dict(out_shape=grid, stride=[]) if grid else dict(out_shape=[1], stride=[0])
+        view["stride"] = _row_major(grid) if grid else [0]
+        lw.g.LinearOffChipStore(value.stream, tensor=name, tile=[r, c], name="store_" + name, **view)
+        names.append(name)
+        layouts.append(value.layout)
+        shapes.append(tuple(concrete.shape) if isinstance(concrete, torch.Tensor) else ())
+        dtypes.append(value.dtype)
+    return Lowered(lw.g, names, layouts, shapes, schedule.get("fifo_depth") or lw.deepest + 2,
+                   bool(schedule.get("routing_trace")))
+
+
+def _row_major(sizes):
+    out, s = [], 1
+    for n in reversed(sizes):
+        out.insert(0, s)
+        s *= n
+    return out
+
+
+def _check_schedule(schedule):
+    if schedule is None:
+        return {}
+    if not isinstance(schedule, dict):
+        raise _stepsim.Error("schedule: a dict of %s, not %s" % (", ".join(SCHEDULE_KEYS), type(schedule).__name__))
+    unknown = set(schedule) - set(SCHEDULE_KEYS)
+    if unknown:
+        raise _stepsim.Error("schedule: unknown key(s) %s; known: %s" % (", ".join(sorted(map(str, unknown))),
+                                                                         ", ".join(SCHEDULE_KEYS)))
+    for k in ("tile_rows", "tile_cols", "compute_bw", "fifo_depth"):
+        v = schedule.get(k)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 1 << 20):
+            raise _stepsim.Error("schedule: %s must be a whole number 1..%d, not %r" % (k, 1 << 20, v))
+    if schedule.get("non_divisor", "error") not in ("error", "gcd"):
+        raise _stepsim.Error("schedule: non_divisor must be 'error' or 'gcd', not %r" % (schedule["non_divisor"],))
+    return dict(schedule)
+
+
+class Lowered:
+    """A lowered module: `graph` (a stepsim.Graph) and `run()`."""
+
+    def __init__(self, graph, output_names, layouts, output_shapes, fifo_depth, traced_routing=False):
+        self.graph = graph
+        self.output_names = output_names
+        self.layouts = layouts
+        self.output_shapes = output_shapes
+        self.fifo_depth = fifo_depth
+        self.traced_routing = traced_routing
+
+    def run(self, mode="functional", preset="step-artifact", set=None, impl=None):
+        """Runs the graph (stepsim.Graph.run) with the schedule's FIFO depth unless `set` gives one."""
+        if self.traced_routing and mode == "functional":
+            raise _stepsim.Error("this lowering routes its MoE tokens by a trace (schedule routing_trace), not by its "
+                                 "gate: run it in timing mode, or lower without routing_trace for a functional run")
+        settings = {"fifo_depth": self.fifo_depth}
+        settings.update(set or {})
+        r = self.graph.run(preset=preset, mode=mode, set=settings, impl=impl)
+        outputs = []
+        if mode == "functional":
+            outputs = [lay.from_stream(r.outputs[n]).reshape(s) for n, lay, s in
+                       zip(self.output_names, self.layouts, self.output_shapes)]
+        return LoweredResult(r, outputs)
+
+
+class LoweredResult:
+    """outputs (NumPy arrays in the module's output order, float32 holding bf16 values), cycles and
+    the run's full stepsim.Result as `result`."""
+
+    def __init__(self, result, outputs):
+        self.result = result
+        self.outputs = outputs
+        self.cycles = result.cycles

@@ -1,0 +1,205 @@
+"""The PyTorch front door on code as its authors write it (testbench/python/torch_models): every
+construct and every style lowered as written, run in functional mode, and compared with PyTorch in
+fp32 and in bf16 within the corpus' layer tolerance (reference.TOLERANCE); MoE blocks per token,
+tokens whose top-k is within bf16 rounding of a tie reported apart; every refusal by its message."""
+import re
+
+import numpy as np
+import pytest
+import stepsim
+import stepsim.torch
+import torch
+from torch_models import STYLES, constructs, reference as R
+from torch_models import llama_complex, mixtral_where, qwen3_moe, sdpa_torch2
+
+
+def lowered_outputs(module, inputs, schedule=None):
+    lowered = stepsim.torch.lower(module, inputs, schedule=schedule)
+    assert_every_stream_is_read(lowered.graph)
+    res = lowered.run(mode="functional")
+    return lowered, res, [torch.tensor(o) for o in res.outputs]
+
+
+def assert_every_stream_is_read(graph):
+    """No node whose output nobody reads (its traffic would be predicted but never run)."""
+    read = {v.split(".")[0] for n in graph.nodes for v in (n.get("inputs") or {}).values()}
+    dangling = [n["name"] for n in graph.nodes if n["name"] not in read and n["op"] != "LinearOffChipStore"]
+    assert not dangling, dangling
+
+
+def assert_matches(got, module, inputs):
+    for g, w32, w16 in zip(got, R.tensors(R.run_fp32(module, inputs)), R.tensors(R.run_bf16(module, inputs))):
+        assert tuple(g.shape) == tuple(w32.shape)
+        for want, name in ((w32, "fp32"), (w16, "bf16")):
+            ok, e = R.within_tolerance(g, want)
+            assert ok, "against PyTorch %s: %s" % (name, e)
+
+
+BATCHED = [n for n in constructs.CONSTRUCTS if n not in ("prime_seq_37",)]
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.parametrize("name", BATCHED)
+def test_every_construct_lowers_as_written_and_matches_pytorch(name, batch):
+    module, inputs = constructs.CONSTRUCTS[name](batch=batch, seed=0)
+    _, res, got = lowered_outputs(module, inputs)
+    assert res.cycles > 0
+    assert_matches(got, module, inputs)
+
+
+DENSE = ["gpt2", "llama_complex", "llama_interleaved", "qwen3_moe"]
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.parametrize("style", DENSE)
+def test_every_transformer_block_prefill_lowers_as_written_and_matches(style, batch):
+    module, inputs = STYLES[style].make(batch=batch)
+    if style == "qwen3_moe":  # a decoder layer with a MoE MLP: routing-aware below
+        _, _, got = lowered_outputs(module, inputs)
+        assert_moe_matches(got[0], module, inputs, qwen3_moe.router_of)
+        return
+    _, _, got = lowered_outputs(module, inputs)
+    assert_matches(got, module, inputs)
+
+
+def test_a_torch2_block_with_scaled_dot_product_attention_lowers_through_the_shim():
+    module, inputs = sdpa_torch2.make(batch=2)
+    with pytest.raises(stepsim.Error, match="scaled_dot_product_attention.*written for torch >= 2.*sdpa_shim"):
+        stepsim.torch.lower(module, inputs)
+    with stepsim.torch.sdpa_shim():
+        _, _, got = lowered_outputs(module, inputs)
+        assert_matches(got, module, inputs)
+    assert not hasattr(torch.nn.functional, "scaled_dot_product_attention")  # the shim is gone again
+
+
+def assert_moe_matches(got, module, inputs, router_of):
+    """Per token against fp32: decided tokens within the tolerance; tokens whose k-th and
+    (k+1)-th router scores are within bf16 rounding of each other are reported apart."""
+    m32 = R.prepared(module, torch.float32)
+    seen, k = R._captured_router(m32, router_of)
+    want = R.tensors(R.call_steps(m32, [inputs], torch.float32)[-1])[0]
+    scores = seen["scores"].reshape(-1, seen["scores"].shape[-1]).double()
+    d = want.shape[-1]
+    per_token = (got.reshape(-1, d).double() - want.reshape(-1, d).double()).abs().amax(-1) / want.abs().max()
+    router = seen["router"]
+    tied = R.near_ties(scores, k, R.score_rounding(seen["input"], router.weight, router.bias, scores))
+    decided = per_token[~tied]
+    assert decided.numel() > 0
+    assert float(decided.max()) <= R.TOLERANCE["rel_max"], (float(decided.max()), int(tied.sum()))
+    return int(tied.sum()), float(per_token[tied].max()) if tied.any() else 0.0
+
+
+@pytest.mark.parametrize("style", ["mixtral_where", "mixtral_index_add"])
+@pytest.mark.parametrize("batch", [1, 2])
+def test_moe_blocks_in_their_loop_forms_route_by_their_gate_and_match_per_token(style, batch):
+    module, inputs = STYLES[style].make(batch=batch)
+    lowered, res, got = lowered_outputs(module, inputs)
+    ops = [n["op"] for n in lowered.graph.nodes]
+    assert ops.count("TopK") == 1 and ops.count("Reassemble") == 1  # routed, not dense
+    assert_moe_matches(got[0], module, inputs, STYLES[style].router_of)
+
+
+def test_the_mixtral_block_also_returns_its_router_logits():
+    module, inputs = mixtral_where.make()
+    _, _, got = lowered_outputs(module, inputs)
+    logits = R.tensors(R.run_fp32(module, inputs))[1]
+    ok, e = R.within_tolerance(got[1], logits)
+    assert ok, e
+
+
+def test_a_moe_block_as_the_root_module_lowers():
+    module, inputs = qwen3_moe.make_moe()
+    _, _, got = lowered_outputs(module, inputs)
+    assert_moe_matches(got[0], module, inputs, qwen3_moe.router_of)
+
+
+def test_the_lowering_is_deterministic():
+    module, inputs = llama_complex.make(batch=2)
+    a, b = stepsim.torch.lower(module, inputs), stepsim.torch.lower(module, inputs)
+    assert a.graph.nodes == b.graph.nodes
+    ra, rb = a.run(mode="functional"), b.run(mode="functional")
+    assert ra.cycles == rb.cycles
+    assert all(np.array_equal(x, y) for x, y in zip(ra.outputs, rb.outputs))
+
+
+def test_a_timing_run_of_a_block_agrees_with_its_analysis():
+    module, inputs = STYLES["gpt2"].make(batch=2)
+    lowered = stepsim.torch.lower(module, inputs)
+    res = lowered.run(mode="timing")
+    sym = res.result.symbolic.set_index("metric")
+    assert (sym.loc["read_bytes", "predicted"], sym.loc["write_bytes", "predicted"]) == res.result.tile_traffic()
+    assert sym.loc["flops", "predicted"] == sym.loc["flops", "measured"]
+
+
+def test_stored_tensors_are_named_after_the_module():
+    module, inputs = STYLES["gpt2"].make()
+    names = [t["name"] for t in stepsim.torch.lower(module, inputs).graph.tensors]
+    assert "input_x" in names and "ln_1_weight" in names and "mlp_c_fc_weight" in names
+
+
+# ---- refusals: a stepsim.Error naming the operation as written, the user's line, and what to do
+
+HERE = re.escape(__file__.rsplit("/", 1)[-1])
+
+
+def test_a_prime_sequence_length_is_refused_not_tiled_by_one_row():
+    module, inputs = constructs.CONSTRUCTS["prime_seq_37"](batch=1, seed=0)
+    with pytest.raises(stepsim.Error, match=r"the 37 rows of .* have no divisor from 4 to 16.*tile_rows to a "
+                                            r"divisor of 37 \(37 itself: one tile\)"):
+        stepsim.torch.lower(module, inputs)
+    _, res, got = lowered_outputs(module, inputs, schedule={"tile_rows": 37})
+    assert_matches(got, module, inputs)
+    _, gcd, _ = lowered_outputs(module, inputs, schedule={"tile_rows": 16, "non_divisor": "gcd"})
+    assert gcd.cycles > res.cycles  # the documented policy, chosen: 1-row tiles
+
+
+def test_an_unsupported_operation_names_aten_the_file_and_line():
+    class Cumulative(torch.nn.Module):
+        def forward(self, x):
+            return torch.cumsum(x, -1) * 2
+
+    with pytest.raises(stepsim.Error, match=r"aten.cumsum is not supported.*docs/python.md at .*%s:\d+: "
+                                            r"return torch.cumsum\(x, -1\) \* 2" % HERE):
+        stepsim.torch.lower(Cumulative(), (torch.randn(16, 64),))
+
+
+def test_a_module_that_fails_on_its_example_inputs_names_its_line():
+    class Broken(torch.nn.Module):
+        def forward(self, x):
+            B, T, C = x.size()
+            return x.view(B, T, 5, -1)  # 64 does not split into 5
+
+    with pytest.raises(stepsim.Error, match=r"tracing Broken failed at .*%s:\d+: return x.view\(B, T, 5, -1\).*"
+                                            r"RuntimeError" % HERE):
+        stepsim.torch.lower(Broken(), (torch.randn(1, 16, 64),))
+
+
+def test_a_data_dependent_gather_is_refused_with_its_line():
+    class Gather(torch.nn.Module):
+        def forward(self, x):
+            idx = x[0].argsort()[:8]
+            return x.index_select(1, idx)
+
+    with pytest.raises(stepsim.Error, match=r"aten\.\w+ .*at .*%s:\d+" % HERE):
+        stepsim.torch.lower(Gather(), (torch.randn(16, 64),))
+
+
+def test_schedule_keys_and_values_are_checked():
+    module, inputs = constructs.CONSTRUCTS["gelu_exact"](batch=1, seed=0)
+    for schedule, message in (({"tile": 4}, "unknown key"), ({"tile_rows": 0}, "tile_rows must be a whole number"),
+                              ({"tile_rows": True}, "tile_rows must be"), ({"non_divisor": "pad"}, "non_divisor"),
+                              ([("tile_rows", 8)], "a dict")):
+        with pytest.raises(stepsim.Error, match=message):
+            stepsim.torch.lower(module, inputs, schedule=schedule)
+    with pytest.raises(stepsim.Error, match="tile_rows 5 does not divide the 16 rows"):
+        stepsim.torch.lower(module, inputs, schedule={"tile_rows": 5})
+
+
+def test_the_docs_list_every_supported_aten_operation_from_the_table():
+    import os
+
+    from stepsim.torch import ops
+
+    docs = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "python.md"), encoding="utf-8").read()
+    assert ops.docs_block() in docs, "run: python3 -m stepsim.torch --write docs/python.md"
+    assert set(stepsim.torch.supported_ops()) == {n for names, _ in ops.RULES.docs for n in names}
