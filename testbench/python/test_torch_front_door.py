@@ -203,3 +203,38 @@ def test_the_docs_list_every_supported_aten_operation_from_the_table():
     docs = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "python.md"), encoding="utf-8").read()
     assert ops.docs_block() in docs, "run: python3 -m stepsim.torch --write docs/python.md"
     assert set(stepsim.torch.supported_ops()) == {n for names, _ in ops.RULES.docs for n in names}
+
+
+# ---- decode: one new token over a KV cache (ragged prompt lengths as each style writes them)
+
+CACHED = ["llama_complex", "llama_interleaved", "qwen3_moe"]
+
+
+def lowered_decode(style, lengths):
+    """(lowered decode output, PyTorch fp32 and bf16 decode outputs): the prefill runs in PyTorch
+    on a copy of the module (filling its cache), then the decode step is lowered as written."""
+    import copy
+
+    mod = STYLES[style]
+    module, _ = mod.make(batch=len(lengths))
+    steps = mod.decode_steps(module, lengths)
+    want32 = R.tensors(R.run_fp32(module, steps=steps)[-1])[0]
+    want16 = R.tensors(R.run_bf16(module, steps=steps)[-1])[0]
+    live, live_steps = copy.deepcopy((module, steps))
+    with torch.no_grad():
+        live(*live_steps[0])
+    lowered, res, got = lowered_outputs(live, live_steps[1])
+    return lowered, got[0], want32, want16
+
+
+@pytest.mark.parametrize("lengths", [[12], [12, 5]])
+@pytest.mark.parametrize("style", CACHED)
+def test_a_decode_step_over_the_cache_lowers_as_written_and_matches(style, lengths):
+    lowered, got, want32, want16 = lowered_decode(style, lengths)
+    for want in (want32, want16):
+        ok, e = R.within_tolerance(got, want)
+        assert ok, e
+    ops = [n["op"] for n in lowered.graph.nodes]
+    assert "LinearOffChipStore" in ops[:-1]  # the new keys and values are written to the cache
+    # the cached positions are read from HBM and joined with the new one
+    assert any(n["op"] == "Map" and n["params"]["fn"] == "cat_rows" for n in lowered.graph.nodes)

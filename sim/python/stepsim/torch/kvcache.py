@@ -44,7 +44,13 @@ def record_write(lw, node, dst, src, offsets):
             lw.fail("a cache write of %s into a region of shape %s" % (list(src.shape), list(offsets.shape)))
         src = _as_shape(lw, src, tuple(offsets.shape))
     lw.writes.append(Write(_storage(dst.data), offsets.clone(), src, dst.what))
-    name = "cache_write%d" % len(lw.writes)
+    store(lw, src)
+    return MVal(lw.concrete[node], what=dst.what)
+
+
+def store(lw, src):
+    """src written to HBM (the cache's new positions: the write's traffic)."""
+    name = lw.fresh_tensor_name("cache_write")
     r, c = src.layout.tile()
     grid = src.layout.grid_sizes()
     lw.g.output_tensor(name, (max(1, _prod(grid)) * r, c), dtype=src.dtype)
@@ -54,7 +60,6 @@ def record_write(lw, node, dst, src, offsets):
         s *= n
     lw.g.LinearOffChipStore(src.stream, tensor=name, tile=[r, c], out_shape=grid or [1], stride=stride or [0],
                             name=lw.name("_store"))
-    return MVal(lw.concrete[node], what=dst.what)
 
 
 def _prod(xs):
@@ -179,6 +184,9 @@ def concat(lw, parts, dim):
         return MVal(torch.cat([p.data for p in parts], dim))
     if dim == n - 1:
         return _concat_columns(lw, parts, streamed)
+    if any(isinstance(p, MVal) and not p.from_input for p in parts):
+        for p in streamed:  # a cache grown by concatenation: its new positions are written to HBM
+            store(lw, lw.stream_of(p))
     first = whole_along(lw, lw.stream_of(streamed[0]), dim)
     made = []
     for p in parts:

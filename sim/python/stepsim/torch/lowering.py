@@ -92,7 +92,7 @@ class Lowering:
             outs = self.run(bound)
             if len(outs) != 1:
                 self.fail("an expert that returns %d values" % len(outs))
-            return outs[0][0]
+            return self.stream_of(outs[0][0])  # built here: its loads are driven by `ref` too
         finally:
             self.traced, self.values, self.concrete, self.node, self.ref, self.prefix = saved
 
@@ -380,8 +380,8 @@ class Lowering:
 
     def rows_to_blocks(self, rows, n, tr, suffix="_blocks"):
         """A stream [1, n] of single rows as row blocks [1, n / tr] of [tr x C] ([1] for one block)."""
-        if tr <= 1:
-            return rows
+        if tr <= 1:  # rows are the blocks; one row is one block: [1]
+            return self.g.Flatten(rows, min=0, max=1, name=self.name(suffix + "_one")) if n == 1 else rows
         chunks, _ = self.g.Reshape(rows, chunk=tr, name=self.name(suffix + "_chunk"))
         s = self.g.Accum(chunks, fn="retile_row", rank=1, name=self.name(suffix), **self.bw())
         if n // tr == 1:

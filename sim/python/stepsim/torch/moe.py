@@ -61,9 +61,12 @@ def find_blocks(module, args, kwargs):
 
     hooks = [m.register_forward_hook(keep(n)) for n, m in names]
     try:
+        import copy
+
         state = {n: t.detach().clone() for n, t in module.state_dict(keep_vars=True).items()}
+        args, kwargs = copy.deepcopy((tuple(args), dict(kwargs or {})))  # a cache object keeps its state
         with torch.no_grad():
-            functional_call(module, state, tuple(args), kwargs or {})
+            functional_call(module, state, args, kwargs)
     except Exception:
         return {}  # the trace proper reports the module's own failure, with its line
     finally:
@@ -270,7 +273,8 @@ def lower(lw, node, spec, x):
         weights = lw.map("div", weights, lw.map("row_sum", weights), suffix="_renorm")
     routed = g.Partition(rows, sel, outputs=n, name=lw.name("_route"))
     routed_w = g.Partition(weights, sel, outputs=n, name=lw.name("_route_w"))
-    outs = [_expert(lw, node, e_, spec.experts[e_], routed[e_], routed_w[e_], d, n) for e_ in range(n)]
+    tr = lay.tile()[0]
+    outs = [_expert(lw, node, e_, spec.experts[e_], routed[e_], routed_w[e_], d, n, tr) for e_ in range(n)]
     merged = g.Reassemble(*outs, sel, name=lw.name("_merge"))
     y = g.Accum(merged, fn="add", rank=1, name=lw.name("_combine"), **lw.bw())
     blocks = lw.rows_to_blocks(y, tokens, lay.tile()[0])
@@ -313,13 +317,13 @@ def _logits(lw, logits, tokens, n, tr):
     return lw.track(SVal(L.default_layout((tokens, n), tr), blocks))
 
 
-def _expert(lw, node, e, module, routed, routed_w, d, n):
-    """Expert e on its routed rows; returns its output rows times each token's weight."""
+def _expert(lw, node, e, module, routed, routed_w, d, n, tr):
+    """Expert e on its routed rows (traced on an example tile of `tr` rows; the run's tiles have
+    the rows routed to it); returns its output rows times each token's weight."""
     g = lw.g
     routed_w.set_dim(0, str(routed.shape[0]))  # the same tokens: one count
     packed = g.Accum(g.Promote(routed, name=lw.name("_e%d_one" % e)), fn="retile_row", rank=1,
                      name=lw.name("_e%d_pack" % e), **lw.bw())
-    tr = lw.tile_rows
     from .trace import trace
     traced = trace(module, (torch.zeros(tr, d),))
     bound = SVal(L.default_layout((tr, d), tr), packed, "bf16")
