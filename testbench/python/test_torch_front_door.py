@@ -89,9 +89,9 @@ def assert_moe_matches(got, module, inputs, router_of):
     return int(tied.sum()), float(per_token[tied].max()) if tied.any() else 0.0
 
 
-@pytest.mark.parametrize("style", ["mixtral_where", "mixtral_index_add"])
+@pytest.mark.parametrize("style", ["mixtral_where", "mixtral_index_add", "mixtral_einsum"])
 @pytest.mark.parametrize("batch", [1, 2])
-def test_moe_blocks_in_their_loop_forms_route_by_their_gate_and_match_per_token(style, batch):
+def test_moe_blocks_in_their_loop_and_einsum_forms_route_by_their_gate_and_match(style, batch):
     module, inputs = STYLES[style].make(batch=batch)
     lowered, res, got = lowered_outputs(module, inputs)
     ops = [n["op"] for n in lowered.graph.nodes]

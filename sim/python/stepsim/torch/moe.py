@@ -44,8 +44,11 @@ class MoESpec:
 
 
 def _could_be(m):
+    """A list of modules among its children, or expert weights stacked in a parameter of 3 dims or
+    more (its own or a child's)."""
     lists = [c for c in m.children() if isinstance(c, torch.nn.ModuleList) and len(c) >= 2]
-    return bool(lists)
+    stacked = [p for p in m.parameters() if p.dim() >= 3 and p.shape[0] >= 2]
+    return bool(lists or stacked)
 
 
 def find_blocks(module, args, kwargs):
@@ -105,10 +108,12 @@ def analyze(m, inputs, output):
             continue
         e = int(weight.shape[0])
         experts = [c for c in m.modules() if isinstance(c, torch.nn.ModuleList) and len(c) == e]
+        if not experts and any(p.dim() >= 3 and p.shape[0] == e for p in m.parameters()):
+            experts = [[RoutedTo(m, j) for j in range(e)]]  # weights stacked per expert: einsum forms
         if not experts:
-            raise _stepsim.Error("stepsim.torch: %s routes tokens with a top-k over %d router scores but has no list "
-                                 "of %d expert modules (experts as 3-d parameters are not lowered yet)"
-                                 % (type(m).__name__, e, e))
+            raise _stepsim.Error("stepsim.torch: %s routes tokens with a top-k over %d router scores but has "
+                                 "neither a list of %d expert modules nor expert weights stacked in parameters "
+                                 "[%d, ...]" % (type(m).__name__, e, e, e))
         k = int(op.args[1])
         # softmax over the k chosen logits is the renormalised top-k of the softmax
         renormalize = _renormalized(op) if softmax_first else True
@@ -118,6 +123,35 @@ def analyze(m, inputs, output):
         spec.example_shapes = [tuple(o.shape) for o in outs]
         return spec
     return None
+
+
+class RoutedTo(torch.nn.Module):
+    """Expert j of a block whose experts are slices of stacked weights (w1[expert_indices] and
+    einsum): the block itself with its top-k answering "expert j, weight 1" for every token (k =
+    1), so what it computes is expert j's function of the rows. Traced as an expert, the router's
+    work is dead and dropped, the gathers of the stacked weights fold into expert j's matrices."""
+
+    def __init__(self, block, j):
+        super().__init__()
+        self.block, self.j = block, j
+
+    def forward(self, x):
+        import contextlib
+
+        j = self.j
+
+        def topk(input, k=1, dim=-1, largest=True, sorted=True, **_):
+            shape = list(input.shape)
+            shape[dim] = 1
+            return torch.ones(shape, dtype=input.dtype), torch.full(shape, j, dtype=torch.long)
+
+        with contextlib.ExitStack() as patches:
+            for owner in (torch, torch.Tensor):
+                saved = owner.topk
+                setattr(owner, "topk", topk)
+                patches.callback(setattr, owner, "topk", saved)
+            out = self.block(x)
+        return out[0] if isinstance(out, tuple) else out
 
 
 class _Op:
@@ -325,7 +359,9 @@ def _expert(lw, node, e, module, routed, routed_w, d, n, tr):
     packed = g.Accum(g.Promote(routed, name=lw.name("_e%d_one" % e)), fn="retile_row", rank=1,
                      name=lw.name("_e%d_pack" % e), **lw.bw())
     from .trace import trace
-    traced = trace(module, (torch.zeros(tr, d),))
+    if isinstance(module, RoutedTo):
+        tr = 1  # the block's per-token gathers of stacked weights, traced on one row
+    traced = trace(module, (torch.zeros(tr, d),), find_moe=False)
     bound = SVal(L.default_layout((tr, d), tr), packed, "bf16")
     y = lw.lower_nested(traced, [bound], packed, "e%d_" % e)
     y = lw.cols_exactly(lw.stream_of(y), 1)

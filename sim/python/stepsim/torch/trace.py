@@ -73,7 +73,16 @@ def trace(module, args, kwargs=None, dtype=torch.bfloat16, find_moe=True):
                 type(module).__name__, user_line(sys.exc_info()[2]), _explain(e))) from None
         finally:
             undo()
+    _drop_dead_code(gm)
     return Traced(gm, sources, values, dtype, ops)
+
+
+def _drop_dead_code(gm):
+    """Operations whose results nothing uses (a router an expert's trace no longer needs), kept
+    when they write in place (a cache write has no user)."""
+    for node in reversed(list(gm.graph.nodes)):
+        if node.op == "call_function" and not node.users and not op_name(node).endswith("_"):
+            gm.graph.erase_node(node)
 
 
 def _plain(v):
