@@ -33,7 +33,8 @@ from . import attention, rope  # noqa: F401 (their rules join the table)
 from .trace import trace
 from .values import MVal, SVal, Lin
 
-SCHEDULE_KEYS = ("tile_rows", "tile_cols", "compute_bw", "fifo_depth", "routing_trace", "non_divisor")
+SCHEDULE_KEYS = ("tile_rows", "tile_cols", "compute_bw", "fifo_depth", "routing_trace", "non_divisor", "moe_tiling",
+                 "moe_tile_n", "moe_regions")
 
 __all__ = ["lower", "Lowered", "LoweredResult", "SCHEDULE_KEYS", "supported_ops", "sdpa_shim"]
 
@@ -137,12 +138,18 @@ def _check_schedule(schedule):
     if unknown:
         raise _stepsim.Error("schedule: unknown key(s) %s; known: %s" % (", ".join(sorted(map(str, unknown))),
                                                                          ", ".join(SCHEDULE_KEYS)))
-    for k in ("tile_rows", "tile_cols", "compute_bw", "fifo_depth"):
+    for k in ("tile_rows", "tile_cols", "compute_bw", "fifo_depth", "moe_tile_n", "moe_regions"):
         v = schedule.get(k)
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 1 << 20):
             raise _stepsim.Error("schedule: %s must be a whole number 1..%d, not %r" % (k, 1 << 20, v))
     if schedule.get("non_divisor", "error") not in ("error", "gcd"):
         raise _stepsim.Error("schedule: non_divisor must be 'error' or 'gcd', not %r" % (schedule["non_divisor"],))
+    # MoE blocks (moe.py): moe_tiling 'dynamic' (one tile of what each expert got) or 'static'
+    # (tiles of moe_tile_n tokens, the last padded; moe_tile_n without moe_tiling means static, and
+    # an explicit 'dynamic' leaves it unused, so a design space can search both keys); moe_regions
+    # pipelines shared by the experts (that it divides a block's experts is checked there)
+    if schedule.get("moe_tiling") not in (None, "dynamic", "static"):
+        raise _stepsim.Error("schedule: moe_tiling must be 'dynamic' or 'static', not %r" % (schedule["moe_tiling"],))
     return dict(schedule)
 
 

@@ -12,10 +12,25 @@ renormalised, and whether the block also returns the router's logits.
 Lowering (STeP's dynamic routing, as the paper's MoE layers): tokens one per row, the router's
 scores (Map matmul_t) and their softmax in fp32, TopK to a selector and a mask, the chosen
 probabilities (renormalised where the block does), Partition of the rows and of the weights to
-the experts, each expert lowered on its tokens packed into one tile (every load it makes driven
-by that tile: an expert with no token reads nothing), its rows scaled by their weight, Reassemble
+the experts, each expert lowered on its tokens packed into tiles (every load it makes driven by
+those tiles: an expert with no token reads nothing), its rows scaled by their weight, Reassemble
 and Accum add of each token's k rows, and the rows back into row blocks.
+
+The schedule chooses, as graphs/layers/moe.cpp's tile_n and regions do (the paper's §5.2, §5.3):
+  moe_tiling   "dynamic" (default): Promote, so each expert packs ONE tile of exactly the tokens it
+               got; "static": Reshape into tiles of moe_tile_n tokens, the last padded with zero
+               rows that are computed as the others (their FLOPs, cycles and on-chip bytes are
+               real) and dropped when the rows are unpacked (FlatMap filter_padding)
+  moe_tile_n   the static tile (default: the tokens' tile rows); without moe_tiling it means static
+               tiling, with moe_tiling "dynamic" it is unused (a design space searches both keys)
+  moe_regions  R expert pipelines (default: one per expert), R dividing the E experts: the E/R
+               experts of a region share the lowering of its first one (configuration
+               time-multiplexing): EagerMerge of their packed tiles, every load of the pipeline
+               a RandomOffChipLoad of the tiles of the expert the tile belongs to (ExpertAddrGen of
+               the merge's selector, over the experts' matrices stacked per load), and Partition
+               of the outputs back to the experts by the same selector.
 """
+import numpy as np
 import torch
 from torch.nn.utils.stateless import functional_call
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -272,6 +287,37 @@ def patch(blocks):
 
 # ---- lowering
 
+class Plan:
+    """The block's schedule: tiling ("dynamic" | "static"), tile_n (tokens per static tile) and
+    regions (expert pipelines; the experts of a region are served in turn by one)."""
+
+    def __init__(self, tiling, tile_n, regions):
+        self.tiling, self.tile_n, self.regions = tiling, tile_n, regions
+
+    @property
+    def static(self):
+        return self.tiling == "static"
+
+
+def plan(lw, spec, tr):
+    """The Plan of block `spec` from the schedule (moe_tiling, moe_tile_n, moe_regions), or a
+    stepsim.Error naming the key and the value. `tr`: the tokens' tile rows (the default static
+    tile)."""
+    s = lw.schedule  # each key's values: checked by stepsim.torch._check_schedule
+    n = len(spec.experts)
+    tile_n = s.get("moe_tile_n")
+    tiling = s.get("moe_tiling") or ("static" if tile_n is not None else "dynamic")
+    regions = s.get("moe_regions")
+    if regions is None:
+        regions = n
+    if regions > n or n % regions:
+        raise _stepsim.Error("stepsim.torch: schedule: moe_regions %d does not divide the %d experts of %s (the "
+                             "experts share moe_regions pipelines, each serving the same number in turn: one of %s)"
+                             % (regions, n, type(spec.module).__name__,
+                                ", ".join(str(r) for r in range(1, n + 1) if n % r == 0)))
+    return Plan(tiling, tile_n if tile_n is not None else tr, regions)
+
+
 def lower(lw, node, spec, x):
     x = lw.cols_exactly(lw.stream_of(x), len(x.shape) - 1)
     shape = tuple(x.shape)
@@ -281,6 +327,8 @@ def lower(lw, node, spec, x):
         tokens *= s
     rows, lay = _token_rows(lw, x, tokens, d)
     n = len(spec.experts)
+    tr = lay.tile()[0]
+    p = plan(lw, spec, tr)
     g = lw.g
     gate = lw.store_tensor(spec.router_weight, _one_tile(n, d), "bf16", "router_weight")
     scores = lw.map("matmul_t", rows, g.LinearOffChipLoad(tensor=gate, tile=[n, d], out_shape=[tokens], stride=[0],
@@ -307,12 +355,20 @@ def lower(lw, node, spec, x):
         weights = lw.map("div", weights, lw.map("row_sum", weights), suffix="_renorm")
     routed = g.Partition(rows, sel, outputs=n, name=lw.name("_route"))
     routed_w = g.Partition(weights, sel, outputs=n, name=lw.name("_route_w"))
-    tr = lay.tile()[0]
-    outs = [_expert(lw, node, e_, spec.experts[e_], routed[e_], routed_w[e_], d, n, tr) for e_ in range(n)]
+    packs = [_pack(lw, e_, routed[e_], routed_w[e_], p) for e_ in range(n)]
+    if p.regions == n:  # one pipeline per expert
+        ys = [_expert(lw, spec.experts[e_], packs[e_].tiles, e_, d, tr) for e_ in range(n)]
+    else:
+        ys = []
+        per = n // p.regions
+        for r in range(p.regions):
+            ys += _region(lw, spec, r, list(range(r * per, (r + 1) * per)), packs, d, tr)
+    outs = [_unpack(lw, e_, ys[e_], packs[e_], routed_w[e_], n, p) for e_ in range(n)]
     merged = g.Reassemble(*outs, sel, name=lw.name("_merge"))
     y = g.Accum(merged, fn="add", rank=1, name=lw.name("_combine"), **lw.bw())
     blocks = lw.rows_to_blocks(y, tokens, lay.tile()[0])
-    lw.deepest = max(lw.deepest, tokens)  # Reassemble holds rows back until their turn
+    # Reassemble holds rows back until their turn (static tiling: padded to whole tiles)
+    lw.deepest = max(lw.deepest, tokens + (p.tile_n if p.static else 0))
     out = lw.track(SVal(lay, blocks, "bf16"))
     view, cuts = lay.reshaped(shape)
     out = SVal(view, lw.refine(out, cuts).stream, "bf16")
@@ -351,22 +407,62 @@ def _logits(lw, logits, tokens, n, tr):
     return lw.track(SVal(L.default_layout((tokens, n), tr), blocks))
 
 
-def _expert(lw, node, e, module, routed, routed_w, d, n, tr):
-    """Expert e on its routed rows (traced on an example tile of `tr` rows; the run's tiles have
-    the rows routed to it); returns its output rows times each token's weight."""
+class _Pack:
+    """Expert e's tokens packed into tiles: `tiles` ([1] of [P_e x d], dynamic; [C_e] of
+    [tile_n x d], static), `pad` (static: the padding flags [C_e, tile_n]) and `count` (P_e, the
+    tokens routed to it, as the graph's symbol)."""
+
+    def __init__(self, tiles, pad, count):
+        self.tiles, self.pad, self.count = tiles, pad, count
+
+
+def _pack(lw, e, routed, routed_w, p):
+    """Dynamic tiling (the paper's §5.2): Promote, so Accum retile_row packs ONE tile of exactly
+    the P_e routed rows (none for an expert without a token). Static tiling: Reshape into chunks of
+    tile_n rows, the last padded (zero rows, flagged), each chunk one [tile_n x d] tile: the
+    padding rows are computed as the others are, and dropped when the rows are unpacked."""
     g = lw.g
-    routed_w.set_dim(0, str(routed.shape[0]))  # the same tokens: one count
-    packed = g.Accum(g.Promote(routed, name=lw.name("_e%d_one" % e)), fn="retile_row", rank=1,
-                     name=lw.name("_e%d_pack" % e), **lw.bw())
+    count = str(routed.shape[0])
+    routed_w.set_dim(0, count)  # the same tokens: one count
+    if not p.static:
+        tiles = g.Accum(g.Promote(routed, name=lw.name("_e%d_one" % e)), fn="retile_row", rank=1,
+                        name=lw.name("_e%d_pack" % e), **lw.bw())
+        return _Pack(tiles, None, count)
+    chunks, pad = g.Reshape(routed, chunk=p.tile_n, name=lw.name("_e%d_chunk" % e))
+    tiles = g.Accum(chunks, fn="retile_row", rank=1, name=lw.name("_e%d_pack" % e), **lw.bw())
+    return _Pack(tiles, pad, count)
+
+
+def _trace_expert(module, d, tr):
     from .trace import trace
     if isinstance(module, RoutedTo):
         tr = 1  # the block's per-token gathers of stacked weights, traced on one row
-    traced = trace(module, (torch.zeros(tr, d),), find_moe=False)
-    bound = SVal(L.default_layout((tr, d), tr), packed, "bf16")
-    y = lw.lower_nested(traced, [bound], packed, "e%d_" % e)
-    y = lw.cols_exactly(lw.stream_of(y), 1)
-    out = g.FlatMap(y.stream, fn="retile_streamify_row", rank=1, name=lw.name("_e%d_unpack" % e))
+    return trace(module, (torch.zeros(tr, d),), find_moe=False), tr
+
+
+def _expert(lw, module, tiles, e, d, tr, prefix=None, traced=None):
+    """Expert `module` lowered on the packed `tiles` (traced on an example tile of `tr` rows, or
+    `traced` as _trace_expert gave it; the run's tiles have the rows packed, and every load the
+    expert makes is driven by them: one pass of its weights per tile, none for an expert without
+    a token). Returns its output tiles."""
+    traced, tr = traced or _trace_expert(module, d, tr)
+    bound = SVal(L.default_layout((tr, d), tr), tiles, "bf16")
+    y = lw.lower_nested(traced, [bound], tiles, prefix or "e%d_" % e)
+    return lw.cols_exactly(lw.stream_of(y), 1).stream
+
+
+def _unpack(lw, e, y, pack, routed_w, n, p):
+    """Expert e's output tiles back to rows ([P_e] of [1 x d]; static tiling: the padding rows
+    dropped), each times the token's routing weight for e."""
+    g = lw.g
+    out = g.FlatMap(y, fn="retile_streamify_row", rank=1, name=lw.name("_e%d_unpack" % e))
+    if not p.static:
+        out.set_dim(1, pack.count)  # one tile of the expert's tokens (said: a shared pipeline's tiles vary)
     out = g.Flatten(out, min=0, max=1, name=lw.name("_e%d_rows" % e))
+    if p.static:
+        flags = g.Flatten(pack.pad, min=0, max=1, name=lw.name("_e%d_padf" % e))
+        out = g.FlatMap(out, flags, fn="filter_padding", rank=0, name=lw.name("_e%d_unpad" % e))
+        out.set_dim(0, pack.count)  # the padding gone: the expert's tokens again
     one_hot = torch.zeros(1, n)
     one_hot[0, e] = 1.0
     name = lw.store_tensor(one_hot, _one_tile(1, n), "fp32", "onehot")
@@ -374,3 +470,132 @@ def _expert(lw, node, e, module, routed, routed_w, d, n, tr):
                                         name=lw.name("_e%d_hot" % e)), min=0, max=1, name=lw.name("_e%d_hotf" % e))
     w = lw.map("row_sum", lw.map("mul", routed_w, hot, suffix="_e%d_pick" % e), suffix="_e%d_weight" % e)
     return lw.map("mul", out, w, suffix="_e%d_scaled" % e)
+
+
+# ---- time-multiplexing: experts sharing one pipeline
+
+class _Read:
+    """One load an expert's lowering made: the stored matrix, its dtype and the tiled view."""
+
+    def __init__(self, name, array, dtype, tile, out_shape, stride):
+        self.name, self.array, self.dtype = name, array, dtype
+        self.tile, self.out_shape, self.stride = tuple(tile), tuple(out_shape), tuple(stride)
+
+    def form(self):
+        return (self.array.shape, self.dtype, self.tile, self.out_shape, self.stride)
+
+    def tiles(self):
+        """The tiles the view reads, in its order, stacked as rows [tiles x r, c]."""
+        import itertools
+
+        r, c = self.tile
+        across = self.array.shape[1] // c
+        out = []
+        for idx in itertools.product(*[range(s) for s in self.out_shape]):
+            t = sum(i * s for i, s in zip(idx, self.stride))
+            out.append(self.array[(t // across) * r:(t // across + 1) * r, (t % across) * c:(t % across + 1) * c])
+        return np.concatenate(out, 0)
+
+
+class _Swap:
+    """Lowering attributes replaced while a block runs (an instance attribute shadows a method),
+    and put back after it: the state an expert's lowering writes, so that one can be lowered
+    into a scratch graph, or its loads redirected, without touching the enclosing lowering."""
+
+    _GONE = object()
+
+    def __init__(self, lw, **attrs):
+        self.lw, self.attrs = lw, attrs
+
+    def __enter__(self):
+        self.saved = {k: self.lw.__dict__.get(k, self._GONE) for k in self.attrs}
+        self.lw.__dict__.update(self.attrs)
+        return self
+
+    def __exit__(self, *exc):
+        for k, v in self.saved.items():
+            if v is self._GONE:
+                self.lw.__dict__.pop(k, None)
+            else:
+                self.lw.__dict__[k] = v
+        return False
+
+
+def _record(lw, module, d, tr, traced):
+    """The loads expert `module` makes, in order, from a lowering of it (`traced`) into a scratch
+    graph (its weights and constants as its own lowering stores and views them)."""
+    from ..graph import Graph
+    from .lowering import Lowering
+
+    scratch = Graph("scratch")
+    rows = tr if not isinstance(module, RoutedTo) else 1
+    scratch.tensor("x", (rows, d))
+    tiles = scratch.Flatten(scratch.LinearOffChipLoad(tensor="x", tile=[rows, d], out_shape=[1], stride=[0]),
+                            min=0, max=1)
+    seen = []
+
+    def read(tensor, tile, out_shape, stride, suffix="_load"):
+        seen.append((tensor, tile, list(out_shape) or [1], list(stride) or [0]))
+        return Lowering.read(lw, tensor, tile, out_shape, stride, suffix)
+
+    with _Swap(lw, g=scratch, stored={}, streamed={}, tensor_names={}, read=read, count=lw.count,
+               deepest=lw.deepest, writes=list(lw.writes)):
+        _expert(lw, module, tiles, 0, d, tr, prefix="scratch_", traced=traced)
+    dtypes = {t["name"]: t["dtype"] for t in scratch.tensors}
+    return [_Read(t, np.asarray(scratch._arrays[t], np.float32), dtypes[t], tile, o, s) for t, tile, o, s in seen]
+
+
+def _region(lw, spec, r, experts, packs, d, tr):
+    """Configuration time-multiplexing (the paper's §5.3, graphs/layers/moe.cpp's moe_tm): the
+    experts of region r share one pipeline, the lowering of the first of them. EagerMerge forwards
+    their packed tiles in arrival order with a selector per tile; every load of the pipeline reads
+    the tiles of the expert the tile belongs to (the experts' matrices stacked per load, as the
+    load's view reads them: ExpertAddrGen of the selector, RandomOffChipLoad); Partition by the
+    same selector gives each expert its output tiles back. Returns the experts' output tiles."""
+    g = lw.g
+    block = type(spec.module).__name__
+    traced = [_trace_expert(spec.experts[e], d, tr) for e in experts]
+    reads = [_record(lw, spec.experts[e], d, tr, t) for e, t in zip(experts, traced)]
+    for e, rs in zip(experts[1:], reads[1:]):
+        if [x.form() for x in rs] != [x.form() for x in reads[0]]:
+            raise _stepsim.Error(
+                "stepsim.torch: schedule: moe_regions %d shares one pipeline among experts %d..%d of %s, but expert "
+                "%d lowers to other loads than expert %d (%d loads %s, not %d %s): its experts must compute alike"
+                % (len(packs) // len(experts), experts[0], experts[-1], block, e, experts[0], len(rs),
+                   [x.form()[2:] for x in rs][:4], len(reads[0]), [x.form()[2:] for x in reads[0]][:4]))
+    x, sel = g.EagerMerge(*[packs[e].tiles for e in experts], rank=0, name=lw.name("_r%d_merge" % r))
+    k = [0]
+
+    def store(data, lay, dtype, hint="const"):  # the region's stacked matrices are stored instead
+        return "_region%d_pending" % r
+
+    def read(tensor, tile, out_shape, stride, suffix="_load"):
+        i = k[0]
+        k[0] += 1
+        out_shape, stride = list(out_shape), list(stride)
+        first = reads[0][i] if i < len(reads[0]) else None
+        if first is None or first.tile != tuple(tile) or first.out_shape != tuple(out_shape or [1]):
+            raise _stepsim.Error("stepsim.torch: moe_regions: the shared pipeline of %s loads differently from "
+                                 "its experts' own lowering (load %d)" % (block, i))
+        stacked = np.concatenate([rs[i].tiles() for rs in reads], 0)
+        name = lw.fresh_tensor_name("%s_r%d" % (first.name, r))  # w1_weight_r0: expert 0's w1, then 1's..
+        g.tensor(name, stacked.shape, dtype=first.dtype, init=np.ascontiguousarray(stacked, np.float32))
+        count = int(np.prod(first.out_shape))
+        addr = g.ExpertAddrGen(sel, tiles_per_expert=count, name=lw.name(suffix + "_addr"))
+        s = g.RandomOffChipLoad(addr, tensor=name, tile=list(tile), name=lw.name(suffix))
+        view = list(first.out_shape)
+        for j in range(len(view) - 1):  # [N, tiles] -> [N, view..] as the linear view would stream them
+            s = g.Reshape(s, chunk=int(np.prod(view[j + 1:])), name=lw.name(suffix + "_view"))[0]
+        if not out_shape:
+            s = g.Flatten(s, min=0, max=1, name=lw.name(suffix + "_one"))
+        return s
+
+    with _Swap(lw, store_tensor=store, read=read, streamed={}):
+        y = _expert(lw, spec.experts[experts[0]], x, experts[0], d, tr, prefix="r%d_" % r, traced=traced[0])
+    split = g.Partition(y, sel, outputs=len(experts), name=lw.name("_r%d_split" % r))
+    outs = []
+    for j, e in enumerate(experts):  # each expert gets back as many tiles as it packed
+        split[j].set_dim(0, packs[e].tiles._type()["dims"][0][0])  # the graph's own text of the count
+        outs.append(split[j])
+    return outs
+
