@@ -72,6 +72,8 @@ struct TileSignature {
 //      Shapes broadcast per dimension: equal, or one of them is 1. This covers row
 //      broadcasting ([Mx1] with [MxN]), column broadcasting ([1xN] with [MxN]) and scalars
 //      ([1x1]). max/min propagate NaN; max(+0,-0) = +0, min(+0,-0) = -0.
+//  gt, ge, lt, le, eq, ne   comparisons with broadcasting: 1 where true, else 0 (IEEE: NaN
+//                compares false, ne true); exact; FLOPs = output elements
 //  sub_row       x[MxN] - r[Mx1] (r must be [Mx1])          FLOPs M*N
 //  exp           exp_f32 per element                         FLOPs 4 per element
 //  sigmoid       sigmoid_f32 per element                     FLOPs 7 per element

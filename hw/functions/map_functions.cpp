@@ -706,6 +706,15 @@ std::map<std::string, MapFunction> build() {
   add(binary_fn("div", "a / b (IEEE fp32 division)" + bc, [](float a, float b) { return a / b; }));
   add(binary_fn("max", "max(a, b), NaN-propagating" + bc, [](float a, float b) { return max_f32(a, b); }));
   add(binary_fn("min", "min(a, b), NaN-propagating" + bc, [](float a, float b) { return min_f32(a, b); }));
+  // Comparisons (torch.gt and the like, for masks and torch.where): 1 where true, 0 where false
+  // (NaN compares false but for ne), exact.
+  const std::string cmp = ": 1 where true, else 0 (IEEE comparison; NaN compares false, ne true)" + bc;
+  add(binary_fn("gt", "a > b" + cmp, [](float a, float b) { return a > b ? 1.0f : 0.0f; }));
+  add(binary_fn("ge", "a >= b" + cmp, [](float a, float b) { return a >= b ? 1.0f : 0.0f; }));
+  add(binary_fn("lt", "a < b" + cmp, [](float a, float b) { return a < b ? 1.0f : 0.0f; }));
+  add(binary_fn("le", "a <= b" + cmp, [](float a, float b) { return a <= b ? 1.0f : 0.0f; }));
+  add(binary_fn("eq", "a == b" + cmp, [](float a, float b) { return a == b ? 1.0f : 0.0f; }));
+  add(binary_fn("ne", "a != b" + cmp, [](float a, float b) { return a != b ? 1.0f : 0.0f; }));
   add(binary_fn(
       "sub_row", "x[MxN] - r[Mx1] (r broadcast along the row); M*N FLOPs", [](float a, float b) { return a - b; },
       true));

@@ -652,5 +652,19 @@ TEST(LlmConcat, TimingTilesAndMismatchedShapesNamingBoth) {
   expect_invalid([&] { run("cat_cols", {a, shape_tile(8, 64, DType::BF16)}); }, {"cat_cols", "equal rows"});
 }
 
+TEST(LlmCompare, OneWhereTrueZeroWhereFalseWithNaNAndBroadcasting) {
+  const float nan = std::nanf("");
+  const Tile a = f32(1, 4, {1.0f, 2.0f, nan, -0.0f}), b = f32(1, 1, {2.0f});
+  EXPECT_EQ(run("gt", {a, b}).data->f, (std::vector<float>{0, 0, 0, 0}));
+  EXPECT_EQ(run("ge", {a, b}).data->f, (std::vector<float>{0, 1, 0, 0}));
+  EXPECT_EQ(run("lt", {a, b}).data->f, (std::vector<float>{1, 0, 0, 1}));
+  EXPECT_EQ(run("le", {a, b}).data->f, (std::vector<float>{1, 1, 0, 1}));
+  EXPECT_EQ(run("eq", {a, b}).data->f, (std::vector<float>{0, 1, 0, 0}));
+  EXPECT_EQ(run("ne", {a, b}).data->f, (std::vector<float>{1, 0, 1, 1}));
+  EXPECT_EQ(run("eq", {f32(1, 2, {0.0f, -0.0f}), f32(1, 2, {-0.0f, 0.0f})}).data->f, (std::vector<float>{1, 1}));
+  EXPECT_EQ(run("gt", {bf16(1, 2, {1, 3}), bf16(1, 2, {2, 2})}).dtype, DType::BF16);
+  EXPECT_EQ(flops("gt", {a, b}), 4u);
+}
+
 }  // namespace
 }  // namespace stepsim

@@ -238,3 +238,29 @@ def test_a_decode_step_over_the_cache_lowers_as_written_and_matches(style, lengt
     assert "LinearOffChipStore" in ops[:-1]  # the new keys and values are written to the cache
     # the cached positions are read from HBM and joined with the new one
     assert any(n["op"] == "Map" and n["params"]["fn"] == "cat_rows" for n in lowered.graph.nodes)
+
+
+def test_bad_arguments_are_refused_naming_them():
+    silu = torch.nn.SiLU()
+    with pytest.raises(TypeError, match="module must be a torch.nn.Module, not str"):
+        stepsim.torch.lower("x", (torch.randn(4, 4),))
+    with pytest.raises(TypeError, match="args must be a tuple"):
+        stepsim.torch.lower(silu, None)
+    with pytest.raises(TypeError, match="kwargs must be a dict or None, not list"):
+        stepsim.torch.lower(silu, (torch.randn(4, 4),), [1])
+    with pytest.raises(stepsim.Error, match=r"input input of shape \[0, 4\] has no elements"):
+        stepsim.torch.lower(silu, (torch.randn(0, 4),))
+
+    class Odd(torch.nn.Module):
+        def forward(self, x, ids):
+            return x.shape[0], ids * 2
+
+    with pytest.raises(stepsim.Error, match="output 0 of Odd is int, not a tensor"):
+        stepsim.torch.lower(Odd(), (torch.randn(4, 4), torch.arange(4)))
+
+    class OnlyIds(torch.nn.Module):
+        def forward(self, ids):
+            return ids * 2
+
+    with pytest.raises(stepsim.Error, match="not computed from the floating inputs"):
+        stepsim.torch.lower(OnlyIds(), (torch.arange(16).reshape(4, 4),))

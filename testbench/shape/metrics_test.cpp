@@ -26,7 +26,7 @@ const std::vector<Dims3> kShapes = {{4, 8, 16}, {1, 64, 64}, {16, 16, 1}, {3, 5,
 // Operand tiles of function `fn` for sizes (m, k, n); empty when the function is not known here.
 std::vector<Tile> operands(const std::string& fn, const Dims3& d, bool accum) {
   auto t = [](uint32_t r, uint32_t c, DType dt = DType::BF16) { return shape_tile(r, c, dt); };
-  static const std::vector<std::string> binary = {"add", "sub", "mul", "div", "max", "min"};
+  static const std::vector<std::string> binary = {"add", "sub", "mul", "div", "max", "min", "gt", "ge", "lt", "le", "eq", "ne"};
   if (fn.rfind("matmul", 0) == 0) {
     const bool bt = fn.find("_t") != std::string::npos;
     return {t(d.m, d.k), bt ? t(d.n, d.k) : t(d.k, d.n)};

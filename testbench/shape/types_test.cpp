@@ -206,7 +206,7 @@ TEST(Inference, ErrorsNameTheNodesPortsAndShapes) {
     EXPECT_STREQ(e.what(), "g.yaml: node 'r' (Repeat): missing required parameter 'count' (copies per element)");
   }
   EXPECT_NE(shape_error(head + "  - {name: m, op: Map, params: {fn: nope}, inputs: {in0: a}}\n")
-                .find("node 'm' (Map): unknown map function 'nope'; known: abs, add, cast_bf16, cast_f32, cat_cols, cat_rows, div"),
+                .find("node 'm' (Map): unknown map function 'nope'; known: abs, add, cast_bf16, cast_f32, cat_cols, cat_rows, div, eq"),
             std::string::npos);
   EXPECT_EQ(shape_error(head + "  - {name: m, op: Map, params: {fn: silu}, inputs: {in0: zz}}\n"),
             "node 'm' (Map) input 'in0' reads unknown node 'zz'");

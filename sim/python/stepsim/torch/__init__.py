@@ -82,25 +82,34 @@ def supported_ops():
 
 def lower(module, args, kwargs=None, schedule=None):
     """Traces module(*args, **kwargs) at the ATen level and lowers it to a STeP graph."""
-    schedule = _check_schedule(schedule)
-    if not isinstance(args, (tuple, list)):
-        args = (args,)
     import torch
 
+    schedule = _check_schedule(schedule)
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError("stepsim.torch.lower: module must be a torch.nn.Module, not %s" % type(module).__name__)
+    if isinstance(args, torch.Tensor):
+        args = (args,)
+    if not isinstance(args, (tuple, list)):
+        raise TypeError("stepsim.torch.lower: args must be a tuple of the forward's arguments (or one tensor), "
+                        "not %s" % type(args).__name__)
+    if kwargs is not None and not isinstance(kwargs, dict):
+        raise TypeError("stepsim.torch.lower: kwargs must be a dict or None, not %s" % type(kwargs).__name__)
     module.eval()
     traced = trace(module, tuple(args), kwargs)
     lw = Lowering(traced, schedule, type(module).__name__, RULES)
     outs = lw.run()
     names, layouts, shapes, dtypes = [], [], [], []
     for k, (value, concrete, node) in enumerate(outs):
-        if isinstance(value, Lin):
-            value = lw.build_linear(value)
-        if isinstance(value, MVal) and value.from_input:
-            lw.node = node
-            value = lw.stream_of(value)
+        if not isinstance(concrete, torch.Tensor):
+            raise _stepsim.Error("stepsim.torch: output %d of %s is %s, not a tensor: the lowering streams "
+                                 "tensors" % (k, type(module).__name__, type(concrete).__name__))
+        lw.node = node
+        if not isinstance(value, MVal) or value.from_input:
+            value = lw.stream_of(value)  # a Linear built, a rotation made, an input streamed
         if not isinstance(value, SVal):
-            raise _stepsim.Error("stepsim.torch: output %d of %s is not computed from the inputs (a %s)"
-                                 % (k, type(module).__name__, type(value).__name__))
+            raise _stepsim.Error("stepsim.torch: output %d of %s is not computed from the floating inputs (the "
+                                 "activations): it depends only on parameters, buffers and integer, bool or complex "
+                                 "arguments, which are constants of the lowering" % (k, type(module).__name__))
         lw.node = node
         value = lw.materialize(value)
         if value.dtype == "fp32" and getattr(concrete, "dtype", None) in (torch.bfloat16, torch.float16):

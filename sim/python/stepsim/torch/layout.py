@@ -40,6 +40,27 @@ class Layout:
     def axes_of(self, dim):
         return [a for a, d in enumerate(self.dims) if d == dim]
 
+    def inner(self, a):
+        """The stride of axis a within its dim: the product of the sizes of the dim's axes after it."""
+        return math.prod(self.sizes[b] for b in range(a + 1, len(self.sizes)) if self.dims[b] == self.dims[a])
+
+    def describe_axes(self, axes, merge):
+        """(dim, size, stride in the dim) per axis; with `merge`, an axis directly inside the one
+        before it in the same dim is one axis with it (a tile's rows or columns)."""
+        out = []
+        for a in axes:
+            d, n, st = self.dims[a], self.sizes[a], self.inner(a)
+            if merge and out and out[-1][0] == d and out[-1][2] == st * n:
+                out[-1] = (d, out[-1][1] * n, st)
+            else:
+                out.append((d, n, st))
+        return tuple(out)
+
+    def signature(self):
+        """What the stream is, whatever the axes' bookkeeping: equal signatures, equal streams."""
+        return (self.shape, self.describe_axes(self.stream_axes(), False), self.describe_axes(self.rows, True),
+                self.describe_axes(self.cols, True), self.describe_axes(sorted(self.bcast), False))
+
     def key(self):
         return (self.shape, self.sizes, self.dims, self.grid, self.rows, self.cols, self.bcast)
 

@@ -48,6 +48,7 @@ class Lowering:
         self.stored = {}      # (id(tensor data), layout key, dtype) -> stored tensor name
         self.keep = []
         self.streamed = {}
+        self.joined = {}       # (stream, layout, dim) -> the stream with the dim joined in its tiles
         self.tensor_names = {}  # base name -> how many stored tensors took it     # (id of an MVal's data, layout key) -> its SVal
         self.count = 0
         self.deepest = 1
@@ -81,7 +82,7 @@ class Lowering:
                 self.concrete[node] = self.example(node)
                 self.values[node] = self.guarded(node)
         flat = outputs if isinstance(outputs, (list, tuple)) else [outputs]
-        return [(self.values[o], self.concrete[o], o) for o in flat]
+        return [(self.values[o], self.concrete[o], o) if isinstance(o, fx.Node) else (o, o, None) for o in flat]
 
     def lower_nested(self, traced, bound, ref, prefix):
         """A traced submodule (an expert) lowered into the same graph on `bound` inputs, every load
@@ -108,6 +109,8 @@ class Lowering:
     def placeholder(self, kind, name, value):
         if not isinstance(value, torch.Tensor):
             return value
+        if value.numel() == 0:
+            self.fail("%s %s of shape %s has no elements" % (kind, name, list(value.shape)))
         if kind == "input" and value.is_floating_point():
             return MVal(value, from_input=True, what="input %s" % name)
         return MVal(value, what="%s %s" % (kind, name))
@@ -150,10 +153,9 @@ class Lowering:
             rule = self.rules.get(key[:-1])
         if rule is None:
             self.fail("%s is not supported%s" % (key, self.rules.hint(key)))
-        if not rule.rope_aware:
-            made = lambda v: rope.materialize(self, v) if rope.is_rope(v) else \
-                (self.stream_of(v) if isinstance(v, LinView) and key not in _LINVIEW_AWARE else v)
-            args = [made(a) if not isinstance(a, (list, tuple)) else type(a)(made(b) for b in a) for a in args]
+        made = lambda v: self.stream_of(v) if (isinstance(v, LinView) and key not in _LINVIEW_AWARE) or \
+            (rope.is_rope(v) and not rule.rope_aware) else v
+        args = [made(a) if not isinstance(a, (list, tuple)) else type(a)(made(b) for b in a) for a in args]
         result = rule(self, node, *args, **kwargs)
         if in_place and node.args and isinstance(node.args[0], fx.Node):
             self.values[node.args[0]] = result
@@ -310,6 +312,8 @@ class Lowering:
         if isinstance(v, LinView):
             from .ops import _view_of
             return _view_of(self, self.build_linear(v.lin, col_tile=v.tail[-1]), v.shape)
+        if rope.is_rope(v):
+            return rope.materialize(self, v)
         if isinstance(v, MVal):
             lay = like if like is not None and tuple(like.shape) == v.shape else self.default_layout(v.shape)
             key = (id(v.data), lay.key())
@@ -424,11 +428,17 @@ class Lowering:
 
     def cols_exactly(self, v, dim):
         """v with the tile's columns exactly the axes of `dim` (a reduction or a contraction over
-        it): column tiles still in the grid are joined (Accum retile_col)."""
+        it): column tiles still in the grid are joined (Accum retile_col), once per stream."""
+        if list(v.layout.cols) == v.layout.axes_of(dim):
+            return v
+        key = (v.stream.ref, v.layout.key(), dim)
+        if key not in self.joined:
+            self.joined[key] = self._join_cols(v, dim)
+        return self.joined[key]
+
+    def _join_cols(self, v, dim):
         lay = v.layout
         axes = lay.axes_of(dim)
-        if list(lay.cols) == axes:
-            return v
         in_rows = [a for a in axes if a in lay.rows]
         other_cols = [a for a in lay.cols if lay.dims[a] != dim]
         in_grid = [a for a in axes if a in lay.grid]
@@ -444,6 +454,42 @@ class Lowering:
         grid = [a for a in lay.grid if a not in in_grid]
         out = L.Layout(lay.shape, lay.sizes, lay.dims, grid, lay.rows, axes, lay.bcast)
         return self.track(SVal(out, joined, v.dtype))
+
+    def split_cols(self, v, lay):
+        """v, whose tiles hold the whole last dim, cut into the column tiles of `lay` (the last
+        dim's outer axes innermost in the grid): FlatMap retile_streamify_col to single columns,
+        Reshape into groups of the tile's width, Accum retile_col."""
+        last = len(lay.shape) - 1
+        width = lay.tile()[1]
+        n = lay.shape[-1]
+        if not lay.cols or any(lay.dims[a] != last for a in lay.cols) or n % width:
+            self.fail("values laid out differently meet: %s and %s" % (v.layout, lay))
+        cols = self.g.FlatMap(v.stream, fn="retile_streamify_col", rank=1, name=self.name("_columns"))
+        groups, _ = self.g.Reshape(cols, chunk=width, name=self.name("_colgroups"))
+        s = self.g.Accum(groups, fn="retile_col", rank=1, name=self.name("_coltiles"), **self.bw())
+        src = v.layout
+        have = src.axes_of(last)  # all in the tile's columns, outer first
+        acc = 1
+        for a in have:
+            acc *= src.sizes[a]
+        if acc != n or list(src.cols) != have:
+            self.fail("values laid out differently meet: %s and %s" % (v.layout, lay))
+        # cut src's column axes so that `width` is a run of inner axes
+        cuts, _ = L._common_cuts([src.sizes[a] for a in have], [n // width, width] if n // width > 1 else [width])
+        refined = src.refined({have[k]: c for k, c in (cuts or {}).items()})
+        axes = refined.axes_of(last)
+        inner, prod = [], 1
+        for a in reversed(axes):
+            if prod == width:
+                break
+            inner.insert(0, a)
+            prod *= refined.sizes[a]
+        outer = [a for a in axes if a not in inner]
+        if prod != width or len(outer) > 1:
+            self.fail("values laid out differently meet: %s and %s" % (v.layout, lay))
+        out = L.Layout(refined.shape, refined.sizes, refined.dims, list(refined.grid) + outer, refined.rows, inner,
+                       refined.bcast)
+        return self.track(SVal(out, s))
 
     def reorder_grid(self, v, order):
         """v with its stream's grid axes in `order`: the differing inner part is kept in a memory
@@ -503,23 +549,26 @@ class Lowering:
         self.fail("an expanded value %s used element-wise" % v.layout)
 
     def same_layout(self, v, lay):
-        """v converted to layout `lay` (the same logical tensor), or a clear error."""
-        if v.layout == lay:
-            return v
+        """v converted to layout `lay` (the same logical tensor), or a clear error: column tiles
+        joined (Accum retile_col), the grid reordered (a memory unit)."""
+        if v.layout == lay or v.layout.signature() == lay.signature():
+            return SVal(lay, v.stream)
+        last = len(lay.shape) - 1
+        if lay.describe_axes(lay.cols, True) == ((last, lay.shape[-1], 1),) and \
+                v.layout.describe_axes(v.layout.cols, True) != ((last, lay.shape[-1], 1),):
+            return self.same_layout(self.cols_exactly(v, last), lay)
+        if v.layout.describe_axes(v.layout.cols, True) == ((last, lay.shape[-1], 1),) and \
+                lay.describe_axes(lay.cols, True) != ((last, lay.shape[-1], 1),):
+            return self.same_layout(self.split_cols(v, lay), lay)
         a = v.layout
-        if a.sizes == lay.sizes and a.dims == lay.dims and a.rows == lay.rows and a.cols == lay.cols \
-                and not a.bcast and not lay.bcast and sorted(a.grid) == sorted(lay.grid):
-            return self.reorder_grid(v, list(lay.grid))
-        # try refining both to common axes, then regrouping the columns
-        if set(a.cols) != set(lay.cols) and a.sizes == lay.sizes and a.dims == lay.dims:
-            dim = len(lay.shape) - 1
-            if list(lay.cols) == lay.axes_of(dim):
-                w = self.cols_exactly(v, dim)
-                if w.layout == lay:
-                    return w
-                return self.same_layout(w, lay) if w.layout != v.layout else w
+        want = lay.describe_axes(lay.stream_axes(), False)
+        have = a.describe_axes(a.stream_axes(), False)
+        if sorted(want) == sorted(have) and len(set(have)) == len(have) and \
+                a.describe_axes(a.rows, True) == lay.describe_axes(lay.rows, True) and \
+                a.describe_axes(a.cols, True) == lay.describe_axes(lay.cols, True) and not a.bcast and not lay.bcast:
+            by_desc = dict(zip(have, a.stream_axes()))
+            return SVal(lay, self.reorder_grid(v, [by_desc[d] for d in want]).stream)
         self.fail("values laid out differently meet: %s and %s" % (a, lay))
-
 
 def _divisor_up_to(n, limit):
     return max(d for d in range(1, min(n, limit) + 1) if n % d == 0)

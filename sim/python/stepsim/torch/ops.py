@@ -80,12 +80,11 @@ def view(lw, node, x, *args, out_shape=None, **kwargs):
         if shape[-1] == n:  # leading dims regrouped: the Linear's input is viewed instead
             return Lin(_view_of(lw, x.x, tuple(shape[:-1]) + (x.x.shape[-1],)), x.weight, x.bias, x.node,
                        x.weight_what, x.bias_what)
-        if len(shape) >= len(lead) + 3 and tuple(shape[:len(lead)]) == lead:
-            return LinView(x, shape[len(lead):])  # [.., parts, H, hd]: wait for the unbind
-        if len(shape) >= 2 and shape[-1] * shape[-2] == n and tuple(shape[:-2]) == tuple(x.shape[:-1]):
-            x = lw.build_linear(x, col_tile=shape[-1])
-        else:
-            x = lw.build_linear(x)
+        if len(shape) >= len(lead) + 2 and tuple(shape[:len(lead)]) == lead:
+            # [.., H, hd] or [.., parts, H, hd]: an unbind takes a Linear of the part's columns,
+            # anything else builds it with the innermost dim as its column tile (a head per tile)
+            return LinView(x, shape[len(lead):])
+        x = lw.build_linear(x)
     return _view_of(lw, x, shape)
 
 
@@ -215,6 +214,19 @@ def div(lw, node, a, b, rounding_mode=None):
 @rule("aten.maximum", "aten.minimum", doc="Map max, min")
 def maxmin(lw, node, a, b):
     return elementwise(lw, "max" if node.target.overloadpacket.__name__ == "maximum" else "min", a, b)
+
+
+@rule("aten.gt", "aten.ge", "aten.lt", "aten.le", "aten.eq", "aten.ne",
+      doc="Map of the comparison of the same name: 1 where true, 0 where false (a mask for select)")
+def compare(lw, node, a, b):
+    return elementwise(lw, node.target.overloadpacket.__name__, a, b)
+
+
+@rule("aten.logical_not", "aten.bitwise_not", doc="of a mask: Map eq with 0")
+def logical_not(lw, node, x):
+    if lw.concrete[node].dtype != torch.bool:
+        lw.fail("aten.%s of a streamed value that is not a mask" % node.target.overloadpacket.__name__)
+    return elementwise(lw, "eq", x, 0.0)
 
 
 @rule("aten.relu", doc="Map max with 0")

@@ -224,7 +224,15 @@ def view(lw, node, v, shape):
 
 
 def materialize(lw, v):
-    """The rotation as operators: A * x + B * R(x), the zero terms left out."""
+    """The rotation as operators: A * x + B * R(x), the zero terms left out (made once per value:
+    two readers of one rotation read one stream)."""
+    if getattr(v, "made", None) is not None:
+        return v.made
+    v.made = _materialize(lw, v)
+    return v.made
+
+
+def _materialize(lw, v):
     if isinstance(v, Lanes):
         lw.fail("a part of a vector (%s lanes) used outside a rotation: join the parts with stack or cat first"
                 % v.kind)

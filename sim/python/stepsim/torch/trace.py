@@ -36,10 +36,21 @@ class Traced:
         self.moe = moe or {}  # custom op name -> moe.MoESpec (blocks traced as one operation)
 
 
-def trace(module, args, kwargs=None, dtype=torch.bfloat16, find_moe=True):
-    """Traces module(*args, **kwargs) at the ATen level (floating tensors cast to `dtype`)."""
+def trace(module, args, kwargs=None, find_moe=True):
+    """Traces module(*args, **kwargs) at the ATen level, floating tensors in bf16; a module that
+    does not run in bf16 (a table it makes in fp32 meets its bf16 weights) is traced as written,
+    in the dtypes it was given, its datapath then the lowering's (bf16 weights and inputs)."""
+    try:
+        return _trace(module, args, kwargs, torch.bfloat16, find_moe)
+    except _stepsim.Error as e:
+        if "tracing" not in str(e) or "scaled_dot_product_attention" in str(e):
+            raise
+    return _trace(module, args, kwargs, None, find_moe)
+
+
+def _trace(module, args, kwargs, dtype, find_moe):
     kwargs = dict(kwargs or {})
-    cast = lambda t: t.detach().to(dtype) if t.is_floating_point() else t.detach()
+    cast = lambda t: t.detach().to(dtype) if dtype is not None and t.is_floating_point() else t.detach()
     params = {n: cast(p) for n, p in _every(module, "_parameters")}
     buffers = {n: cast(b).clone() for n, b in _every(module, "_buffers")}
     flat, spec = pytree.tree_flatten((tuple(args), kwargs))
@@ -100,7 +111,7 @@ def _cast_copy(obj, dtype):
             return o
         seen.add(id(o))
         if isinstance(o, torch.Tensor):
-            return o.to(dtype) if o.is_floating_point() else o
+            return o.to(dtype) if dtype is not None and o.is_floating_point() else o
         if isinstance(o, list):
             o[:] = [visit(v) for v in o]
         elif isinstance(o, dict):
