@@ -316,7 +316,7 @@ class Lowering:
             return rope.materialize(self, v)
         if isinstance(v, MVal):
             lay = like if like is not None and tuple(like.shape) == v.shape else self.default_layout(v.shape)
-            key = (id(v.data), lay.key())
+            key = (id(self.g), id(v.data), lay.key())
             if key not in self.streamed:  # one load per value and layout, however many read it
                 s, dtype = self.load(v, lay)
                 self.keep.append(v.data)
@@ -431,7 +431,7 @@ class Lowering:
         it): column tiles still in the grid are joined (Accum retile_col), once per stream."""
         if list(v.layout.cols) == v.layout.axes_of(dim):
             return v
-        key = (v.stream.ref, v.layout.key(), dim)
+        key = (id(v.stream.graph), v.stream.ref, v.layout.key(), dim)  # a scratch graph has its own
         if key not in self.joined:
             self.joined[key] = self._join_cols(v, dim)
         return self.joined[key]

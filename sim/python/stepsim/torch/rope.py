@@ -226,8 +226,9 @@ def view(lw, node, v, shape):
 def materialize(lw, v):
     """The rotation as operators: A * x + B * R(x), the zero terms left out (made once per value:
     two readers of one rotation read one stream)."""
-    if getattr(v, "made", None) is not None:
-        return v.made
+    made = getattr(v, "made", None)
+    if made is not None and made.stream.graph is lw.g:
+        return made
     v.made = _materialize(lw, v)
     return v.made
 
