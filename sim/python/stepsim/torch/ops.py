@@ -147,8 +147,10 @@ def elementwise(lw, fn, *operands):
             return r
         operands = [rope.materialize(lw, o) if rope.is_rope(o) else o for o in operands]
     shape = out_shape(lw)
-    ops = [lw.stream_of(o) if isinstance(o, (Lin, LinView)) or (isinstance(o, MVal) and o.from_input) else o
-           for o in operands]
+    # an input of the result's shape streams (once, however many read it); one broadcast to it is
+    # read from HBM in the result's layout, re-read along the broadcast dims
+    ops = [lw.stream_of(o) if isinstance(o, (Lin, LinView)) or
+           (isinstance(o, MVal) and o.from_input and tuple(o.shape) == shape) else o for o in operands]
     driver = next((o for o in ops if isinstance(o, SVal) and tuple(o.shape) == shape and not o.layout.bcast), None)
     if driver is None:
         full = next((o for o in ops if isinstance(o, (MVal, SVal)) and tuple(o.shape) == shape), None)
