@@ -264,3 +264,21 @@ def test_bad_arguments_are_refused_naming_them():
 
     with pytest.raises(stepsim.Error, match="not computed from the floating inputs"):
         stepsim.torch.lower(OnlyIds(), (torch.arange(16).reshape(4, 4),))
+
+
+def test_a_decoder_layer_with_moe_over_several_row_blocks_per_sequence():
+    """Batch 2 x 48 tokens: the MoE's token rows come back as [2, 3] row blocks of 16."""
+    module, inputs = qwen3_moe.make(batch=2, seq=48)
+    _, _, got = lowered_outputs(module, inputs)
+    assert_moe_matches(got[0], module, inputs, qwen3_moe.router_of)
+
+
+def test_an_attention_mask_given_as_an_input_is_read_where_it_is_broadcast():
+    class Masked(torch.nn.Module):
+        def forward(self, q, k, mask):
+            return torch.softmax(q @ k.transpose(-2, -1) + mask, dim=-1)
+
+    q, k = torch.randn(2, 4, 32, 16), torch.randn(2, 4, 32, 16)
+    mask = torch.full((32, 32), float("-inf")).triu(1)
+    _, _, got = lowered_outputs(Masked(), (q, k, mask))
+    assert_matches(got, Masked(), (q, k, mask))
