@@ -161,7 +161,11 @@ class Case(nn.Module):
     def forward(self, x):
         for f in self.steps:
             x = f(x)
+            if self.rounding:  # the judge's reference: bf16 rounding where each step ends
+                x = x.bfloat16().float()
         return x
+
+    rounding = False
 
 
 def one(seed, timeout):
@@ -186,10 +190,15 @@ def one(seed, timeout):
         signal.alarm(0)
     with torch.no_grad():
         want = module(x).numpy().astype(np.float64)
+        module.rounding = True
+        rounded = module(x.bfloat16().float()).numpy().astype(np.float64)
     peak = float(np.abs(want).max()) or 1.0
     err = float(np.abs(got.astype(np.float64) - want).max()) / peak
-    if not err <= 0.06:
-        return "silent", "max error %.4g of the largest output" % err
+    # how much bf16 rounding alone moves this chain (a norm after a large offset amplifies it)
+    sensitivity = float(np.abs(rounded - want).max()) / peak
+    if not err <= max(0.06, 3 * sensitivity):
+        return "silent", "max error %.4g of the largest output (bf16 rounding at each step: %.4g)" % (
+            err, sensitivity)
     return "ok", ""
 
 
