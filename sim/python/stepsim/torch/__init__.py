@@ -24,6 +24,14 @@ The schedule (a dict; None picks the defaults):
                divisor up to 64)
   compute_bw   FLOPs/cycle of every compute node (default: the preset's)
   fifo_depth   every channel's depth in beats (default: the longest value's tile count + 2)
+  attention    "whole" (default: per batch and head the keys and values kept whole in a memory unit)
+               or "flash" (attention.py: per request the key positions its mask lets it attend,
+               packed in HBM, streamed in KV tiles; FlashAttention's online softmax)
+  kv_tile      tokens per KV tile of attention "flash" (default 32)
+  attention_parallel  "none" (default), "interleaved", "coarse" or "dynamic": the requests of an
+               attention "flash" over attention_regions regions (default min(4, requests)), as
+               graphs/layers/attention.cpp parallelizes them. These three keys without
+               `attention` mean "flash", attention_regions alone also "dynamic"
 Anything else is a stepsim.Error naming the key.
 """
 from .. import _stepsim
@@ -34,7 +42,7 @@ from .trace import trace
 from .values import MVal, SVal, Lin
 
 SCHEDULE_KEYS = ("tile_rows", "tile_cols", "compute_bw", "fifo_depth", "routing_trace", "non_divisor", "moe_tiling",
-                 "moe_tile_n", "moe_regions")
+                 "moe_tile_n", "moe_regions", "attention", "kv_tile", "attention_parallel", "attention_regions")
 
 __all__ = ["lower", "Lowered", "LoweredResult", "SCHEDULE_KEYS", "supported_ops", "sdpa_shim"]
 
@@ -147,12 +155,35 @@ def _check_schedule(schedule):
     if unknown:
         raise _stepsim.Error("schedule: unknown key(s) %s; known: %s" % (", ".join(sorted(map(str, unknown))),
                                                                          ", ".join(SCHEDULE_KEYS)))
-    for k in ("tile_rows", "tile_cols", "compute_bw", "fifo_depth", "moe_tile_n", "moe_regions"):
+    for k in ("tile_rows", "tile_cols", "compute_bw", "fifo_depth", "moe_tile_n", "moe_regions", "kv_tile",
+              "attention_regions"):
         v = schedule.get(k)
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 1 << 20):
             raise _stepsim.Error("schedule: %s must be a whole number 1..%d, not %r" % (k, 1 << 20, v))
     if schedule.get("non_divisor", "error") not in ("error", "gcd"):
         raise _stepsim.Error("schedule: non_divisor must be 'error' or 'gcd', not %r" % (schedule["non_divisor"],))
+    # attention (attention.py): 'whole', or 'flash' with its KV tile and parallelization. A flash key
+    # without `attention` means 'flash', attention_regions without attention_parallel 'dynamic' (so
+    # each key alone is a valid schedule, as a design space checks them); beside an explicit choice
+    # they do not apply to, they are refused
+    schedule = dict(schedule)
+    if schedule.get("attention", "whole") not in ("whole", "flash"):
+        raise _stepsim.Error("schedule: attention must be 'whole' or 'flash', not %r" % (schedule["attention"],))
+    flash_only = [k for k in ("kv_tile", "attention_parallel", "attention_regions") if schedule.get(k) is not None]
+    if flash_only and schedule.get("attention") is None:
+        schedule["attention"] = "flash"
+    if flash_only and schedule["attention"] != "flash":
+        raise _stepsim.Error("schedule: %s appl%s to attention 'flash' (KV tiles streamed from HBM), not to "
+                             "attention 'whole'" % (", ".join(flash_only), "ies" if len(flash_only) == 1 else "y"))
+    if schedule.get("attention_regions") is not None and schedule.get("attention_parallel") is None:
+        schedule["attention_parallel"] = "dynamic"
+    parallel = schedule.get("attention_parallel", "none")
+    if parallel not in ("none", "interleaved", "coarse", "dynamic"):
+        raise _stepsim.Error("schedule: attention_parallel must be 'none', 'interleaved', 'coarse' or 'dynamic', "
+                             "not %r" % (parallel,))
+    if schedule.get("attention_regions") is not None and parallel == "none":
+        raise _stepsim.Error("schedule: attention_regions applies to attention_parallel 'interleaved', 'coarse' or "
+                             "'dynamic', not 'none'")
     # MoE blocks (moe.py): moe_tiling 'dynamic' (one tile of what each expert got) or 'static'
     # (tiles of moe_tile_n tokens, the last padded; moe_tile_n without moe_tiling means static, and
     # an explicit 'dynamic' leaves it unused, so a design space can search both keys); moe_regions

@@ -24,6 +24,7 @@ from .values import Lin, MVal, SVal
 class Write:
     def __init__(self, storage, offsets, value, what):
         self.storage, self.offsets, self.value, self.what = storage, offsets, value, what
+        self.stored = False  # its traffic made (here, or by the flash attention that reads the buffer)
 
 
 def _storage(t):
@@ -43,8 +44,12 @@ def record_write(lw, node, dst, src, offsets):
         if src.layout.bcast or _prod(src.shape) != offsets.numel():
             lw.fail("a cache write of %s into a region of shape %s" % (list(src.shape), list(offsets.shape)))
         src = _as_shape(lw, src, tuple(offsets.shape))
-    lw.writes.append(Write(_storage(dst.data), offsets.clone(), src, dst.what))
-    store(lw, src)
+    w = Write(_storage(dst.data), offsets.clone(), src, dst.what)
+    lw.writes.append(w)
+    from . import attention
+    if not attention.absorbs_writes_to(lw, w.storage):  # else the attention stores it into its KV slots
+        store(lw, src)
+        w.stored = True
     return MVal(lw.concrete[node], what=dst.what)
 
 
@@ -103,7 +108,10 @@ def index_copy_(lw, node, dst, dim, index, source):
 
 def forwarded(lw, v):
     """v, an MVal that may alias a written cache region: the written stream where v is exactly
-    the region, a Concat where v mixes old and written positions along one dim, else v."""
+    the region, a Concat where v mixes old and written positions along one dim, else v. (Every
+    operation's operands pass here first: the attention plan is made on the first call.)"""
+    from . import attention
+    attention.plan(lw)
     if not isinstance(v, MVal) or not lw.writes or v.data.is_complex() or v.data.dim() == 0:
         return v
     storage = _storage(v.data)
