@@ -12,6 +12,7 @@
 
 #include "hw/stream/bf16.h"
 #include "sim/collect.h"
+#include "sim/downtile.h"
 #include "sim/graph/output_file.h"
 #include "sim/impl_policy.h"
 
@@ -259,13 +260,15 @@ void compare_channels(CosimReport& r) {
   }
 }
 
-// The stored tensors, bit for bit (functional mode).
-void compare_tensors(CosimReport& r) {
-  for (const auto& [name, a] : r.approx.stored) {
+// Stored tensors of two runs, bit for bit (functional mode): one row per tensor of `a`.
+std::vector<CosimTensorRow> compare_stored(const std::map<std::string, TileData>& a_stored,
+                                           const std::map<std::string, TileData>& c_stored) {
+  std::vector<CosimTensorRow> rows;
+  for (const auto& [name, a] : a_stored) {
     CosimTensorRow row;
     row.name = name;
-    auto it = r.cosim.stored.find(name);
-    const TileData* c = it == r.cosim.stored.end() ? nullptr : &it->second;
+    auto it = c_stored.find(name);
+    const TileData* c = it == c_stored.end() ? nullptr : &it->second;
     const bool ints = !a.i.empty();
     row.elements = ints ? a.i.size() : a.f.size();
     for (uint64_t k = 0; k < row.elements; ++k) {
@@ -274,8 +277,80 @@ void compare_tensors(CosimReport& r) {
                                : k < c->f.size() && f32_bits(c->f[k]) == f32_bits(a.f[k]);
       row.differing += same ? 0 : 1;
     }
-    r.equivalent = r.equivalent && row.differing == 0;
-    r.tensors.push_back(row);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+void compare_tensors(CosimReport& r) {
+  r.tensors = compare_stored(r.approx.stored, r.cosim.stored);
+  for (const CosimTensorRow& row : r.tensors) r.equivalent = r.equivalent && row.differing == 0;
+}
+
+// "Accum, 2 Bufferize, 2 Streamify": the operators of `ops`, counted, in first-seen order.
+std::string op_counts(const std::vector<std::string>& ops) {
+  std::vector<std::pair<std::string, int>> counts;
+  for (const std::string& op : ops) {
+    auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == op; });
+    if (it == counts.end())
+      counts.push_back({op, 1});
+    else
+      ++it->second;
+  }
+  std::string s;
+  for (const auto& [op, n] : counts) s += (s.empty() ? "" : ", ") + (n > 1 ? std::to_string(n) + " " : "") + op;
+  return s;
+}
+
+// The account of a down-tiled graph: each node of the graph before down-tiling with the nodes it
+// became, where they ran, and why those that stayed approximate did.
+void account_downtile(CosimReport& r, const DowntileResult& d) {
+  std::map<std::string, const NodeResult*> ran;
+  for (const NodeResult& n : r.cosim.nodes) ran[n.name] = &n;
+  auto row_of = [&](CosimDowntileRow row, const std::vector<std::string>& nodes, const std::string& own_reason) {
+    std::vector<std::string> on, notes;
+    for (const std::string& name : nodes) {
+      auto it = ran.find(name);
+      if (it == ran.end()) continue;
+      ++row.nodes;
+      const NodeResult& n = *it->second;
+      if (n.impl != "approx") {
+        ++row.on_units;
+        on.push_back(n.op);
+      } else if (!n.impl_note.empty()) {
+        std::string text = n.impl_note;  // its kind goes in front of the row's reason once
+        for (const char* p : {"tile shape: ", "capacity: "})
+          if (text.rfind(p, 0) == 0) text = text.substr(std::string(p).size());
+        const std::string note = n.op + " " + n.name + ": " + text;
+        if (notes.empty()) row.kind = impl_note_kind(n.impl_note);
+        if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+      }
+    }
+    row.units = op_counts(on);
+    if (!own_reason.empty()) {
+      row.kind = "not down-tiled";
+      row.reason = own_reason;
+    } else {
+      for (const std::string& n : notes) row.reason += (row.reason.empty() ? "" : "; ") + n;
+    }
+    if (row.on_units < row.nodes && row.reason.empty()) row.kind = "approximate";
+    return row;
+  };
+  r.downtile_tile = d.tile;
+  for (const DowntileNode& n : d.nodes) {
+    CosimDowntileRow row;
+    row.node = n.name;
+    row.op = n.op;
+    row.fn = n.fn;
+    row.blocked = n.blocked;
+    r.downtile.push_back(row_of(row, n.nodes, n.blocked ? "" : n.reason));
+  }
+  for (const DowntileConversion& c : d.conversions) {
+    CosimDowntileRow row;
+    row.node = c.stream + (c.to_blocks ? " -> blocks" : " -> logical") + " (for " + c.consumer + ")";
+    row.op = "retiling";
+    row.conversion = true;
+    r.downtile.push_back(row_of(row, c.nodes, ""));
   }
 }
 
@@ -341,6 +416,25 @@ CosimReport cosimulate(const Graph& graph, const SimOptions& options, const Cosi
   compare_nodes(r);
   compare_channels(r);
   compare_tensors(r);
+  if (cosim.downtile) account_downtile(r, *cosim.downtile);
+  if (cosim.logical && options.functional) {
+    // The graph as it was before down-tiling, all-approximate: the down-tiled graph computes its
+    // stored tensors bit for bit (sim/downtile.h), on the units too.
+    SimOptions o = options;
+    o.default_impl = "approx";
+    o.keep_stored = true;
+    o.log_nodes.clear();
+    o.output_dir.clear();  // its stored tensors are compared, not written
+    o.trace = false;
+    o.vcd_dir.clear();
+    const SimResult logical = simulate(all_approximate(*cosim.logical), o);
+    r.logical_compared = true;
+    if (!logical.ok) throw std::runtime_error("the graph before down-tiling failed: " + logical.error);
+    r.logical_cycles = logical.cycles;
+    r.logical_wall_seconds = logical.wall_seconds;
+    r.logical_tensors = compare_stored(logical.stored, r.cosim.stored);
+    for (const CosimTensorRow& row : r.logical_tensors) r.logical_identical = r.logical_identical && !row.differing;
+  }
   if (!cosim.dir.empty()) write_cosim_files(r, cosim.dir);
   return r;
 }
@@ -348,6 +442,52 @@ CosimReport cosimulate(const Graph& graph, const SimOptions& options, const Cosi
 std::string cosim_failure(const CosimOptions& co, const std::string& error) {
   const std::string on = co.impl == "approx" ? "the units their impl: names" : co.impl + " units";
   return "co-simulation (the run with nodes on " + on + "): " + error;
+}
+
+void print_downtile_account(const CosimReport& r, std::ostream& out) {
+  const std::string T = std::to_string(r.downtile_tile);
+  size_t nodes = 0, blocked = 0, whole = 0, derived = 0, on = 0, conv = 0, conv_nodes = 0;
+  for (const CosimDowntileRow& row : r.downtile) {
+    derived += row.nodes;
+    on += row.on_units;
+    if (row.conversion) {
+      ++conv;
+      conv_nodes += row.nodes;
+      continue;
+    }
+    ++nodes;
+    blocked += row.blocked ? 1 : 0;
+    whole += row.nodes && row.on_units == row.nodes ? 1 : 0;
+  }
+  std::string impl = "unit";
+  for (const CosimNodeRow& n : r.nodes)
+    if (n.impl != "approx") impl = n.impl;
+  out << "## Down-tiled to [" << T << " x " << T << "] blocks\n\n";
+  out << blocked << " of " << nodes << " nodes rewritten onto blocks, " << nodes - blocked
+      << " kept at their logical tiles; " << conv << " conversions between the two (" << conv_nodes
+      << " retiling nodes). The down-tiled graph: " << derived << " nodes, " << on << " on " << impl << " units; "
+      << whole << " of the " << nodes << " nodes entirely on units.\n";
+  if (r.logical_compared) {
+    out << "Against the graph before down-tiling (all-approximate, " << r.logical_cycles << " cycles):";
+    for (const CosimTensorRow& t : r.logical_tensors)
+      out << " " << t.name << " "
+          << (t.differing
+                  ? "DIFFERS (" + std::to_string(t.differing) + " of " + std::to_string(t.elements) + " elements)"
+                  : std::string("identical"));
+    if (r.logical_tensors.empty()) out << " no stored tensors to compare";
+    out << (r.logical_identical && !r.logical_tensors.empty() ? " (bit for bit).\n" : ".\n");
+  }
+  out << "\n| node | op | down-tiled | on units | units | why not on units |\n|---|---|---|---:|---|---|\n";
+  for (const CosimDowntileRow& row : r.downtile) {
+    std::string why = row.kind.empty() ? "" : row.kind + ": " + row.reason;
+    if (row.kind == "approximate") why = "approximate";
+    out << "| " << row.node << " | " << row.op << (row.fn.empty() ? "" : " " + row.fn) << " | "
+        << (row.conversion ? "-"
+            : row.blocked  ? "yes"
+                           : "no")
+        << " | " << row.on_units << "/" << row.nodes << " | " << row.units << " | " << why << " |\n";
+  }
+  out << "\n";
 }
 
 void print_cosim_report(const CosimReport& r, std::ostream& out) {
@@ -404,6 +544,7 @@ void print_cosim_report(const CosimReport& r, std::ostream& out) {
                 r.bridged_nodes, (unsigned long long)r.unit_clocks, r.cosim.wall_seconds, r.approx.wall_seconds,
                 double(r.cosim.cycles) / w, double(r.unit_clocks) / w);
   out << buf << "\n";
+  if (r.downtile_tile) print_downtile_account(r, out);
   out << "| node | op | impl | approx cycles | co-sim cycles | difference | error "
          "|\n|---|---|---|---:|---:|---:|---:|\n";
   for (const CosimNodeRow& n : r.nodes)

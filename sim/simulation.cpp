@@ -47,7 +47,7 @@ SimResult simulate(const Graph& graph, const SimOptions& options) {
     ScKernel kernel;
     Elaboration e(kernel);  // goes before the kernel (or both stay, when units ran)
     elaborate_environment(e, graph, plan, options);
-    const ImplPolicy policy(plan, !options.default_impl.empty() ? options.default_impl : graph.impl);
+    const ImplPolicy policy(plan, !options.default_impl.empty() ? options.default_impl : graph.impl, checked.get());
     elaborate_graph(e, plan, policy, options);
     run_elaboration(e, options);
     r = collect_results(e, plan, options.hw);

@@ -153,6 +153,9 @@ struct UnitImpl {
   // "" if the node can run on a unit, otherwise why not (operator or parameters without a unit).
   std::function<std::string(const OpConfig&)> unsupported;
   std::function<std::unique_ptr<Op>(const OpConfig&)> create;
+  // The sides T of the [r x T] tile units built in (unit_ops.h: kT, kT16; rtl without the T = 16
+  // library has kT only).
+  std::vector<int> tile_sides{4, 16};
 };
 void register_unit_impl(UnitImpl impl);
 // nullptr if no such implementation was built in.

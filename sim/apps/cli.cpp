@@ -18,6 +18,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -280,8 +281,12 @@ void run_options(po::options_description& o) {
       "approx, hls or rtl: implementation of the nodes without impl:; hls or rtl co-simulates on the "
       "cycle-accurate units (docs/cosim.md); approx ignores every impl: of the graph")(
       "cosim-dir", text("DIR"), "co-simulation: write the channels' transaction logs and report.md to DIR")(
-      "vcd", po::bool_switch(),
-      "co-simulation: also write a pin waveform per bridged node to DIR (1 time unit per cycle)");
+      "downtile", text("T|auto"),
+      "down-tile the graph to T x T blocks first (hierarchical tiling; nodes it cannot rewrite keep their "
+      "logical tiles); auto: the side of the tile units (16 or 4) that puts the most nodes on them. With "
+      "--impl the report accounts for every node and compares the stored tensors with the graph's own "
+      "(docs/cosim.md)")("vcd", po::bool_switch(),
+                         "co-simulation: also write a pin waveform per bridged node to DIR (1 time unit per cycle)");
 }
 
 // "4.12 M" for a rate (the unit follows): three significant digits and an SI prefix.
@@ -323,13 +328,17 @@ class ProgressLine {
 
 bool is_terminal(const std::ostream& err) { return &err == &std::cerr && ::isatty(STDERR_FILENO); }
 
-// A co-simulation: the graph all-approximate and with nodes on the units, compared.
+// A co-simulation: the graph all-approximate and with nodes on the units, compared. `downtiled`:
+// `g` is the down-tiled `logical` graph (--downtile).
 int run_cosim(const Graph& g, const SimOptions& opt, const Invocation& in, const std::string& impl,
-              const std::function<void()>& discard_outputs, ProgressLine& progress, Streams s) {
+              const std::function<void()>& discard_outputs, ProgressLine& progress, Streams s,
+              const DowntileResult* downtiled = nullptr, const Graph* logical = nullptr) {
   CosimOptions co;
   co.impl = impl.empty() ? (g.impl.empty() ? "approx" : g.impl) : impl;
   co.dir = string_option(in.vm, "cosim-dir");
   co.vcd = in.vm["vcd"].as<bool>();
+  co.downtile = downtiled;
+  co.logical = logical;
   CosimReport cr = cosimulate(g, opt, co);
   progress.clear();
   if (!cr.approx.ok || !cr.cosim.ok) {
@@ -354,6 +363,10 @@ int run_cosim(const Graph& g, const SimOptions& opt, const Invocation& in, const
     s.err << "error: the co-simulation's payload streams or stored tensors differ from the approximate run\n";
     return 1;
   }
+  if (!cr.logical_identical) {
+    s.err << "error: the down-tiled graph's stored tensors differ from the graph's own (before down-tiling)\n";
+    return 1;
+  }
   return 0;
 }
 
@@ -374,10 +387,19 @@ int run_graph(const Invocation& in, const std::function<void()>& discard_outputs
   ProgressLine progress(s.err);
   if (is_terminal(s.err)) opt.progress = [&progress](const SimProgress& p) { progress.update(p); };
   Graph g = load_graph(file, graph_sets);
+  // --downtile: the graph on blocks of the units' tile, the run on that graph.
+  std::optional<DowntileResult> downtiled;
+  Graph logical;
+  if (in.vm.count("downtile")) {
+    logical = g;
+    downtiled = downtile_for_units(g, string_option(in.vm, "downtile"), cosim_impl(g, impl), opt.hw);
+    g = downtiled->graph;
+  }
   // Co-simulation when any node may run on a unit.
   if (!cosim_impl(g, impl).empty()) {
     if (impl.empty() && !g.impl.empty()) opt.default_impl = g.impl;
-    return run_cosim(g, opt, in, impl, discard_outputs, progress, s);
+    return run_cosim(g, opt, in, impl, discard_outputs, progress, s, downtiled ? &*downtiled : nullptr,
+                     downtiled ? &logical : nullptr);
   }
   if (impl == "approx") g = all_approximate(std::move(g));
   SimResult r = simulate(g, opt);
@@ -389,6 +411,10 @@ int run_graph(const Invocation& in, const std::function<void()>& discard_outputs
   }
   Report rep = make_report(g, opt, r);
   print_summary(rep, s.out);
+  if (downtiled)
+    s.out << "down-tiled to [" << downtiled->tile << " x " << downtiled->tile
+          << "] blocks: " << downtiled->blocked_nodes() << " of " << downtiled->nodes.size()
+          << " nodes rewritten onto blocks (stepsim downtile --partial names the others)\n";
   if (in.vm.count("report")) write_json_report(rep, string_option(in.vm, "report"));
   if (in.vm.count("trace")) write_trace(g, r, string_option(in.vm, "trace"));
   return 0;
@@ -459,14 +485,22 @@ constexpr uint64_t kMaxPhysicalTile = 65536;
 void downtile_options(po::options_description& o) {
   o.add_options()("tile", text("T"),
                   ("the physical tile: T x T elements, T in 1.." + std::to_string(kMaxPhysicalTile) +
-                   " dividing every tile dimension (required)")
-                      .c_str())("out,o", text("FILE.yaml"), "write the graph to FILE (default: print it)");
+                   " dividing every tile dimension above it (required)")
+                      .c_str())("out,o", text("FILE.yaml"), "write the graph to FILE (default: print it)")(
+      "partial", po::bool_switch(),
+      "keep a node the pass cannot rewrite at its logical tiles (retiling nodes convert its streams) instead "
+      "of failing; each such node is listed on stderr with the reason");
 }
 
 int cmd_downtile(const Invocation& in, Streams s) {
   if (!in.vm.count("tile")) throw std::invalid_argument("downtile needs --tile T (T >= 1)");
   const int64_t tile = int64_t(number_option(in.vm, "tile", 1, kMaxPhysicalTile, 0));
-  emit_graph(downtile(load_graph(in.args[0], {}), tile), in.vm, s);
+  DowntileOptions o;
+  o.partial = in.vm["partial"].as<bool>();
+  const DowntileResult d = downtile_graph(load_graph(in.args[0], {}), tile, o);
+  for (const DowntileNode& n : d.nodes)
+    if (!n.blocked) s.err << "kept at its logical tiles: " << n.name << " (" << n.op << "): " << n.reason << "\n";
+  emit_graph(d.graph, in.vm, s);
   return 0;
 }
 

@@ -6,10 +6,12 @@
 #include <pybind11/stl.h>
 
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "sim/analyze.h"
 #include "sim/cosim.h"
+#include "sim/downtile.h"
 #include "sim/frontend/builder.h"
 #include "sim/graph/loader.h"
 #include "sim/graph/validate.h"
@@ -102,7 +104,28 @@ struct RunArgs {
   RunRequest request;
   std::map<std::string, py::array> inputs;
   std::string cosim_dir;
+  std::string downtile;  // "" = none, "auto" or a side (sim/downtile.h, downtile_for_units)
 };
+
+// The down-tiling account as a list of dicts (Result.downtile, a DataFrame in Python).
+py::list downtile_rows(const CosimReport& r) {
+  py::list rows;
+  for (const CosimDowntileRow& d : r.downtile) {
+    py::dict row;
+    row["node"] = d.node;
+    row["op"] = d.op;
+    row["fn"] = d.fn;
+    row["conversion"] = d.conversion;
+    row["down_tiled"] = d.blocked;
+    row["nodes"] = d.nodes;
+    row["on_units"] = d.on_units;
+    row["units"] = d.units;
+    row["why"] = d.kind;
+    row["reason"] = d.reason;
+    rows.append(row);
+  }
+  return rows;
+}
 
 py::dict run_result(const Graph& g, const SimResult& r, const Report& rep) {
   py::dict out;
@@ -124,11 +147,22 @@ py::dict run(const frontend::GraphBuilder& b, const RunArgs& args) {
   opt.keep_stored = opt.functional;  // the stored tensors come back as arrays; no .npy is written
   for (const auto& [name, a] : args.inputs) opt.tensor_values[name] = values_of(tensor_of(g, name), a);
   const std::string impl = args.request.impl;
+  std::optional<DowntileResult> downtiled;
+  Graph logical;
+  if (!args.downtile.empty()) {  // as `stepsim run --downtile`
+    logical = g;
+    downtiled = downtile_for_units(g, args.downtile, cosim_impl(g, impl), opt.hw);
+    g = downtiled->graph;
+  }
   if (!cosim_impl(g, impl).empty()) {
     if (impl.empty() && !g.impl.empty()) opt.default_impl = g.impl;
     CosimOptions co;
     co.impl = impl.empty() ? (g.impl.empty() ? "approx" : g.impl) : impl;
     co.dir = args.cosim_dir;
+    if (downtiled) {
+      co.downtile = &*downtiled;
+      co.logical = &logical;
+    }
     CosimReport cr;
     {
       py::gil_scoped_release release;
@@ -141,6 +175,27 @@ py::dict run(const frontend::GraphBuilder& b, const RunArgs& args) {
     print_cosim_report(cr, text);
     out["cosim"] = text.str();
     out["equivalent"] = cr.equivalent;
+    py::dict figures;  // the report's totals, as numbers
+    figures["approx_cycles"] = cr.approx.cycles;
+    figures["cosim_cycles"] = cr.cosim.cycles;
+    figures["approx_wall_seconds"] = cr.approx.wall_seconds;
+    figures["cosim_wall_seconds"] = cr.cosim.wall_seconds;
+    figures["nodes_on_units"] = cr.bridged_nodes;
+    figures["nodes"] = cr.nodes.size();
+    figures["unit_clocks"] = cr.unit_clocks;
+    if (cr.logical_compared) {
+      figures["logical_cycles"] = cr.logical_cycles;
+      figures["logical_wall_seconds"] = cr.logical_wall_seconds;
+    }
+    out["cosim_figures"] = figures;
+    if (downtiled) {
+      out["downtile"] = downtile_rows(cr);
+      out["downtile_tile"] = downtiled->tile;
+      std::ostringstream account;
+      print_downtile_account(cr, account);
+      out["downtile_text"] = account.str();
+      if (cr.logical_compared) out["logical_identical"] = cr.logical_identical;
+    }
     return out;
   }
   if (impl == "approx") g = all_approximate(std::move(g));
@@ -150,7 +205,9 @@ py::dict run(const frontend::GraphBuilder& b, const RunArgs& args) {
     r = simulate(g, opt);
   }
   if (!r.ok) throw RunFailed(r.error);
-  return run_result(g, r, make_report(g, opt, r));
+  py::dict out = run_result(g, r, make_report(g, opt, r));
+  if (downtiled) out["downtile_tile"] = downtiled->tile;
+  return out;
 }
 
 std::string analyze(const frontend::GraphBuilder& b, const std::string& model,
@@ -174,15 +231,16 @@ void bind_run(py::module_& m) {
       "run",
       [](const frontend::GraphBuilder& b, const std::string& preset, const KeyValueList& sets, const std::string& mode,
          const std::string& impl, uint64_t shuffle, const std::map<std::string, py::array>& inputs,
-         const std::string& cosim_dir) {
+         const std::string& cosim_dir, const std::string& downtile) {
         RunArgs a;
         a.request = RunRequest{preset, sets, mode, impl, shuffle};
         a.inputs = inputs;
         a.cosim_dir = cosim_dir;
+        a.downtile = downtile;
         return run(b, a);
       },
       py::arg("graph"), py::arg("preset"), py::arg("sets"), py::arg("mode"), py::arg("impl"), py::arg("shuffle"),
-      py::arg("inputs"), py::arg("cosim_dir"),
+      py::arg("inputs"), py::arg("cosim_dir"), py::arg("downtile") = "",
       "run a graph; returns the report (JSON text), the summary and the stored tensors");
   m.def("analyze", &analyze, py::arg("graph"), py::arg("model"), py::arg("values"),
         "shape inference and the symbolic metrics (JSON text, as `stepsim analyze --json`)");

@@ -31,13 +31,15 @@ nodes:
   - {name: ys, op: Sink, inputs: {in: y}}
 )";
 
-// The graph `text` with its node y on implementation `impl`, under hdl-validation.
-CosimReport run_bank(const std::string& impl, const char* text = kBankGraph) {
+// The graph `text` with its node y on implementation `impl`, under hdl-validation (without the
+// static check: the bank's size is then found by the unit).
+CosimReport run_bank(const std::string& impl, const char* text = kBankGraph, bool static_check = true) {
   std::string g = text;
   g.replace(g.find("IMPL"), 4, impl);
   SimOptions o;
   o.hw = load_preset("hdl-validation");
   o.functional = true;
+  o.static_check = static_check;
   return cosimulate(parse_graph(g, "cosim_bank", ".", {}), o, CosimOptions{});
 }
 
@@ -68,9 +70,10 @@ TEST(CosimBank, MatmulAccBankOn16x16TilesMatchesApprox) {
 }
 
 // 5 x 13 = 65 output blocks in one bank, one more than the T = 16 unit holds (64,
-// kTileAccumBank16 in hw/bridge/unit_bridges.h):
-// the unit raises err_o and the run fails with the bridge's message, on the HLS unit and on the
-// Verilated one (driven without SystemC signals: its err_o is read from the model).
+// kTileAccumBank16 in hw/bridge/unit_bridges.h): with the static check's types the node cannot be
+// put on the unit (an error when named, approximate under a default); without them the unit raises
+// err_o and the run fails with the bridge's message, on the HLS unit and on the Verilated one
+// (driven without SystemC signals: its err_o is read from the model).
 const char* kBankOverflowGraph = R"(name: cosim_bank_overflow
 tensors:
   h: {shape: [80, 16], dtype: bf16, init: random, seed: 41}
@@ -83,7 +86,17 @@ nodes:
 )";
 
 void expect_bank_overflow(const std::string& impl) {
-  const CosimReport r = run_bank(impl, kBankOverflowGraph);
+  try {
+    run_bank(impl, kBankOverflowGraph);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'y' (Accum): impl: " + impl +
+                                         ": capacity: the tile Accum unit's accumulator bank has 64 entries at T = 16; "
+                                         "the node's bank_rank 2 needs 65"),
+              std::string::npos)
+        << e.what();
+  }
+  const CosimReport r = run_bank(impl, kBankOverflowGraph, false);
   ASSERT_TRUE(r.approx.ok) << r.approx.error;  // the approximate Accum's bank has no bound
   ASSERT_FALSE(r.cosim.ok) << impl;
   EXPECT_NE(r.cosim.error.find("node 'y' (Accum): the tile Accum unit raised err_o (accumulator bank, bank_rank 2, "

@@ -13,6 +13,7 @@
 #include "hw/presets/hardware.h"
 #include "sim/cosim.h"
 #include "sim/graph/loader.h"
+#include "sim/impl_policy.h"
 #include "sim/simulation.h"
 #include "testbench/cosim/cosim_util.h"
 
@@ -150,9 +151,13 @@ Graph small(const std::string& node_yaml, const std::string& graph_impl = "") {
   return parse_graph(text, "test", ".", {});
 }
 
-std::string error_of(const Graph& g) {
+// `static_check` false: no stream types before the run, so a tile the unit cannot take is found by
+// the bridge at its first beat (the run-time guard behind the policy's static check).
+std::string error_of(const Graph& g, bool static_check = true) {
   try {
-    SimResult r = simulate(g, options());
+    SimOptions o = options();
+    o.static_check = static_check;
+    SimResult r = simulate(g, o);
     return r.ok ? "" : r.error;
   } catch (const std::invalid_argument& e) {
     return e.what();
@@ -186,17 +191,41 @@ TEST(Cosim, ClearErrorsForNodesWithoutAUnit) {
                    "Accum, Broadcast, Bufferize, "),
             std::string::npos)
       << e;
-  // matmul runs on the [4 x 4] tile unit only.
-  e = error_of(small("  - {name: f, op: Map, params: {fn: matmul_t}, inputs: {in0: x, in1: x}, impl: hls}\n"));
+  // matmul runs on the tile units only: the static check's types say so before the run, and
+  // without them the bridge at the first tile.
+  const Graph mm = small("  - {name: f, op: Map, params: {fn: matmul_t}, inputs: {in0: x, in1: x}, impl: hls}\n");
+  e = error_of(mm);
+  EXPECT_NE(e.find("node 'f' (Map): impl: hls: tile shape: matmul_t runs on pcu_tile_map with [r x 4] or [r x 16] "
+                   "bf16 tiles (r <= the side); the node has [1 x 8] bf16, [1 x 8] bf16"),
+            std::string::npos)
+      << e;
+  e = error_of(mm, false);
   EXPECT_NE(e.find("node 'f' (Map): the tile compute unit needs [r x 4] bf16 tiles (r <= 4), got [1 x 8] bf16"),
             std::string::npos)
       << e;
   e = error_of(small("  - {name: f, op: Repeat, params: {count: 300}, inputs: {in: x}, impl: hls}\n"));
   EXPECT_NE(e.find("node 'f' (Repeat): impl: hls: count = 300 does not fit"), std::string::npos) << e;
-  // A tile the compute lane cannot take: a run-time error naming the node.
-  e = error_of(small("  - {name: f, op: Map, params: {fn: row_sum}, inputs: {in0: z}, impl: hls}\n"));
+  // A tile the compute lane cannot take: before the run, or at its first beat.
+  const Graph rs = small("  - {name: f, op: Map, params: {fn: row_sum}, inputs: {in0: z}, impl: hls}\n");
+  e = error_of(rs);
+  EXPECT_NE(e.find("node 'f' (Map): impl: hls: tile shape: row_sum runs on pcu_reduce with [1 x 8] bf16 tiles; the "
+                   "node has [1 x 16] bf16"),
+            std::string::npos)
+      << e;
+  e = error_of(rs, false);
   EXPECT_NE(e.find("node 'f' (Map): the compute unit needs [1 x 8] bf16 tiles, got [1 x 16] bf16"), std::string::npos)
       << e;
+  // Under a default the same node stays approximate, the tile shape its reason.
+  {
+    SimResult r =
+        simulate(small("  - {name: f, op: Map, params: {fn: row_sum}, inputs: {in0: z}}\n", "hls"), options());
+    ASSERT_TRUE(r.ok) << r.error;
+    for (const NodeResult& n : r.nodes)
+      if (n.name == "f") {
+        EXPECT_EQ(n.impl, "approx");
+        EXPECT_EQ(impl_note_kind(n.impl_note), "tile shape") << n.impl_note;
+      }
+  }
   // Under a graph-level default, a node without a unit stays approximate (and says why).
   Graph g = small("  - {name: f, op: Map, params: {fn: div}, inputs: {in0: x, in1: x}}\n", "hls");
   SimResult r = simulate(g, options());

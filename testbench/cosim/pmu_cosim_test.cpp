@@ -139,7 +139,23 @@ TEST(CosimPmu, UnpairedNodesStayApproximateOversizedBufferIsAnError) {
       "  - {name: b, op: Bufferize, params: {rank: 1}, inputs: {in: x}}\n"
       "  - {name: s, op: Streamify, params: {repeat: [2]}, inputs: {in: b}}\n"
       "  - {name: k, op: Sink, inputs: {in: s}}\n";
+  // The static check's types give the buffer's size before the run: approximate under a default.
   r = run(big, "hls");
+  ASSERT_TRUE(r.cosim.ok) << r.cosim.error;
+  for (const CosimNodeRow& row : r.nodes)
+    if (row.name == "b" || row.name == "s") {
+      EXPECT_EQ(row.impl, "approx") << row.name;
+      EXPECT_NE(row.note.find("capacity: a buffer of " + n + " elements; the memory unit holds " +
+                              std::to_string(bridge::kPmuCap)),
+                std::string::npos)
+          << row.note;
+    }
+  // Without them the unit finds it.
+  SimOptions o = options();
+  o.static_check = false;
+  CosimOptions co;
+  co.impl = "hls";
+  r = cosimulate(parse_graph(big, "test", ".", {}), o, co);
   ASSERT_TRUE(r.approx.ok) << r.approx.error;
   ASSERT_FALSE(r.cosim.ok);
   EXPECT_NE(r.cosim.error.find("raised err_o"), std::string::npos) << r.cosim.error;

@@ -8,6 +8,12 @@ namespace stepsim::bridge {
 
 UnitImpl rtl_unit_impl();  // rtl_routes.cpp, generated
 
-void register_rtl_units() { register_unit_impl(rtl_unit_impl()); }
+void register_rtl_units() {
+  UnitImpl impl = rtl_unit_impl();
+#ifndef STEPSIM_HAVE_RTL_T16
+  impl.tile_sides = {4};  // STEPSIM_RTL_T16=OFF: no Verilated [r x 16] tile units
+#endif
+  register_unit_impl(std::move(impl));
+}
 
 }  // namespace stepsim::bridge

@@ -289,17 +289,23 @@ class Graph:
         return Analysis(_stepsim.analyze(self._b, check.text("analyze: model", model), values))
 
     def run(self, preset="step-artifact", mode="timing", set=None, impl=None, inputs=None, shuffle=0,
-            cosim_dir=None):
+            cosim_dir=None, downtile=None):
         """Runs the graph as `stepsim run` does and returns a Result.
 
         preset: a preset name or YAML file; set: {key: value}, a hardware parameter in its unit
         (stepsim.presets) or NODE.PARAM; mode: timing or functional; impl: approx, hls or rtl
         (co-simulation on the cycle-accurate units, docs/cosim.md); inputs: {tensor: array} in
-        functional mode (overrides the tensor's init). Raises SimulationError with the CLI's
-        message when the run fails (a deadlock names the blocked operators and channels)."""
+        functional mode (overrides the tensor's init); downtile: None, a tile side T or "auto"
+        (`stepsim run --downtile`: the graph rewritten onto T x T blocks first, the nodes the
+        down-tiler cannot rewrite kept at their logical tiles; with impl, Result.downtile accounts
+        for every node). Raises SimulationError with the CLI's message when the run fails (a
+        deadlock names the blocked operators and channels)."""
         preset = check.path("run: preset", preset)
         mode = check.text("run: mode", mode)  # the values: checked as the CLI checks them
         impl = check.text("run: impl", impl, none=True)
+        if downtile is not None and not (downtile == "auto" or (isinstance(downtile, int) and
+                                                                not isinstance(downtile, bool))):
+            raise TypeError("run: downtile must be None, a tile side (int) or 'auto', not %s" % check.shown(downtile))
         shuffle = check.integer("run: shuffle", shuffle, 0, check.MAX_U64)
         cosim_dir = check.path("run: cosim_dir", cosim_dir, none=True)
         sets = [(k, check.value_text("run: set[%r]" % k, v)) for k, v in check.mapping("run: set", set).items()]
@@ -308,7 +314,8 @@ class Graph:
             arrays[k] = check.array("run: inputs[%r]" % k, v)
         if arrays and mode != "functional":
             arrays = {}  # timing mode carries no values
-        raw = _stepsim.run(self._b, preset, sets, mode, impl or "", shuffle, arrays, cosim_dir or "")
+        raw = _stepsim.run(self._b, preset, sets, mode, impl or "", shuffle, arrays, cosim_dir or "",
+                           "" if downtile is None else str(downtile))
         return Result(raw)
 
     def __repr__(self):

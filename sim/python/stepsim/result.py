@@ -24,6 +24,14 @@ class Result:
                 predicted, measured), or None when shape inference could not type the graph
     cosim       co-simulation: the comparison report `stepsim run --impl` prints (else None)
     equivalent  co-simulation: the verdict (else None)
+    cosim_figures  co-simulation: the report's totals as numbers (approx_cycles, cosim_cycles,
+                their wall seconds, nodes, nodes_on_units, unit_clocks; down-tiled and functional:
+                logical_cycles, logical_wall_seconds of the graph before down-tiling), else None
+    downtile    a run with downtile= and impl: the account of the graph's nodes (DataFrame: node,
+                op, fn, conversion, down_tiled, nodes, on_units, units, why, reason; else None)
+    downtile_tile  the side T of the blocks the run down-tiled to (else None)
+    logical_identical  down-tiled, co-simulated and functional: whether the stored tensors equal
+                the graph's own (run all-approximate before down-tiling) bit for bit (else None)
     """
 
     def __init__(self, raw):
@@ -32,6 +40,11 @@ class Result:
         self.outputs = dict(raw["stored"])
         self.cosim = raw.get("cosim")
         self.equivalent = raw.get("equivalent")
+        self.cosim_figures = dict(raw["cosim_figures"]) if "cosim_figures" in raw else None
+        self.downtile = pd.DataFrame(list(raw["downtile"])) if "downtile" in raw else None
+        self.downtile_tile = raw.get("downtile_tile")
+        self.downtile_text = raw.get("downtile_text")
+        self.logical_identical = raw.get("logical_identical")
         self.cycles = self.report["cycles"]
         self.nodes = pd.DataFrame(self.report["nodes"])
         self.channels = pd.DataFrame(self.report["channels"])
