@@ -204,19 +204,32 @@ class Lowered:
         self.fifo_depth = fifo_depth
         self.traced_routing = traced_routing
 
-    def run(self, mode="functional", preset="step-artifact", set=None, impl=None):
-        """Runs the graph (stepsim.Graph.run) with the schedule's FIFO depth unless `set` gives one."""
+    def run(self, mode="functional", preset="step-artifact", set=None, impl=None, downtile=None):
+        """Runs the graph (stepsim.Graph.run) with the schedule's FIFO depth unless `set` gives one.
+
+        impl "hls" or "rtl" co-simulates it on the cycle-accurate units (stepsim/torch/cosim.py): the
+        graph is down-tiled to the units' tile first (downtile: "auto", the default then, or a side
+        T), and the result, a cosim.CosimResult, adds the per-node account (`cosim`), the verdict
+        (`equivalent`) and a `summary`. Without impl, downtile (None by default) runs the graph
+        down-tiled all the same."""
         if self.traced_routing and mode == "functional":
             raise _stepsim.Error("this lowering routes its MoE tokens by a trace (schedule routing_trace), not by its "
                                  "gate: run it in timing mode, or lower without routing_trace for a functional run")
         settings = {"fifo_depth": self.fifo_depth}
         settings.update(set or {})
-        r = self.graph.run(preset=preset, mode=mode, set=settings, impl=impl)
-        outputs = []
-        if mode == "functional":
-            outputs = [lay.from_stream(r.outputs[n]).reshape(s) for n, lay, s in
-                       zip(self.output_names, self.layouts, self.output_shapes)]
-        return LoweredResult(r, outputs)
+        if impl not in (None, "approx"):
+            from . import cosim
+            return cosim.run(self, mode, preset, settings, impl, "auto" if downtile is None else downtile)
+        r = self.graph.run(preset=preset, mode=mode, set=settings, impl=impl, downtile=downtile)
+        return LoweredResult(r, self.outputs_of(r, mode))
+
+    def outputs_of(self, result, mode="functional"):
+        """The module's outputs from a run's stored tensors (NumPy, in the module's output order; none
+        in timing mode)."""
+        if mode != "functional":
+            return []
+        return [lay.from_stream(result.outputs[n]).reshape(s) for n, lay, s in
+                zip(self.output_names, self.layouts, self.output_shapes)]
 
 
 class LoweredResult:
