@@ -282,3 +282,21 @@ def test_an_attention_mask_given_as_an_input_is_read_where_it_is_broadcast():
     mask = torch.full((32, 32), float("-inf")).triu(1)
     _, _, got = lowered_outputs(Masked(), (q, k, mask))
     assert_matches(got, Masked(), (q, k, mask))
+
+
+def test_a_top_k_outside_a_moe_block_and_a_complex_operand_are_refused_with_what_to_do():
+    class Pick(torch.nn.Module):
+        def forward(self, x):
+            values, _ = torch.topk(x, 4, dim=-1)
+            return values * 2
+
+    with pytest.raises(stepsim.Error, match=r"aten.topk outside a recognised MoE block.*stacked in parameters"):
+        stepsim.torch.lower(Pick(), (torch.randn(16, 32),))
+
+    class Complex(torch.nn.Module):  # a complex table is a constant: folded exactly, never its real part
+        def forward(self, x, table):
+            return torch.view_as_real(x.to(torch.complex64) * table)
+
+    table = torch.polar(torch.ones(16, 32), torch.randn(16, 32))
+    with pytest.raises(stepsim.Error, match="a complex operand that is not a rotation .*test_torch_front_door.py"):
+        stepsim.torch.lower(Complex(), (torch.randn(16, 32), table))
