@@ -300,3 +300,17 @@ def test_a_top_k_outside_a_moe_block_and_a_complex_operand_are_refused_with_what
     table = torch.polar(torch.ones(16, 32), torch.randn(16, 32))
     with pytest.raises(stepsim.Error, match="a complex operand that is not a rotation .*test_torch_front_door.py"):
         stepsim.torch.lower(Complex(), (torch.randn(16, 32), table))
+
+
+def test_a_native_scaled_dot_product_attention_is_traced_as_the_math_it_computes(monkeypatch):
+    """As on torch >= 2: F.scaled_dot_product_attention exists, its kernel an ATen op with no rule
+    (a running sum stands in for it here); the lowering traces the reference math instead."""
+    def fused_kernel(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+        return torch.cumsum(v, -2)  # no rule: were it traced, the lowering would refuse it
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", fused_kernel, raising=False)
+    module, inputs = sdpa_torch2.make(batch=2)
+    _, _, got = lowered_outputs(module, inputs)
+    monkeypatch.delattr(torch.nn.functional, "scaled_dot_product_attention")
+    with stepsim.torch.sdpa_shim():  # PyTorch's reference for the comparison
+        assert_matches(got, module, inputs)

@@ -52,22 +52,13 @@ def sdpa_shim():
     (< 2) has none: a reference implementation (softmax(q k^T * scale + mask) v; is_causal masks
     the upper triangle; a bool attn_mask keeps True; dropout ignored: eval), written with the
     operations hand-written attention uses, so a module written for torch >= 2 traces and lowers
-    as that attention does. Where PyTorch has the function it is left alone."""
+    as that attention does. Where PyTorch has the function it is left alone (and the lowering
+    traces it as this reference all the same)."""
     import contextlib
-    import math
 
-    import torch
     import torch.nn.functional as F
 
-    def sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
-        s = q @ k.transpose(-2, -1) * (scale if scale is not None else 1.0 / math.sqrt(q.shape[-1]))
-        if is_causal:
-            n, m = q.shape[-2], k.shape[-2]
-            s = s.masked_fill(torch.ones(n, m, dtype=torch.bool).tril(m - n).logical_not(), float("-inf"))
-        if attn_mask is not None:
-            s = s.masked_fill(attn_mask.logical_not(), float("-inf")) if attn_mask.dtype == torch.bool \
-                else s + attn_mask
-        return torch.softmax(s, dim=-1) @ v
+    from .trace import reference_sdpa as sdpa
 
     @contextlib.contextmanager
     def installed():

@@ -10,6 +10,7 @@ traced in bf16, the accelerator's datapath: the casts the model makes itself (`x
 softmax, `.type_as(x)` after) are then in the graph, as they are when the model is deployed.
 """
 import contextlib
+import math
 import sys
 import traceback
 
@@ -74,7 +75,7 @@ def _trace(module, args, kwargs, dtype, find_moe):
 
     blocks = moe.find_blocks(module, args, kwargs) if find_moe else {}
     ops, undo = moe.patch(blocks)
-    with _stack_traces(), torch.no_grad():
+    with _stack_traces(), _sdpa_as_math(), torch.no_grad():
         try:
             gm = proxy_tensor.make_fx(forward)(params, buffers, *tensors)
         except _stepsim.Error:
@@ -155,6 +156,38 @@ def _explain(e):
                 "function with stepsim.torch.sdpa_shim() (a reference implementation; it lowers like hand-written "
                 "attention)" % torch.__version__)
     return text
+
+
+def reference_sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+    """F.scaled_dot_product_attention as hand-written attention computes it: softmax(q k^T *
+    scale + mask) v; is_causal masks the upper triangle (aligned to the last key); a bool
+    attn_mask keeps True; dropout ignored (eval)."""
+    s = q @ k.transpose(-2, -1) * (scale if scale is not None else 1.0 / math.sqrt(q.shape[-1]))
+    if is_causal:
+        n, m = q.shape[-2], k.shape[-2]
+        s = s.masked_fill(torch.ones(n, m, dtype=torch.bool).tril(m - n).logical_not(), float("-inf"))
+    if attn_mask is not None:
+        s = s.masked_fill(attn_mask.logical_not(), float("-inf")) if attn_mask.dtype == torch.bool \
+            else s + attn_mask
+    return torch.softmax(s, dim=-1) @ v
+
+
+@contextlib.contextmanager
+def _sdpa_as_math():
+    """While tracing, F.scaled_dot_product_attention (torch >= 2's, or the shim's) is the reference
+    above: the trace holds the products, the mask and the softmax the attention rules lower, not a
+    fused kernel's ATen operation."""
+    import torch.nn.functional as F
+
+    saved = getattr(F, "scaled_dot_product_attention", None)
+    if saved is None:
+        yield
+        return
+    F.scaled_dot_product_attention = reference_sdpa
+    try:
+        yield
+    finally:
+        F.scaled_dot_product_attention = saved
 
 
 class _StackTracer(proxy_tensor.PythonKeyTracer):
