@@ -314,3 +314,11 @@ def test_a_native_scaled_dot_product_attention_is_traced_as_the_math_it_computes
     monkeypatch.delattr(torch.nn.functional, "scaled_dot_product_attention")
     with stepsim.torch.sdpa_shim():  # PyTorch's reference for the comparison
         assert_matches(got, module, inputs)
+
+
+def test_a_moe_lowering_routed_by_its_gate_refuses_a_timing_run_saying_why():
+    module, inputs = mixtral_where.make()
+    lowered = stepsim.torch.lower(module, inputs)
+    with pytest.raises(stepsim.Error, match="routes its MoE tokens by its gate.*functional mode.*routing_trace"):
+        lowered.run(mode="timing")
+    assert lowered.run(mode="functional").cycles > 0

@@ -125,8 +125,10 @@ def lower(module, args, kwargs=None, schedule=None):
         layouts.append(value.layout)
         shapes.append(tuple(concrete.shape) if isinstance(concrete, torch.Tensor) else ())
         dtypes.append(value.dtype)
-    return Lowered(lw.g, names, layouts, shapes, schedule.get("fifo_depth") or lw.deepest + 2,
-                   bool(schedule.get("routing_trace")))
+    lowered = Lowered(lw.g, names, layouts, shapes, schedule.get("fifo_depth") or lw.deepest + 2,
+                      bool(schedule.get("routing_trace")))
+    lowered.routes_by_value = bool(traced.moe) and not schedule.get("routing_trace")
+    return lowered
 
 
 def _row_major(sizes):
@@ -194,6 +196,7 @@ class Lowered:
         self.output_shapes = output_shapes
         self.fifo_depth = fifo_depth
         self.traced_routing = traced_routing
+        self.routes_by_value = False  # a MoE block routed by its gate: functional runs only
 
     def run(self, mode="functional", preset="step-artifact", set=None, impl=None, downtile=None):
         """Runs the graph (stepsim.Graph.run) with the schedule's FIFO depth unless `set` gives one.
@@ -206,6 +209,10 @@ class Lowered:
         if self.traced_routing and mode == "functional":
             raise _stepsim.Error("this lowering routes its MoE tokens by a trace (schedule routing_trace), not by its "
                                  "gate: run it in timing mode, or lower without routing_trace for a functional run")
+        if self.routes_by_value and mode == "timing":
+            raise _stepsim.Error("this lowering routes its MoE tokens by its gate (TopK on the scores' values), which "
+                                 "a timing run does not compute: run it in functional mode, or lower with schedule "
+                                 "routing_trace (a routing trace file) for a timing run")
         settings = {"fifo_depth": self.fifo_depth}
         settings.update(set or {})
         if impl not in (None, "approx"):
