@@ -15,6 +15,8 @@ one tile holding all its positions (a load of the old ones; the new ones' row bl
 Accum retile_row) and the pieces are joined by Map cat_rows. Attention then multiplies by that
 whole matrix as it does in prefill.
 """
+import math
+
 import torch
 
 from . import layout as L
@@ -41,7 +43,7 @@ def record_write(lw, node, dst, src, offsets):
     """A streamed write of `src` (dst's shape) into the buffer under `dst`: stored, remembered."""
     src = lw.stream_of(src)
     if tuple(src.shape) != tuple(offsets.shape):
-        if src.layout.bcast or _prod(src.shape) != offsets.numel():
+        if src.layout.bcast or math.prod(src.shape) != offsets.numel():
             lw.fail("a cache write of %s into a region of shape %s" % (list(src.shape), list(offsets.shape)))
         src = _as_shape(lw, src, tuple(offsets.shape))
     w = Write(_storage(dst.data), offsets.clone(), src, dst.what)
@@ -58,20 +60,13 @@ def store(lw, src):
     name = lw.fresh_tensor_name("cache_write")
     r, c = src.layout.tile()
     grid = src.layout.grid_sizes()
-    lw.g.output_tensor(name, (max(1, _prod(grid)) * r, c), dtype=src.dtype)
+    lw.g.output_tensor(name, (max(1, math.prod(grid)) * r, c), dtype=src.dtype)
     stride, s = [], 1
     for n in reversed(grid):
         stride.insert(0, s)
         s *= n
     lw.g.LinearOffChipStore(src.stream, tensor=name, tile=[r, c], out_shape=grid or [1], stride=stride or [0],
                             name=lw.name("_store"))
-
-
-def _prod(xs):
-    p = 1
-    for x in xs:
-        p *= x
-    return p
 
 
 def copy_(lw, node, dst, src, non_blocking=False):

@@ -464,15 +464,9 @@ class Lowering:
         n = lay.shape[-1]
         if not lay.cols or any(lay.dims[a] != last for a in lay.cols) or n % width:
             self.fail("values laid out differently meet: %s and %s" % (v.layout, lay))
-        cols = self.g.FlatMap(v.stream, fn="retile_streamify_col", rank=1, name=self.name("_columns"))
-        groups, _ = self.g.Reshape(cols, chunk=width, name=self.name("_colgroups"))
-        s = self.g.Accum(groups, fn="retile_col", rank=1, name=self.name("_coltiles"), **self.bw())
         src = v.layout
         have = src.axes_of(last)  # all in the tile's columns, outer first
-        acc = 1
-        for a in have:
-            acc *= src.sizes[a]
-        if acc != n or list(src.cols) != have:
+        if math.prod(src.sizes[a] for a in have) != n or list(src.cols) != have:
             self.fail("values laid out differently meet: %s and %s" % (v.layout, lay))
         # cut src's column axes so that `width` is a run of inner axes
         cuts, _ = L._common_cuts([src.sizes[a] for a in have], [n // width, width] if n // width > 1 else [width])
@@ -489,6 +483,9 @@ class Lowering:
             self.fail("values laid out differently meet: %s and %s" % (v.layout, lay))
         out = L.Layout(refined.shape, refined.sizes, refined.dims, list(refined.grid) + outer, refined.rows, inner,
                        refined.bcast)
+        cols = self.g.FlatMap(v.stream, fn="retile_streamify_col", rank=1, name=self.name("_columns"))
+        groups, _ = self.g.Reshape(cols, chunk=width, name=self.name("_colgroups"))
+        s = self.g.Accum(groups, fn="retile_col", rank=1, name=self.name("_coltiles"), **self.bw())
         return self.track(SVal(out, s))
 
     def reorder_grid(self, v, order):
