@@ -72,7 +72,7 @@ def batched_matmul(lw, node, a, b):
     shape = tuple(a.shape[:-1]) + (b.shape[-1],)
     out = L.Layout(shape, sizes, dims, [keep.index(x) for x in al.grid], [keep.index(x) for x in al.rows], cols)
     dtype = "fp32" if "fp32" in (a.dtype, b.dtype) else "bf16"
-    return lw.track(SVal(out, y, dtype))
+    return lw.track(SVal(out, y))
 
 
 def _by_stored(lw, a, b):
@@ -110,7 +110,7 @@ def _by_stored(lw, a, b):
     out = L.Layout(tuple(a.shape[:-1]) + (m,), [al.sizes[x] for x in keep] + ([m] if m > 1 else []),
                    [al.dims[x] for x in keep] + ([n - 1] if m > 1 else []), [keep.index(x) for x in al.grid],
                    [keep.index(x) for x in al.rows], [len(keep)] if m > 1 else [])
-    return lw.track(SVal(out, y, "fp32" if "fp32" in (a.dtype, dtype) else "bf16"))
+    return lw.track(SVal(out, y))
 
 
 def _drop_ones(lay):
@@ -134,7 +134,7 @@ def _match_batch(lw, a, b):
     ax_a, ax_b = a.layout.axes_of(0), b.layout.axes_of(0)
     # a's stream dims split for real (the output keeps them); b's cuts only address its buffer
     lb = b.layout.refined({ax_b[k]: v for k, v in cuts_b.items()})
-    return lw.refine(a, {ax_a[k]: v for k, v in cuts_a.items()}), SVal(lb, b.stream, b.dtype)
+    return lw.refine(a, {ax_a[k]: v for k, v in cuts_a.items()}), SVal(lb, b.stream)
 
 
 def _replay_whole(lw, a, b, row_blocks, col_blocks):
@@ -552,7 +552,7 @@ def flash(lw, node, f, q):
     if scale != 1.0:
         c, _ = lw.load(torch.tensor(scale), q.layout, dtype="fp32")
         x = lw.map("cast_f32", q.stream) if q.dtype != "fp32" else q.stream
-        q = SVal(q.layout, lw.map("mul", x, c), "fp32")
+        q = SVal(q.layout, lw.map("mul", x, c))
     qs = q.stream
     if r > 1:
         qs = lw.g.Accum(qs, fn="retile_row", rank=len(axes["rep"]), name=lw.name("_stack"), **lw.bw())
@@ -577,7 +577,7 @@ def flash(lw, node, f, q):
     if lw.concrete[node].dtype in (torch.float32, torch.float64):
         out, dtype = lw.map("cast_f32", out), "fp32"
     lw.deepest = max(lw.deepest, n_items + 1, max(-(-n // tn) for n in lengths) + 1)
-    return lw.track(SVal(_output_layout(q.layout, axes, hdv), out, dtype))
+    return lw.track(SVal(_output_layout(q.layout, axes, hdv), out))
 
 
 def _mask_node(f):
@@ -791,7 +791,7 @@ def _split_cols(lw, v, width):
     s = lw.g.Accum(s, fn="retile_col", rank=1, name=lw.name("_colblocks"), **lw.bw())
     out = L.Layout(lay.shape, lay.sizes, lay.dims, list(lay.grid) + outer, lay.rows,
                    [a for a in lay.cols if a not in outer], lay.bcast)
-    return lw.track(SVal(out, s, v.dtype))
+    return lw.track(SVal(out, s))
 
 
 def _kv_tensor(lw, which, src, rows, heads_of, packed, slot_rows, width, tn):

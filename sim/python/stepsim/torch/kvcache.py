@@ -76,7 +76,7 @@ def copy_(lw, node, dst, src, non_blocking=False):
         return MVal(lw.concrete[node], what=dst.what)  # a constant written: the example run did it
     if isinstance(src, (SVal, Lin, MVal)) and tuple(src.shape) != tuple(dst.shape):
         src = lw.stream_of(src)
-        src = SVal(src.layout.expanded(tuple(dst.shape)), src.stream, src.dtype) \
+        src = SVal(src.layout.expanded(tuple(dst.shape)), src.stream) \
             if len(src.shape) == len(dst.shape) else src
     return record_write(lw, node, dst, src, _offsets(dst.data))
 
@@ -121,7 +121,7 @@ def forwarded(lw, v):
         r = forwarded(lw, MVal(one, what=v.what))
         if isinstance(r, MVal):
             return v
-        return SVal(r.layout.expanded(tuple(v.data.shape)), r.stream, r.dtype)
+        return SVal(r.layout.expanded(tuple(v.data.shape)), r.stream)
     offs = _offsets(v.data)
     for w in reversed(writes):
         if _same_elements(w.offsets, offs):  # exactly the written region (size-1 dims aside)
@@ -196,14 +196,14 @@ def concat(lw, parts, dim):
         like = _with_length(first.layout, dim, p.shape[dim])
         if isinstance(p, MVal):
             s, dtype = lw.load(p, like, dtype=first.dtype)
-            made.append(SVal(like, s, dtype))
+            made.append(SVal(like, s))
         else:
             made.append(lw.same_layout(whole_along(lw, lw.stream_of(p), dim), like))
     out = made[0]
     for p in made[1:]:
         total = out.shape[dim] + p.shape[dim]
         lay = _with_length(first.layout, dim, total)
-        out = lw.track(SVal(lay, lw.map("cat_rows", out.stream, p.stream), first.dtype))
+        out = lw.track(SVal(lay, lw.map("cat_rows", out.stream, p.stream)))
     return out
 
 
@@ -217,13 +217,13 @@ def _concat_columns(lw, parts, streamed):
         like = _with_cols(first.layout, p.shape[-1])
         if isinstance(p, MVal) and not p.from_input:
             s, dtype = lw.load(p, like, dtype=first.dtype)
-            made.append(SVal(like, s, dtype))
+            made.append(SVal(like, s))
         else:
             made.append(lw.same_layout(lw.cols_exactly(lw.stream_of(p), n - 1), like))
     out = made[0]
     for p in made[1:]:
         lay = _with_cols(first.layout, out.shape[-1] + p.shape[-1])
-        out = lw.track(SVal(lay, lw.map("cat_cols", out.stream, p.stream), first.dtype))
+        out = lw.track(SVal(lay, lw.map("cat_cols", out.stream, p.stream)))
     return out
 
 
@@ -300,4 +300,4 @@ def whole_along(lw, v, dim):
     grid = [index[a] for a in lay.grid if a in keep]
     out = L.Layout(lay.shape, sizes, dims, grid, [index[first_axis]], [index[a] for a in lay.cols],
                    [index[a] for a in lay.bcast if a in keep])
-    return lw.track(SVal(out, s, v.dtype))
+    return lw.track(SVal(out, s))

@@ -320,7 +320,7 @@ class Lowering:
             if key not in self.streamed:  # one load per value and layout, however many read it
                 s, dtype = self.load(v, lay)
                 self.keep.append(v.data)
-                self.streamed[key] = self.track(SVal(lay, s, dtype))
+                self.streamed[key] = self.track(SVal(lay, s))
             return self.streamed[key]
         self.fail("a value of type %s where a tensor is wanted" % type(v).__name__)
 
@@ -371,7 +371,7 @@ class Lowering:
             b = self.read(bname, [1, tn], *view, suffix="_b")
             y = self.map("add", y, b, suffix="_bias")
         dtype = "fp32" if x.dtype == "fp32" else "bf16"
-        lin.built[tn] = self.track(SVal(out, y, dtype))
+        lin.built[tn] = self.track(SVal(out, y))
         return lin.built[tn]
 
     def repeat(self, v, count):
@@ -424,7 +424,7 @@ class Lowering:
                 inner += len(parts)
             else:
                 inner += 1
-        return SVal(lay.refined(cuts), stream, v.dtype)
+        return SVal(lay.refined(cuts), stream)
 
     def cols_exactly(self, v, dim):
         """v with the tile's columns exactly the axes of `dim` (a reduction or a contraction over
@@ -453,7 +453,7 @@ class Lowering:
         joined = self.g.Accum(v.stream, fn="retile_col", rank=len(in_grid), name=self.name("_join"), **self.bw())
         grid = [a for a in lay.grid if a not in in_grid]
         out = L.Layout(lay.shape, lay.sizes, lay.dims, grid, lay.rows, axes, lay.bcast)
-        return self.track(SVal(out, joined, v.dtype))
+        return self.track(SVal(out, joined))
 
     def split_cols(self, v, lay):
         """v, whose tiles hold the whole last dim, cut into the column tiles of `lay` (the last
@@ -509,7 +509,7 @@ class Lowering:
                                   name=self.name("_reorder"))
         bc = [a for a in lay.grid if a in lay.bcast]
         out = L.Layout(lay.shape, lay.sizes, lay.dims, list(order) + bc, lay.rows, lay.cols, lay.bcast)
-        return self.track(SVal(out, replay, v.dtype))
+        return self.track(SVal(out, replay))
 
     def conform(self, v, lay):
         """The stream of SVal v (shape broadcastable to lay.shape) aligned with layout `lay`: dims v
@@ -534,13 +534,14 @@ class Lowering:
                        [keep.index(a) for a in lay.grid if a in keep], [keep.index(a) for a in lay.rows if a in keep],
                        [keep.index(a) for a in lay.cols if a in keep], [keep.index(a) for a in lay.bcast if a in keep])
         have = v.layout.reshaped(vshape)[0] if len(v.shape) != len(vshape) else v.layout
-        w = self.same_layout(SVal(have, v.stream, v.dtype), sub)
+        w = self.same_layout(SVal(have, v.stream), sub)
         for a in repeated:  # outer first: each Repeat adds the next innermost dim
-            w = SVal(w.layout, self.repeat(w, lay.sizes[a]), w.dtype)
+            w = SVal(w.layout, self.repeat(w, lay.sizes[a]))
         return w.stream
 
     def materialize(self, v):
-        """An SVal with broadcast (expanded) axes as a stream that carries them (Repeat)."""
+        """v as a stream that carries every element: an expanded value (broadcast axes, re-read
+        by its consumers) cannot be an output, and is refused."""
         if not v.layout.bcast:
             return v
         self.fail("an expanded value %s used element-wise" % v.layout)

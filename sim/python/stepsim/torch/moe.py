@@ -455,7 +455,7 @@ def _expert(lw, module, tiles, e, d, tr, prefix=None, traced=None):
     expert makes is driven by them: one pass of its weights per tile, none for an expert without
     a token). Returns its output tiles."""
     traced, tr = traced or _trace_expert(module, d, tr)
-    bound = SVal(L.default_layout((tr, d), tr), tiles, "bf16")
+    bound = SVal(L.default_layout((tr, d), tr), tiles)
     y = lw.lower_nested(traced, [bound], tiles, prefix or "e%d_" % e)
     return lw.cols_exactly(lw.stream_of(y), 1).stream
 

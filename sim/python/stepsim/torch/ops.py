@@ -96,7 +96,7 @@ def _view_of(lw, x, shape):
     if lay is None:
         lw.fail("a view of %s as %s" % (x.layout, list(shape)))
     split = lw.refine(x, cuts)
-    return SVal(lay, split.stream, x.dtype)
+    return SVal(lay, split.stream)
 
 
 @rule("aten.clone", "aten.contiguous", "aten.alias", "aten.detach", "aten.lift_fresh_copy", "aten.dropout",
@@ -116,7 +116,7 @@ def expand(lw, node, x, *args, **kwargs):
     x = lw.stream_of(x)
     if tuple(x.shape) == shape:
         return x
-    return SVal(x.layout.expanded(shape), x.stream, x.dtype)
+    return SVal(x.layout.expanded(shape), x.stream)
 
 
 @rule("aten.t", "aten.transpose", "aten.permute", "aten.swapaxes",
@@ -135,7 +135,7 @@ def permute(lw, node, x, *args, **kwargs):
         perm = list(range(n))
         if n > 1:
             perm[d0], perm[d1] = perm[d1], perm[d0]
-    return SVal(x.layout.permuted(perm), x.stream, x.dtype)
+    return SVal(x.layout.permuted(perm), x.stream)
 
 
 # ---- element-wise
@@ -174,7 +174,7 @@ def elementwise(lw, fn, *operands):
             s, _ = lw.load(torch.tensor(float(o)), driver.layout, dtype=driver.dtype)
             streams.append(s)
     dtype = "fp32" if "fp32" in dtypes else "bf16"
-    return lw.track(SVal(driver.layout, lw.map(fn, *streams), dtype))
+    return lw.track(SVal(driver.layout, lw.map(fn, *streams)))
 
 
 def _scaled(lw, y, alpha):
@@ -296,9 +296,9 @@ def to_copy(lw, node, x, *args, dtype=None, **kwargs):
         return MVal(lw.concrete[node], x.from_input, x.what)
     x = lw.stream_of(x)
     if want in (torch.float32, torch.float64):
-        return x if x.dtype == "fp32" else lw.track(SVal(x.layout, lw.map("cast_f32", x.stream), "fp32"))
+        return x if x.dtype == "fp32" else lw.track(SVal(x.layout, lw.map("cast_f32", x.stream)))
     if want in (torch.bfloat16, torch.float16):
-        return x if x.dtype == "bf16" else lw.track(SVal(x.layout, lw.map("cast_bf16", x.stream), "bf16"))
+        return x if x.dtype == "bf16" else lw.track(SVal(x.layout, lw.map("cast_bf16", x.stream)))
     lw.fail("a cast of a streamed value to %s" % want)
 
 
@@ -319,7 +319,7 @@ def row_reduce(lw, x, fn, keepdim=True):
     out = L.Layout(shape, [lay.sizes[a] for a in keep], [lay.dims[a] for a in keep],
                    [keep.index(a) for a in lay.grid], [keep.index(a) for a in lay.rows], [],
                    [keep.index(a) for a in lay.bcast])
-    return lw.track(SVal(out, lw.map(fn, x.stream), x.dtype))
+    return lw.track(SVal(out, lw.map(fn, x.stream)))
 
 
 @rule("aten.sum", doc="Map row_sum (over the last dim)")
@@ -357,7 +357,7 @@ def softmax(lw, node, x, dim, half_to_float=False):
     m = lw.map("row_max", x.stream)
     e = lw.map("exp", lw.map("sub_row", x.stream, m))
     s = lw.map("row_sum", e)
-    return lw.track(SVal(x.layout, lw.map("div", e, s), x.dtype))
+    return lw.track(SVal(x.layout, lw.map("div", e, s)))
 
 
 @rule("aten.native_layer_norm",
@@ -367,12 +367,12 @@ def layer_norm(lw, node, x, normalized_shape, weight, bias, eps):
         lw.fail("layer_norm over %d dims (only the last)" % len(normalized_shape))
     x = lw.cols_exactly(lw.stream_of(x), len(x.shape) - 1)
     mu = row_reduce(lw, x, "row_mean")
-    xc = lw.track(SVal(x.layout, lw.map("sub_row", x.stream, mu.stream), x.dtype))
+    xc = lw.track(SVal(x.layout, lw.map("sub_row", x.stream, mu.stream)))
     v = row_reduce(lw, x, "row_var")
     r = lw.track(SVal(v.layout, lw.map("rsqrt", lw.map("add", v.stream, lw.load(torch.tensor(float(eps)), v.layout,
-                                                                                  dtype="fp32")[0])), "fp32"))
-    y = lw.track(SVal(x.layout, lw.map("mul", xc.stream, lw.conform(r, x.layout)), x.dtype))
-    y = SVal(y.layout, lw.map("cast_bf16", y.stream), "bf16") if y.dtype != x.dtype else y
+                                                                                  dtype="fp32")[0]))))
+    y = lw.track(SVal(x.layout, lw.map("mul", xc.stream, lw.conform(r, x.layout))))
+    y = SVal(y.layout, lw.map("cast_bf16", y.stream)) if y.dtype != x.dtype else y
     if weight is not None:
         y = _affine(lw, y, weight, "mul")
     if bias is not None:
@@ -382,7 +382,7 @@ def layer_norm(lw, node, x, normalized_shape, weight, bias, eps):
 
 def _affine(lw, y, p, fn):
     s, _ = lw.load(p, y.layout)
-    return lw.track(SVal(y.layout, lw.map(fn, y.stream, s), y.dtype))
+    return lw.track(SVal(y.layout, lw.map(fn, y.stream, s)))
 
 
 # ---- contractions
@@ -490,7 +490,7 @@ def index_select(lw, node, x, dim, index):
         lw.fail("aten.index_select with the index %s (supported: repeat_interleave and repeat patterns)"
                 % (idx[:16],))
     v = _view_of(lw, x, tuple(inner))
-    v = SVal(v.layout.expanded(tuple(wide)), v.stream, v.dtype)
+    v = SVal(v.layout.expanded(tuple(wide)), v.stream)
     return _view_of(lw, v, tuple(lw.concrete[node].shape))
 
 
@@ -512,7 +512,7 @@ def embedding(lw, node, weight, indices, *args):
     rows = lw.rows_to_blocks(rows, len(ids), tr)
     flat = L.default_layout((len(ids), d), tr)
     out, cuts = flat.reshaped(shape)
-    return lw.track(SVal(out, lw.refine(SVal(flat, rows, "bf16"), cuts).stream, "bf16"))
+    return lw.track(SVal(out, lw.refine(SVal(flat, rows), cuts).stream))
 
 
 @rule("aten.stack", doc="the two lanes of a pair (interleaved RoPE); of known values: folded", rope_aware=True)

@@ -116,7 +116,7 @@ def _unpaired(lw, x):
     lay, cuts = x.layout.reshaped(tuple(x.shape[:-2]) + (x.shape[-2] * 2,))
     if lay is None:
         lw.fail("a view into lane pairs of %s" % x.layout)
-    v = SVal(lay, lw.refine(x, cuts).stream, x.dtype)
+    v = SVal(lay, lw.refine(x, cuts).stream)
     return lw.cols_exactly(v, len(lay.shape) - 1)
 
 
@@ -259,10 +259,10 @@ def _materialize(lw, v):
         y = lw.map("add", y, t)
     if dtype == "bf16" and x.dtype == "fp32":
         y = lw.map("cast_bf16", y)
-    out = lw.track(SVal(x.layout, y, dtype))
+    out = lw.track(SVal(x.layout, y))
     if tuple(v.shape) != full:
         lay, cuts = out.layout.reshaped(v.shape)
-        out = SVal(lay, lw.refine(out, cuts).stream, dtype)
+        out = SVal(lay, lw.refine(out, cuts).stream)
     return out
 
 

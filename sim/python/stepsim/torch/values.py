@@ -12,9 +12,8 @@ import torch
 
 
 class SVal:
-    def __init__(self, layout, stream, dtype=None):
-        self.layout, self.stream = layout, stream  # dtype: the stream's own (below); the argument
-        # is the caller's expectation, kept only for reading the call sites
+    def __init__(self, layout, stream):
+        self.layout, self.stream = layout, stream
 
     @property
     def dtype(self):
