@@ -160,7 +160,7 @@ struct UnitImpl {
 void register_unit_impl(UnitImpl impl);
 // nullptr if no such implementation was built in.
 const UnitImpl* find_unit_impl(const std::string& name);
-void register_rtl_units();  // defined by the RTL build (hw/bridge/rtl); see sim/apps/main.cpp
+void register_rtl_units();  // defined by the RTL build (hw/bridge/rtl); see scripts/cli/main.cpp
 // Why a Bufferize -> Streamify pair cannot run on the memory unit although each half can ("" = it
 // can; pmu_bridge.cpp).
 std::string pmu_pair_unsupported(const Params& bufferize, const Params& streamify);

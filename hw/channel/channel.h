@@ -210,7 +210,7 @@ class alignas(64) Channel {
   // and later stands in its own record.
   void stop_log() { log_ = nullptr; }
   void replace_log(std::vector<LoggedBeat> beats) { log_beats_ = std::move(beats); }
-  // The record, moved out (the run's results take it: sim/collect.cpp).
+  // The record, moved out (the run's results take it: sim/engine/collect.cpp).
   std::vector<LoggedBeat> take_log() { return std::move(log_beats_); }
   // The consumer (producer) waits for this channel's next send (dequeue): that wakes it
   // (Context::wake). Set by the context as it blocks, cleared by the wake or, after an

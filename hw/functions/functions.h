@@ -111,7 +111,7 @@ struct TileSignature {
 //                Both exact (a permutation and sign flips) and FLOPs 0: data movement, like the
 //                retiling functions; per_element FLOP rules count whole elements, and a rule
 //                that charged the N/2 negations per row would make them look element-wise to
-//                down-tiling (sim/downtile.cpp), which they are not (an output column reads
+//                down-tiling (sim/transform/downtile.cpp), which they are not (an output column reads
 //                another input column). Odd N is rejected.
 // Three operands:
 //  select        (cond, a, b) -> cond != 0 ? a : b per element. cond may be int32, bf16 or fp32

@@ -61,7 +61,7 @@ struct WrittenFile {
 };
 
 // What one node reports about its run beyond its clock and counts (Op::take_report); the run's
-// results are gathered from these (sim/collect.h).
+// results are gathered from these (sim/engine/collect.h).
 struct OpReport {
   uint64_t unit_clocks = 0;        // a unit: clock edges it was given
   std::vector<TraceEvent> trace;   // SimEnv::tracing: the node's firings, in the order made

@@ -17,7 +17,7 @@
 
 #include "hw/presets/hardware.h"
 #include "sim/graph/loader.h"
-#include "sim/simulation.h"
+#include "sim/engine/simulation.h"
 
 namespace {
 

@@ -23,13 +23,13 @@
 
 #include <systemc>
 
-#include "sim/sc_kernel.h"
+#include "sim/engine/sc_kernel.h"
 
 namespace {
 
 using namespace sc_core;
 
-// A fresh kernel per run, as simulate() has (sim/sc_kernel.h).
+// A fresh kernel per run, as simulate() has (sim/engine/sc_kernel.h).
 using Kernel = stepsim::ScKernel;
 
 struct Beat {

@@ -16,7 +16,7 @@
 
 #include "hw/presets/hardware.h"
 #include "sim/graph/graph.h"
-#include "sim/simulation.h"
+#include "sim/engine/simulation.h"
 
 namespace {
 

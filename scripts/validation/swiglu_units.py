@@ -89,7 +89,7 @@ def point(exe, tb, tf, impl, tmp):
     units = json.load(open(d + "/units.json"))
     row["units_read_B"] = units["offchip"]["read_bytes"]
     row["units_written_B"] = units["offchip"]["write_bytes"]
-    # The down-tiled program sums every matmul in the logical k order (sim/downtile.h): the units'
+    # The down-tiled program sums every matmul in the logical k order (sim/transform/downtile.h): the units'
     # y must equal the logical model's bit for bit.
     y_units, y_logical = numpy.load(d + "/units/y.npy"), numpy.load(d + "/logical/y.npy")
     row["y_bit_identical"] = y_units.tobytes() == y_logical.tobytes()

@@ -104,7 +104,7 @@ HostMemoryEstimate estimate_host_memory(const Graph& g, const HardwareParams& hw
   const NodeIndex index(g);
   // Every input of a node is one channel, as deep as its own `input_depth:`, its producer's
   // `depth:` or the preset's FIFO depth; a load's output may be as deep as its memory unit's
-  // buffer (load_buffer_tiles). A port read more than once feeds a Broadcast (sim/plan.h): one
+  // buffer (load_buffer_tiles). A port read more than once feeds a Broadcast (sim/engine/plan.h): one
   // node and one channel more.
   const uint64_t default_depth = std::max<uint64_t>(hw.fifo_depth, hw.load_buffer_tiles);
   std::map<std::string, uint64_t> reads;  // "node.port" -> channels reading it

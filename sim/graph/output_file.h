@@ -9,7 +9,7 @@
 //   * a folder, a missing parent folder or a failed write, flush or close is an error that names
 //     the path and the system's reason, and the temporary file is removed.
 //
-// SIGXFSZ must be ignored (sim/apps/main.cpp does) so that a file-size limit shows as a failed write.
+// SIGXFSZ must be ignored (scripts/cli/main.cpp does) so that a file-size limit shows as a failed write.
 #pragma once
 
 #include <ostream>

@@ -1,6 +1,6 @@
 // Ports of a graph's nodes: the names their descriptors give (PortSpec, hw/ops/op.h; "in*" is
 // numbered: in0, in1, ...), references "node.port", and the check that every reference names a
-// port the node has. One definition for the static check (sim/validate.h), shape inference and
+// port the node has. One definition for the static check (sim/engine/validate.h), shape inference and
 // the elaboration of a run.
 #pragma once
 

@@ -2,7 +2,7 @@
 // Python package): names, tensor declarations, node settings and parameters, stream lengths.
 // The loader reads each field with its line number first, but the rules live here only, so a
 // graph built in code is refused where `stepsim run` of its own YAML is refused. (The static
-// shape check over the typed graph is sim/validate.h.)
+// shape check over the typed graph is sim/engine/validate.h.)
 #pragma once
 
 #include <cstddef>

@@ -86,7 +86,7 @@ struct ShapeError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 // The graph is beyond what shape inference can type (a cycle without declared types), not wrong:
-// `stepsim analyze` reports it, a run goes on without the static check (sim/validate.h).
+// `stepsim analyze` reports it, a run goes on without the static check (sim/engine/validate.h).
 struct UntypableGraph : ShapeError {
   using ShapeError::ShapeError;
 };

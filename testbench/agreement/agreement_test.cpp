@@ -1,5 +1,5 @@
 // `stepsim analyze` and the simulator cannot disagree (issue 20 item 2): both check a graph with
-// validate_graph (sim/validate.h), so on every graph we have they accept the same graphs, reject
+// validate_graph (sim/engine/validate.h), so on every graph we have they accept the same graphs, reject
 // the same graphs with the same error, and the stream shapes analyze infers are the streams the
 // run carries. The graphs: every example of graphs/examples/, every layer of the library at
 // several sizes, and a set of invalid graphs (one per kind of static error).
@@ -12,10 +12,10 @@
 
 #include "graphs/layers/layer.h"
 #include "hw/presets/hardware.h"
-#include "sim/analyze.h"
+#include "sim/report/analyze.h"
 #include "sim/graph/loader.h"
-#include "sim/simulation.h"
-#include "sim/validate.h"
+#include "sim/engine/simulation.h"
+#include "sim/engine/validate.h"
 
 namespace stepsim {
 namespace {

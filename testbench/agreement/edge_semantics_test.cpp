@@ -8,8 +8,8 @@
 #include "hw/presets/hardware.h"
 #include "hw/stream/token.h"
 #include "sim/graph/loader.h"
-#include "sim/simulation.h"
-#include "sim/validate.h"
+#include "sim/engine/simulation.h"
+#include "sim/engine/validate.h"
 
 namespace stepsim {
 namespace {

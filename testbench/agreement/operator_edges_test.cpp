@@ -22,8 +22,8 @@
 #include "hw/presets/hardware.h"
 #include "hw/stream/token.h"
 #include "sim/graph/ports.h"
-#include "sim/simulation.h"
-#include "sim/validate.h"
+#include "sim/engine/simulation.h"
+#include "sim/engine/validate.h"
 
 namespace stepsim {
 namespace {
@@ -147,7 +147,7 @@ struct Tally {
 };
 
 // Refusals of analyze that the operator cannot repeat at run time: what a stream does not show
-// as it passes. A run always makes the static check first (sim/validate.h), so such a graph is
+// as it passes. A run always makes the static check first (sim/engine/validate.h), so such a graph is
 // refused by `run` too, with analyze's words; here the operator runs without it.
 bool static_only(const std::string& analyze_error) {
   static const char* const unseen[] = {

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "hw/channel/channel.h"
-#include "sim/sc_kernel.h"
+#include "sim/engine/sc_kernel.h"
 
 namespace stepsim {
 namespace {

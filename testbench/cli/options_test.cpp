@@ -1,4 +1,4 @@
-// The command line itself (Boost.Program_options under sim/apps/cli.cpp): --version, --help of every
+// The command line itself (Boost.Program_options under scripts/cli/cli.cpp): --version, --help of every
 // subcommand, and option errors that name the subcommand, the option, the value and the allowed
 // range in one line of our own words.
 #include <chrono>

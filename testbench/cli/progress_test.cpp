@@ -8,7 +8,7 @@
 #include <regex>
 
 #include "sim/graph/loader.h"
-#include "sim/simulation.h"
+#include "sim/engine/simulation.h"
 #include "testbench/cli/cli_fixture.h"
 
 namespace {

@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "hw/presets/hardware.h"
-#include "sim/cosim.h"
+#include "sim/cosim/cosim.h"
 #include "sim/graph/loader.h"
-#include "sim/simulation.h"
+#include "sim/engine/simulation.h"
 #include "testbench/cosim/cosim_util.h"
 
 namespace stepsim {

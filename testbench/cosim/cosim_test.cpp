@@ -11,10 +11,10 @@
 
 #include "hw/bridge/unit_bridge.h"
 #include "hw/presets/hardware.h"
-#include "sim/cosim.h"
+#include "sim/cosim/cosim.h"
 #include "sim/graph/loader.h"
-#include "sim/impl_policy.h"
-#include "sim/simulation.h"
+#include "sim/engine/impl_policy.h"
+#include "sim/engine/simulation.h"
 #include "testbench/cosim/cosim_util.h"
 
 namespace stepsim {

@@ -1,4 +1,4 @@
-// Co-simulation of a down-tiled graph (sim/downtile.h downtile_for_units, sim/cosim.h with
+// Co-simulation of a down-tiled graph (sim/transform/downtile.h downtile_for_units, sim/cosim/cosim.h with
 // CosimOptions::downtile and ::logical; docs/cosim.md, "Co-simulating a lowered PyTorch module"):
 // the graph of large logical tiles rewritten onto the units' blocks, every node with a unit on it,
 // the payloads identical to the approximate run of the down-tiled graph, the stored tensors equal
@@ -9,10 +9,10 @@
 #include <sstream>
 
 #include "hw/presets/hardware.h"
-#include "sim/cosim.h"
-#include "sim/downtile.h"
+#include "sim/cosim/cosim.h"
+#include "sim/transform/downtile.h"
 #include "sim/frontend/builder.h"
-#include "sim/simulation.h"
+#include "sim/engine/simulation.h"
 #include "testbench/cosim/cosim_util.h"
 
 namespace stepsim {

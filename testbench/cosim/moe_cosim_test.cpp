@@ -17,8 +17,8 @@
 
 #include "graphs/layers/layer.h"
 #include "hw/presets/hardware.h"
-#include "sim/cosim.h"
-#include "sim/simulation.h"
+#include "sim/cosim/cosim.h"
+#include "sim/engine/simulation.h"
 #include "testbench/cosim/cosim_util.h"
 
 namespace stepsim {

@@ -1,4 +1,4 @@
-// The run report under co-simulation (sim/report.h, docs/user-guide.md "The JSON report"): every
+// The run report under co-simulation (sim/report/report.h, docs/user-guide.md "The JSON report"): every
 // key means what it means in an approximate run. A node on a unit takes its firings, FLOPs and
 // on-chip bytes from the approximate twin; its cycles, busy cycles and trace are the unit's.
 #include <gtest/gtest.h>
@@ -9,10 +9,10 @@
 #include <sstream>
 
 #include "hw/presets/hardware.h"
-#include "sim/cosim.h"
+#include "sim/cosim/cosim.h"
 #include "sim/graph/loader.h"
-#include "sim/report.h"
-#include "sim/simulation.h"
+#include "sim/report/report.h"
+#include "sim/engine/simulation.h"
 #include "testbench/cosim/cosim_util.h"
 
 namespace stepsim {

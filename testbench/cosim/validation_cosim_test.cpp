@@ -14,9 +14,9 @@
 
 #include "graphs/layers/layer.h"
 #include "hw/presets/hardware.h"
-#include "sim/cosim.h"
-#include "sim/downtile.h"
-#include "sim/simulation.h"
+#include "sim/cosim/cosim.h"
+#include "sim/transform/downtile.h"
+#include "sim/engine/simulation.h"
 #include "testbench/cosim/cosim_util.h"
 
 namespace stepsim {

@@ -13,11 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include "hw/presets/hardware.h"
-#include "sim/apps/cli.h"
-#include "sim/apps/docs.h"
+#include "scripts/cli/cli.h"
+#include "scripts/cli/docs.h"
 #include "sim/graph/loader.h"
-#include "sim/report.h"
-#include "sim/simulation.h"
+#include "sim/report/report.h"
+#include "sim/engine/simulation.h"
 
 namespace stepsim {
 namespace {
@@ -71,7 +71,7 @@ TEST(GeneratedDocs, LayerLibraryIsUpToDate) { expect_generated("layers.md", {"la
 TEST(GeneratedDocs, EveryHardwareParameterSaysWhereItsValueComesFrom) {
   for (const auto& f : HardwareParams::fields())
     EXPECT_FALSE(preset_param_origin(f.key).empty())
-        << "hardware parameter '" << f.key << "' has no origin note: add it to origins() in sim/apps/docs.cpp "
+        << "hardware parameter '" << f.key << "' has no origin note: add it to origins() in scripts/cli/docs.cpp "
         << "and run scripts/gen_docs.sh";
 }
 

@@ -1,4 +1,4 @@
-// Hierarchical tiling (sim/downtile.h): the rewritten graph has only T x T tiles, type-checks,
+// Hierarchical tiling (sim/transform/downtile.h): the rewritten graph has only T x T tiles, type-checks,
 // moves the same off-chip payload, and computes the same SwiGLU up to the order of its fp32
 // sums; what the pass does not handle is an error naming the node (strict) or stays at its logical
 // tiles with the reason (partial), and every rewrite computes the logical graph's tensors bit for bit.
@@ -11,11 +11,11 @@
 #include "graphs/layers/layer.h"
 #include "hw/presets/hardware.h"
 #include "hw/stream/bf16.h"
-#include "sim/analyze.h"
-#include "sim/downtile.h"
+#include "sim/report/analyze.h"
+#include "sim/transform/downtile.h"
 #include "sim/frontend/builder.h"
 #include "sim/graph/npy.h"
-#include "sim/simulation.h"
+#include "sim/engine/simulation.h"
 
 namespace stepsim {
 namespace {

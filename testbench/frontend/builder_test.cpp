@@ -13,7 +13,7 @@
 #include "sim/graph/graph_writer.h"
 #include "sim/graph/loader.h"
 #include "sim/shape/metrics.h"
-#include "sim/simulation.h"
+#include "sim/engine/simulation.h"
 
 namespace stepsim::frontend {
 namespace {

@@ -370,7 +370,7 @@ TEST(MapTimingMode, ShapeOnlyInputsGiveShapeOnlyOutputs) {
 }
 
 // A matmul form names its Accum form: the same operands, transposition and output width, so
-// down-tiling's K split (sim/downtile.cpp) sums exactly what the Map computes. (The Accum forms
+// down-tiling's K split (sim/transform/downtile.cpp) sums exactly what the Map computes. (The Accum forms
 // say bf16 where the Map forms promote: they agree on the bf16 operands down-tiling takes.)
 TEST(MapFunctions, EveryMatmulFormNamesItsAccumForm) {
   int forms = 0;

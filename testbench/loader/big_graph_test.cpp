@@ -10,9 +10,9 @@
 #include "sim/graph/host_limits.h"
 #include "sim/graph/loader.h"
 #include "sim/graph/node_index.h"
-#include "sim/plan.h"
-#include "sim/simulation.h"
-#include "sim/validate.h"
+#include "sim/engine/plan.h"
+#include "sim/engine/simulation.h"
+#include "sim/engine/validate.h"
 
 namespace stepsim {
 namespace {
@@ -101,7 +101,7 @@ TEST(BigGraphs, EveryNodesFiberStackAndObjectsCountInTheEstimate) {
   EXPECT_GE(fiber_reservation_bytes(), kFiberStackBytes + 4096);
   EXPECT_GE(e.node_bytes, 1000 * fiber_reservation_bytes());
   EXPECT_EQ(e.total(), e.channel_bytes + e.stream_bytes + e.node_bytes + e.tensor_bytes);
-  // A port read twice gets a Broadcast (sim/plan.h): one fiber more.
+  // A port read twice gets a Broadcast (sim/engine/plan.h): one fiber more.
   const Graph fan = parse_graph(
       "streams:\n  s: '1 2 D'\nnodes:\n  - {name: a, op: Source, params: {stream: s}}\n"
       "  - {name: b, op: Sink, inputs: {in: a}}\n  - {name: c, op: Sink, inputs: {in: a}}\n",

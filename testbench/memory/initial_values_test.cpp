@@ -11,7 +11,7 @@
 #include "hw/memory/offchip.h"
 #include "hw/presets/hardware.h"
 #include "sim/graph/tensors.h"
-#include "sim/sc_kernel.h"
+#include "sim/engine/sc_kernel.h"
 
 namespace stepsim {
 namespace {

@@ -14,7 +14,7 @@
 #include "hw/presets/hardware.h"
 #include "sim/graph/loader.h"
 #include "sim/graph/npy.h"
-#include "sim/simulation.h"
+#include "sim/engine/simulation.h"
 
 namespace stepsim {
 namespace {

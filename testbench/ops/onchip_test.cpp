@@ -1,5 +1,5 @@
 // Bufferize/Streamify round trips (step-paper-notes §8 item 5).
-#include "sim/simulation.h"
+#include "sim/engine/simulation.h"
 #include "testutil.h"
 
 namespace stepsim {

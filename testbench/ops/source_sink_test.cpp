@@ -1,6 +1,6 @@
 // Sources and sinks: a Source with `after` inputs starts when the last of them has ended (the
 // sequencing of program phases, e.g. the decoder layer's phases after their stores' acks).
-#include "sim/simulation.h"
+#include "sim/engine/simulation.h"
 #include "testutil.h"
 
 namespace stepsim {

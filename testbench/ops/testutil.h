@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "hw/presets/hardware.h"
-#include "sim/eval.h"
+#include "sim/engine/eval.h"
 
 namespace stepsim::test {
 

@@ -10,7 +10,7 @@
 #include "hw/presets/hardware.h"
 #include "sim/graph/loader.h"
 #include "sim/graph/tensors.h"
-#include "sim/simulation.h"
+#include "sim/engine/simulation.h"
 #include "testbench/ops/testutil.h"
 
 namespace stepsim {

@@ -1,4 +1,4 @@
-// The bottleneck line (sim/report.h, find_bottleneck): small graphs whose bottleneck is known by
+// The bottleneck line (sim/report/report.h, find_bottleneck): small graphs whose bottleneck is known by
 // construction, with the busy cycles derived from the timing rules (docs/timing-model.md), the
 // step-artifact preset (send and response latency 1, fifo_depth 2, onchip_bw 64 B/cycle, an
 // isolated HBM request 18 cycles), and the walk on a hand-made result.
@@ -8,8 +8,8 @@
 
 #include "hw/presets/hardware.h"
 #include "sim/graph/loader.h"
-#include "sim/report.h"
-#include "sim/simulation.h"
+#include "sim/report/report.h"
+#include "sim/engine/simulation.h"
 
 namespace stepsim {
 namespace {

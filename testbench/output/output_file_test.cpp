@@ -132,7 +132,7 @@ TEST_F(OutputFileTest, SymlinkLoopIsAnError) {
   EXPECT_EQ(names_in(dir_), (std::set<std::string>{"a", "b"}));
 }
 
-// Under a file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored as sim/apps/main.cpp does) the write fails:
+// Under a file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored as scripts/cli/main.cpp does) the write fails:
 // the error names the file and the reason, and the old file is untouched, no temporary is left.
 TEST_F(OutputFileTest, FileSizeLimitIsAWriteErrorWithNothingPartialLeft) {
   write_text(path("r.json"), "old\n");

@@ -12,7 +12,7 @@
 #include "hw/ops/op.h"
 #include "hw/presets/hardware.h"
 #include "shape_check.h"
-#include "sim/eval.h"
+#include "sim/engine/eval.h"
 #include "sim/graph/loader.h"
 
 namespace stepsim::shape {

@@ -1,4 +1,4 @@
-// FIFO sizing (sim/fifo_sizing.h, docs/fifo-sizing.md) on graphs whose needs follow from the
+// FIFO sizing (sim/fifo/fifo_sizing.h, docs/fifo-sizing.md) on graphs whose needs follow from the
 // timing rules (docs/timing-model.md, step-artifact preset: send and response latency 1, slots
 // freed when a firing ends):
 //   * a fork-join whose one branch buffers the whole stream (Bufferize) needs the other branch to
@@ -14,12 +14,12 @@
 #include <string>
 
 #include "hw/presets/hardware.h"
-#include "sim/fifo_lp.h"
-#include "sim/fifo_sizing.h"
+#include "sim/fifo/fifo_lp.h"
+#include "sim/fifo/fifo_sizing.h"
 #include "sim/graph/graph_writer.h"
 #include "sim/graph/loader.h"
 #include "testbench/sizing/fork_join.h"
-#include "sim/simulation.h"
+#include "sim/engine/simulation.h"
 
 namespace stepsim {
 namespace {

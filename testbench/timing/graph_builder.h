@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "hw/presets/hardware.h"
-#include "sim/simulation.h"
+#include "sim/engine/simulation.h"
 
 namespace stepsim::test {
 

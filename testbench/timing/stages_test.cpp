@@ -1,16 +1,16 @@
-// The stages of a simulation (sim/simulation.h) one by one: what each hands the next, the
-// results the operators report themselves, and the kernel's lifetime (sim/sc_kernel.h).
+// The stages of a simulation (sim/engine/simulation.h) one by one: what each hands the next, the
+// results the operators report themselves, and the kernel's lifetime (sim/engine/sc_kernel.h).
 #include <gtest/gtest.h>
 
 #include <systemc>
 
-#include "sim/collect.h"
-#include "sim/diagnose.h"
-#include "sim/elaborate.h"
-#include "sim/impl_policy.h"
-#include "sim/plan.h"
-#include "sim/run.h"
-#include "sim/sc_kernel.h"
+#include "sim/engine/collect.h"
+#include "sim/engine/diagnose.h"
+#include "sim/engine/elaborate.h"
+#include "sim/engine/impl_policy.h"
+#include "sim/engine/plan.h"
+#include "sim/engine/run.h"
+#include "sim/engine/sc_kernel.h"
 #include "testbench/timing/graph_builder.h"
 
 namespace stepsim {

@@ -2,7 +2,7 @@
 //
 // Each bench instantiates the HLS unit and, when Rtl is not NoRtl, the Verilated RTL twin on
 // the same input pins, runs all cases in one simulation, and returns the output streams per
-// consumer and case. expected_*() gives the approximate operator's output (sim/eval.h) for
+// consumer and case. expected_*() gives the approximate operator's output (sim/engine/eval.h) for
 // the same case, as token text per output port.
 #pragma once
 
@@ -31,7 +31,7 @@
 #include "hw/units/shape_repeat.h"
 #include "hw/units/shape_reshape.h"
 #include "hw/units/shape_zip.h"
-#include "sim/eval.h"
+#include "sim/engine/eval.h"
 #include "testbench/units/harness.h"
 
 namespace stepsim::unit_test {
@@ -255,7 +255,7 @@ inline const HardwareParams& test_hw() {
   return hw;
 }
 
-// Compares the outputs with the approximate operator `op` (sim/eval.h) on the same inputs:
+// Compares the outputs with the approximate operator `op` (sim/engine/eval.h) on the same inputs:
 // `in` names the case's input streams (in order), `outs` the operator's outputs per consumer.
 inline std::string check_eval(const std::string& op, const std::map<std::string, std::string>& params,
                               const std::vector<std::string>& in, const std::vector<std::string>& outs, size_t num_outs,

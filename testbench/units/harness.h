@@ -19,7 +19,7 @@
 
 #include "hw/stream/token.h"
 #include "hw/units/protocol.h"
-#include "sim/sc_kernel.h"
+#include "sim/engine/sc_kernel.h"
 
 namespace stepsim::unit_test {
 

@@ -13,7 +13,7 @@
 
 #include "hw/units/pmu_buffer.h"
 #include "sim/graph/graph.h"
-#include "sim/simulation.h"
+#include "sim/engine/simulation.h"
 #include "testbench/units/benches.h"
 
 namespace stepsim::unit_test {

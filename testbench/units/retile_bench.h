@@ -1,7 +1,7 @@
 // Bench of the retile unit (PcuRetile / pcu_retile): dynamic [r x T] bf16 tiles with the tile
 // header (docs/unit-protocol.md), random token streams for both modes, a software reference of
 // the two STeP operators (hw/ops Accum with hw/functions retile_row, FlatMap with
-// retile_streamify_row), and the comparison with the approximate operators (sim/eval.h).
+// retile_streamify_row), and the comparison with the approximate operators (sim/engine/eval.h).
 //
 // Payloads travel as Tiles of `rows` = the header and `cols` = T whose data holds all T² lanes
 // (bf16 bit patterns in floats, as tile_benches.h): the rows below the header are don't-care on

@@ -1,5 +1,5 @@
 // The HLS units (hw/units) on randomized legal streams with random valid gaps and random
-// back-pressure: every output stream equals the approximate operator's (sim/eval.h).
+// back-pressure: every output stream equals the approximate operator's (sim/engine/eval.h).
 // The lock-step comparison with the RTL is in testbench/units/rtl (needs Verilator).
 #include <gtest/gtest.h>
 

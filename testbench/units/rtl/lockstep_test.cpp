@@ -2,7 +2,7 @@
 // pins, random valid gaps on the inputs, random back-pressure on the outputs, reset pulses and
 // cfg changes between cases; every output pin (valid, payload, ready) must be identical at
 // every clock cycle. The output streams must also equal the approximate operator's
-// (sim/eval.h), except the documented Partition difference (docs/units.md).
+// (sim/engine/eval.h), except the documented Partition difference (docs/units.md).
 // STEPSIM_UNIT_CASES overrides the number of cases per unit (default 2000; the longer run in
 // scripts/units_long.sh uses more).
 #include <gtest/gtest.h>

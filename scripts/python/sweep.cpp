@@ -1,0 +1,113 @@
+// Grid sweeps point by point, for stepsim.workers: a worker runs one point of the command line's
+// sweep (scripts/cli/sweep.h), the coordinator prints the merged rows in the command line's table.
+#include <pybind11/stl.h>
+
+#include <sstream>
+
+#include "scripts/cli/sweep.h"
+#include "scripts/python/bindings.h"
+
+namespace py = pybind11;
+
+namespace stepsim::python {
+namespace {
+
+using Axes = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
+SweepSpec make_spec(const std::string& graph_file, const std::string& layer, const std::string& preset,
+                    const Axes& params, const Axes& sets) {
+  SweepSpec spec;
+  spec.graph_file = graph_file;
+  spec.layer = layer;
+  spec.preset = preset;
+  spec.params = params;
+  spec.sets = sets;
+  return spec;
+}
+
+py::dict row_dict(const SweepRow& r) {
+  py::dict d;
+  d["values"] = r.values;
+  d["ok"] = r.ok;
+  d["ran"] = r.ran;
+  d["status"] = r.status;
+  d["cycles"] = r.cycles;
+  d["read_bytes"] = r.read_bytes;
+  d["write_bytes"] = r.write_bytes;
+  d["onchip_bytes"] = r.onchip_bytes;
+  d["compute_units"] = r.compute_units;
+  d["memory_units"] = r.memory_units;
+  d["time_us"] = r.time_us;
+  d["bw_util"] = r.bw_util;
+  d["compute_util"] = r.compute_util;
+  d["wall_s"] = r.wall_s;
+  return d;
+}
+
+SweepRow row_from(const py::dict& d) {
+  SweepRow r;
+  r.values = d["values"].cast<std::vector<std::string>>();
+  r.ok = d["ok"].cast<bool>();
+  r.ran = d["ran"].cast<bool>();
+  r.status = d["status"].cast<std::string>();
+  r.cycles = d["cycles"].cast<uint64_t>();
+  r.read_bytes = d["read_bytes"].cast<uint64_t>();
+  r.write_bytes = d["write_bytes"].cast<uint64_t>();
+  r.onchip_bytes = d["onchip_bytes"].cast<uint64_t>();
+  r.compute_units = d["compute_units"].cast<uint64_t>();
+  r.memory_units = d["memory_units"].cast<uint64_t>();
+  r.time_us = d["time_us"].cast<double>();
+  r.bw_util = d["bw_util"].cast<double>();
+  r.compute_util = d["compute_util"].cast<double>();
+  r.wall_s = d["wall_s"].cast<double>();
+  return r;
+}
+
+// The table and the CSV of `rows` (dicts of row_dict), as `stepsim sweep` prints and writes them.
+std::pair<std::string, std::string> format(const SweepSpec& spec, const std::vector<py::dict>& rows) {
+  const SweepResult table = sweep_table(spec);
+  std::ostringstream text, csv;
+  print_sweep_header(table, text);
+  write_sweep_csv_header(table, csv);
+  for (const py::dict& d : rows) {
+    const SweepRow r = row_from(d);
+    print_sweep_row(table, r, text);
+    write_sweep_csv_row(r, csv);
+  }
+  return {text.str(), csv.str()};
+}
+
+}  // namespace
+
+void bind_sweep(py::module_& m) {
+  m.def("split_values", &split_values, py::arg("text"),
+        "\"8,16,[1,2]\" -> [\"8\", \"16\", \"[1,2]\"], as `stepsim sweep` splits a value list");
+  m.def(
+      "sweep_size",
+      [](const std::string& graph_file, const std::string& layer, const std::string& preset, const Axes& params,
+         const Axes& sets) {
+        const SweepSpec spec = make_spec(graph_file, layer, preset, params, sets);
+        sweep_table(spec);  // the spec's errors, before any point runs
+        return sweep_size(spec);
+      },
+      py::arg("graph_file"), py::arg("layer"), py::arg("preset"), py::arg("params"), py::arg("sets"),
+      "the number of points of a `stepsim sweep` spec (checks the spec)");
+  m.def(
+      "sweep_point",
+      [](const std::string& graph_file, const std::string& layer, const std::string& preset, const Axes& params,
+         const Axes& sets, size_t index) {
+        return row_dict(run_sweep_point(make_spec(graph_file, layer, preset, params, sets), index));
+      },
+      py::arg("graph_file"), py::arg("layer"), py::arg("preset"), py::arg("params"), py::arg("sets"), py::arg("index"),
+      "one point of a sweep, as a row dict");
+  m.def(
+      "sweep_format",
+      [](const std::string& graph_file, const std::string& layer, const std::string& preset, const Axes& params,
+         const Axes& sets, const std::vector<py::dict>& rows) {
+        return format(make_spec(graph_file, layer, preset, params, sets), rows);
+      },
+      py::arg("graph_file"), py::arg("layer"), py::arg("preset"), py::arg("params"), py::arg("sets"), py::arg("rows"),
+      "(table text, CSV text) of sweep rows, as `stepsim sweep` prints them");
+}
+
+}  // namespace stepsim::python
