@@ -2,7 +2,7 @@
 // Accum, FlatMap) take as arguments, looked up by name. One definition serves the
 // functional model, the timing model (shapes and FLOP counts) and the RTL checks.
 //
-// Numerics (architecture.md §6; scalar kernels in numerics.h):
+// Numerics (the scalar kernels are in numerics.h):
 //  * Inputs are bf16 or fp32 tiles (int32 only where stated). bf16 payloads hold the fp32
 //    value they represent exactly, so products of two bf16 values are exact in fp32.
 //  * All arithmetic is IEEE binary32 with round-to-nearest-even, one operation at a time
@@ -16,6 +16,13 @@
 // shape-only inputs and then returns shape-only results (equal to out_shape / acc_shape /
 // out_shapes); inputs that mix payload and shape-only tiles are rejected. Shape errors throw
 // std::invalid_argument naming the function and the offending shapes.
+//
+// Which functions there are: docs/operators.md, "Tile functions", which `stepsim ops --markdown`
+// (scripts/gen_docs.sh) generates from the registrations in map_functions.cpp,
+// accum_functions.cpp and flatmap_functions.cpp: each function's name, arity, one-line
+// definition, FLOP count and units. The comments below do not list them again (a second list
+// goes stale); they give what those lines leave out: the order of every sum, the empty cases
+// and how an accumulator updates.
 #pragma once
 
 #include <cstdint>
@@ -60,75 +67,25 @@ struct TileSignature {
 
 // ---------------------------------------------------------------------------------------
 // Map functions: `arity` input tiles -> one output tile.
-//
-//  matmul        A[MxK] x B[KxN] -> [MxN]                 FLOPs 2*M*K*N
-//  matmul_t      A[MxK] x B[NxK]^T -> [MxN] (weights [NxK]) FLOPs 2*M*K*N
-//  matmul_f32, matmul_t_f32: same, fp32 output
+//  * Matmul forms (matmul; matmul_t with B stored [NxK]; their _f32 forms give fp32 output):
 //      out[i][j] = p_0 + p_1 + ... + p_{K-1} summed left to right in fp32 (s = p_0;
 //      s = s + p_k for k = 1..K-1; K = 0 gives +0), p_k = A[i][k] * B[k][j] (fp32 RNE
 //      product, exact for bf16 inputs); then rounded to bf16 once if the output is bf16.
-//      Output bf16 iff both inputs are bf16 (matmul, matmul_t).
-//  add, sub, mul, div, max, min   elementwise with broadcasting -> FLOPs = output elements
-//      Shapes broadcast per dimension: equal, or one of them is 1. This covers row
-//      broadcasting ([Mx1] with [MxN]), column broadcasting ([1xN] with [MxN]) and scalars
-//      ([1x1]). max/min propagate NaN; max(+0,-0) = +0, min(+0,-0) = -0.
-//  gt, ge, lt, le, eq, ne   comparisons with broadcasting: 1 where true, else 0 (IEEE: NaN
-//                compares false, ne true); exact; FLOPs = output elements
-//  sub_row       x[MxN] - r[Mx1] (r must be [Mx1])          FLOPs M*N
-//  exp           exp_f32 per element                         FLOPs 4 per element
-//  sigmoid       sigmoid_f32 per element                     FLOPs 7 per element
-//                (neg, exp 4, add, div)
-//  silu          silu_f32 per element                        FLOPs 8 per element
-//  rsqrt         rsqrt_f32 = 1 / sqrt(x) per element          FLOPs 2 per element
-//  gelu_tanh     gelu_tanh_f32 per element                   FLOPs 16 per element
-//  row_sum       [MxN] -> [Mx1], left-to-right fp32 sum      FLOPs M*N
-//                (s = x_0; s = s + x_j; N = 0 gives +0)
-//  row_max       [MxN] -> [Mx1], max_f32 left to right        FLOPs M*N
-//                (N = 0 gives -Inf)
-//  cat_rows      (A[M1xN], B[M2xN]) -> [(M1+M2)xN], A's rows then B's (a cache's keys and the new
-//                ones); cat_cols (A[MxN1], B[MxN2]) -> [Mx(N1+N2)], A's columns then B's. Values
-//                exact; bf16 when both are bf16, else fp32 (bf16 -> fp32 is exact). 0 FLOPs
-//                (data movement).
-//  mask_cols     (x[MxN], n int32 [1x1]) -> x with columns j >= n set to -Inf (masks the key
-//                positions past a request's KV length in its last tile)  FLOPs 0 (a select)
-//
-// For PyTorch programs (stepsim.torch). Element-wise, one operand:
-//  neg           -x: the sign bit flipped (exact; NaN keeps its payload)  FLOPs 1 per element
-//  abs           |x|: the sign bit cleared (exact)                       FLOPs 1 per element
-//  sqrt          sqrt_f32 = IEEE fp32 square root per element            FLOPs 1 per element
-//                (x < 0 -> NaN, -0 -> -0)
-//  tanh          tanh_f32 per element (polynomial below 0.75, exp_f32 above) FLOPs 14 per element
-//  erf           erf_f32 per element (polynomial below 1, exp_f32 to 4, then 1) FLOPs 18 per element
-//  gelu          gelu_f32 = (0.5 * x) * (1 + erf_f32(x * 0.70710677f)) per element, exact-erf
-//                GELU (PyTorch's gelu(approximate='none'))              FLOPs 22 per element
-//  cast_f32      any float tile -> fp32, the same values (exact)         FLOPs 0
-//  cast_bf16     -> bf16: fp32 rounded once to bf16 (RNE), bf16 unchanged FLOPs 0
-//                (format conversions: every unit rounds its output to bf16 anyway)
-//  rotate_pairs  x[MxN], N even: out[:, 2i] = -x[:, 2i+1], out[:, 2i+1] = x[:, 2i]
-//                (interleaved / complex-pair RoPE rotation)
-//  rotate_half   x[MxN], N even: out[:, :N/2] = -x[:, N/2:], out[:, N/2:] = x[:, :N/2]
-//                (rotate-half RoPE, as in Llama's rotate_half)
-//                Both exact (a permutation and sign flips) and FLOPs 0: data movement, like the
-//                retiling functions; per_element FLOP rules count whole elements, and a rule
-//                that charged the N/2 negations per row would make them look element-wise to
-//                down-tiling (sim/transform/downtile.cpp), which they are not (an output column reads
-//                another input column). Odd N is rejected.
-// Three operands:
-//  select        (cond, a, b) -> cond != 0 ? a : b per element. cond may be int32, bf16 or fp32
-//                (a float cond: NaN selects a, +-0 selects b); a and b bf16 or fp32. All three
-//                broadcast per dimension as add's two (equal, or 1). Output dtype from a and b
-//                only (bf16 iff both bf16); the chosen value is exact. FLOPs 0 (a select).
-//                torch.where / masked_fill.
-// Row reductions for LayerNorm, [MxN] -> [Mx1], the input's dtype:
-//  row_mean      s = x_0; s = s + x_j for j = 1..N-1 (as row_sum); mean = s / N (one fp32
-//                division; N as fp32, exact up to 2^24). N = 0 gives 0 / 0 = NaN.
-//                FLOPs M*N (N-1 adds and one division per row)
-//  row_var       population variance: m = the fp32 mean as row_mean (not rounded to bf16);
-//                d_j = x_j - m; q_j = d_j * d_j; s = q_0; s = s + q_j for j = 1..N-1; var = s / N.
-//                N = 0 gives NaN.  FLOPs 4*M*N (mean N, subtract N, square N, sum N-1, divide 1)
-// Row-vector and scalar operands need no functions of their own: add, sub, mul, div, max and min
-// broadcast an [Mx1] or a [1x1] operand (mul by an [Mx1] is LayerNorm's scale by rstd).
-// Unary and row functions keep the input dtype (bf16 or fp32), except the casts.
+//  * Element-wise functions of two operands broadcast them per dimension: equal, or one of them
+//    is 1. This covers row broadcasting ([Mx1] with [MxN]), column broadcasting ([1xN] with
+//    [MxN]) and scalars ([1x1]), so row-vector and scalar operands need no functions of their
+//    own; select broadcasts its three operands the same way. max/min propagate NaN;
+//    max(+0,-0) = +0, min(+0,-0) = -0.
+//  * Row reductions, [MxN] -> [Mx1], every sum left to right: row_sum s = x_0; s = s + x_j
+//    (N = 0 gives +0); row_max the same with max_f32 (N = 0 gives -Inf); row_mean row_sum's s / N
+//    (one fp32 division, N as fp32, exact up to 2^24; N = 0 gives NaN); row_var the population
+//    variance: m = row_mean's fp32 mean (not rounded to bf16), d_j = x_j - m, q_j = d_j * d_j,
+//    the q_j summed as row_sum's, / N (N = 0 gives NaN).
+//  * Data movement (cat_rows, cat_cols, rotate_pairs, rotate_half, the casts) is exact and
+//    costs 0 FLOPs. A rotation charges nothing for its sign flips: a per-element FLOP rule would
+//    make it look element-wise to down-tiling (sim/transform/downtile.cpp), which it is not (an
+//    output column reads another input column).
+//  * Unary and row functions keep the input dtype (bf16 or fp32), except the casts.
 struct MapFunction {
   std::string name, description;
   int arity = 0;
@@ -160,21 +117,12 @@ std::vector<std::string> map_function_names();  // sorted
 // dynamic tiling), later updates check that the inputs match it. Arithmetic accumulators
 // are fp32 tiles internally; finalize rounds to the output dtype.
 //
-//  matmul_acc      inputs (A[MxK], B[KxN]); acc fp32 [MxN]; acc[i][j] = acc[i][j] + p_k for
-//                  k = 0..K-1 in order (the first update starts from p_0). A K-tiled
-//                  reduction therefore gives exactly the fp32 sums of the untiled matmul.
-//                  Output bf16 (rounded once at finalize). FLOPs 2*M*K*N per update (the
-//                  accumulate-adds are not charged, like the reference simulator).
-//  matmul_t_acc    same with B stored [NxK].
-//  matmul_acc_f32, matmul_t_acc_f32   same, fp32 output.
-//  add             input x[MxN]; acc fp32 [MxN] = acc + x (first update: acc = x).
-//                  Output bf16. FLOPs M*N per update. add_f32: fp32 output.
-//  max             input x[MxN]; acc = max_f32(acc, x); acc/output dtype bf16 while every
-//                  input was bf16, fp32 otherwise (max is exact). FLOPs M*N per update.
-//  retile_row      concatenates input tiles vertically: [r1xC], [r2xC], ... -> [(r1+r2+..)xC].
-//                  Any dtype (int32 too); all inputs must share cols and dtype. 0 FLOPs.
-//  retile_col      concatenates horizontally: [Rxc1], [Rxc2], ... -> [Rx(c1+c2+..)]. 0 FLOPs.
-//  flash_attn_update   online-softmax attention (FlashAttention) over KV tiles, see below.
+//  * matmul_acc and its forms: acc fp32 [MxN]; acc[i][j] = acc[i][j] + p_k for k = 0..K-1 in
+//    order (the first update starts from p_0). A K-tiled reduction therefore gives exactly the
+//    fp32 sums of the untiled matmul. FLOPs 2*M*K*N per update (the accumulate-adds are not
+//    charged, like the reference simulator).
+//  * add: acc fp32 = acc + x (first update: acc = x). max: acc = max_f32(acc, x), bf16 while
+//    every input was bf16, fp32 otherwise (max is exact).
 //
 // flash_attn_update: inputs (S[MxT] scores = scaled Q K^T for one KV tile, V[TxD]).
 //   Accumulator: fp32 tile [M x (D+2)]: columns 0..D-1 hold o (unnormalised output), column D
@@ -231,15 +179,8 @@ std::vector<std::string> accum_function_names();  // sorted
 
 // ---------------------------------------------------------------------------------------
 // FlatMap functions: one tile (plus an optional int32 control tile) -> a list of tiles,
-// i.e. a rank-1 stream. All cost 0 FLOPs.
-//
-//  retile_streamify_row          [RxC] -> R tiles [1xC] (row 0 first)
-//  retile_streamify_col          [RxC] -> C tiles [Rx1] (column 0 first)
-//  retile_streamify_row_filter   inputs (x[RxC], mask int32 [Rx1] or [1xR]) -> the rows r of
-//                                x with mask[r] == 0, as [1xC] tiles (nonzero = padding row)
-//  filter_padding                inputs (x, flag int32 [1x1]) -> {x} if flag == 0, {} otherwise
-// The int32 control tile must carry its payload even in timing mode (the output count
-// depends on it).
+// i.e. a rank-1 stream. All cost 0 FLOPs. The int32 control tile must carry its payload even
+// in timing mode (the output count depends on it).
 struct FlatMapFunction {
   std::string name, description;
   int arity = 0;

@@ -1,14 +1,17 @@
-// What kind of operator a descriptor (OpInfo, hw/ops/op.h) describes, and its category, as enums:
-// code that treats an operator specially compares these, never its name. Each operator's name is
-// written once, in its registration (hw/ops/*.cpp); op_name(kind) gives it back.
+// What kind of operator a descriptor (OpInfo, hw/ops/op.h) describes, its category and the
+// tile-function library its `fn` names, as enums (docs/architecture.md, "The operator
+// descriptor"): code that treats an operator specially compares these, never its name. Each
+// operator's name is written once, in its registration (hw/ops/*.cpp); op_name(kind) gives it back.
 #pragma once
 
 #include <cstdint>
 
 namespace stepsim {
 
-// One per operator. A new operator adds its kind here, and the compiler then names every switch
-// that has to handle it (the shape rules, sim/shape/rules.cpp).
+// One per operator. Tables indexed by the kind find a new one missing, not the compiler (no code
+// switches over OpKind): OpRegistry::check_complete() fails at start-up while the kind has no
+// registration, and Rules.EveryOperatorHasARuleAndCases (testbench/shape) while it has no shape
+// rule in the table of sim/shape/rules.cpp. docs/architecture.md, "Add an operator", lists the steps.
 enum class OpKind : uint8_t {
   kSource,
   kSink,
@@ -37,7 +40,7 @@ enum class OpKind : uint8_t {
   kKvCacheAddrGen,
   kTopK,
 };
-constexpr int kNumOpKinds = int(OpKind::kTopK) + 1;
+constexpr int kNumOpKinds = int(OpKind::kTopK) + 1;  // kTopK is the last: a kind after it moves this
 
 // The paper's operator families (docs/operators.md is grouped by them).
 enum class OpCategory : uint8_t {
