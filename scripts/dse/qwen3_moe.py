@@ -18,8 +18,8 @@ import sys
 import time
 
 import stepsim
-from stepsim import explore
-from stepsim.evaluate import metrics
+from stepsim.design import explore
+from stepsim.design.evaluate import metrics
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPACE = os.path.join(ROOT, "graphs", "dse", "qwen3_moe.yaml")

@@ -9,8 +9,8 @@ import re
 import pytest
 
 import stepsim
-from stepsim import explore
-from stepsim import space as space_module
+from stepsim.design import explore
+from stepsim.design import space as space_module
 
 from conftest import SQUARE_BUILDER as BUILDER, cli
 
@@ -40,7 +40,8 @@ def test_grid_trials_are_the_direct_runs_and_the_front_is_the_non_dominated_set(
     # Grid order: the last parameter fastest.
     assert list(zip(df["tile_f"], df["hbm.channels"])) == list(itertools.product([32, 64, 128], [4, 8]))
     for _, row in df.iterrows():
-        r = stepsim.layers.swiglu(batch=32, tile_f=int(row["tile_f"])).run(set={"hbm.channels": int(row["hbm.channels"])})
+        g = stepsim.layers.swiglu(batch=32, tile_f=int(row["tile_f"]))
+        r = g.run(set={"hbm.channels": int(row["hbm.channels"])})
         assert row["cycles"] == r.cycles
         assert row["onchip_bytes"] == r.report["onchip"]["requirement_bytes"]
     points = [(r["cycles"], r["onchip_bytes"]) for _, r in df.iterrows()]
@@ -173,7 +174,8 @@ def test_node_params_and_program_params_in_set_are_checked_and_used(tmp_path):
     # in set: is fixed as in program.params (before, it failed every trial).
     g = stepsim.layers.swiglu(batch=32)
     node = next(n for n in g.nodes if n["op"] == "LinearOffChipLoad")
-    with pytest.raises(stepsim.Error, match="node '%s' \\(LinearOffChipLoad\\) has no parameter 'tilee'" % node["name"]):
+    message = "node '%s' \\(LinearOffChipLoad\\) has no parameter 'tilee'" % node["name"]
+    with pytest.raises(stepsim.Error, match=message):
         space_module.load(space(set={node["name"] + ".tilee": 1}))
     df = stepsim.dse(space(program={"layer": "swiglu"}, set={"batch": 32}, parameters={"tile_f": [64]}),
                      str(tmp_path / "o"), progress=False)
@@ -195,7 +197,7 @@ def test_a_huge_grid_with_a_budget_is_enumerated_lazily(tmp_path):
 
 def test_a_constraint_on_a_metric_the_run_does_not_measure_fails_the_trial_not_the_study(tmp_path, monkeypatch):
     # Optuna refuses NaN constraint values after the batch ("Constraint values cannot be NaN").
-    from stepsim import evaluate
+    from stepsim.design import evaluate
 
     real = evaluate.metrics
     monkeypatch.setattr(evaluate, "metrics", lambda report: dict(real(report), onchip_static_bytes=float("nan")))
@@ -230,6 +232,7 @@ def test_a_sweep_on_local_workers_prints_the_serial_sweeps_table(tmp_path):
     serial = cli(*args, "--csv", str(tmp_path / "a.csv"), check=False)
     spread = cli(*args, "--csv", str(tmp_path / "b.csv"), "--workers", "local:2", check=False)
     assert serial.returncode == spread.returncode == 1  # tile_f 96 fails: the sweep says so
+
     def without_wall(path):
         return [{k: v for k, v in r.items() if k != "wall [s]"} for r in read_csv(path)]
 
@@ -241,9 +244,10 @@ def test_a_sweep_on_local_workers_prints_the_serial_sweeps_table(tmp_path):
 
 def test_workers_that_die_are_replaced_and_their_points_reported(tmp_path, monkeypatch):
     # A worker killed in the middle of a point: the point runs again on a new worker.
-    from stepsim import workers
+    from stepsim.design.evaluate import evaluate_point
+    from stepsim.pool import workers
 
-    pool = workers.Pool("local:1", str(tmp_path / "w"), {"kind": "sweep"})
+    pool = workers.Pool("local:1", str(tmp_path / "w"), evaluate_point, {})
     pool.start()
     try:
         os.kill(pool.procs["l0"].pid, 9)
@@ -253,7 +257,6 @@ def test_workers_that_die_are_replaced_and_their_points_reported(tmp_path, monke
         assert "died" in given_up["p00000001"]["error"] and pool.procs["l0"].poll() is None
     finally:
         pool.close()
-
 
 
 def test_a_python_builder_runs_on_local_workers(tmp_path):
@@ -327,7 +330,8 @@ def test_mutated_spaces_give_a_space_or_a_clear_error():
             {"low": 1}, {"low": 5, "high": 1}, {"max": "a"}, {"min": 1, "max": 2}, "min", "max", 10**30, [1, 1]]
     paths = [("name",), ("program",), ("program", "layer"), ("program", "params"), ("program", "params", "batch"),
              ("preset",), ("mode",), ("set",), ("parameters",), ("parameters", "tile_f"),
-             ("parameters", "hbm.channels"), ("parameters", "hbm.channels", "low"), ("parameters", "hbm.channels", "step"),
+             ("parameters", "hbm.channels"), ("parameters", "hbm.channels", "low"),
+             ("parameters", "hbm.channels", "step"),
              ("objectives",), ("objectives", "cycles"), ("objectives", "hbm.channels"), ("constraints",),
              ("constraints", "cycles"), ("search",), ("search", "method"), ("search", "trials"), ("search", "batch"),
              ("search", "seed")]

@@ -17,10 +17,9 @@ import pytest
 
 import stepsim
 from stepsim import cli as cli_module
-from stepsim import explore
+from stepsim.design import explore
 
 from conftest import SQUARE_BUILDER as BUILDER  # the builder file the fixture writes
-
 
 
 @pytest.fixture
@@ -59,7 +58,7 @@ def key_columns(out):
 @pytest.fixture
 def no_plots(monkeypatch):
     """The loops compare trials.csv: the plots (a second each) are left out, not their steps."""
-    from stepsim import plots
+    from stepsim.design import plots
 
     monkeypatch.setattr(plots, "pareto", lambda *a, **k: open(a[3], "w").close())
     monkeypatch.setattr(plots, "sensitivity", lambda *a, **k: open(a[3], "w").close())
@@ -126,7 +125,7 @@ def test_a_batch_asked_in_part_is_asked_again_whole(folder):
     parameters) and the short batch shifted every later trial."""
     import optuna
 
-    from stepsim import space as space_module
+    from stepsim.design import space as space_module
 
     space = nsga(folder)
     explore.run(space, os.path.join(folder, "ref"), progress=False)
@@ -148,7 +147,7 @@ def test_a_grid_point_queued_but_not_asked_still_runs(folder):
     """The issue's case: killed between queueing a grid point and asking it, the study kept a
     WAITING trial; after the resume the last grid point never ran and was written as failed
     with no parameters and no error, exit 0."""
-    from stepsim import space as space_module
+    from stepsim.design import space as space_module
 
     space = grid(folder)
     explore.run(space, os.path.join(folder, "ref"), progress=False)

@@ -3,7 +3,7 @@ and a folder turned read-only at any step, a kill while an interrupted batch is 
 the same through the command line. STEPSIM_DSE_FAULT_STRIDE=1: every step."""
 import os
 
-from stepsim import explore
+from stepsim.design import explore
 
 from conftest import cli
 from test_dse_faults import every_step, faulted, folder, grid, key_columns, no_plots, nsga, steps_from  # noqa: F401
@@ -22,7 +22,7 @@ def test_a_kill_while_a_batch_is_taken_back_resumes(folder, no_plots):
     unasked trials, replacing study.db): the next run repairs again."""
     import shutil
 
-    from stepsim import space as space_module
+    from stepsim.design import space as space_module
 
     space = nsga(folder)
     explore.run(space, os.path.join(folder, "ref"), progress=False)

@@ -12,8 +12,8 @@ import time
 import pytest
 
 import stepsim
-from stepsim import explore
-from stepsim import space as space_module
+from stepsim.design import explore
+from stepsim.design import space as space_module
 
 from conftest import ROOT
 
@@ -31,7 +31,7 @@ def _alarm(signum, frame):
 
 @pytest.fixture
 def no_plots(monkeypatch):
-    from stepsim import plots
+    from stepsim.design import plots
 
     monkeypatch.setattr(plots, "pareto", lambda *a, **k: open(a[3], "w").close())
     monkeypatch.setattr(plots, "sensitivity", lambda *a, **k: open(a[3], "w").close())

@@ -12,7 +12,7 @@ import yaml
 
 import stepsim
 import stepsim.torch
-from stepsim import space as space_module
+from stepsim.design import space as space_module
 
 from conftest import ROOT, cli
 

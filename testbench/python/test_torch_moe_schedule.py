@@ -211,8 +211,8 @@ def test_the_design_space_example_searches_the_moe_schedule():
     import os
 
     from conftest import ROOT
-    from stepsim import space as space_module
-    from stepsim import torch_program
+    from stepsim.design import space as space_module
+    from stepsim.design import torch_program
 
     s = space_module.load(os.path.join(ROOT, "graphs", "dse", "torch_moe.yaml"))
     assert {p.name for p in s.parameters} == {"moe_tiling", "moe_tile_n", "moe_regions"}

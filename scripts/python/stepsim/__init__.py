@@ -10,15 +10,15 @@
 
 stepsim.ops() and stepsim.functions() list the operators and tile functions; errors are
 stepsim.Error (a ValueError), stepsim.ShapeError and stepsim.SimulationError, with the messages
-of the command line.
+of the command line. The package's layers (core, pool, torch, design, sweep): stepsim._layers.
 """
-from . import _checks, _stepsim
+from . import _stepsim
 from ._stepsim import Error, ShapeError, SimulationError, have_rtl
-from .graph import OPS, Graph, Stream
-from .result import Analysis, Result
+from .core import _checks, layers
+from .core.graph import OPS, Graph, Stream
+from .core.result import Analysis, Result
+from .design.explore import dse
 from .sweep import sweep
-from .explore import dse
-from . import layers
 
 __all__ = ["Graph", "Stream", "Result", "Analysis", "Error", "ShapeError", "SimulationError", "layers", "sweep", "dse",
            "ops", "functions", "presets", "preset", "have_rtl"]

@@ -5,6 +5,8 @@ import argparse
 import sys
 
 from . import _stepsim
+from .design.explore import run, summary
+from .sweep import distributed_sweep
 
 
 def dse_command(argv):
@@ -20,8 +22,6 @@ def dse_command(argv):
                     help="an extra sbatch option for --workers slurm:N (e.g. --sbatch=--partition=cpu); repeatable")
     ap.add_argument("--quiet", action="store_true", help="no progress line")
     a = ap.parse_args(argv)
-    from .explore import run, summary
-
     if a.trials is not None and not 1 <= a.trials <= 1_000_000:
         raise _stepsim.Error("--trials must be in 1..1000000")
     s, rows = run(a.space, a.out, workers=a.workers, trials=a.trials, progress=not a.quiet, sbatch_options=a.sbatch)
@@ -69,8 +69,6 @@ def sweep_command(argv):
     a = ap.parse_args(argv)
     import os
     import shutil
-
-    from .sweep import distributed_sweep
 
     if a.slurm is not None and a.workers:
         raise _stepsim.Error("sweep: give --slurm N or --workers, not both")
@@ -126,7 +124,8 @@ class _OutputFile:
 
         self.path = path
         folder = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(folder) or not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK) or \
+                (os.path.exists(path) and not os.access(path, os.W_OK)):
             raise _stepsim.Error("cannot write %s" % path)
 
     def commit(self, text):
@@ -179,8 +178,12 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, _stop_on_signal)
     signal.signal(signal.SIGHUP, _stop_on_signal)
     argv = list(sys.argv[1:] if argv is None else argv)
+    usage = "usage: python3 -m stepsim {%s} ... (python3 -m stepsim COMMAND --help)" % ",".join(COMMANDS)
+    if argv in (["-h"], ["--help"]):
+        print(usage)
+        return 0
     if not argv or argv[0] not in COMMANDS:
-        print("usage: python3 -m stepsim {%s} ..." % ",".join(COMMANDS), file=sys.stderr)
+        print(usage, file=sys.stderr)
         return 2
     try:
         return COMMANDS[argv[0]](argv[1:])

@@ -5,8 +5,10 @@ import time
 import numpy as np
 import pandas as pd
 
-from . import _checks as check
 from . import _stepsim
+from .core import _checks as check
+from .core.graph import Graph
+from .pool.workers import Pool
 
 
 def sweep(graph, grid, preset="step-artifact", mode="timing", set=None, impl=None):
@@ -16,8 +18,6 @@ def sweep(graph, grid, preset="step-artifact", mode="timing", set=None, impl=Non
     the other keys are its arguments. Returns one row per point: the point's values, cycles,
     off-chip bytes read and written, FLOPs, allocated compute and memory units, the on-chip
     requirement and the wall time; a failed point keeps its row, with its error in `error`."""
-    from .graph import Graph
-
     if not isinstance(graph, Graph) and not callable(graph):
         raise TypeError("sweep: graph must be a stepsim.Graph or a function returning one, got %s" % check.shown(graph))
     grid = _grid(grid)
@@ -100,7 +100,8 @@ def _spec_args(job):
 
 
 def evaluate_sweep_point(job, point):
-    """A worker's part: one row of the command line's sweep (stepsim.worker)."""
+    """The pool's task (stepsim.pool.workers): one row of the command line's sweep. What it raises
+    is a bug (a point's errors are in its row): inline it is raised, in a worker it is the log's."""
     return _stepsim.sweep_point(*_spec_args(job), point["index"])
 
 
@@ -108,11 +109,9 @@ def distributed_sweep(job, workers, folder, sbatch_options=(), progress=None, ke
     """Runs every point of the sweep `job` (graph_file, layer, preset, params, sets as
     [key, [values]]) on the workers; returns (rows in point order, the points retried because
     their worker died). A point whose worker died twice keeps an error row."""
-    from .workers import Pool
-
     n = _stepsim.sweep_size(*_spec_args(job))
     points = {"p%08d" % i: {"index": i} for i in range(n)}
-    with Pool(workers, folder, dict(job, kind="sweep"), sbatch_options, keep) as pool:
+    with Pool(workers, folder, evaluate_sweep_point, job, sbatch_options, keep) as pool:
         results = pool.map(points, progress)
         retried = sorted(pool.retried)
     return [_row(results[k], job, points[k]["index"]) for k in sorted(points)], retried

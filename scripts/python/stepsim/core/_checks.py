@@ -6,13 +6,14 @@ its arguments here first: a wrong type is a TypeError, a wrong value a stepsim.E
 ValueError), each naming the argument, the value and what is allowed. The bounds are the C++
 side's own (``_stepsim.limits()``), so the two cannot drift.
 """
+import inspect
 import numbers
 import os
 from collections.abc import Mapping
 
 import numpy as np
 
-from . import _stepsim
+from .. import _stepsim
 
 LIMITS = _stepsim.limits()
 MAX_U64 = 2 ** 64 - 1
@@ -141,3 +142,17 @@ def array(what, value):
     if value.dtype.kind not in "biuf":
         raise _type_error(what, "a NumPy array of numbers", value)
     return value
+
+
+def argument_kinds(fn, varargs=True):
+    """{argument: kind} of a Python program's function (a design space's builder or PyTorch
+    factory), from its defaults: bool, number, string, or any (no default, or another type).
+    `varargs=False` leaves out *args and **kwargs."""
+    kinds = {}
+    for name, arg in inspect.signature(fn).parameters.items():
+        if not varargs and arg.kind in (arg.VAR_POSITIONAL, arg.VAR_KEYWORD):
+            continue
+        d = arg.default
+        kinds[name] = ("bool" if isinstance(d, bool) else "number" if isinstance(d, (int, float))
+                       else "string" if isinstance(d, str) else "any")
+    return kinds

@@ -21,7 +21,7 @@ The result is the output stream, a tuple of streams when the operator has severa
 import keyword
 
 from . import _checks as check
-from . import _stepsim
+from .. import _stepsim
 
 NODE_OPTIONS = ("name", "compute_bw", "depth", "outputs", "impl")
 

@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 from . import _checks as check
-from . import _stepsim
+from .. import _stepsim
 from ._checks import LIMITS
 from ._ops import NODE_OPTIONS, _py_name, op_specs
 from ._symbolic import to_sympy

@@ -3,7 +3,8 @@ one can extend. One function per layer of the registry (`stepsim layers`), gener
 parameters in the docstring; ``stepsim.layers.names()`` lists them."""
 import sys
 
-from . import _stepsim
+from .. import _stepsim
+from .graph import Graph
 
 _LAYERS = {d["name"]: d for d in _stepsim.layers()}
 
@@ -14,8 +15,6 @@ def names():
 
 def build(layer, **params):
     """Layer `layer` with its parameters (text or numbers) as a Graph."""
-    from .graph import Graph
-
     return Graph.from_layer(layer, **params)
 
 

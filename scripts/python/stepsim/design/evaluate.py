@@ -1,19 +1,22 @@
 """One point of a design space: build its program, run it, and read the figures a search compares.
 
-Shared by stepsim.sweep, stepsim.dse and the workers (stepsim.worker), so that a metric means the
-same everywhere. A program is one of
+Shared by stepsim.dse and its workers (evaluate_point is the pool's task), so that a metric means
+the same everywhere. A program is one of
     {"layer": NAME, "params": {...}}        a layer of the library (stepsim layers)
     {"graph": PATH}                         a graph file (its params: may be searched)
     {"builder": "FILE.py:FUNCTION"}          a Python function returning a stepsim.Graph
     {"torch": "FILE.py:FACTORY"}             a PyTorch module from a factory, lowered by stepsim.torch
-                                            (stepsim.torch_program)
+                                            (stepsim.design.torch_program)
 """
 import functools
 import importlib.util
 import os
 import time
 
-from . import _stepsim
+from .. import _stepsim
+from ..core._checks import argument_kinds
+from ..core.graph import Graph
+from . import torch_program
 
 # Every metric a search can minimise, maximise or bound, with its unit (docs/dse.md).
 METRICS = {
@@ -78,12 +81,8 @@ def program_keys(program):
                                  % (program["layer"], ", ".join(sorted(d["name"] for d in _stepsim.layers()))))
         return {p["name"] for p in layer[0]["params"]}
     if "builder" in program:
-        import inspect
-
-        return set(inspect.signature(load_builder(program["builder"])).parameters)
+        return set(argument_kinds(load_builder(program["builder"])))
     if "torch" in program:
-        from . import torch_program
-
         return set(torch_program.program_kinds(program["torch"]))
     return graph_params(program["graph"])
 
@@ -127,29 +126,10 @@ def split_point(program, point):
     return args, {k: v for k, v in point.items() if k not in own}
 
 
-def argument_kinds(fn, varargs=True):
-    """{argument: kind} of a Python program's function, from its defaults: bool, number, string,
-    or any (no default, or another type). `varargs=False` leaves out *args and **kwargs."""
-    import inspect
-
-    kinds = {}
-    for name, arg in inspect.signature(fn).parameters.items():
-        if not varargs and arg.kind in (arg.VAR_POSITIONAL, arg.VAR_KEYWORD):
-            continue
-        d = arg.default
-        kinds[name] = ("bool" if isinstance(d, bool) else "number" if isinstance(d, (int, float))
-                       else "string" if isinstance(d, str) else "any")
-    return kinds
-
-
 def build(program, point):
     """The point's Graph and the settings of its run ({key: value} for Graph.run's set=)."""
-    from .graph import Graph
-
     args, settings = split_point(program, point)
     if "torch" in program:  # the lowered graph, at the FIFO depth the lowering asks for
-        from . import torch_program
-
         lowered = torch_program.lower(program["torch"], args)
         return lowered.graph, {"fifo_depth": lowered.fifo_depth, **settings}
     if "layer" in program:
@@ -170,8 +150,6 @@ def evaluate(job, point):
     preset, mode = job.get("preset", "step-artifact"), job.get("mode", "timing")
     try:
         if "torch" in job["program"]:  # lowered, then run as stepsim.torch runs it
-            from . import torch_program
-
             args, settings = split_point(job["program"], point)
             lowered = torch_program.lower(job["program"]["torch"], args)
             r = lowered.run(mode=mode, preset=preset, set={**job.get("set", {}), **settings}).result
@@ -184,3 +162,16 @@ def evaluate(job, point):
         out = {"error": str(e).strip() or type(e).__name__}
     out["wall_seconds"] = time.perf_counter() - start
     return out
+
+
+def evaluate_point(job, point):
+    """The pool's task (stepsim.pool.workers): evaluate(), and whatever else the point raises (a
+    user's builder may raise anything) as its error: it must neither end the search (inline) nor
+    kill the worker and be reported as the worker's death."""
+    start = time.perf_counter()
+    try:
+        return evaluate(job, point)
+    except Exception as e:
+        where = job.get("program", {}).get("builder")
+        return {"error": "%s%s: %s" % ("builder %s raised " % where if where else "", type(e).__name__, e),
+                "wall_seconds": time.perf_counter() - start}

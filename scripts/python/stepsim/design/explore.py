@@ -2,7 +2,7 @@
 `stepsim dse SPACE.yaml`. docs/dse.md describes the space file and the outputs.
 
 The search asks Optuna for a batch of points (NSGA-II: one generation; TPE and random: `batch`
-points), runs them on the workers (stepsim.workers), and tells Optuna the results in trial
+points), runs them on the workers (stepsim.pool), and tells Optuna the results in trial
 order. The sampler of each batch is seeded from the search seed and the batch's first trial, so
 the same space and seed give the same trials whatever the number or kind of workers, and a study
 resumed after an interruption goes on as if it had not stopped (the study lives in OUT/study.db).
@@ -20,10 +20,13 @@ import time
 
 import yaml
 
-from . import _stepsim
+from .. import _stepsim
+from ..pool.workers import FolderLock, Pool, parse_workers
 from . import space as space_module
-from .evaluate import METRICS
-from .workers import FolderLock, Pool, parse_workers
+from .evaluate import METRICS, evaluate_point
+
+# Optuna, pandas and the plots (matplotlib) are imported in the functions that use them, not
+# here: they are slow to import, and `import stepsim` imports this module.
 
 STATES = ("ok", "infeasible", "failed")
 
@@ -54,7 +57,7 @@ def run(space, out, workers="inline", trials=None, progress=True, sbatch_options
     # must not happen under a coordinator that is still running.
     with FolderLock(out, "stepsim dse"), _StorageErrors(out):
         study = open_study(s, out, steps)
-        with Pool(workers, os.path.join(out, "work"), s.job(), sbatch_options) as pool:
+        with Pool(workers, os.path.join(out, "work"), evaluate_point, s.job(), sbatch_options) as pool:
             try:
                 run_batches(s, study, pool, meter, steps)
             finally:
@@ -160,7 +163,8 @@ def summary(s, rows, out):
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
     lines.append("  " + "  ".join(c.rjust(w) for c, w in zip(cols, widths)))
     lines += ["  " + "  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells]
-    names = ["trials.csv", "pareto.csv", "pareto.png"] + ["sensitivity_%s.png" % _file_safe(p.name) for p in s.parameters]
+    names = ["trials.csv", "pareto.csv", "pareto.png"] + \
+        ["sensitivity_%s.png" % _file_safe(p.name) for p in s.parameters]
     lines.append("wrote " + ", ".join(os.path.join(out, n) for n in names))
     return "\n".join(lines)
 
@@ -273,7 +277,8 @@ def make_sampler(s, first_trial):
     if s.method == "nsga2":
         return optuna.samplers.NSGAIISampler(population_size=s.batch, seed=seed, constraints_func=constraints)
     if s.method == "tpe":
-        return optuna.samplers.TPESampler(seed=seed, constraints_func=constraints, n_startup_trials=10)  # not min(10, trials): the same for any --trials
+        # n_startup_trials 10, not min(10, trials): the same sampler for any --trials
+        return optuna.samplers.TPESampler(seed=seed, constraints_func=constraints, n_startup_trials=10)
     return optuna.samplers.RandomSampler(seed=seed)
 
 
@@ -449,7 +454,7 @@ def pareto_front(s, rows):
 def write_outputs(s, rows, out, reference=None, steps=None):
     """Each file whole or not at all (written beside, then renamed): an interrupted run leaves the
     previous file or the new one."""
-    from . import plots
+    from . import plots  # matplotlib: slow to import, only when a search writes its pictures
 
     steps = steps or (lambda what: None)
     steps("trials.csv")

@@ -1,7 +1,7 @@
 """A design space (SPACE.yaml, or the same as a dict): the program, the searched parameters, the
 objectives, the constraints and the search. docs/dse.md describes every key (a program is a
 layer, a graph file, a builder function, or a PyTorch module: {torch: FILE.py:FACTORY},
-stepsim.torch_program); an example:
+stepsim.design.torch_program); an example:
 
     program: {layer: moe, params: {model: qwen}}
     preset: step-artifact
@@ -22,8 +22,11 @@ import os
 
 import yaml
 
-from . import _stepsim
-from .evaluate import METRICS, program_keys
+from .. import _stepsim
+from ..core._checks import argument_kinds
+from ..core.graph import OPS
+from . import torch_program
+from .evaluate import METRICS, build, load_builder, program_keys
 
 TOP_KEYS = {"name", "program", "preset", "mode", "set", "parameters", "objectives", "constraints", "search"}
 SEARCH_KEYS = {"method", "trials", "seed", "batch"}
@@ -167,7 +170,8 @@ class Parameter:
             raise _stepsim.Error("space: parameter '%s': give a list of values or {low, high[, step][, log]}" % name)
         unknown = set(spec) - {"low", "high", "step", "log"}
         if unknown:
-            raise _stepsim.Error("space: parameter '%s': unknown key '%s' (low, high, step, log)" % (name, sorted(unknown, key=str)[0]))
+            raise _stepsim.Error("space: parameter '%s': unknown key '%s' (low, high, step, log)"
+                                 % (name, sorted(unknown, key=str)[0]))
         if "low" not in spec or "high" not in spec:
             raise _stepsim.Error("space: parameter '%s': a range needs low and high" % name)
         self.low, self.high = spec["low"], spec["high"]
@@ -191,7 +195,7 @@ class Parameter:
         return self.choices if self.choices is not None else [self.low, self.high]
 
     def distribution(self):
-        import optuna.distributions as d
+        import optuna.distributions as d  # here, not at the top: Optuna is slow to import
 
         if self.choices is not None:
             return d.CategoricalDistribution(self.choices)
@@ -225,7 +229,8 @@ class Space:
         self.base = os.path.abspath(base or os.curdir)
         unknown = set(data) - TOP_KEYS
         if unknown:
-            raise _stepsim.Error("space: unknown key '%s' (known: %s)" % (sorted(unknown, key=str)[0], ", ".join(sorted(TOP_KEYS))))
+            raise _stepsim.Error("space: unknown key '%s' (known: %s)"
+                                 % (sorted(unknown, key=str)[0], ", ".join(sorted(TOP_KEYS))))
         self.data = data
         self.name = self._name(data.get("name", "dse"))
         self.preset = str(data.get("preset", "step-artifact"))
@@ -281,10 +286,8 @@ class Space:
             path, _, name = program["builder"].rpartition(":")
             program["builder"] = os.path.abspath(path) + ":" + name
         if "torch" in program:  # FILE.py:FACTORY, the file relative to the space file
-            from .torch_program import split_spec
-
             try:
-                path, name = split_spec(program["torch"])
+                path, name = torch_program.split_spec(program["torch"])
             except _stepsim.Error as e:
                 raise _stepsim.Error("space: %s" % e) from None
             program["torch"] = os.path.abspath(os.path.join(self.base, os.path.expanduser(path))) + ":" + name
@@ -321,7 +324,8 @@ class Space:
         if "." not in name:
             raise _stepsim.Error("space: %s: '%s' is neither a parameter of the program (%s) nor a hardware "
                                  "parameter (stepsim presets) nor NODE.PARAM%s"
-                                 % (where, name, ", ".join(sorted(self._program_keys)), _did_you_mean(name, self.hardware)))
+                                 % (where, name, ", ".join(sorted(self._program_keys)),
+                                    _did_you_mean(name, self.hardware)))
         for v in values:
             self._check_value(where, v, "scalar")
 
@@ -356,8 +360,6 @@ class Space:
         one, to see it return a module and its inputs. A mistake there would fail every trial."""
         if "torch" not in self.program:
             return
-        from . import torch_program
-
         keys = torch_program.schedule_keys()
         given = self._mapping("set", self.data.get("set", {}))
         fixed = [("%s.%s" % ("set" if k in given else "program.params", k), k, [v])
@@ -385,9 +387,6 @@ class Space:
                   if n not in self.hardware and n not in self._program_keys]
         if not dotted:
             return
-        from .evaluate import build
-        from .graph import OPS
-
         probe = {p.name: p.values()[0] for p in self.parameters if p.name in self._program_keys}
         try:
             graph, _ = build(self.program, probe)
@@ -448,7 +447,8 @@ class Space:
     def _search(self, s):
         unknown = set(s) - SEARCH_KEYS
         if unknown:
-            raise _stepsim.Error("space: search: unknown key '%s' (%s)" % (sorted(unknown)[0], ", ".join(sorted(SEARCH_KEYS))))
+            raise _stepsim.Error("space: search: unknown key '%s' (%s)"
+                                 % (sorted(unknown)[0], ", ".join(sorted(SEARCH_KEYS))))
         default = "nsga2" if len(self.objectives) > 1 else "tpe"
         self.method = s.get("method", default)
         if self.method not in METHODS:
@@ -490,9 +490,8 @@ class Space:
         return {p.name: values[p.name] for p in self.parameters}
 
     def job(self):
-        """What a worker needs to evaluate a point (stepsim.evaluate.evaluate)."""
+        """What a worker needs to evaluate a point (design.evaluate.evaluate_point)."""
         return {"program": self.program, "preset": self.preset, "mode": self.mode, "set": self.settings}
-
 
     def violations(self, m, params):
         """Constraint values at a point (<= 0 is satisfied): fitting the fabric, then each bound."""
@@ -525,10 +524,8 @@ def _program_kinds(program):
     defaults, a torch factory's defaults and the lowering's schedule keys); a program that cannot
     be loaded is an error naming it."""
     if "torch" in program:
-        from .torch_program import program_kinds
-
         try:
-            return program_kinds(program["torch"])
+            return torch_program.program_kinds(program["torch"])
         except _stepsim.Error as e:
             raise _stepsim.Error("space: %s" % e) from None
     try:
@@ -536,13 +533,12 @@ def _program_kinds(program):
     except _stepsim.Error as e:
         raise _stepsim.Error("space: program: %s" % e) from None
     except Exception as e:  # a builder file that does not import: its own error, not a traceback
-        raise _stepsim.Error("space: program.builder '%s': cannot load it: %s" % (program["builder"], _describe(e))) from None
+        raise _stepsim.Error("space: program.builder '%s': cannot load it: %s"
+                             % (program["builder"], _describe(e))) from None
     if "layer" in program:
         layer = next(d for d in _stepsim.layers() if d["name"] == program["layer"])
         return {p["name"]: p["type"] for p in layer["params"]}
     if "builder" in program:
-        from .evaluate import argument_kinds, load_builder
-
         return argument_kinds(load_builder(program["builder"]))
     return {k: "scalar" for k in keys}
 

@@ -16,7 +16,8 @@ import importlib.util
 import inspect
 import os
 
-from . import _stepsim
+from .. import _stepsim
+from ..core._checks import argument_kinds
 
 RETURNS = "(module, example_inputs) or (module, example_inputs, example_kwargs)"
 
@@ -24,7 +25,7 @@ RETURNS = "(module, example_inputs) or (module, example_inputs, example_kwargs)"
 def front():
     """stepsim.torch (imported when a torch program is first used: PyTorch is slow to import)."""
     try:
-        from . import torch as lowering
+        from .. import torch as lowering
     except Exception as e:  # PyTorch missing, or the front door broken: say so, not a traceback
         raise _stepsim.Error("a torch program needs stepsim.torch (and PyTorch): cannot import it: %s: %s"
                              % (type(e).__name__, e)) from None
@@ -82,8 +83,6 @@ def _public_function(module, name):
 def factory_kinds(spec):
     """{argument: kind} of the factory (the kinds space.py checks values against, from the
     defaults). A factory argument named as a schedule key is refused: it could not be told apart."""
-    from .evaluate import argument_kinds
-
     kinds = argument_kinds(load_factory(spec), varargs=False)
     keys = schedule_keys()
     for name in kinds:
@@ -118,7 +117,7 @@ def check_schedule_value(key, value):
 def call_factory(spec, args):
     """factory(**args), seeded, -> (module, inputs, kwargs); what it raises or a result of the
     wrong form is an Error naming the file and the factory."""
-    import torch
+    import torch  # here, not at the top: PyTorch is slow to import (only a torch program needs it)
 
     fn = load_factory(spec)
     with torch.random.fork_rng(devices=[]):

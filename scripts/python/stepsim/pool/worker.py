@@ -1,35 +1,13 @@
-"""A worker of stepsim.workers: `python3 -m stepsim.worker FOLDER --id W` claims points from
-FOLDER/queue, runs them and writes FOLDER/done, until FOLDER/stop appears or its coordinator's
-heartbeat goes stale. Started by the coordinator (local processes or a Slurm array task)."""
+"""A worker of stepsim.pool.workers: `python3 -m stepsim.pool.worker FOLDER --id W` claims points
+from FOLDER/queue, runs them through the job's task (imported by the name FOLDER/job.json gives)
+and writes FOLDER/done, until FOLDER/stop appears or its coordinator's heartbeat goes stale.
+Started by the coordinator (local processes or a Slurm array task)."""
 import argparse
 import os
 import sys
 import time
 
 from . import workers
-
-
-def evaluate_task(job, point):
-    """One point of a job: a design point (stepsim.evaluate) or a row of a grid sweep. Whatever
-    the point raises (a user's builder may raise anything) is its result, as an error: it must
-    neither end the search (inline) nor kill the worker and be reported as the worker's death."""
-    import time
-
-    start = time.perf_counter()
-    try:
-        if job.get("kind") == "sweep":
-            from .sweep import evaluate_sweep_point
-
-            return evaluate_sweep_point(job, point)
-        from .evaluate import evaluate
-
-        return evaluate(job, point)
-    except Exception as e:
-        if job.get("kind") == "sweep":
-            raise  # a sweep point's errors are rows already: anything else is a bug to see in the log
-        where = job.get("program", {}).get("builder")
-        return {"error": "%s%s: %s" % ("builder %s raised " % where if where else "", type(e).__name__, e),
-                "wall_seconds": time.perf_counter() - start}
 
 
 def claim(folder, wid):
@@ -57,12 +35,13 @@ def coordinator_gone(folder, parent=None):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python3 -m stepsim.worker", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python3 -m " + workers.WORKER, description=__doc__)
     ap.add_argument("folder")
     ap.add_argument("--id", required=True)
     ap.add_argument("--parent", type=int, help="the local coordinator's pid")
     a = ap.parse_args(argv)
-    job = workers.read_json(os.path.join(a.folder, "job.json"))
+    spec = workers.read_json(os.path.join(a.folder, "job.json"))
+    task, job = workers.resolve_task(spec["task"]), spec["job"]
     while not os.path.exists(os.path.join(a.folder, "stop")):
         if coordinator_gone(a.folder, a.parent):
             print("worker %s: no heartbeat from the coordinator; stopping" % a.id, file=sys.stderr)
@@ -71,10 +50,10 @@ def main(argv=None):
         if claimed is None:
             time.sleep(workers.POLL_SECONDS)
             continue
-        task = workers.read_json(claimed)
-        result = evaluate_task(job, task["point"])
+        entry = workers.read_json(claimed)
+        result = task(job, entry["point"])
         result["worker"] = a.id
-        workers.write_json(os.path.join(a.folder, "done", task["key"] + ".json"), result)
+        workers.write_json(os.path.join(a.folder, "done", entry["key"] + ".json"), result)
         os.remove(claimed)
     return 0
 

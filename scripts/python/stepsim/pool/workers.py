@@ -4,7 +4,7 @@ Slurm array job of N tasks.
 The workers share one folder with the coordinator (on a cluster: a shared filesystem), and the
 folder is the queue, so nothing but files has to reach a compute node:
 
-    job.json            what a point is (stepsim.evaluate, or a sweep spec)
+    job.json            the task function's name and what a point is (a design space's program, a sweep spec)
     queue/KEY.json      a point waiting; a worker claims it by renaming it into claimed/
     claimed/KEY@W.json  a point worker W is running
     done/KEY.json       its result (written to a temporary name, then renamed)
@@ -15,7 +15,12 @@ folder is the queue, so nothing but files has to reach a compute node:
 A rename is atomic on POSIX filesystems and NFS, so two workers never run the same point. A
 point whose worker died (a local process exited, a Slurm task ended) goes back to the queue; after
 MAX_ATTEMPTS it is reported as failed with the worker's exit status.
+
+The pool runs any task: a module-level function task(job, point) -> a JSON-able result, which the
+pool's user hands it and a worker imports by its name ("stepsim.design.evaluate:evaluate_point"),
+so the pool imports none of its users.
 """
+import importlib
 import json
 import os
 import shlex
@@ -24,13 +29,15 @@ import subprocess
 import sys
 import time
 
-from . import _stepsim
+from .. import _stepsim
 
 MAX_ATTEMPTS = 2
 # What a work folder holds (anything else in it is not ours to remove).
 WORK_ENTRIES = {"lock", "job.json", "queue", "claimed", "done", "logs", "heartbeat", "stop"}
 POLL_SECONDS = 0.05
 HEARTBEAT_TIMEOUT_SECONDS = 300
+# The worker process's module: python3 -m WORKER FOLDER --id W.
+WORKER = "stepsim.pool.worker"
 # squeue states of a Slurm task that is waiting or running (others are ending or over).
 SLURM_ALIVE = {"PENDING", "CONFIGURING", "RUNNING", "SUSPENDED", "REQUEUED", "RESIZING", "REQUEUE_HOLD"}
 
@@ -43,6 +50,27 @@ def parse_workers(text):
     if kind not in ("local", "slurm") or not n.isdigit() or not 1 <= int(n) <= 4096:
         raise _stepsim.Error("--workers: give inline, local:N or slurm:N with N in 1..4096, not '%s'" % text)
     return kind, int(n)
+
+
+def task_name(task):
+    """A task function's name as job.json gives it, "module:function"; a function a worker could
+    not import by that name (a lambda, a nested function) is refused here, not in every worker."""
+    name = "%s:%s" % (getattr(task, "__module__", "?"), getattr(task, "__qualname__", "?"))
+    if resolve_task(name, what="a task the pool can name") is not task:
+        raise _stepsim.Error("pool: the task %s is not a module-level function a worker can import" % name)
+    return name
+
+
+def resolve_task(name, what="task"):
+    """"module:function" -> the function, imported (what a worker runs its points with)."""
+    module, _, function = name.partition(":")
+    try:
+        task = getattr(importlib.import_module(module), function)
+    except (ImportError, AttributeError, ValueError) as e:
+        raise _stepsim.Error("pool: %s %s: cannot import it: %s" % (what, name, e)) from None
+    if not callable(task):
+        raise _stepsim.Error("pool: %s %s is not a function" % (what, name))
+    return task
 
 
 def write_json(path, data):
@@ -117,12 +145,14 @@ class FolderLock:
 
 
 class Pool:
-    """Runs points through `evaluate(job, point)` (stepsim.worker.evaluate_task) on the workers."""
+    """Runs points through `task(job, point)` on the workers."""
 
-    def __init__(self, workers, folder, job, sbatch_options=(), keep=False):
-        """`keep`: leave the folder (the workers' logs) after a run that ended well; a run that
-        failed always leaves it."""
+    def __init__(self, workers, folder, task, job, sbatch_options=(), keep=False):
+        """`task`: a module-level function task(job, point) -> result (a dict; whatever it raises
+        is a bug: inline it is raised, in a worker it kills the worker). `keep`: leave the folder
+        (the workers' logs) after a run that ended well; a run that failed always leaves it."""
         self.kind, self.count = parse_workers(workers)
+        self.task, self.task_name = task, task_name(task)
         self.folder, self.job, self.keep = os.path.abspath(folder), job, keep
         self.sbatch_options = list(sbatch_options)
         self.procs, self.slurm_job, self.submissions, self.respawns = {}, None, 0, 0
@@ -168,7 +198,7 @@ class Pool:
         self.lock.__enter__()  # a second coordinator in the same folder would take its points
         try:
             self._prepare_folder()
-            write_json(self.path("job.json"), self.job)
+            write_json(self.path("job.json"), {"task": self.task_name, "job": self.job})
             self.beat()
             if self.kind == "local":
                 for i in range(self.count):
@@ -197,7 +227,6 @@ class Pool:
         for d in ("queue", "claimed", "done", "logs"):
             os.makedirs(self.path(d))
 
-
     def beat(self):
         with open(self.path("heartbeat"), "w") as f:
             f.write("%f\n" % time.time())
@@ -205,7 +234,7 @@ class Pool:
     def _spawn(self, wid):
         log = open(self.path("logs", "worker_%s.log" % wid), "ab")
         # --parent: a local worker stops when its coordinator is gone (killed, even with -9).
-        self.procs[wid] = subprocess.Popen([sys.executable, "-m", "stepsim.worker", self.folder, "--id", wid,
+        self.procs[wid] = subprocess.Popen([sys.executable, "-m", WORKER, self.folder, "--id", wid,
                                             "--parent", str(os.getpid())],
                                            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()
@@ -214,8 +243,8 @@ class Pool:
         if shutil.which("sbatch") is None:
             raise _stepsim.Error("--workers slurm:N: no sbatch on PATH (is this a Slurm login node?)")
         self.submissions += 1
-        command = "exec %s -m stepsim.worker %s --id s$SLURM_ARRAY_TASK_ID" % (shlex.quote(sys.executable),
-                                                                               shlex.quote(self.folder))
+        command = "exec %s -m %s %s --id s$SLURM_ARRAY_TASK_ID" % (shlex.quote(sys.executable), WORKER,
+                                                                   shlex.quote(self.folder))
         args = ["sbatch", "--parsable", "--job-name=stepsim-worker", "--array=0-%d" % (self.count - 1),
                 # The coordinator's directory, so that relative paths (graph files, traces) mean the same.
                 "--cpus-per-task=1", "--export=ALL", "--chdir=" + os.getcwd(),
@@ -228,11 +257,9 @@ class Pool:
     def map(self, points, on_result=None):
         """{key: point} -> {key: result}; on_result(key, result) as each one arrives."""
         if self.kind == "inline":
-            from .worker import evaluate_task
-
             results = {}
             for key, point in points.items():
-                results[key] = evaluate_task(self.job, point)
+                results[key] = self.task(self.job, point)
                 if on_result:
                     on_result(key, results[key])
             return results

@@ -13,7 +13,7 @@ import torch
 import torch.fx as fx
 
 from .. import _stepsim
-from ..graph import Graph
+from ..core.graph import Graph
 from . import kvcache
 from . import layout as L
 from . import rope
@@ -47,9 +47,9 @@ class Lowering:
         self.concrete = {}    # fx node -> example value (tensors, tuples, numbers)
         self.stored = {}      # (id(tensor data), layout key, dtype) -> stored tensor name
         self.keep = []
-        self.streamed = {}
+        self.streamed = {}  # (id of an MVal's data, layout key) -> its SVal
         self.joined = {}       # (stream, layout, dim) -> the stream with the dim joined in its tiles
-        self.tensor_names = {}  # base name -> how many stored tensors took it     # (id of an MVal's data, layout key) -> its SVal
+        self.tensor_names = {}  # base name -> how many stored tensors took it
         self.count = 0
         self.deepest = 1
         self.node = None      # the node being lowered (for names and errors)
@@ -124,7 +124,8 @@ class Lowering:
         except _stepsim.Error as e:
             if str(e).startswith("stepsim.torch"):
                 raise
-            raise Unsupported("stepsim.torch: %s%s could not be lowered: %s" % (op_name(node), where(node), e)) from None
+            raise Unsupported("stepsim.torch: %s%s could not be lowered: %s"
+                              % (op_name(node), where(node), e)) from None
         except Exception as e:  # a case no rule foresaw: still the operation and the line
             raise Unsupported("stepsim.torch: %s%s could not be lowered (%s: %s)" % (
                 op_name(node), where(node), type(e).__name__, e)) from None
@@ -370,7 +371,6 @@ class Lowering:
             bname = self.store_tensor(lin.bias.reshape(1, n), b_lay, "bf16", lin.bias_what)
             b = self.read(bname, [1, tn], *view, suffix="_b")
             y = self.map("add", y, b, suffix="_bias")
-        dtype = "fp32" if x.dtype == "fp32" else "bf16"
         lin.built[tn] = self.track(SVal(out, y))
         return lin.built[tn]
 
@@ -505,8 +505,8 @@ class Lowering:
             strides[a] = s
             s *= lay.sizes[a]
         buf = self.g.Bufferize(v.stream, rank=len(inner), name=self.name("_buf"))
-        replay = self.g.Streamify(buf, out_shape=[lay.sizes[a] for a in order[p:]], stride=[strides[a] for a in order[p:]],
-                                  name=self.name("_reorder"))
+        replay = self.g.Streamify(buf, out_shape=[lay.sizes[a] for a in order[p:]],
+                                  stride=[strides[a] for a in order[p:]], name=self.name("_reorder"))
         bc = [a for a in lay.grid if a in lay.bcast]
         out = L.Layout(lay.shape, lay.sizes, lay.dims, list(order) + bc, lay.rows, lay.cols, lay.bcast)
         return self.track(SVal(out, replay))
@@ -567,6 +567,7 @@ class Lowering:
             by_desc = dict(zip(have, a.stream_axes()))
             return SVal(lay, self.reorder_grid(v, [by_desc[d] for d in want]).stream)
         self.fail("values laid out differently meet: %s and %s" % (a, lay))
+
 
 def _divisor_up_to(n, limit):
     return max(d for d in range(1, min(n, limit) + 1) if n % d == 0)

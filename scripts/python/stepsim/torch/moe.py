@@ -72,6 +72,7 @@ def find_blocks(module, args, kwargs):
     if not names:
         return {}
     seen = {}
+
     def keep(name):
         def hook(mod, inp, out):  # returns None: the output stays the module's
             seen.setdefault(name, (inp, out))
@@ -281,6 +282,7 @@ def patch(blocks):
         _LIBRARY.define("%s(Tensor x) -> %s" % (name, "(Tensor, Tensor)" if spec.returns_logits else "Tensor"))
         # the block's value in the trace is only its shape (find_blocks saw it): zeros, not another
         # run of the block (an einsum form gathers every token's expert weights)
+
         def shaped(x, shapes=spec.example_shapes):
             outs = tuple(torch.zeros(s, dtype=x.dtype) for s in shapes)
             return outs if len(outs) > 1 else outs[0]
@@ -533,7 +535,7 @@ class _Swap:
 def _record(lw, module, d, tr, traced):
     """The loads expert `module` makes, in order, from a lowering of it (`traced`) into a scratch
     graph (its weights and constants as its own lowering stores and views them)."""
-    from ..graph import Graph
+    from ..core.graph import Graph
     from .lowering import Lowering
 
     scratch = Graph("scratch")
@@ -607,4 +609,3 @@ def _region(lw, spec, r, experts, packs, d, tr):
         split[j].set_dim(0, packs[e].tiles._type()["dims"][0][0])  # the graph's own text of the count
         outs.append(split[j])
     return outs
-
