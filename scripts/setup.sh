@@ -27,7 +27,7 @@ case "$what" in
     # STEPSIM_RTL unset: back to its default, on when CMake finds Verilator.
     PACKAGES+=(libgtest-dev libgmock-dev libbenchmark-dev python3-matplotlib verilator yosys qflow-tech-osu018
                clang libfuzzer-14-dev libclang-rt-14-dev
-               pybind11-dev python3-dev python3-numpy python3-sympy python3-pandas python3-pytest python3-torch
+               pybind11-dev python3-dev python3-numpy python3-sympy python3-pandas python3-pytest flake8 python3-torch
                python3-optuna slurmctld slurmd slurm-client munge)
     OPTIONS=(-DSTEPSIM_TESTS=ON -DSTEPSIM_BENCHMARKS=ON -DSTEPSIM_PYTHON=ON -USTEPSIM_RTL)
     TARGET=() ;;

@@ -14,7 +14,7 @@ import sys
 
 def chain(n):
     maps = max(n - 2, 0)
-    nodes = [f"  - {{name: k0, op: LinearOffChipLoad, params: {{tensor: x, tile: [1, 64], out_shape: [4]}}}}"]
+    nodes = ["  - {name: k0, op: LinearOffChipLoad, params: {tensor: x, tile: [1, 64], out_shape: [4]}}"]
     for k in range(1, maps + 1):
         nodes.append(f"  - {{name: k{k}, op: Map, params: {{fn: exp}}, inputs: {{in0: k{k - 1}}}}}")
     nodes.append(f"  - {{name: k{maps + 1}, op: Sink, inputs: {{in: k{maps}}}}}")

@@ -86,7 +86,10 @@ def md_table(header, rows):
 
 def pareto(points):
     """Pareto-optimal subset of (cycles, mem, ...) tuples, both minimised."""
-    return [p for p in points if not any(q[0] <= p[0] and q[1] <= p[1] and (q[0] < p[0] or q[1] < p[1]) for q in points)]
+    def dominates(q, p):
+        return q[0] <= p[0] and q[1] <= p[1] and (q[0] < p[0] or q[1] < p[1])
+
+    return [p for p in points if not any(dominates(q, p) for q in points)]
 
 
 def pid(point, baseline):

@@ -15,16 +15,17 @@ import os
 import time
 
 import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+matplotlib.use("Agg")  # no display: before pyplot is imported
+import matplotlib.pyplot as plt  # noqa: E402
 
-import common
+import common  # noqa: E402
 
 REGIONS = [128, 64, 32, 16, 8, 4]
 
 
 def point(exe, regions, tile_n):
-    r = common.run_layer(exe, "moe_tm", {"model": "qwen", "batch": 64, "regions": regions, "tile_n": tile_n, "tile_f": 48},
+    r = common.run_layer(exe, "moe_tm",
+                         {"model": "qwen", "batch": 64, "regions": regions, "tile_n": tile_n, "tile_f": 48},
                          sets={"onchip_requirement_model": "artifact"})
     onchip = common.onchip_bytes(r, tile_n != 0)
     return {"tiling": "dynamic" if tile_n == 0 else "static", "tile_n": tile_n, "regions": regions,
@@ -69,7 +70,8 @@ def main():
     cmp = [
         ["static: utilization 32 regions / 128 regions", "2.64x", "%.2fx" % (s32["utilization"] / s128["utilization"])],
         ["static: cycles 32 regions / 128 regions", "< 1.01x", "%.3fx" % (s32["cycles"] / s128["cycles"])],
-        ["dynamic: utilization 32 regions / 128 regions", "2.51x", "%.2fx" % (d32["utilization"] / d128["utilization"])],
+        ["dynamic: utilization 32 regions / 128 regions", "2.51x",
+         "%.2fx" % (d32["utilization"] / d128["utilization"])],
         ["dynamic: cycles 32 regions / 128 regions", "~1.05x", "%.3fx" % (d32["cycles"] / d128["cycles"])],
         ["FLOPs executed, static / dynamic", "3.81x", "%.2fx" % (s128["flops"] / d128["flops"])],
         ["static: allocated compute saved, 32 vs 128 regions", "62 %",
@@ -87,7 +89,8 @@ def main():
                            "on-chip [B]", "off-chip BW use [%]", "wall [s]", "simulated cycles/s"],
                           [[r["tiling"], r["regions"], r["cycles"], r["flops"], r["allocated_flops_per_cycle"],
                             "%.3f" % (100 * r["utilization"]), r["onchip_bytes"],
-                            "%.1f" % (100 * r["offchip_bw_utilization"]), r["wall_s"], r["cycles_per_s"]] for r in rows])
+                            "%.1f" % (100 * r["offchip_bw_utilization"]), r["wall_s"], r["cycles_per_s"]]
+                           for r in rows])
     common.finish(base, md, rows, total)
 
 

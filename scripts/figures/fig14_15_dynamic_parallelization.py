@@ -19,10 +19,10 @@ import os
 import time
 
 import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+matplotlib.use("Agg")  # no display: before pyplot is imported
+import matplotlib.pyplot as plt  # noqa: E402
 
-import common
+import common  # noqa: E402
 
 BATCHES = os.path.join(os.path.dirname(common.ROOT), "shared", "traces", "azure", "step_artifact_kv_batches.csv")
 
@@ -105,8 +105,8 @@ def main():
     ])
     md += "\nAll runs:\n\n"
     md += common.md_table(["figure", "variability", "rows", "batch", "parallelization", "cycles", "wall [s]"],
-                          [[r["figure"], r["group"], "%d-%d" % (r["first_row"], r["first_row"] + r["batch"] - 1), r["batch"],
-                            r["parallel"], r["cycles"], r["wall_s"]] for r in rows])
+                          [[r["figure"], r["group"], "%d-%d" % (r["first_row"], r["first_row"] + r["batch"] - 1),
+                            r["batch"], r["parallel"], r["cycles"], r["wall_s"]] for r in rows])
     common.finish(base, md, rows, total)
 
 

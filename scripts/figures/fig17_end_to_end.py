@@ -63,9 +63,11 @@ def decoder(exe, model, attention, moe_tile, moe_regions, attn_depth=1):
     r = common.run_layer(exe, "decoder", params, sets=ARTIFACT)
     finish = {n["name"]: n["finish_cycle"] for n in r["nodes"]}
     static = attention != "dynamic" and moe_tile != 0
-    return {"cycles": r["cycles"], "qkv": finish["attn_start"], "attention": finish["oproj_start"] - finish["attn_start"],
+    return {"cycles": r["cycles"], "qkv": finish["attn_start"],
+            "attention": finish["oproj_start"] - finish["attn_start"],
             "oproj": finish["moe_start"] - finish["oproj_start"], "moe": r["cycles"] - finish["moe_start"],
-            "onchip_bytes": common.onchip_bytes(r, static), "allocated_flops_per_cycle": r["compute"]["allocated_flops_per_cycle"],
+            "onchip_bytes": common.onchip_bytes(r, static),
+            "allocated_flops_per_cycle": r["compute"]["allocated_flops_per_cycle"],
             "offchip_bytes": r["offchip"]["read_bytes"] + r["offchip"]["write_bytes"], "wall_s": round(r["wall_s"], 3),
             "cycles_per_s": round(r["cycles"] / r["wall_s"])}
 
@@ -97,10 +99,12 @@ def main():
         return next(r for r in rows if r["model"] == model and r["design"] == design and r["attn_fifo_depth"] == depth)
 
     md = "# Fig. 17: end to end (one decoder layer per model, batch 64)\n\n"
-    md += "Produced by `/usr/bin/python3 scripts/figures/fig17_end_to_end.py`. " + " ".join(__doc__.split("\n\n")[1:]).replace("\n", " ") + "\n\n"
+    md += "Produced by `/usr/bin/python3 scripts/figures/fig17_end_to_end.py`. " + \
+        " ".join(__doc__.split("\n\n")[1:]).replace("\n", " ") + "\n\n"
     md += "Matched static tiles from the MoE-only sweep (cycles, on-chip bytes by tile; 0 = dynamic):\n\n"
     md += common.md_table(["model", "memory-matched tile", "perf-matched tile", "sweep"],
-                          [[m, s[0], s[1], ", ".join("%d: %d cyc, %.1f MiB" % (t, c, b / 2**20) for t, (c, b) in sorted(s[2].items()))]
+                          [[m, s[0], s[1], ", ".join("%d: %d cyc, %.1f MiB" % (t, c, b / 2**20)
+                                                     for t, (c, b) in sorted(s[2].items()))]
                            for m, s in sweeps.items()])
     table = []
     for depth in (1, 2):
@@ -110,20 +114,23 @@ def main():
                 s = get(model, design, depth)
                 p = PAPER[(model, design)] if depth == 1 else {}
                 fmt = lambda k: ("%d %%" % round(100 * p[k])) if k in p else "-"  # noqa: E731
-                table.append([model, design, depth, "%.2fx" % p["speedup"] if p else "-", "%.2fx" % (s["cycles"] / d["cycles"]),
+                table.append([model, design, depth, "%.2fx" % p["speedup"] if p else "-",
+                              "%.2fx" % (s["cycles"] / d["cycles"]),
                               fmt("memory_saved"), "%d %%" % round(100 * (1 - d["onchip_bytes"] / s["onchip_bytes"])),
                               fmt("compute_saved"),
-                              "%d %%" % round(100 * (1 - d["allocated_flops_per_cycle"] / s["allocated_flops_per_cycle"]))])
+                              "%d %%" % round(100 * (1 - d["allocated_flops_per_cycle"]
+                                                     / s["allocated_flops_per_cycle"]))])
     md += "\nDynamic vs static (speedup = static cycles / dynamic cycles; saved = 1 - dynamic / static):\n\n"
     md += common.md_table(["model", "vs static", "attention FIFO depth", "paper speedup", "our speedup",
                            "paper on-chip memory saved", "our on-chip memory saved", "paper compute saved",
                            "our compute saved"], table)
     md += "\nPer design (cycles of one layer, and of its phases; the model total is `layers` times one layer):\n\n"
-    md += common.md_table(["model", "design", "attention FIFO depth", "attention", "MoE", "MoE regions", "cycles", "QKV",
-                           "attention", "o-proj", "MoE", "layers", "model cycles", "on-chip [B]",
+    md += common.md_table(["model", "design", "attention FIFO depth", "attention", "MoE", "MoE regions", "cycles",
+                           "QKV", "attention", "o-proj", "MoE", "layers", "model cycles", "on-chip [B]",
                            "allocated FLOPs/cycle", "off-chip [B]", "wall [s]", "simulated cycles/s"],
-                          [[r["model"], r["design"], r["attn_fifo_depth"], r["attn_scheme"], r["moe_tiling"], r["moe_regions"],
-                            r["cycles"], r["qkv"], r["attention"], r["oproj"], r["moe"], r["layers"], r["model_cycles"],
+                          [[r["model"], r["design"], r["attn_fifo_depth"], r["attn_scheme"], r["moe_tiling"],
+                            r["moe_regions"], r["cycles"], r["qkv"], r["attention"], r["oproj"], r["moe"], r["layers"],
+                            r["model_cycles"],
                             r["onchip_bytes"], r["allocated_flops_per_cycle"], r["offchip_bytes"], r["wall_s"],
                             r["cycles_per_s"]] for r in rows])
 

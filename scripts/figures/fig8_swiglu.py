@@ -12,10 +12,10 @@ import os
 import time
 
 import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+matplotlib.use("Agg")  # no display: before pyplot is imported
+import matplotlib.pyplot as plt  # noqa: E402
 
-import common
+import common  # noqa: E402
 
 
 def main():
@@ -59,8 +59,8 @@ def main():
            "points and reports no per-point values; its HDL run counted traffic at 4 B/element.\n\n")
     md += common.md_table(["tiles (b, h, f)", "cycles", "off-chip [B] (bf16)", "off-chip [MB] at 4 B/elem",
                            "wall [s]", "simulated cycles/s"],
-                          [[l, r["cycles"], r["offchip_bytes"], "%.2f" % (r["offchip_bytes_at_4B"] / 1e6), r["wall_s"],
-                            r["cycles_per_s"]] for l, r in zip(labels, rows)])
+                          [[label, r["cycles"], r["offchip_bytes"], "%.2f" % (r["offchip_bytes_at_4B"] / 1e6),
+                            r["wall_s"], r["cycles_per_s"]] for label, r in zip(labels, rows)])
     common.finish(base, md, rows, total)
 
 

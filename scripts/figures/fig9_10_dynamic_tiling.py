@@ -21,10 +21,10 @@ import os
 import time
 
 import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+matplotlib.use("Agg")  # no display: before pyplot is imported
+import matplotlib.pyplot as plt  # noqa: E402
 
-import common
+import common  # noqa: E402
 
 STATIC_TILES = {64: [8, 16, 32, 64], 1024: [16, 32, 64, 128, 256, 512, 1024]}
 # Paper v2 §5.2: (model, batch) -> [(static tile, speedup of dynamic, memory ratio static/dynamic)], PID.
@@ -67,7 +67,8 @@ def main():
     fig, axes = plt.subplots(2, 2, figsize=(10, 8))
     md = "# Figs. 9 and 10: dynamic vs static tiling (MoE)\n\n"
     md += ("Produced by `/usr/bin/python3 scripts/figures/fig9_10_dynamic_tiling.py` (timing mode, `step-artifact` "
-           "preset, tile_f 64, on-chip memory by the artifact's requirement formulas: static tiling allocates every expert "
+           "preset, tile_f 64, on-chip memory by the artifact's requirement formulas: static tiling allocates every "
+           "expert "
            "statically (symbolic total, `stepsim analyze`), dynamic tiling allocates on demand (experts without tokens "
            "hold nothing), as in the authors' scripts). Static tiling at 4096 "
            "FLOPs/cycle per node; dynamic tiling at 6400 (the authors' setting) and at 4096 (equal compute). "
@@ -76,13 +77,16 @@ def main():
     for i, batch in enumerate((64, 1024)):
         for j, model in enumerate(("mixtral", "qwen")):
             st = [r for r in rows if r["model"] == model and r["batch"] == batch and r["tiling"] == "static"]
-            dyn = {r["compute_bw"]: r for r in rows if r["model"] == model and r["batch"] == batch and r["tiling"] == "dynamic"}
+            dyn = {r["compute_bw"]: r for r in rows
+                   if r["model"] == model and r["batch"] == batch and r["tiling"] == "dynamic"}
             ax = axes[i][j]
             ax.plot([r["onchip_bytes"] / 2**20 for r in st], [r["cycles"] for r in st], "o-", label="static tiles")
             for r in st:
                 ax.annotate(str(r["tile_n"]), (r["onchip_bytes"] / 2**20, r["cycles"]), fontsize=7)
-            ax.plot([dyn[6400]["onchip_bytes"] / 2**20], [dyn[6400]["cycles"]], "r*", ms=12, label="dynamic (6400 FLOPs/cycle)")
-            ax.plot([dyn[4096]["onchip_bytes"] / 2**20], [dyn[4096]["cycles"]], "gs", label="dynamic (4096 FLOPs/cycle)")
+            ax.plot([dyn[6400]["onchip_bytes"] / 2**20], [dyn[6400]["cycles"]], "r*", ms=12,
+                    label="dynamic (6400 FLOPs/cycle)")
+            ax.plot([dyn[4096]["onchip_bytes"] / 2**20], [dyn[4096]["cycles"]], "gs",
+                    label="dynamic (4096 FLOPs/cycle)")
             ax.set_xlabel("on-chip memory [MiB]")
             ax.set_ylabel("cycles")
             ax.set_title("%s, batch %d" % (model, batch))
@@ -94,7 +98,8 @@ def main():
                 ours_pid = common.pid((d["cycles"], d["onchip_bytes"]), pts)
                 for tn, p_speed, p_mem in comps:
                     s = next(r for r in st if r["tile_n"] == tn)
-                    table.append([model, batch, bw, "tile %d" % tn, "%.2fx" % p_speed, "%.2fx" % (s["cycles"] / d["cycles"]),
+                    table.append([model, batch, bw, "tile %d" % tn, "%.2fx" % p_speed,
+                                  "%.2fx" % (s["cycles"] / d["cycles"]),
                                   "%.2fx" % p_mem, "%.2fx" % (s["onchip_bytes"] / d["onchip_bytes"]),
                                   "%.2f" % paper_pid if bw == 6400 else "-", "%.2f" % ours_pid])
     fig.tight_layout()
@@ -104,8 +109,8 @@ def main():
     md += "\nAll points:\n\n"
     md += common.md_table(["model", "batch", "tiling", "tile_n", "FLOPs/cycle", "cycles", "on-chip [B]", "off-chip [B]",
                            "wall [s]", "simulated cycles/s"],
-                          [[r["model"], r["batch"], r["tiling"], r["tile_n"], r["compute_bw"], r["cycles"], r["onchip_bytes"],
-                            r["offchip_bytes"], r["wall_s"], r["cycles_per_s"]] for r in rows])
+                          [[r["model"], r["batch"], r["tiling"], r["tile_n"], r["compute_bw"], r["cycles"],
+                            r["onchip_bytes"], r["offchip_bytes"], r["wall_s"], r["cycles_per_s"]] for r in rows])
     common.finish(base, md, rows, total)
 
 

@@ -67,9 +67,10 @@ def gen_yaml(rng):
     else:
         depth = rng.randint(65, 5000) if kind == "deep" else rng.randint(1, 60)
         text = graph() + "x: " + "[" * depth + "]" * depth + "\n"
-        text = text if kind == "deep" else graph().replace("streams:", "params: {p: %s}\nstreams:" % ("[" * depth + "1" + "]" * depth), 1)
-    cmd = rng.choice([["run"], ["analyze"], ["size-fifos", "-o", "OUT/s.yaml"], ["downtile", "--tile", "8", "-o", "OUT/d.yaml"],
-                      ["preset"]])
+        nested = "[" * depth + "1" + "]" * depth
+        text = text if kind == "deep" else graph().replace("streams:", "params: {p: %s}\nstreams:" % nested, 1)
+    cmd = rng.choice([["run"], ["analyze"], ["size-fifos", "-o", "OUT/s.yaml"],
+                      ["downtile", "--tile", "8", "-o", "OUT/d.yaml"], ["preset"]])
     refuse = False if kind != "shallow" else None  # nesting up to 64 is the graph's own business
     if cmd == ["preset"]:
         return ["run", "GOOD", "--preset", "IN"], {"IN": text, "GOOD": graph()}, refuse
@@ -107,7 +108,8 @@ def gen_exprs(rng):
     e = expression(rng)
     where = rng.choice(["symbols", "dims", "sym"])
     if where == "symbols":
-        return [rng.choice(["run", "analyze"]), "IN"], {"IN": graph(symbols="symbols:\n  n: %s\n" % yaml_quote(e))}, None
+        symbols = "symbols:\n  n: %s\n" % yaml_quote(e)
+        return [rng.choice(["run", "analyze"]), "IN"], {"IN": graph(symbols=symbols)}, None
     if where == "dims":
         return ["analyze", "IN"], {"IN": graph(dims=", dims: {out: [%s, 1, 1]}" % yaml_quote(e))}, None
     return ["analyze", "IN", "--sym", "n=" + e], {"IN": graph()}, None
@@ -198,7 +200,9 @@ def run_case(stepsim, argv, files, should_run, work):
             os.symlink(paths[content[2:]], p)
         else:
             with open(p, "wb") as f:
-                f.write(content if isinstance(content, bytes) else content.replace("DATA", paths.get("DATA", "")).encode())
+                if not isinstance(content, bytes):
+                    content = content.replace("DATA", paths.get("DATA", "")).encode()
+                f.write(content)
     args = [a.replace("OUT", work) if "OUT" in a else paths.get(a, a) for a in argv]
     for stray in ("/tmp/stepsim_campaign_abs.npy", os.path.join(work, "escaped.npy")):
         if os.path.exists(stray):
@@ -224,7 +228,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--stepsim", default=os.path.join(os.path.dirname(__file__), "..", "..", "build", "stepsim"))
     ap.add_argument("--cases", type=int, default=200, help="cases per class")
-    ap.add_argument("--minutes", type=float, help="run rounds of every class until this time is up (instead of --cases)")
+    ap.add_argument("--minutes", type=float,
+                    help="run rounds of every class until this time is up (instead of --cases)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--classes", default=",".join(GENERATORS))
     a = ap.parse_args()

@@ -123,7 +123,8 @@ def main():
            "(b64: `%s`, b1024: `%s`, its first `batch` rows), `hdl-validation` preset. approx: the graph in the "
            "approximate model; units: the same graph co-simulated with every node but the two routing-trace "
            "sources on its cycle-accurate unit (`--impl %s`); error = (approx - units) / units. Traffic in bytes "
-           "of whole requests. Payload streams: identical on every channel, or the same beats in another order downstream "
+           "of whole requests. Payload streams: identical on every channel, or the same beats in another order "
+           "downstream "
            "of the Reassemble (an arrival-order decision: it serves the expert whose chunk arrives first), with y "
            "still bit-identical.\n\n" % (args.impl, args.points, TRACES["b64"], TRACES["b1024"], args.impl))
     md += common.md_table(

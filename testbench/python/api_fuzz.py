@@ -17,7 +17,6 @@ Used by test_api_fuzz.py (fixed seeds, a few hundred cases) and scripts/fuzz/pyt
 campaigns). `python3 api_fuzz.py --worker SEED FIRST COUNT` is the worker.
 """
 import json
-import math
 import os
 import random
 import re
@@ -25,7 +24,6 @@ import select
 import subprocess
 import sys
 import tempfile
-import time
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
 UNKNOWN = object()  # validity of a value the fuzzer cannot judge (e.g. an expression)
@@ -213,7 +211,8 @@ def c_run_inputs(rng, tmp):
 def c_op(rng, tmp):
     g, x = base_graph()
     a = Args(rng, {"name": ("n", "names others ints", ident),
-                   "compute_bw": (None, "ints floats others numpy strings", lambda v: v is None or int_in(1, 2 ** 40)(v)),
+                   "compute_bw": (None, "ints floats others numpy strings",
+                                  lambda v: v is None or int_in(1, 2 ** 40)(v)),
                    "depth": (None, "ints floats others numpy strings", lambda v: v is None or int_in(1, 2 ** 20)(v)),
                    "impl": (None, "strings others", lambda v: v is None or one_of("approx", "hls", "rtl")(v))})
     finish(g, g.Map(x, fn="neg", name=a["name"], compute_bw=a["compute_bw"], depth=a["depth"], impl=a["impl"]))

@@ -5,7 +5,7 @@ import pytest
 import stepsim
 import sympy
 
-from conftest import EXAMPLES, ROOT, cli
+from conftest import EXAMPLES, cli
 
 
 def test_streams_carry_their_symbolic_shape(small_graph):

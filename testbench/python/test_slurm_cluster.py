@@ -149,7 +149,6 @@ def test_stop_ends_everything_and_is_idempotent(tmp_path):
         shutil.rmtree(d, ignore_errors=True)
 
 
-
 # --- stepsim's scale-out through the cluster: `--workers slurm:N` and `stepsim sweep --slurm N` ---
 
 DSE_SPACE = """name: slurm-dse
@@ -189,7 +188,8 @@ def test_a_dse_on_slurm_workers_finds_the_trials_of_an_inline_run(cluster):
                         "--workers", "slurm:2")
     print("\nDSE of 12 trials on 2 Slurm workers: %.2f s" % (time.monotonic() - t0))
     assert slurm.returncode == 0, slurm.stderr
-    assert trial_columns(os.path.join(d, "slurm", "trials.csv")) == trial_columns(os.path.join(d, "inline", "trials.csv"))
+    assert trial_columns(os.path.join(d, "slurm", "trials.csv")) == \
+        trial_columns(os.path.join(d, "inline", "trials.csv"))
     import csv
 
     with open(os.path.join(d, "slurm", "trials.csv")) as f:

@@ -108,7 +108,7 @@ def test_make_deterministic(name):
     assert any(not torch.equal(s1[k], v) for k, v in other.state_dict().items() if v.is_floating_point())
 
 
-@pytest.mark.parametrize("lengths", LENGTHS, ids=lambda l: "x".join(map(str, l)))
+@pytest.mark.parametrize("lengths", LENGTHS, ids=lambda lengths: "x".join(map(str, lengths)))
 @pytest.mark.parametrize("name", tm.CACHED)
 def test_decode_ragged(name, lengths):
     mod = tm.STYLES[name]

@@ -8,7 +8,8 @@ router_of(module) -> (router Linear, k). constructs.CONSTRUCTS has one tiny modu
 reference has the fp32 / bf16 runners, the error metrics, the tolerance and the routing-aware
 MoE comparison; measure_bf16.py measures the errors behind the tolerance, try_lower.py tries
 stepsim.torch.lower on every style and construct."""
-from . import (constructs, gpt2, llama_complex, llama_interleaved, mixtral_einsum,
+# constructs and reference are no styles: imported for the tests (tm.constructs, tm.reference).
+from . import (constructs, gpt2, llama_complex, llama_interleaved, mixtral_einsum,  # noqa: F401
                mixtral_index_add, mixtral_where, qwen3_moe, reference, sdpa_torch2)
 
 STYLES = {

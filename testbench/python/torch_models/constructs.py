@@ -133,7 +133,8 @@ def _(batch, seed):
 
 
 class RopeInterleaved(nn.Module):
-    """Interleaved RoPE: pairs by reshape(*shape[:-1], -1, 2), cos/sin table [seq, hd/2, 2], torch.stack(..., -1).flatten(3)."""
+    """Interleaved RoPE: pairs by reshape(*shape[:-1], -1, 2), cos/sin table [seq, hd/2, 2],
+    torch.stack(..., -1).flatten(3)."""
 
     def __init__(self, max_seq=64):
         super().__init__()

@@ -39,7 +39,7 @@ from .lowering import Lowering, Unsupported  # noqa: F401
 from .ops import RULES
 from . import attention, rope  # noqa: F401 (their rules join the table)
 from .trace import trace
-from .values import MVal, SVal, Lin
+from .values import MVal, SVal
 
 SCHEDULE_KEYS = ("tile_rows", "tile_cols", "compute_bw", "fifo_depth", "routing_trace", "non_divisor", "moe_tiling",
                  "moe_tile_n", "moe_regions", "attention", "kv_tile", "attention_parallel", "attention_regions")

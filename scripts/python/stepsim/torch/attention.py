@@ -71,7 +71,6 @@ def batched_matmul(lw, node, a, b):
     cols = list(range(len(keep), len(keep) + len(n_axes)))
     shape = tuple(a.shape[:-1]) + (b.shape[-1],)
     out = L.Layout(shape, sizes, dims, [keep.index(x) for x in al.grid], [keep.index(x) for x in al.rows], cols)
-    dtype = "fp32" if "fp32" in (a.dtype, b.dtype) else "bf16"
     return lw.track(SVal(out, y))
 
 
@@ -573,9 +572,8 @@ def flash(lw, node, f, q):
             out = _split(lw, out, [r, tq])
             out = lw.g.Accum(out, fn="retile_row", rank=1, name=lw.name("_rows"), **lw.bw())
         out = _split(lw, out, [q.layout.sizes[a] for a in axes["rep"]])
-    dtype = "bf16"
     if lw.concrete[node].dtype in (torch.float32, torch.float64):
-        out, dtype = lw.map("cast_f32", out), "fp32"
+        out = lw.map("cast_f32", out)
     lw.deepest = max(lw.deepest, n_items + 1, max(-(-n // tn) for n in lengths) + 1)
     return lw.track(SVal(_output_layout(q.layout, axes, hdv), out))
 

@@ -6,7 +6,6 @@ are folded before any rule runs (ops on parameters, masks built with tril, RoPE 
 rules see at least one streamed operand. The docs' list of supported operations
 (docs/python.md) is generated from this table: `python3 -m stepsim.torch`.
 """
-import math
 
 import torch
 
@@ -173,7 +172,6 @@ def elementwise(lw, fn, *operands):
         else:
             s, _ = lw.load(torch.tensor(float(o)), driver.layout, dtype=driver.dtype)
             streams.append(s)
-    dtype = "fp32" if "fp32" in dtypes else "bf16"
     return lw.track(SVal(driver.layout, lw.map(fn, *streams)))
 
 
