@@ -259,6 +259,21 @@ def test_workers_that_die_are_replaced_and_their_points_reported(tmp_path, monke
         pool.close()
 
 
+def test_the_pool_runs_any_task_its_worker_imports_by_name(tmp_path):
+    # The pool imports none of its users: job.json names the task and the worker imports it.
+    import operator
+
+    from stepsim.pool import workers
+
+    with workers.Pool("local:1", str(tmp_path / "w"), operator.or_, {"a": 1}) as pool:
+        assert workers.read_json(pool.path("job.json")) == {"task": "_operator:or_", "job": {"a": 1}}
+        results = pool.map({"k0": {"b": 2}, "k1": {"a": 3}})
+    assert results == {"k0": {"a": 1, "b": 2, "worker": "l0"}, "k1": {"a": 3, "worker": "l0"}}
+    assert not os.path.exists(str(tmp_path / "w"))
+    with pytest.raises(stepsim.Error, match=r"pool: the task test_dse:.*<lambda> is not a module-level function"):
+        workers.Pool("inline", str(tmp_path / "x"), lambda job, point: {}, {})
+
+
 def test_a_python_builder_runs_on_local_workers(tmp_path):
     (tmp_path / "mine.py").write_text(BUILDER)
     s = {"program": {"builder": str(tmp_path / "mine.py") + ":build"},

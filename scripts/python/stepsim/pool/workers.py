@@ -56,20 +56,25 @@ def task_name(task):
     """A task function's name as job.json gives it, "module:function"; a function a worker could
     not import by that name (a lambda, a nested function) is refused here, not in every worker."""
     name = "%s:%s" % (getattr(task, "__module__", "?"), getattr(task, "__qualname__", "?"))
-    if resolve_task(name, what="a task the pool can name") is not task:
-        raise _stepsim.Error("pool: the task %s is not a module-level function a worker can import" % name)
+    try:
+        same = resolve_task(name) is task
+    except _stepsim.Error:
+        same = False
+    if not same:
+        raise _stepsim.Error("pool: the task %s is not a module-level function a worker can import by its name"
+                             % name)
     return name
 
 
-def resolve_task(name, what="task"):
+def resolve_task(name):
     """"module:function" -> the function, imported (what a worker runs its points with)."""
     module, _, function = name.partition(":")
     try:
         task = getattr(importlib.import_module(module), function)
     except (ImportError, AttributeError, ValueError) as e:
-        raise _stepsim.Error("pool: %s %s: cannot import it: %s" % (what, name, e)) from None
+        raise _stepsim.Error("pool: task %s: cannot import it: %s" % (name, e)) from None
     if not callable(task):
-        raise _stepsim.Error("pool: %s %s is not a function" % (what, name))
+        raise _stepsim.Error("pool: task %s is not a function" % name)
     return task
 
 
