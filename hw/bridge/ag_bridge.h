@@ -30,16 +30,29 @@
 // int32 tiles, checked against the tensor as the approximate operator does) go to the ref pins;
 // a RandomOffChipStore's tiles (input 1, wdata) to `in`, its acknowledgements (the element 1)
 // to output 0; err_o (wdata and waddr differ in length) fails the run.
-// Included by unit_bridges.h (after BridgeBase); include that header, not this one.
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <deque>
+#include <memory>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include <systemc>
+
+#include "hw/bridge/bridge_base.h"
+#include "hw/bridge/direct_pins.h"
+#include "hw/bridge/pins.h"
+#include "hw/bridge/unit_bridge.h"
+#include "hw/bridge/unit_ops.h"  // kT, kT16
 #include "hw/memory/offchip.h"
+#include "hw/ops/op.h"
+#include "hw/stream/tile.h"
+#include "hw/units/protocol.h"
 
 namespace stepsim::bridge {
 

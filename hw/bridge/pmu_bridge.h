@@ -17,13 +17,18 @@
 // PmuBridge whose input does not come straight from a Bufferize on a unit, fails the run and
 // says so (sim/ creates each node's operator from its own OpConfig, without the graph's edges,
 // so an unpaired node cannot fall back to its approximate operator: docs/cosim.md).
-// Included by unit_bridges.h (after BridgeBase); include that header, not this one.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include <systemc>
+
+#include "hw/bridge/bridge_base.h"
+#include "hw/bridge/pins.h"
 #include "hw/bridge/unit_kinds.h"  // generated from rtl/units.list: manifest::
+#include "hw/ops/op.h"
 
 namespace stepsim::bridge {
 
