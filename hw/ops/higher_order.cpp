@@ -169,7 +169,7 @@ class Map : public HigherOrder {
     }
   }
 
-  // One input (the common case, docs/performance.md "Fifth pass"): the same steps as run()
+  // One input (the common case, docs/changelog.md, the fifth performance pass): the same steps as run()
   // (peek, charge, emit, then dequeue: the same times), but the input beat is read where it
   // sits in the channel instead of being copied by peek_all(), and the output beat is built
   // from its flags instead of from a copy of it. The slot cannot change before discard():
