@@ -3,13 +3,13 @@
 // from call to call: no allocation per transaction), call b_transport and return the
 // completion in cycles.
 //
-//   Fast    : one transaction for the whole tile (target runs HbmTiming::serve_burst:
+//   Fast    : one transaction for the whole tile (target runs HbmModel::serve_burst:
 //             immediate, later bursts cannot delay it).
 //   Request : one transaction per request_bytes request, in row-major order, request j
 //             stamped issue_cycle + floor(j / par_dispatch) (target runs serve_request).
 //   Deferred fast (hbm_issue + hbm_result): one transaction to issue the tile, one (or
 //             more) to take its result once the caller's watermark allows; equals the
-//             request level exactly (HbmTiming::issue_burst / try_result).
+//             request level exactly (HbmModel::issue_burst / try_result).
 // Both modes give the same timing for a tile served alone; with several initiators the
 // request mode interleaves their requests only if the caller interleaves the calls (use
 // hbm_request directly for that). `data` (may be null = timing only) holds the tile packed
@@ -20,8 +20,8 @@
 #include <systemc>
 #include <tlm>
 
+#include "hw/memory/hbm_model.h"
 #include "hw/memory/hbm_target.h"
-#include "hw/memory/hbm_timing.h"
 
 namespace stepsim {
 
@@ -42,7 +42,7 @@ uint64_t hbm_request(tlm::tlm_fw_transport_if<>& fw, uint64_t addr, bool write, 
 // Deferred fast mode. hbm_issue moves the data (if any) and registers the tile at
 // burst.issue_cycle; returns the handle (and, in *info, requests / bytes /
 // last_issue_cycle; completion_cycle = issue cycle). hbm_result takes the result once
-// `watermark` allows it (HbmTiming::try_result): true and *out filled, or false (call again
+// `watermark` allows it (HbmModel::try_result): true and *out filled, or false (call again
 // with a later watermark). Typical use in a turn-ordered simulator: issue at the client's
 // turn at cycle t; advance the client to the tile's last issue cycle L; wait for the turn
 // at L (no client can issue before (L, this client) any more); hbm_result(h, L) with
@@ -54,8 +54,8 @@ bool hbm_result(tlm::tlm_fw_transport_if<>& fw, uint64_t handle, uint64_t waterm
 
 // The tile transactions of fast mode through one generic payload and extension, set up once
 // and reused for every transaction: issue() and result() are those of hbm_issue / hbm_result,
-// serve() that of hbm_transfer in fast mode (HbmTiming::serve_burst: the target's result at
-// once, exact when the memory is uncontended, HbmTiming::set_arrival_bound); same fields in,
+// serve() that of hbm_transfer in fast mode (HbmModel::serve_burst: the target's result at
+// once, exact when the memory is uncontended, HbmModel::set_arrival_bound); same fields in,
 // same fields out, without preparing a payload per call. For one caller whose calls never
 // overlap (the HbmTarget never waits inside b_transport).
 class HbmTilePort {

@@ -3,8 +3,13 @@
 namespace stepsim {
 
 HbmTarget::HbmTarget(sc_core::sc_module_name name, const HbmParams& params, sc_core::sc_time clock_period)
-    : sc_core::sc_module(name), socket("socket"), timing_(params), period_(clock_period) {
+    : sc_core::sc_module(name), socket("socket"), period_(clock_period) {
   socket.bind(*this);
+  reconfigure(params);
+}
+
+void HbmTarget::reconfigure(const HbmParams& params) {
+  model_ = make_hbm_model("fixed", params);  // TODO(lead): read HbmParams::model
 }
 
 tlm::tlm_sync_enum HbmTarget::nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
@@ -39,14 +44,14 @@ void HbmTarget::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     return;
   }
   const uint64_t addr = trans.get_address();
-  const uint32_t rb = timing_.params().request_bytes;
+  const uint32_t rb = model_->params().request_bytes;
 
   HbmBurstExtension* ext = nullptr;
   trans.get_extension(ext);
 
   if (ext && ext->kind == HbmBurstExtension::Kind::BurstResult) {
     BurstResult r;
-    ext->ready = timing_.try_result(ext->handle, ext->watermark, &r);
+    ext->ready = model_->try_result(ext->handle, ext->watermark, &r);
     if (ext->ready) {
       ext->completion_cycle = r.completion_cycle;
       ext->requests = r.requests;
@@ -69,7 +74,7 @@ void HbmTarget::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
         mem_.read(addr, data, len);
     }
     issue = ext->issue_cycle;
-    completion = timing_.serve_request(addr, write, issue, ext->initiator).completion_cycle;
+    completion = model_->serve_request(addr, write, issue, ext->initiator).completion_cycle;
     ext->completion_cycle = completion;
     ext->requests = 1;
     ext->last_issue_cycle = issue;
@@ -87,9 +92,9 @@ void HbmTarget::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     } else {
       b.rows = 1;
       b.row_bytes = len;
-      b.issue_cycle = timing_.last_issue_cycle();
-      b.initiator = timing_.last_issue_initiator();
-      b.par_dispatch = timing_.params().channels;
+      b.issue_cycle = model_->last_issue_cycle();
+      b.initiator = model_->last_issue_initiator();
+      b.par_dispatch = model_->params().channels;
     }
     if (functional && len != uint64_t(b.rows) * b.row_bytes) {
       trans.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
@@ -103,14 +108,14 @@ void HbmTarget::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     }
     if (ext && ext->kind == HbmBurstExtension::Kind::BurstIssue) {
       BurstResult info;
-      ext->handle = timing_.issue_burst(b, &info);
+      ext->handle = model_->issue_burst(b, &info);
       ext->requests = info.requests;
       ext->last_issue_cycle = info.last_issue_cycle;
       ext->ready = false;
       trans.set_response_status(tlm::TLM_OK_RESPONSE);
       return;
     }
-    const BurstResult r = timing_.serve_burst(b);
+    const BurstResult r = model_->serve_burst(b);
     issue = b.issue_cycle;
     completion = r.completion_cycle;
     if (ext) {

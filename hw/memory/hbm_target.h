@@ -2,10 +2,10 @@
 //
 // Model time is cycles carried in the transaction (HbmBurstExtension), not SystemC time:
 // the initiator states the cycle its first request is issued, the target runs the timing
-// model (HbmTiming) and returns the completion cycle in the extension. It also annotates
-// b_transport's delay with (completion - issue) * clock_period, for initiators that do keep
-// SystemC time. The target never calls wait(), so b_transport may be called from any
-// process or from plain C++ after elaboration.
+// model (an HbmModel, hw/memory/hbm_model.h, made by name) and returns the completion cycle
+// in the extension. It also annotates b_transport's delay with (completion - issue) *
+// clock_period, for initiators that do keep SystemC time. The target never calls wait(), so
+// b_transport may be called from any process or from plain C++ after elaboration.
 //
 // Transactions (tlm_generic_payload + HbmBurstExtension):
 //   kind Burst   (fast mode, one transaction per tile): address = base of row 0; geometry
@@ -17,7 +17,7 @@
 //                issue_burst; returns `handle` and last_issue_cycle, no completion, no delay.
 //   kind BurstResult (deferred fast mode): no address/data; `handle` and `watermark` in ->
 //                try_result; `ready` out, and if ready completion_cycle / requests /
-//                last_issue_cycle. No delay annotation. See HbmTiming::try_result for the
+//                last_issue_cycle. No delay annotation. See HbmModel::try_result for the
 //                watermark's promise.
 //   `initiator` (Burst, Request, BurstIssue) sets the same-cycle order (Burst::initiator).
 //   no extension: a contiguous burst of data_length bytes (one row, par_dispatch =
@@ -30,13 +30,15 @@
 // streaming width below the data length get TLM_BURST_ERROR_RESPONSE /
 // TLM_BYTE_ENABLE_ERROR_RESPONSE. transport_dbg moves data with no timing (a Burst
 // extension, if present, gives the row geometry). Calls must respect the time-order
-// precondition of HbmTiming.
+// precondition of HbmModel.
 #pragma once
+
+#include <memory>
 
 #include <systemc>
 #include <tlm>
 
-#include "hw/memory/hbm_timing.h"
+#include "hw/memory/hbm_model.h"
 #include "hw/memory/sparse_memory.h"
 #include "hw/presets/hbm_params.h"
 
@@ -75,14 +77,14 @@ class HbmTarget : public sc_core::sc_module, public tlm::tlm_fw_transport_if<> {
   HbmTarget(sc_core::sc_module_name name, const HbmParams& params = HbmParams(),
             sc_core::sc_time clock_period = sc_core::sc_time(1, sc_core::SC_NS));
 
-  const HbmParams& params() const { return timing_.params(); }
+  const HbmParams& params() const { return model_->params(); }
   sc_core::sc_time clock_period() const { return period_; }
-  HbmTiming& timing() { return timing_; }
-  const HbmTiming& timing() const { return timing_; }
+  HbmModel& model() { return *model_; }
+  const HbmModel& model() const { return *model_; }
   SparseMemory& memory() { return mem_; }
   const SparseMemory& memory() const { return mem_; }
-  // New parameters; resets the timing state and statistics (keeps the data).
-  void reconfigure(const HbmParams& params) { timing_.reset(params); }
+  // New parameters: a new timing model, without state or statistics (keeps the data).
+  void reconfigure(const HbmParams& params);
 
  private:
   // tlm_fw_transport_if. nb_transport_fw completes at once (TLM_COMPLETED, the b_transport
@@ -93,7 +95,7 @@ class HbmTarget : public sc_core::sc_module, public tlm::tlm_fw_transport_if<> {
                                      sc_core::sc_time& delay) override;
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) override;
 
-  HbmTiming timing_;
+  std::unique_ptr<HbmModel> model_;
   SparseMemory mem_;
   sc_core::sc_time period_;
 };

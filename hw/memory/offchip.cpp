@@ -182,7 +182,7 @@ uint64_t OffChipMemory::transfer(Context& ctx, Burst b, uint8_t* data) {
 }
 
 void OffChipMemory::end_of_elaboration() {
-  if (mode_ == HbmAccessMode::Fast) target_.timing().set_arrival_bound(window_requests_);
+  if (mode_ == HbmAccessMode::Fast) target_.model().set_arrival_bound(window_requests_);
 }
 
 uint64_t OffChipMemory::request(Context& ctx, uint64_t addr, bool write, uint8_t* data, uint32_t len) {

@@ -9,14 +9,14 @@
 //
 // Modes (HardwareParams::hbm_mode):
 //   fast, uncontended - when the clients' request rates cannot make a request wait for its
-//             channel (add_client's bounds, HbmTiming::set_arrival_bound), one TLM transaction
-//             per tile (HbmTiming::serve_burst: the exact completion in closed form) and no turn: the
+//             channel (add_client's bounds, HbmModel::set_arrival_bound), one TLM transaction
+//             per tile (HbmModel::serve_burst: the exact completion in closed form) and no turn: the
 //             result cannot depend on the other clients. Functional runs still take the
 //             turn, so that data moves in model-time order (a load after a store).
 //   fast    - otherwise two TLM transactions per tile: BurstIssue at the client's turn (data moves, the
-//             target registers the tile with HbmTiming::issue_burst), then, once the client
+//             target registers the tile with HbmModel::issue_burst), then, once the client
 //             has advanced to the tile's last issue cycle and holds the turn there,
-//             BurstResult (HbmTiming::try_result): the exact request-level completion, timed
+//             BurstResult (HbmModel::try_result): the exact request-level completion, timed
 //             in O(channels) when the tile is alone on the memory.
 //   request - one TLM transaction per 64-byte request, issued bundle by bundle in model time
 //             (par_dispatch requests per cycle, a turn per bundle), so requests of concurrent
@@ -122,7 +122,7 @@ class OffChipMemory : public sc_core::sc_module {
   // An operator that issues off-chip requests; call during elaboration. `window_requests`:
   // the most requests it can issue in any hbm.init_interval consecutive cycles, or
   // kUnbounded. When the clients' sum cannot exceed the channels, the memory never queues a
-  // request (HbmTiming::set_arrival_bound) and transfers need no turns.
+  // request (HbmModel::set_arrival_bound) and transfers need no turns.
   static constexpr uint64_t kUnbounded = UINT64_MAX;
   void add_client(Context* c, uint64_t window_requests = kUnbounded) {
     clients_.push_back(c);
@@ -131,7 +131,7 @@ class OffChipMemory : public sc_core::sc_module {
   }
   // Whether the memory runs uncontended (decided from the clients' bounds at the end of
   // elaboration; false before).
-  bool uncontended() const { return target_.timing().uncontended(); }
+  bool uncontended() const { return target_.model().uncontended(); }
 
   // Moves one tile (a strided 2-D block, see Burst) between HBM and `data` (packed rows; may
   // be null: timing only). Issues at ctx.now() and blocks in model time for the turn; on
@@ -160,9 +160,9 @@ class OffChipMemory : public sc_core::sc_module {
   SparseMemory& backing() { return target_.memory(); }
 
   // Traffic counted by the HBM target: requests x request_bytes.
-  uint64_t bytes_read() const { return target_.timing().stats().bytes_read; }
-  uint64_t bytes_written() const { return target_.timing().stats().bytes_written; }
-  const HbmStats& hbm_stats() const { return target_.timing().stats(); }
+  uint64_t bytes_read() const { return target_.model().stats().bytes_read; }
+  uint64_t bytes_written() const { return target_.model().stats().bytes_written; }
+  const HbmStats& hbm_stats() const { return target_.model().stats(); }
   // Bytes of the tiles moved (the paper's traffic formula: elements x dtype size).
   uint64_t tile_bytes() const { return tile_bytes_; }
 

@@ -10,7 +10,7 @@
 // and lives at byte address
 //   base + (l / tiles_c) * A + (l % tiles_c) * B
 // as a burst of `rows` rows of `row_bytes` bytes, `pitch` bytes apart (Burst in
-// hw/memory/hbm_timing.h). A and B carry the layout: row-major tensors have A = tile_rows *
+// hw/memory/hbm_model.h). A and B carry the layout: row-major tensors have A = tile_rows *
 // tensor row bytes, B = tile_cols * element bytes; a blocked layout has other constants.
 // The configuration gives offset and every stride as a (quotient, remainder) pair by tiles_c
 // (stride = q * tiles_c + r, r < tiles_c): the division is done once when the fabric is

@@ -14,11 +14,11 @@
 #include <sstream>
 
 #include "hw/bridge/unit_bridge.h"
-#include "hw/memory/hbm_timing.h"
+#include "hw/memory/hbm_fixed.h"
 #include "hw/presets/hardware.h"
 #include "sim/cosim/cosim.h"
-#include "sim/graph/loader.h"
 #include "sim/engine/simulation.h"
+#include "sim/graph/loader.h"
 #include "testbench/cosim/cosim_util.h"
 
 namespace stepsim {
@@ -426,7 +426,7 @@ nodes:
 }
 
 // The HBM timing the unit sees against the approximate operator's: the unit's bridge issues each
-// request lane as one request (HbmTiming::serve_request, the request path of OffChipMemory),
+// request lane as one request (HbmFixed::serve_request, the request path of OffChipMemory),
 // request j of a tile at t0 + j / 4; the approximate LinearOffChipLoad with par_dispatch 4
 // issues the tile as one burst (the burst path: issue_burst / try_result, hbm_mode fast) from
 // t0, 4 requests per cycle, and the next tile the cycle after its last bundle. Under the
@@ -441,7 +441,7 @@ TEST(CosimAg, Tiles16RequestPathTimesAsTheBurstPath) {
   };
   const Geo geos[] = {{"row-major [64 x 64]", 16, 32, 128, 32}, {"[16 x 16] blocks", 1, 512, 512, 512}};
   for (const Geo& g : geos) {
-    HbmTiming burst_path(hw.hbm), request_path(hw.hbm);
+    HbmFixed burst_path(hw.hbm), request_path(hw.hbm);
     uint64_t t0 = 10;
     for (int k = 0; k < 16; ++k) {
       Burst b;

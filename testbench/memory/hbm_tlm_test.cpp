@@ -13,6 +13,7 @@
 #include <systemc>
 #include <tlm>
 
+#include "hw/memory/hbm_fixed.h"
 #include "hw/memory/hbm_initiator.h"
 #include "hw/memory/hbm_target.h"
 #include "testbench/memory/hbm_workload.h"
@@ -129,7 +130,7 @@ TEST_F(HbmTlm, FunctionalDataRoundTrip) {
   b.issue_cycle = 0;
   const BurstResult w = hbm_transfer(fw(), b, HbmAccessMode::Fast, 64, tile.data());
   EXPECT_EQ(w.requests, 7u * 2);
-  EXPECT_EQ(tgt().timing().stats().bytes_written, 7u * 2 * 64);
+  EXPECT_EQ(tgt().model().stats().bytes_written, 7u * 2 * 64);
 
   b.write = false;
   uint64_t t = w.completion_cycle;
@@ -215,9 +216,9 @@ TEST_F(HbmTlm, ErrorResponses) {
   EXPECT_THROW(hbm_request(fw(), 0, true, 0, buf.data(), 128), std::runtime_error);
 }
 
-// (c) through TLM: the TLM path adds nothing to the timing (identical to HbmTiming), and
+// (c) through TLM: the TLM path adds nothing to the timing (identical to HbmFixed), and
 // the immediate fast mode stays close to the request level on the mixed workload (see
-// HbmTiming.FastAndRequestModesAgreeOnMixedWorkload for the deferred path and the bounds).
+// HbmFixed.FastAndRequestModesAgreeOnMixedWorkload for the deferred path and the bounds).
 TEST_F(HbmTlm, FastAndRequestModesAgreeThroughTlm) {
   const auto w = test::mixed_workload(6, 3);
   tgt().reconfigure(HbmParams());
@@ -225,7 +226,7 @@ TEST_F(HbmTlm, FastAndRequestModesAgreeThroughTlm) {
   tgt().reconfigure(HbmParams());
   const auto r =
       test::run_requests(w, 64, [&](uint64_t a, bool wr, uint64_t t) { return hbm_request(fw(), a, wr, t); });
-  HbmTiming direct;
+  HbmFixed direct;
   const auto fd = test::run_fast(w, [&](const Burst& b) { return direct.serve_burst(b); });
   EXPECT_EQ(f.makespan, fd.makespan);
   EXPECT_EQ(f.total_tile_latency, fd.total_tile_latency);
@@ -238,7 +239,7 @@ TEST_F(HbmTlm, FastAndRequestModesAgreeThroughTlm) {
       (unsigned long long)f.makespan, (unsigned long long)r.makespan, 100 * dm, 100 * dl);
   EXPECT_LT(std::abs(dm), 0.06);
   EXPECT_LT(std::abs(dl), 0.03);
-  HbmTiming direct_r;
+  HbmFixed direct_r;
   const auto rd = test::run_requests(
       w, 64, [&](uint64_t a, bool wr, uint64_t t) { return direct_r.serve_request(a, wr, t).completion_cycle; });
   EXPECT_EQ(r.makespan, rd.makespan);
@@ -260,7 +261,7 @@ TEST_F(HbmTlm, DeferredFastModeThroughTlmEqualsRequestLevel) {
           [&](const Burst& b) { return hbm_issue(fw(), b, p.request_bytes); },
           [&](uint64_t h, uint64_t wm, BurstResult* out) { return hbm_result(fw(), h, wm, p.request_bytes, out); },
           order);
-      EXPECT_EQ(tgt().timing().pending_bursts(), 0u);
+      EXPECT_EQ(dynamic_cast<const HbmFixed&>(tgt().model()).pending_bursts(), 0u);
       tgt().reconfigure(p);
       const auto r = test::run_requests(
           w, p.request_bytes, [&](uint64_t a, bool wr, uint64_t t) { return hbm_request(fw(), a, wr, t); }, order);

@@ -13,7 +13,7 @@
 #include <tuple>
 #include <vector>
 
-#include "hw/memory/hbm_timing.h"
+#include "hw/memory/hbm_model.h"
 
 namespace stepsim::test {
 
@@ -134,7 +134,7 @@ using ServeRequest = std::function<uint64_t(uint64_t, bool, uint64_t)>;
 using IssueBurst = std::function<uint64_t(const Burst&)>;
 using TryResult = std::function<bool(uint64_t, uint64_t, BurstResult*)>;
 
-// Order of requests that reach the memory in the same cycle (HbmTiming's tie rule):
+// Order of requests that reach the memory in the same cycle (HbmModel's tie rule):
 //   CallOrder - the tile issued first goes first (Burst::initiator = 0 everywhere);
 //   Initiator - initiator by initiator (Burst::initiator = initiator index), as the
 //               reference HBM node takes one bundle per reader/writer per cycle in
@@ -248,7 +248,7 @@ inline WorkloadResult run_requests(const std::vector<InitiatorWork>& w, uint32_t
   return res;
 }
 
-// Deferred fast mode (HbmTiming::issue_burst / try_result, or the TLM equivalents): one
+// Deferred fast mode (HbmModel::issue_burst / try_result, or the TLM equivalents): one
 // call per tile; a tile's result is taken once the watermark (lowest cycle any initiator
 // can still issue at) has reached its last issue cycle (passed it, for SameCycle::Initiator:
 // an initiator ordered before this one may still issue at that cycle). A waiting initiator
@@ -301,11 +301,11 @@ inline WorkloadResult run_deferred(const std::vector<InitiatorWork>& w, uint32_t
   return res;
 }
 
-inline WorkloadResult run_deferred(const std::vector<InitiatorWork>& w, HbmTiming& h,
+inline WorkloadResult run_deferred(const std::vector<InitiatorWork>& w, HbmModel& h,
                                    SameCycle order = SameCycle::CallOrder) {
   const HbmParams& p = h.params();
   return run_deferred(
-      w, p.request_bytes, 2ull * p.link_latency + p.latency, [&](const Burst& b) { return h.issue_burst(b); },
+      w, p.request_bytes, 2ull * p.link_latency + p.latency, [&](const Burst& b) { return h.issue_burst(b, nullptr); },
       [&](uint64_t hd, uint64_t wm, BurstResult* r) { return h.try_result(hd, wm, r); }, order);
 }
 

@@ -19,7 +19,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "hw/memory/hbm_timing.h"
+#include "hw/memory/hbm_model.h"
 #include "hw/stream/random_stream.h"
 #include "hw/units/ag_offchip.h"
 #include "testbench/units/tile_benches.h"

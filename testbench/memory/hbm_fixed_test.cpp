@@ -1,4 +1,4 @@
-// HbmTiming: calibration against the reference HBM model and fast-path exactness.
+// HbmFixed: calibration against the reference HBM model and fast-path exactness.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "hw/memory/hbm_timing.h"
+#include "hw/memory/hbm_fixed.h"
 #include "testbench/memory/hbm_workload.h"
 
 namespace stepsim {
@@ -50,21 +50,21 @@ TEST(HbmParams, DefaultsArePaperSetting) {
   EXPECT_THROW(parse_hbm_mapping("xor"), std::invalid_argument);
   HbmParams bad;
   bad.init_interval = 0;
-  EXPECT_THROW(HbmTiming{bad}, std::invalid_argument);
+  EXPECT_THROW(HbmFixed{bad}, std::invalid_argument);
 }
 
 // (b) Idle latency of one request = link + startup + latency + link = 1 + 14 + 2 + 1 = 18.
-TEST(HbmTiming, IdleLatencyIsLinkStartupLatencyLink) {
+TEST(HbmFixed, IdleLatencyIsLinkStartupLatencyLink) {
   for (bool every : {true, false}) {
     HbmParams p;
     p.startup_every_request = every;
-    HbmTiming h(p);
+    HbmFixed h(p);
     const Completion c = h.serve_request(0x1000, false, 100);
     EXPECT_EQ(c.completion_cycle - 100, 1u + 14u + 2u + 1u);
     EXPECT_EQ(c.start_cycle, 101u);
     EXPECT_TRUE(c.paid_startup);
     // Same through the burst path (one 64-B request; a 1-byte row is one full request).
-    HbmTiming h2(p);
+    HbmFixed h2(p);
     const BurstResult r = h2.serve_burst(linear(0x1000, 1, 100, 1));
     EXPECT_EQ(r.completion_cycle - 100, 18u);
     EXPECT_EQ(r.requests, 1u);
@@ -76,7 +76,7 @@ TEST(HbmTiming, IdleLatencyIsLinkStartupLatencyLink) {
   p.link_latency = 3;
   p.startup = 9;
   p.latency = 4;
-  HbmTiming h(p);
+  HbmFixed h(p);
   EXPECT_EQ(h.serve_request(0, true, 7).completion_cycle, 7u + 19u);
   EXPECT_EQ(p.idle_latency(), 19u);
 }
@@ -85,8 +85,8 @@ TEST(HbmTiming, IdleLatencyIsLinkStartupLatencyLink) {
 // N = 16384 requests, last issued at N/16 - 1 = 1023; every channel gets one request every
 // 2 cycles = II, so none queues; the last one completes link + startup + latency + link =
 // 18 cycles after its issue: 1023 + 18 = 1041 = 1024 (transfer) + 17 (start-up/round trip).
-TEST(HbmTiming, OneMiBLinearReadTakes1024CyclesPlusStartup) {
-  HbmTiming h;
+TEST(HbmFixed, OneMiBLinearReadTakes1024CyclesPlusStartup) {
+  HbmFixed h;
   const BurstResult r = h.serve_burst(linear(0, kMiB, 0, 16));
   EXPECT_EQ(r.requests, 16384u);
   EXPECT_EQ(r.bytes, kMiB);
@@ -105,24 +105,24 @@ TEST(HbmTiming, OneMiBLinearReadTakes1024CyclesPlusStartup) {
 
   // Over-dispatching (P = 32 > 16) cannot go faster: each channel serialises its 512
   // requests at II = 2 from its first arrival at cycle 1: 1 + 511*2 + 14 + 2 + 1 = 1040.
-  HbmTiming h2;
+  HbmFixed h2;
   EXPECT_EQ(h2.serve_burst(linear(0, kMiB, 0, 32)).completion_cycle, 1040u);
   // Under-dispatching (P = 8) is initiator-bound: last issue 2047, + 18.
-  HbmTiming h3;
+  HbmFixed h3;
   EXPECT_EQ(h3.serve_burst(linear(0, kMiB, 0, 8)).completion_cycle, 2047u + 18u);
   // Address-interleaved mapping of an aligned linear block is the same sequence.
   HbmParams ai;
   ai.mapping = HbmMapping::AddressInterleave;
-  HbmTiming h4(ai);
+  HbmFixed h4(ai);
   EXPECT_EQ(h4.serve_burst(linear(0, kMiB, 0, 16)).completion_cycle, 1041u);
   EXPECT_EQ(h4.slow_path_bursts(), 0u);
 }
 
 // (a) Long streaming reads reach the configured peak (1024 B/cycle) within 2 %.
-TEST(HbmTiming, StreamingReadReachesPeak) {
+TEST(HbmFixed, StreamingReadReachesPeak) {
   const double peak = HbmParams().peak_bytes_per_cycle();
   {  // One 16 MiB burst, P = 16: 262144 requests, last issued at 16383, completes 16401.
-    HbmTiming h;
+    HbmFixed h;
     const BurstResult r = h.serve_burst(linear(0, 16 * kMiB, 0, 16));
     EXPECT_EQ(r.completion_cycle, 16383u + 18u);
     const double bw = double(r.bytes) / double(r.completion_cycle - 0);
@@ -139,7 +139,7 @@ TEST(HbmTiming, StreamingReadReachesPeak) {
     w[i].start_cycle = i;
   }
   {
-    HbmTiming h;
+    HbmFixed h;
     auto r = test::run_fast(w, [&](const Burst& b) { return h.serve_burst(b); });
     const double bw = double(r.bytes) / double(r.makespan);
     std::printf("[calib] 8 initiators x 2 MiB, fast: %llu cycles, %.2f B/cycle (%.2f%%)\n",
@@ -148,7 +148,7 @@ TEST(HbmTiming, StreamingReadReachesPeak) {
     EXPECT_NEAR(bw, peak, 0.02 * peak);
   }
   {
-    HbmTiming h;
+    HbmFixed h;
     auto r = test::run_requests(
         w, 64, [&](uint64_t a, bool wr, uint64_t t) { return h.serve_request(a, wr, t).completion_cycle; });
     const double bw = double(r.bytes) / double(r.makespan);
@@ -159,12 +159,12 @@ TEST(HbmTiming, StreamingReadReachesPeak) {
 }
 
 // (d) The reference quirk switch.
-TEST(HbmTiming, StartupQuirkSwitch) {
+TEST(HbmFixed, StartupQuirkSwitch) {
   // A streaming burst: with the quirk the last request still pays startup; without it only
   // each channel's first request does, so the tile finishes exactly `startup` cycles sooner:
   // 1041 - 14 = 1027 = last service start 1024 + latency 2 + link 1.
   {
-    HbmTiming quirk, fixed(non_quirk());
+    HbmFixed quirk, fixed(non_quirk());
     EXPECT_EQ(quirk.serve_burst(linear(0, kMiB, 0, 16)).completion_cycle, 1041u);
     EXPECT_EQ(fixed.serve_burst(linear(0, kMiB, 0, 16)).completion_cycle, 1027u);
     quirk.drain();
@@ -177,20 +177,20 @@ TEST(HbmTiming, StartupQuirkSwitch) {
   HbmParams one;
   one.channels = 1;
   {
-    HbmTiming h(one);
+    HbmFixed h(one);
     EXPECT_EQ(h.serve_request(0, false, 0).completion_cycle, 18u);
     EXPECT_EQ(h.serve_request(64, false, 2).completion_cycle, 2u + 18u);  // quirk: 18 again
   }
   HbmParams one_fixed = one;
   one_fixed.startup_every_request = false;
   {
-    HbmTiming h(one_fixed);
+    HbmFixed h(one_fixed);
     EXPECT_EQ(h.serve_request(0, false, 0).completion_cycle, 18u);
     EXPECT_EQ(h.serve_request(64, false, 2).completion_cycle, 2u + 1 + 2 + 1);  // 4 cycles
   }
   // Sparse requests every 10 cycles: arrival - previous free = 10 - 2 = 8 idle cycles.
   auto sparse_latency = [&](HbmParams p) {
-    HbmTiming h(p);
+    HbmFixed h(p);
     h.serve_request(0, false, 0);
     return h.serve_request(64, false, 10).completion_cycle - 10;
   };
@@ -207,7 +207,7 @@ TEST(HbmTiming, StartupQuirkSwitch) {
 
 // serve_burst must equal serve_request applied to each request in order: random bursts,
 // parameters, mappings and dispatch widths (including ones that do not divide channels).
-TEST(HbmTiming, BurstPathIsExactlyTheRequestPath) {
+TEST(HbmFixed, BurstPathIsExactlyTheRequestPath) {
   std::mt19937_64 rng(12345);
   auto pick = [&](std::initializer_list<uint64_t> v) { return *(v.begin() + rng() % v.size()); };
   uint64_t slow_windows = 0, total = 0;
@@ -222,7 +222,7 @@ TEST(HbmTiming, BurstPathIsExactlyTheRequestPath) {
     p.startup_every_request = rng() % 2;
     p.cold_after = pick({0, 1, 5, HbmParams::kNeverCold});
     p.mapping = rng() % 2 ? HbmMapping::RoundRobin : HbmMapping::AddressInterleave;
-    HbmTiming fast(p), slow(p);
+    HbmFixed fast(p), slow(p);
     uint64_t t = rng() % 10;
     for (int k = 0; k < 40; ++k) {
       Burst b;
@@ -290,14 +290,14 @@ TEST(HbmTiming, BurstPathIsExactlyTheRequestPath) {
 //  - immediate tile path (serve_burst): a burst cannot see bursts issued after it, so it
 //    is optimistic about later interference; makespan and summed latency stay within
 //    ~2-7 %, individual initiators differ up to ~21 % (reported, loosely bounded).
-TEST(HbmTiming, FastAndRequestModesAgreeOnMixedWorkload) {
+TEST(HbmFixed, FastAndRequestModesAgreeOnMixedWorkload) {
   for (HbmMapping map : {HbmMapping::RoundRobin, HbmMapping::AddressInterleave})
     for (bool every : {true, false}) {
       HbmParams p;
       p.startup_every_request = every;
       p.mapping = map;
       const auto w = test::mixed_workload(6, 7);
-      HbmTiming hf(p), hd(p), hr(p);
+      HbmFixed hf(p), hd(p), hr(p);
       const auto f = test::run_fast(w, [&](const Burst& b) { return hf.serve_burst(b); });
       const auto d = test::run_deferred(w, hd);
       const auto r = test::run_requests(
@@ -366,7 +366,7 @@ HbmParams random_params(std::mt19937_64& rng, HbmMapping map) {
 // initiator. The deferred tile path must equal the request level on every tile's
 // completion, under both mappings. The immediate tile path (serve_burst) is
 // non-anticipating; its makespan and per-tile latency differences are reported.
-TEST(HbmTiming, RandomMixedWorkloadsDeferredEqualsRequestLevel) {
+TEST(HbmFixed, RandomMixedWorkloadsDeferredEqualsRequestLevel) {
   int seeds = 120;  // STEPSIM_HBM_SEEDS=N for a longer run
   if (const char* e = std::getenv("STEPSIM_HBM_SEEDS")) seeds = std::max(1, std::atoi(e));
   for (HbmMapping map : {HbmMapping::RoundRobin, HbmMapping::AddressInterleave}) {
@@ -381,7 +381,7 @@ TEST(HbmTiming, RandomMixedWorkloadsDeferredEqualsRequestLevel) {
       const auto w = test::random_workload(uint64_t(seed), p.request_bytes);
       // Both same-cycle orders: call order, and initiator order (Burst::initiator).
       const auto order = (seed / 2) % 2 ? test::SameCycle::Initiator : test::SameCycle::CallOrder;
-      HbmTiming hd(p), hr(p), hf(p);
+      HbmFixed hd(p), hr(p), hf(p);
       const auto d = test::run_deferred(w, hd, order);
       const auto r = test::run_requests(
           w, p.request_bytes,
@@ -447,13 +447,13 @@ TEST(HbmTiming, RandomMixedWorkloadsDeferredEqualsRequestLevel) {
 }
 
 // The simulator's common case, which the tile path serves request by request (at most two
-// pending bursts with few requests, HbmTiming::rr_short_impl): two clients (a load and a
+// pending bursts with few requests, HbmFixed::rr_short_impl): two clients (a load and a
 // store) streaming small strided tiles, one tile in flight each, overlapping a little or a
 // lot. Random tile shapes, dispatch widths, start offsets, idle gaps and parameters (quirk
 // or cold thresholds, channel counts that are not powers of two; every other workload on a
 // small memory, 2..8 channels, whose channels queue), both mappings and both same-cycle
 // orders; the deferred path must equal the request level.
-TEST(HbmTiming, SmallTilesOfTwoClientsDeferredEqualsRequestLevel) {
+TEST(HbmFixed, SmallTilesOfTwoClientsDeferredEqualsRequestLevel) {
   int seeds = 200;  // STEPSIM_HBM_SEEDS=N for a longer run
   if (const char* e = std::getenv("STEPSIM_HBM_SEEDS")) seeds = std::max(1, std::atoi(e));
   std::mt19937_64 rng(4242);
@@ -492,7 +492,7 @@ TEST(HbmTiming, SmallTilesOfTwoClientsDeferredEqualsRequestLevel) {
       w[i].start_cycle = rng() % 40;
     }
     const auto order = (seed / 2) % 2 ? test::SameCycle::Initiator : test::SameCycle::CallOrder;
-    HbmTiming hd(p), hr(p);
+    HbmFixed hd(p), hr(p);
     const auto d = test::run_deferred(w, hd, order);
     const auto r = test::run_requests(
         w, rb, [&](uint64_t a, bool wr, uint64_t t) { return hr.serve_request(a, wr, t).completion_cycle; }, order);
@@ -520,7 +520,7 @@ TEST(HbmTiming, SmallTilesOfTwoClientsDeferredEqualsRequestLevel) {
 //  - issue_burst / try_result gives every burst's exact completion;
 //  - serve_burst (immediate) returns non-anticipating completions, but the channel
 //    states, round-robin counter and statistics it leaves behind are exact.
-TEST(HbmTiming, OverlappingBurstsDeferredExactImmediateStateExact) {
+TEST(HbmFixed, OverlappingBurstsDeferredExactImmediateStateExact) {
   std::mt19937_64 rng(77);
   auto pick = [&](std::initializer_list<uint64_t> v) { return *(v.begin() + rng() % v.size()); };
   for (int trial = 0; trial < 200; ++trial) {
@@ -561,7 +561,7 @@ TEST(HbmTiming, OverlappingBurstsDeferredExactImmediateStateExact) {
     std::sort(reqs.begin(), reqs.end(), [](const Req& a, const Req& b) {
       return std::tie(a.t, a.prio, a.seq, a.j) < std::tie(b.t, b.prio, b.seq, b.j);
     });
-    HbmTiming hr(p), hd(p), hf(p);
+    HbmFixed hr(p), hd(p), hf(p);
     std::vector<uint64_t> done(bursts.size());
     for (size_t k = 0; k < bursts.size(); ++k) done[k] = bursts[k].issue_cycle;
     for (const Req& q : reqs)
@@ -599,8 +599,8 @@ TEST(HbmTiming, OverlappingBurstsDeferredExactImmediateStateExact) {
 // A slow burst (initiator issuing 1 request/cycle) must not block the channels for a
 // burst issued after it: requests are served FIFO by arrival, so the second burst fills the
 // gaps the first one leaves.
-TEST(HbmTiming, LaterBurstFillsGapsOfSlowBurst) {
-  HbmTiming h;
+TEST(HbmFixed, LaterBurstFillsGapsOfSlowBurst) {
+  HbmFixed h;
   const BurstResult slow = h.serve_burst(linear(0, 64 * 1024, 0, 1));  // 1024 req, 1/cycle
   EXPECT_EQ(slow.completion_cycle, 1023u + 18u);
   const BurstResult fast = h.serve_burst(linear(1 << 20, 4096, 10, 16));  // 64 req at 16/cycle
@@ -616,7 +616,7 @@ TEST(HbmTiming, LaterBurstFillsGapsOfSlowBurst) {
 // initiator's tiles are then served in one call each, initiator after initiator (not in time
 // order), and every tile's completion and the statistics must equal the request level
 // replayed in FIFO order. Random parameters (II, latencies, link, request size) and shapes.
-TEST(HbmTiming, UncontendedBurstsInAnyOrderEqualRequestLevel) {
+TEST(HbmFixed, UncontendedBurstsInAnyOrderEqualRequestLevel) {
   std::mt19937_64 rng(777);
   auto pick = [&](std::initializer_list<uint64_t> v) { return *(v.begin() + rng() % v.size()); };
   uint64_t tiles = 0;
@@ -654,7 +654,7 @@ TEST(HbmTiming, UncontendedBurstsInAnyOrderEqualRequestLevel) {
       }
       w[i].start_cycle = rng() % 20;
     }
-    HbmTiming hu(p), hr(p);
+    HbmFixed hu(p), hr(p);
     ASSERT_TRUE(hu.set_arrival_bound(window)) << p.describe();
     const test::WorkloadResult r = test::run_requests(
         w, rb, [&](uint64_t a, bool wr, uint64_t t) { return hr.serve_request(a, wr, t).completion_cycle; });
@@ -685,16 +685,16 @@ TEST(HbmTiming, UncontendedBurstsInAnyOrderEqualRequestLevel) {
 
 // The regime needs RoundRobin, the startup quirk and a bound <= channels; outside it the
 // ordered paths are used, and inside it they are refused.
-TEST(HbmTiming, ArrivalBoundDecidesUncontendedOperation) {
+TEST(HbmFixed, ArrivalBoundDecidesUncontendedOperation) {
   HbmParams p;  // 32 channels, II 2, quirk on, RoundRobin
-  EXPECT_TRUE(HbmTiming(p).set_arrival_bound(32));
-  EXPECT_FALSE(HbmTiming(p).set_arrival_bound(33));
+  EXPECT_TRUE(HbmFixed(p).set_arrival_bound(32));
+  EXPECT_FALSE(HbmFixed(p).set_arrival_bound(33));
   HbmParams q = non_quirk();
-  EXPECT_FALSE(HbmTiming(q).set_arrival_bound(2));
+  EXPECT_FALSE(HbmFixed(q).set_arrival_bound(2));
   HbmParams a;
   a.mapping = HbmMapping::AddressInterleave;
-  EXPECT_FALSE(HbmTiming(a).set_arrival_bound(2));
-  HbmTiming h(p);
+  EXPECT_FALSE(HbmFixed(a).set_arrival_bound(2));
+  HbmFixed h(p);
   ASSERT_TRUE(h.set_arrival_bound(2));
   EXPECT_THROW(h.issue_burst(linear(0, 1024, 0, 1)), std::logic_error);
   EXPECT_THROW(h.serve_request(0, false, 0), std::logic_error);
@@ -705,8 +705,8 @@ TEST(HbmTiming, ArrivalBoundDecidesUncontendedOperation) {
   EXPECT_FALSE(h.uncontended());
 }
 
-TEST(HbmTiming, WritesAndStatsAreAccounted) {
-  HbmTiming h;
+TEST(HbmFixed, WritesAndStatsAreAccounted) {
+  HbmFixed h;
   Burst b;
   b.rows = 4;
   b.row_bytes = 100;  // 2 requests per row (the second partially used, counted in full)
@@ -735,9 +735,9 @@ TEST(HbmTiming, WritesAndStatsAreAccounted) {
 }
 
 // The fast path's cost does not grow with the tile size (O(channels) per burst).
-TEST(HbmTiming, FastPathCostIsIndependentOfTileSize) {
+TEST(HbmFixed, FastPathCostIsIndependentOfTileSize) {
   auto time_bursts = [](uint64_t bytes) {
-    HbmTiming h;
+    HbmFixed h;
     const int n = 20000;
     uint64_t t = 0;
     const auto t0 = std::chrono::steady_clock::now();

@@ -1,4 +1,13 @@
-// HBM timing model over explicit cycle timestamps (no SystemC time, no events).
+// The `fixed` HBM model (hbm.model: fixed): channels with a fixed latency and initiation
+// interval over explicit cycle timestamps (no SystemC time, no events), the reference
+// simulator's HBM node. Implements HbmModel (hw/memory/hbm_model.h: the calls, their units
+// and contract). Its code, by seam:
+//   hbm_fixed.cpp             state, statistics, time order, the pending bursts (fold / evaluate)
+//   hbm_fixed_request.cpp     the request path (serve_request)
+//   hbm_fixed_tile.cpp        the tile path (serve_burst, issue_burst / try_result, uncontended)
+//   hbm_fixed_channel.cpp     one channel's FIFO: a burst's run in closed form, the merge of
+//                             bursts on a channel (AddressInterleave)
+//   hbm_fixed_round_robin.cpp the merge of bursts under RoundRobin, window by window
 //
 // Request-level rules (P = HbmParams; all times in cycles):
 //   A request issued by an initiator at cycle t reaches the memory at   a = t + link_latency.
@@ -37,7 +46,7 @@
 //    two bursts and 4 x channels requests is served request by request with the windows
 //    (alone / shared / alone) found directly: ~12 instructions per request plus ~100-250
 //    per call. Measured through TLM (callgrind, 1 GiB-stream example, 32768 tiles of 16 x
-//    32 B read and written): ~1.8k instructions of HbmTiming per tile (two bursts, four
+//    32 B read and written): ~1.8k instructions of HbmFixed per tile (two bursts, four
 //    calls, 32 requests), ~2.5k with the four b_transport calls.
 //  * Longer folds go window by window (below); windows of at most 4 x channels requests
 //    are served request by request, longer ones in closed form.
@@ -62,7 +71,7 @@
 //    FIFO segment by segment (O(requests) where bursts interleave on a channel); bursts
 //    whose rows do not walk the channels consecutively use a per-request loop.
 //  * Agreement with serve_request for every request, in FIFO order (randomized tests in
-//    testbench/memory/hbm_timing_test.cpp: 2 x 120 mixed multi-initiator workloads per run,
+//    testbench/memory/hbm_fixed_test.cpp: 2 x 120 mixed multi-initiator workloads per run,
 //    checked at 2 x 3000, 200 two-client small-tile workloads (checked at 3000) incl. small
 //    memories whose channels queue, plus overlapping-burst and sequential-burst suites;
 //    random channel counts, II, latencies, quirk/cold settings, both same-cycle orders):
@@ -84,79 +93,21 @@
 // just make the later call queue behind work that was issued after it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
 
+#include "hw/memory/hbm_model.h"
 #include "hw/presets/hbm_params.h"
 
 namespace stepsim {
 
-// Result of one request.
-struct Completion {
-  uint64_t issue_cycle = 0;       // as given by the caller
-  uint64_t start_cycle = 0;       // service start at the channel
-  uint64_t completion_cycle = 0;  // response visible at the initiator
-  uint32_t channel = 0;
-  bool paid_startup = false;
-};
-
-// One tile transfer (a strided 2-D block).
-struct Burst {
-  uint64_t base = 0;  // byte address of row 0
-  uint32_t rows = 1;
-  uint64_t row_bytes = 0;  // bytes used per row
-  uint64_t row_pitch = 0;  // bytes between row starts (full tensor row); 0 means row_bytes
-  bool write = false;
-  uint64_t issue_cycle = 0;   // cycle the first request is issued
-  uint32_t par_dispatch = 1;  // requests issued per cycle (0 is treated as 1)
-  // Same-cycle order: requests reaching the memory in the same cycle are taken initiator by
-  // initiator (lower first), then in call order (see the header comment). 0 for all
-  // bursts = call order.
-  uint32_t initiator = 0;
-
-  uint64_t pitch() const { return row_pitch ? row_pitch : row_bytes; }
-  uint32_t dispatch() const { return par_dispatch ? par_dispatch : 1; }
-  uint64_t requests_per_row(uint32_t request_bytes) const { return (row_bytes + request_bytes - 1) / request_bytes; }
-  uint64_t requests(uint32_t request_bytes) const { return uint64_t(rows) * requests_per_row(request_bytes); }
-  // Address of request q of row r.
-  uint64_t request_addr(uint64_t r, uint64_t q, uint32_t request_bytes) const {
-    return base + r * pitch() + q * request_bytes;
-  }
-  // Issue cycle of the j-th request (row-major).
-  uint64_t request_issue_cycle(uint64_t j) const { return issue_cycle + j / dispatch(); }
-};
-
-struct BurstResult {
-  uint64_t completion_cycle = 0;  // last response visible at the initiator (= issue_cycle if empty)
-  uint64_t requests = 0;
-  uint64_t bytes = 0;             // requests * request_bytes
-  uint64_t last_issue_cycle = 0;  // cycle the last request was issued (= issue_cycle if empty)
-};
-
-struct HbmStats {
-  uint64_t bytes_read = 0;  // requests * request_bytes
-  uint64_t bytes_written = 0;
-  uint64_t read_requests = 0;
-  uint64_t write_requests = 0;
-  uint64_t startup_paid = 0;  // requests that paid the startup latency
-  std::vector<uint64_t> requests_per_channel;
-  std::vector<uint64_t> busy_cycles_per_channel;  // II per request served
-  uint64_t first_issue_cycle = UINT64_MAX;        // earliest issue seen (UINT64_MAX: none)
-  uint64_t last_completion_cycle = 0;             // latest completion handed out
-
-  uint64_t requests() const { return read_requests + write_requests; }
-  uint64_t bytes() const { return bytes_read + bytes_written; }
-  uint64_t busy_cycles() const;  // summed over channels
-  // bytes / (last_completion - first_issue); 0 if nothing was served.
-  double achieved_bytes_per_cycle() const;
-};
-
-class HbmTiming {
+class HbmFixed final : public HbmModel {
  public:
-  explicit HbmTiming(const HbmParams& params = HbmParams());
+  explicit HbmFixed(const HbmParams& params = HbmParams());
 
-  const HbmParams& params() const { return p_; }
+  const HbmParams& params() const override { return p_; }
   // Forget all channel state and statistics (optionally with new parameters).
   void reset();
   void reset(const HbmParams& params);
@@ -164,9 +115,9 @@ class HbmTiming {
   // Request-level path: one request of request_bytes at addr, issued at issue_cycle (by
   // `initiator`, for the same-cycle order against pending bursts; default 0).
   Completion serve_request(uint64_t addr, bool write, uint64_t issue_cycle);
-  Completion serve_request(uint64_t addr, bool write, uint64_t issue_cycle, uint32_t initiator);
+  Completion serve_request(uint64_t addr, bool write, uint64_t issue_cycle, uint32_t initiator) override;
   // Tile-level path; see the header comment for cost and exactness.
-  BurstResult serve_burst(const Burst& burst);
+  BurstResult serve_burst(const Burst& burst) override;
 
   // Uncontended operation. `window_arrivals` bounds the requests that reach the memory in
   // any init_interval consecutive cycles, all initiators together (the callers promise it).
@@ -180,8 +131,8 @@ class HbmTiming {
   // every request pays startup). Returns whether the bound gives that regime, which is then
   // on until reset(); call it before any request. While it is on, no channel state is kept:
   // issue_burst / try_result / serve_request throw std::logic_error.
-  bool set_arrival_bound(uint64_t window_arrivals);
-  bool uncontended() const { return uncontended_; }
+  bool set_arrival_bound(uint64_t window_arrivals) override;
+  bool uncontended() const override { return uncontended_; }
 
   // Deferred tile path, for a simulator that knows a time-order watermark w. issue_burst
   // registers the burst and returns a handle; try_result(h, w) gives its final result (the
@@ -192,14 +143,14 @@ class HbmTiming {
   // everywhere: just "no later call before w"). serve_burst is issue + result at once
   // (non-anticipating, see the header comment). Each handle's result is taken once.
   // *info (optional): requests, bytes and last_issue_cycle (completion = issue cycle).
-  uint64_t issue_burst(const Burst& burst, BurstResult* info = nullptr);
-  bool try_result(uint64_t handle, uint64_t watermark, BurstResult* out);
+  uint64_t issue_burst(const Burst& burst, BurstResult* info = nullptr) override;
+  bool try_result(uint64_t handle, uint64_t watermark, BurstResult* out) override;
 
   // Statistics. Per-channel counts are final at issue (RoundRobin: the counter deals
   // consecutively, so the counts depend only on how many requests were issued; they are
   // filled in by this call, so a reference kept across later calls shows them as of the
   // call); startup_paid counts folded requests (drain() first for the final figure).
-  const HbmStats& stats() const;
+  const HbmStats& stats() const override;
   // Cycle from which channel c can start its next request, counting only folded requests
   // (call drain() first for the state after everything served so far).
   uint64_t channel_free_cycle(uint32_t c) const { return ch_[c].free; }
@@ -213,8 +164,8 @@ class HbmTiming {
   // Channel the next request would use under RoundRobin mapping.
   uint32_t round_robin_next() const { return uint32_t(mod_c(folded_total_)); }
   // Issue cycle of the latest call (the time-order watermark), and its initiator.
-  uint64_t last_issue_cycle() const { return last_call_issue_; }
-  uint32_t last_issue_initiator() const { return last_call_initiator_; }
+  uint64_t last_issue_cycle() const override { return last_call_issue_; }
+  uint32_t last_issue_initiator() const override { return last_call_initiator_; }
   // Windows that needed per-request work: channel windows served by the O(requests)
   // merge/loop (AddressInterleave, cold gaps), and RoundRobin windows (or short folds)
   // shared by several bursts (committed ones only).
@@ -251,9 +202,16 @@ class HbmTiming {
     uint64_t div_p(uint64_t x) const { return p_shift >= 0 ? x >> p_shift : x / P; }
     uint64_t arrival_of(uint64_t j) const { return t0 + div_p(j); }
     // Number of requests with arrival <= x.
-    uint64_t upto(uint64_t x) const;
+    uint64_t upto(uint64_t x) const {
+      if (x < t0) return 0;
+      if (x - t0 >= n) return n;  // (x - t0 + 1) * P >= n; also avoids overflow
+      return std::min<uint64_t>(n, (x - t0 + 1) * P);
+    }
     // Number of requests with (arrival, prio) <= (x, x_initiator).
-    uint64_t upto_key(uint64_t x, uint32_t x_initiator) const;
+    uint64_t upto_key(uint64_t x, uint32_t x_initiator) const {
+      if (prio <= x_initiator) return upto(x);
+      return x == 0 ? 0 : upto(x - 1);
+    }
     // Same-cycle order: initiator, then call order.
     bool before(const Flow& o) const { return prio != o.prio ? prio < o.prio : seq < o.seq; }
   };
@@ -300,9 +258,25 @@ class HbmTiming {
   BurstResult serve_uncontended(const Burst& b);
   void note_call(uint64_t issue_cycle, uint32_t initiator);
   void account(bool write, uint64_t requests, uint64_t issue_cycle, uint64_t completion);
-  uint64_t j0_of(const Flow& f, uint32_t c) const;
-  uint64_t kcount(const Flow& f, uint32_t c, uint64_t J) const;  // #k on c with j < J
-  uint64_t j_of(const Flow& f, uint32_t c, uint64_t k) const;
+  // a > free + cold_after, without overflow for cold_after = kNeverCold.
+  static bool went_cold(uint64_t arrival, uint64_t free, uint64_t cold_after) {
+    return arrival > free && arrival - free > cold_after;
+  }
+  // Where a flow's requests fall on channel c (the per-request helpers of the channel and
+  // round-robin files; inline, they run in their loops). Consecutive flows: request j is on
+  // channel (m0 + j) % C, so channel c holds j0, j0 + C, ...
+  uint64_t j0_of(const Flow& f, uint32_t c) const { return mod_c(uint64_t(c) + p_.channels - f.m0); }
+  uint64_t kcount(const Flow& f, uint32_t c, uint64_t J) const {  // #k on c with j < J
+    if (!f.consecutive) {
+      const std::vector<uint64_t>& js = js_of(f, c);
+      return uint64_t(std::lower_bound(js.begin(), js.end(), J) - js.begin());
+    }
+    const uint64_t j0 = j0_of(f, c);
+    return J > j0 ? div_c(J - j0 - 1) + 1 : 0;
+  }
+  uint64_t j_of(const Flow& f, uint32_t c, uint64_t k) const {
+    return f.consecutive ? j0_of(f, c) + k * p_.channels : js_of(f, c)[k];
+  }
   uint64_t arrival(const Flow& f, uint32_t c, uint64_t k) const { return f.arrival_of(j_of(f, c, k)); }
   uint64_t step(Chan& st, uint64_t arrival, bool commit, bool* paid);
   // Serves f's requests k in [k1, k2) on channel c in order (closed form when possible).
