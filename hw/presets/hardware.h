@@ -1,6 +1,8 @@
 // Hardware parameters of the modelled fabric. Every timing constant the simulator uses is a
 // named field here, loaded from a YAML preset (hw/presets/*.yaml) and overridable with
-// `--set key=value`. docs/timing-model.md lists each with its unit and origin.
+// `--set key=value`. Each is declared once, as one row of hardware_params.def (HBM's:
+// hbm_params.def) with its key, type, default, unit, range, doc and origin; docs/presets.md lists
+// them.
 #pragma once
 
 #include <cstdint>
@@ -24,37 +26,18 @@ constexpr uint64_t kMaxCycles = uint64_t(1) << 30;       // any latency or inter
 constexpr uint64_t kMaxBandwidth = uint64_t(1) << 40;    // B/cycle, FLOPs/cycle, bytes
 
 struct HardwareParams {
-  std::string name = "step-artifact";
-  double clock_ghz = 1.0;                          // for reporting wall-clock equivalents only
-  uint64_t onchip_bw = 64;                         // B/cycle of one on-chip memory unit (PMU)
-  uint64_t compute_bw = 4096;                      // default FLOPs/cycle allocated to a higher-order node
-  uint64_t pcu_flops = 4096;                       // FLOPs/cycle of one compute unit (PCU)
-  uint64_t pmu_capacity = 512 * 1024;              // bytes of one memory unit
-  uint32_t num_pcus = 1024;                        // compute units on the fabric
-  uint32_t num_pmus = 1024;                        // memory units on the fabric
-  uint32_t fifo_depth = 2;                         // default channel depth (beats)
-  uint32_t send_latency = 1;                       // cycles per channel hop
-  uint32_t response_latency = 1;                   // cycles before a freed slot is reusable
-  uint32_t shape_op_latency = 0;                   // Flatten/Reshape/Promote/Expand/Zip cycles per beat
-  uint32_t routing_switch_cycles = 1;              // Partition/Reassemble cycles to switch output/input
-  uint32_t par_dispatch = 1;                       // off-chip requests issued per cycle by one load/store
-  bool loads_sum_inputs = true;                    // quirk: n-ary Map sums its memory-unit loads
-  bool offchip_one_tile_in_flight = true;          // quirk: off-chip loads/stores do not overlap tiles
-  uint32_t ag_load_pipeline_cycles = 0;            // a loaded tile's cycles from its last response to its consumer
-  uint32_t ag_store_pipeline_cycles = 0;           // a store's cycles from its last acknowledgement to its end
-  bool input_register = false;                     // ops take an input beat as a firing starts, not as it ends
-  uint32_t ag_max_outstanding = 0;                 // requests one load/store keeps in flight (0: see hardware.cpp)
-  uint32_t load_buffer_tiles = 0;                  // tiles a load's memory unit holds for its consumer (0: a FIFO)
-  HbmParams hbm;                                   // the off-chip memory model (hw/memory)
-  std::string hbm_mode = "fast";                   // fast (one transaction per tile) | request (per request)
-  std::string onchip_requirement_model = "paper";  // one of onchip_requirement_models()
+#define STEPSIM_PARAM(type, member, key, def, unit, codec, doc, origin) type member = def;
+#include "hw/presets/hardware_params.def"
+#undef STEPSIM_PARAM
+  // A struct of its own (hw/memory takes HbmParams alone); its rows are hbm_params.def.
+  HbmParams hbm;
 
   // Sets one field by its dotted name ("hbm.channels"); throws std::invalid_argument naming an
   // unknown key or a bad value.
   void set(const std::string& key, const std::string& value);
-  // Dotted names of every field with its documentation and unit.
+  // Dotted names of every field with its documentation, unit and origin, in the rows' order.
   struct FieldDoc {
-    std::string key, unit, doc;
+    std::string key, unit, doc, origin;
     uint64_t min = 0, max = 0;  // allowed range of an integer field (0..0: not an integer)
   };
   static const std::vector<FieldDoc>& fields();

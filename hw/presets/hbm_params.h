@@ -2,14 +2,17 @@
 //
 // The model is the reference simulator's HBM node (step-perf `src/ramulator/hbm_context.rs`,
 // see shared/spec/reference-simulator-notes.md §2.4) written down as closed-form timing rules
-// over explicit cycle timestamps; docs in hw/memory/hbm_timing.h. The defaults are the
-// paper's / reference's setting `HBMConfig(64, 32, 2, 2, 1, 14)` with the reference quirk on:
-// 32 channels x 64 B every 2 cycles = 1024 B/cycle peak, 18-cycle idle round trip.
+// over explicit cycle timestamps; docs in hw/memory/hbm_timing.h. The parameters are declared
+// one row each in hbm_params.def; their defaults are the paper's / reference's setting
+// `HBMConfig(64, 32, 2, 2, 1, 14)` with the reference quirk on: 32 channels x 64 B every 2
+// cycles = 1024 B/cycle peak, 18-cycle idle round trip.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <string>
+
+#include "hw/presets/param_kinds.h"
 
 namespace stepsim {
 
@@ -29,24 +32,14 @@ const char* hbm_mapping_name(HbmMapping m);
 HbmMapping parse_hbm_mapping(const std::string& s);
 
 struct HbmParams {
-  uint32_t channels = 32;       // independent channels
-  uint32_t request_bytes = 64;  // bytes per request (reference `addr_offset`)
-  uint32_t init_interval = 2;   // cycles: a channel accepts one request every II cycles
-  uint32_t latency = 2;         // cycles from service start to response (every request)
-  uint32_t startup = 14;        // extra cycles paid by a "cold" request (see below)
-  // true  = reference quirk: every request pays startup + latency.
-  // false = only a cold request pays startup: the channel's first request ever, or a request
-  //         that reaches the channel more than `cold_after` cycles after the channel's
-  //         previous service slot ended (arrival > free + cold_after). Startup adds latency
-  //         to that request only; it does not occupy the channel (responses of one channel
-  //         may therefore complete out of order, as a row miss behind a row hit would).
-  bool startup_every_request = true;
-  // Only used when startup_every_request == false. 0 = any gap in a channel's schedule makes
-  // it cold; UINT64_MAX = only a channel's first request ever pays (the reference's evident
-  // intent before the quirk).
+#define STEPSIM_PARAM(type, member, key, def, unit, codec, doc, origin) type member = def;
+#include "hw/presets/hbm_params.def"
+#undef STEPSIM_PARAM
+  // Not a preset parameter (no preset varies it; the tests of hw/memory do): how long a channel
+  // stays warm when startup_every_request is false. 0 = any gap in a channel's schedule makes it
+  // cold; kNeverCold = only a channel's first request ever pays (the reference's evident intent
+  // before the quirk).
   uint64_t cold_after = 0;
-  uint32_t link_latency = 1;  // cycles initiator -> HBM, and again HBM -> initiator
-  HbmMapping mapping = HbmMapping::RoundRobin;
 
   static constexpr uint64_t kNeverCold = std::numeric_limits<uint64_t>::max();
 

@@ -106,83 +106,6 @@ void function_table(std::ostream& out, const std::string& title, FunctionFamily 
   out << "\n";
 }
 
-// Where each hardware parameter's value comes from. Sections: RS = shared/spec/
-// reference-simulator-notes.md, PN = shared/spec/step-paper-notes.md, ARCH = architecture.md.
-const std::map<std::string, std::string>& origins() {
-  static const std::map<std::string, std::string> m = {
-      {"name", "the preset file name (hw/presets/NAME.yaml)"},
-      {"clock_ghz", "project choice: the paper and the reference report cycles only; 1 GHz makes cycles and ns equal"},
-      {"onchip_bw",
-       "64: \"64 B/cycle per on-chip memory unit\" (PN §3.3, SN40L/Plasticine; the reference's PMU_BW, RS §2.5). "
-       "256: the HDL-validation setting (PN §3.3; RS §2.5 hdl_mod.rs)"},
-      {"compute_bw",
-       "4096 FLOPs/cycle per higher-order node in the MoE and HDL-validation runs (RS §3 \"Typical compute "
-       "bandwidths\", PN §3.3 artifact parameters)"},
-      {"pcu_flops",
-       "project choice (ARCH §7: compute bandwidth -> compute units): equal to the default compute_bw, so a "
-       "default node takes one unit; the paper gives no unit size"},
-      {"pmu_capacity", "512 KiB of local memory per unit (PN §3.5, the paper's mapping-cache estimate)"},
-      {"num_pcus",
-       "project choice: the paper gives no unit count and the reference does not enforce one (RS §2.5); large "
-       "enough for the paper's workloads"},
-      {"num_pmus", "project choice, as num_pcus"},
-      {"fifo_depth",
-       "2: SimConfig.channel_depth of the MoE experiments; 1: the HDL-validation and attention runs (RS §2.2, "
-       "PN §3.3)"},
-      {"send_latency", "DAM's default channel latency, 1 cycle (RS §2.2, ARCH §4)"},
-      {"response_latency", "DAM's default response latency, 1 cycle (RS §2.2, ARCH §4)"},
-      {"shape_op_latency",
-       "0: the artifact README (\"0 cycle latency\" for Flatten/Promote/Reshape, PN §3.2; RS §3); the v1 paper "
-       "text says 1"},
-      {"routing_switch_cycles", "switch_cycles = 1 in every experiment (RS §3 FlatPartition, PN §3.2)"},
-      {"par_dispatch", "1 in the MoE and attention runs, 4 in HDL validation (PN §3.3 artifact parameters, RS §9)"},
-      {"offchip_one_tile_in_flight",
-       "true in step-artifact, the reference's behaviour: a load waits for all responses of a tile before issuing "
-       "the next (RS §3 OffChipLoad, ARCH §5); false in hdl-validation: the fabric's address-generator unit "
-       "(rtl/ag_offchip.sv) issues the next tile's requests the cycle after the last one"},
-      {"ag_max_outstanding",
-       "0 in step-artifact (the reference has one tile in flight); 64 in hdl-validation: the outstanding "
-       "requests of the fabric's address-generator unit (rtl/ag_offchip.sv, MAXO)"},
-      {"load_buffer_tiles",
-       "0 in step-artifact, the reference's behaviour: a load's output is a FIFO of fifo_depth; 8 in hdl-validation: "
-       "the fabric streams a load's tiles into a memory unit that buffers them for the consumer (the Bufferize -> "
-       "Streamify pair of the units, hw/units/pmu_buffer.h, has 8 buffer descriptors, NBUF)"},
-      {"ag_load_pipeline_cycles",
-       "0 in step-artifact, the reference's behaviour: a tile is emitted at its last response; 2 in hdl-validation: "
-       "the address-generator unit's request and output registers (rtl/ag_offchip.sv), measured by co-simulating a "
-       "load into a sink (docs/timing-model.md)"},
-      {"ag_store_pipeline_cycles",
-       "0 in step-artifact, the reference's behaviour: a store ends at its last acknowledgement; 4 in "
-       "hdl-validation: the address-generator unit's input, request, response and output registers, measured by "
-       "co-simulating a load into a store (docs/timing-model.md)"},
-      {"input_register",
-       "false in step-artifact, the reference's behaviour: an operator dequeues its inputs when the firing ends; "
-       "true in hdl-validation: every fabric unit takes an input beat into its input buffer when it arrives "
-       "(hw/units/protocol.h, InBuf), measured on the small MoE's combining Accum and the address generator's "
-       "random access (docs/timing-model.md)"},
-      {"loads_sum_inputs",
-       "true in step-artifact, the reference's behaviour: BinaryMap charges ld(a) + ld(b) (RS §3 BinaryMap); false "
-       "in hdl-validation: the fabric's tile compute units take both operand tiles in the same cycle"},
-      {"hbm.channels", "HBMConfig channel_num: 32 in the experiments, 8 in HDL validation (RS §2.4)"},
-      {"hbm.request_bytes", "HBMConfig addr_offset = 64 B (RS §2.4)"},
-      {"hbm.init_interval", "HBMConfig per_channel_init_interval = 2 (RS §2.4)"},
-      {"hbm.latency", "HBMConfig per_channel_latency = 2 (RS §2.4)"},
-      {"hbm.startup", "HBMConfig per_channel_start_up_time = 14 (RS §2.4)"},
-      {"hbm.startup_every_request",
-       "reference quirk: the first-request flag is never cleared, so every request pays start-up (RS §2.4)"},
-      {"hbm.link_latency",
-       "the reference's address and response channels between a load/store and the HBM node are DAM channels "
-       "of 1 cycle each way (RS §2.2, §2.4); gives the 18-cycle idle round trip"},
-      {"hbm.mapping", "the reference spreads requests over the channels round-robin (RS §2.4)"},
-      {"hbm.mode",
-       "project choice (ARCH §5: time a tile in O(channels), keep a request-level mode to check it); both modes "
-       "follow the same rules (hw/memory/hbm_timing.h)"},
-      {"onchip_requirement_model",
-       "the paper's §4 formulas (PN §3.4); `artifact` selects the reference's default mode=1 variant"},
-  };
-  return m;
-}
-
 // "1.000000" -> "1", "0.500000" -> "0.5"; anything else unchanged.
 std::string plain_number(std::string v) {
   if (v.find('.') == std::string::npos || v.find_first_not_of("0123456789.") != std::string::npos) return v;
@@ -208,11 +131,6 @@ std::string header_comment(const std::string& path) {
 }
 
 }  // namespace
-
-std::string preset_param_origin(const std::string& key) {
-  auto it = origins().find(key);
-  return it == origins().end() ? std::string() : it->second;
-}
 
 std::string units_text(const OpInfo& op, const std::string& impl) {
   bridge::find_unit_impl("hls");  // the built-in implementation registers its runners on first use
@@ -321,9 +239,8 @@ void write_presets_markdown(std::ostream& out) {
   std::stable_partition(names.begin(), names.end(), [](const std::string& n) { return n == "step-artifact"; });
   std::vector<std::map<std::string, std::string>> values;
   for (const std::string& n : names) values.push_back(load_preset(n).to_map());
-  out << "<!-- Generated by `stepsim presets --markdown` (scripts/gen_docs.sh) from HardwareParams::fields()\n"
-         "     (hw/presets/hardware.cpp), the preset files hw/presets/*.yaml and the origin notes in "
-         "scripts/cli/docs.cpp.\n"
+  out << "<!-- Generated by `stepsim presets --markdown` (scripts/gen_docs.sh) from the parameter rows\n"
+         "     (hw/presets/hardware_params.def, hbm_params.def) and the preset files hw/presets/*.yaml.\n"
          "     Do not edit by hand; testbench/docs fails when this file is stale. -->\n"
          "# Hardware presets and parameters\n\n"
          "Every timing and fabric constant of the model is a named parameter of a hardware preset "
@@ -348,10 +265,7 @@ void write_presets_markdown(std::ostream& out) {
       auto it = v.find(f.key);
       out << " " << cell(it == v.end() ? "" : plain_number(it->second)) << " |";
     }
-    const std::string origin = preset_param_origin(f.key);
-    out << " " << cell(f.doc) << " | "
-        << (origin.empty() ? "**MISSING: add the origin of this parameter to scripts/cli/docs.cpp**" : cell(origin))
-        << " |\n";
+    out << " " << cell(f.doc) << " | " << cell(f.origin) << " |\n";
   }
   out << "\n";
 }

@@ -21,8 +21,4 @@ void write_layers_markdown(std::ostream& out);
 // implementation built in): "Pcu; Retile (fn retile_row)", or "none".
 std::string units_text(const OpInfo& op, const std::string& impl = "");
 
-// Where the default value of a hardware parameter comes from (a section of the spec notes, or
-// "project choice" with the reason); empty if the parameter has no entry yet.
-std::string preset_param_origin(const std::string& key);
-
 }  // namespace stepsim

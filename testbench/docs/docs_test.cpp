@@ -1,9 +1,11 @@
 // The generated documentation cannot drift from the code: docs/operators.md and docs/presets.md
-// must equal what `stepsim ops --markdown` / `stepsim presets --markdown` print now; every
-// hardware parameter names where its value comes from; every key of the JSON report is
-// documented in docs/user-guide.md; and relative links in the docs point at existing files.
+// must equal what `stepsim ops --markdown` / `stepsim presets --markdown` print now; the preset
+// table lists every hardware parameter with its unit, range and origin; every key of the JSON
+// report is documented in docs/user-guide.md; and relative links in the docs point at existing
+// files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -68,11 +70,23 @@ TEST(GeneratedDocs, PresetTableIsUpToDate) { expect_generated("presets.md", {"pr
 
 TEST(GeneratedDocs, LayerLibraryIsUpToDate) { expect_generated("layers.md", {"layers", "--markdown"}); }
 
-TEST(GeneratedDocs, EveryHardwareParameterSaysWhereItsValueComesFrom) {
-  for (const auto& f : HardwareParams::fields())
-    EXPECT_FALSE(preset_param_origin(f.key).empty())
-        << "hardware parameter '" << f.key << "' has no origin note: add it to origins() in scripts/cli/docs.cpp "
-        << "and run scripts/gen_docs.sh";
+// Each parameter row (hw/presets/hardware_params.def, hbm_params.def) is one line of the preset
+// table: its key, unit and range first, its meaning and origin last, in the rows' order.
+TEST(GeneratedDocs, PresetTableListsEveryParameterWithUnitRangeAndOrigin) {
+  std::ostringstream out;
+  write_presets_markdown(out);
+  const std::string table = out.str();
+  size_t from = 0;
+  for (const auto& f : HardwareParams::fields()) {
+    ASSERT_FALSE(f.origin.empty()) << "hardware parameter '" << f.key << "' has no origin";
+    const std::string allowed = f.max ? std::to_string(f.min) + ".." + std::to_string(f.max) : "";
+    const size_t at = table.find("\n| `" + f.key + "` | " + f.unit + " | " + allowed + " |", from);
+    ASSERT_NE(at, std::string::npos) << "no row, or out of order, for '" << f.key << "'";
+    const std::string line = table.substr(at + 1, table.find('\n', at + 1) - at - 1);
+    const std::string end = " | " + f.doc + " | " + f.origin + " |";
+    EXPECT_EQ(line.substr(line.size() - std::min(line.size(), end.size())), end) << line;
+    from = at + 1;
+  }
 }
 
 TEST(GeneratedDocs, MarkdownFlagsAreTheOnlyOptions) {
