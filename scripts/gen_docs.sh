@@ -2,8 +2,10 @@
 # Regenerates the documentation that is generated from the code, so it cannot drift:
 #   docs/operators.md  <- stepsim ops --markdown      (operator registry + tile functions)
 #   docs/presets.md    <- stepsim presets --markdown  (every hardware parameter of every preset)
-# The hand-written docs (user-guide.md, timing-model.md, semantics.md) link to these two files.
-# testbench/docs/docs_test.cpp fails when either file differs from what the code generates.
+#   docs/layers.md     <- stepsim layers --markdown   (the layer library)
+#   docs/metrics.md    <- stepsim metrics             (the metric table, sim/report/metrics.cpp)
+# The hand-written docs (user-guide.md, timing-model.md, semantics.md, dse.md) link to these files.
+# testbench/docs/docs_test.cpp fails when one differs from what the code generates.
 #
 # Usage: bash scripts/gen_docs.sh [path/to/stepsim]
 #   Without an argument it builds the stepsim target in build/ (configured like scripts/setup.sh).
@@ -17,11 +19,14 @@ if [ -z "$bin" ]; then
   cmake --build "$root/build" --target stepsim -j"$(nproc)" >/dev/null
   bin="$root/build/stepsim"
 fi
-gen() {  # gen SUBCOMMAND FILE
-  "$bin" "$1" --markdown > "$root/docs/$2.tmp"
-  mv "$root/docs/$2.tmp" "$root/docs/$2"
-  echo "wrote docs/$2"
+gen() {  # gen FILE COMMAND...
+  local file="$1"
+  shift
+  "$bin" "$@" > "$root/docs/$file.tmp"
+  mv "$root/docs/$file.tmp" "$root/docs/$file"
+  echo "wrote docs/$file"
 }
-gen ops operators.md
-gen presets presets.md
-gen layers layers.md
+gen operators.md ops --markdown
+gen presets.md presets --markdown
+gen layers.md layers --markdown
+gen metrics.md metrics

@@ -29,6 +29,7 @@
 #include "hw/ops/op.h"
 #include "hw/stream/token.h"
 #include "sim/report/analyze.h"
+#include "sim/report/metrics.h"
 #include "scripts/cli/docs.h"
 #include "scripts/cli/python_commands.h"
 #include "scripts/cli/sweep.h"
@@ -216,6 +217,12 @@ int cmd_layers(const Invocation& in, Streams s) {
             << (p.default_value.empty() ? "\"\"" : p.default_value) << "): " << p.doc << "\n";
     s.out << "\n";
   }
+  return 0;
+}
+
+// `stepsim metrics`: the metric table as docs/metrics.md (sim/report/metrics.h).
+int cmd_metrics(const Invocation&, Streams s) {
+  write_metrics_markdown(s.out);
   return 0;
 }
 
@@ -610,6 +617,8 @@ const std::vector<Command>& commands() {
        "analyze needs a graph file", analyze_options, cmd_analyze},
       {"layers", "", "list the layer library (graphs/layers) and its parameters", "", 0, 0, "",
        [](po::options_description& o) { markdown_option(o, "print docs/layers.md instead"); }, cmd_layers},
+      {"metrics", "", "the metrics of a run (sweep columns, DSE objectives): docs/metrics.md", "", 0, 0, "",
+       [](po::options_description&) {}, cmd_metrics},
       {"build", "LAYER", "write a layer of the library as a graph file", "", 1, 1,
        "build needs a layer name (see stepsim layers)", build_options, cmd_build},
       {"downtile", "GRAPH.yaml", "rewrite a graph to T x T physical tiles (hierarchical tiling)", "", 1, 1,

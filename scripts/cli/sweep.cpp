@@ -11,9 +11,10 @@
 #include "graphs/layers/layer.h"
 #include "hw/presets/hardware.h"
 #include "sim/engine/diagnose.h"
-#include "sim/graph/loader.h"
-#include "sim/report/report.h"
 #include "sim/engine/simulation.h"
+#include "sim/graph/loader.h"
+#include "sim/report/metrics.h"
+#include "sim/report/report.h"
 
 namespace stepsim {
 
@@ -61,17 +62,8 @@ void measure_point(const SweepSpec& spec, const std::vector<std::pair<std::strin
     row.status = "error: " + r.error;
     return;
   }
-  const nlohmann::json j = make_report(g, opt, r).json;
+  row.metrics = metric_values(make_report(g, opt, r).json, opt.hw.clock_ghz);
   row.ran = true;
-  row.cycles = j["cycles"].get<uint64_t>();
-  row.time_us = double(row.cycles) / (opt.hw.clock_ghz * 1e3);
-  row.read_bytes = j["offchip"]["read_bytes"].get<uint64_t>();
-  row.write_bytes = j["offchip"]["write_bytes"].get<uint64_t>();
-  row.bw_util = j["offchip"]["bandwidth_utilization"].get<double>();
-  row.compute_util = j["compute"]["utilization"].get<double>();
-  row.onchip_bytes = j["onchip"]["requirement_bytes"].get<uint64_t>();
-  row.compute_units = r.compute_units;
-  row.memory_units = r.memory_units;
   // The static allocation rejects a graph before its run; buffers that grow during the run can
   // still take more memory units than the fabric has, and such a point is no design.
   const std::string excess = fabric_excess(r, opt.hw);
@@ -94,12 +86,14 @@ SweepRow run_point(const SweepSpec& spec, const std::vector<std::pair<std::strin
   return row;
 }
 
-// The result columns: header with unit, least width, and the cell of a row that ran.
-struct Column {
-  const char* header;
-  size_t width;
-  std::string (*cell)(const SweepRow&);
-};
+// The metric columns of the printed table (kSweepTable) or of the CSV (all), as indices into
+// metric_table().
+std::vector<size_t> metric_columns(bool printed) {
+  std::vector<size_t> cols;
+  for (size_t k = 0; k < metric_table().size(); ++k)
+    if (!printed || (metric_table()[k].flags & kSweepTable)) cols.push_back(k);
+  return cols;
+}
 
 std::string fixed(double v, int digits) {
   std::ostringstream s;
@@ -107,42 +101,30 @@ std::string fixed(double v, int digits) {
   return s.str();
 }
 
-const std::vector<Column>& columns() {
-  static const std::vector<Column> c = {
-      {"cycles", 10, [](const SweepRow& r) { return std::to_string(r.cycles); }},
-      {"time [us]", 10, [](const SweepRow& r) { return fixed(r.time_us, 3); }},
-      {"off-chip read [B]", 0, [](const SweepRow& r) { return std::to_string(r.read_bytes); }},
-      {"off-chip written [B]", 0, [](const SweepRow& r) { return std::to_string(r.write_bytes); }},
-      {"off-chip bw use [%]", 0, [](const SweepRow& r) { return fixed(100 * r.bw_util, 1); }},
-      {"compute use [%]", 0, [](const SweepRow& r) { return fixed(100 * r.compute_util, 2); }},
-      {"on-chip requirement [B]", 0, [](const SweepRow& r) { return std::to_string(r.onchip_bytes); }},
-      {"compute units", 0, [](const SweepRow& r) { return std::to_string(r.compute_units); }},
-      {"memory units", 0, [](const SweepRow& r) { return std::to_string(r.memory_units); }},
-  };
-  return c;
-}
 const char* const kWallHeader = "wall [s]";
 
-std::vector<std::string> header_cells(const SweepResult& r) {
+std::vector<std::string> header_cells(const SweepResult& r, bool printed) {
   std::vector<std::string> head = r.keys;
-  for (const Column& c : columns()) head.push_back(c.header);
+  for (size_t k : metric_columns(printed)) head.push_back(metric_header(metric_table()[k]));
   head.push_back(kWallHeader);
   return head;  // then "status"
 }
 
-// Every cell of a row but the status; the figures are empty when the point did not run.
-std::vector<std::string> row_cells(const SweepRow& row) {
+// Every cell of a row but the status; the metrics are empty when the point did not run.
+std::vector<std::string> row_cells(const SweepRow& row, bool printed) {
   std::vector<std::string> line = row.values;
-  for (const Column& c : columns()) line.push_back(row.ran ? c.cell(row) : "");
+  for (size_t k : metric_columns(printed))
+    line.push_back(row.ran ? metric_cell(metric_table()[k], row.metrics.at(k)) : "");
   line.push_back(fixed(row.wall_s, 3));
   return line;
 }
 
+// The printed table's columns: as wide as their headers and the swept values.
 std::vector<size_t> column_widths(const SweepResult& r) {
+  const std::vector<std::string> head = header_cells(r, true);
   std::vector<size_t> w;
-  for (size_t k = 0; k < r.keys.size(); ++k) w.push_back(std::max(r.keys[k].size(), r.value_widths[k]));
-  for (const Column& c : columns()) w.push_back(std::max(std::string(c.header).size(), c.width));
-  w.push_back(std::string(kWallHeader).size());
+  for (size_t i = 0; i < head.size(); ++i)
+    w.push_back(std::max(head[i].size(), i < r.keys.size() ? r.value_widths[i] : 0));
   return w;
 }
 
@@ -231,19 +213,19 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepObserver& observe) {
 }
 
 void print_sweep_header(const SweepResult& r, std::ostream& out) {
-  print_line(column_widths(r), header_cells(r), "status", out);
+  print_line(column_widths(r), header_cells(r, true), "status", out);
 }
 
 void print_sweep_row(const SweepResult& r, const SweepRow& row, std::ostream& out) {
-  print_line(column_widths(r), row_cells(row), row.status, out);
+  print_line(column_widths(r), row_cells(row, true), row.status, out);
 }
 
 void write_sweep_csv_header(const SweepResult& r, std::ostream& out) {
-  write_csv_line(header_cells(r), "status", false, out);
+  write_csv_line(header_cells(r, false), "status", false, out);
 }
 
 void write_sweep_csv_row(const SweepRow& row, std::ostream& out) {
-  write_csv_line(row_cells(row), row.status, row.status != "ok", out);
+  write_csv_line(row_cells(row, false), row.status, row.status != "ok", out);
 }
 
 }  // namespace stepsim

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace stepsim {
 
 struct SweepSpec {
@@ -25,10 +27,11 @@ struct SweepSpec {
 struct SweepRow {
   std::vector<std::string> values;  // one per swept key, params first, then sets
   bool ok = false;                  // ran, and the units it used fit the fabric
-  bool ran = false;                 // the run finished: the figures below are measured (also when it does not fit)
+  bool ran = false;                 // the run finished: the metrics are measured (also when it does not fit)
   std::string status;               // "ok", "does not fit: 28 memory units > 10", or "error: ..."
-  uint64_t cycles = 0, read_bytes = 0, write_bytes = 0, onchip_bytes = 0, compute_units = 0, memory_units = 0;
-  double time_us = 0, bw_util = 0, compute_util = 0;
+  // The run's metrics (sim/report/metrics.h), one per row of metric_table(), in its order; empty
+  // when the point did not run.
+  std::vector<nlohmann::json> metrics;
   double wall_s = 0;  // wall-clock seconds of the point: building or loading its graph, and the run
 };
 
@@ -60,7 +63,9 @@ SweepResult run_sweep(const SweepSpec& spec, const SweepObserver& observe = {});
 
 // The table as it grows, units in the header: the header once, then each row (flushed) as its
 // point finishes. The columns are as wide as the headers and the swept values, so no row waits
-// for the last one; a wider number shifts the rest of its row.
+// for the last one; a wider number shifts the rest of its row. The columns: the swept keys, the
+// metrics of the metric table ("name [unit]"; the printed table those flagged kSweepTable, the CSV
+// every one), "wall [s]" and "status".
 void print_sweep_header(const SweepResult& r, std::ostream& out);
 void print_sweep_row(const SweepResult& r, const SweepRow& row, std::ostream& out);
 // The same table as CSV lines (the status quoted when it is not "ok").

@@ -7,6 +7,8 @@
 
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 namespace stepsim::python {
 
 // A run that ended in an error (a deadlock, an operator's error): Python's SimulationError.
@@ -19,5 +21,11 @@ void bind_registry(pybind11::module_& m);  // operators, tile functions, presets
 void bind_graph(pybind11::module_& m);     // the graph builder and its streams
 void bind_run(pybind11::module_& m);       // runs, analysis
 void bind_sweep(pybind11::module_& m);     // grid sweeps point by point (stepsim.workers)
+void bind_metrics(pybind11::module_& m);   // the metric table and a report's values
+
+// A Python value (a dict, list, number, ... or JSON text) as JSON, and back (through Python's json
+// module: numbers keep their exact value both ways).
+nlohmann::json json_of(const pybind11::object& value);
+pybind11::object python_of(const nlohmann::json& value);
 
 }  // namespace stepsim::python

@@ -9,6 +9,7 @@ PYBIND11_MODULE(_stepsim, m) {
   stepsim::python::bind_graph(m);
   stepsim::python::bind_run(m);
   stepsim::python::bind_sweep(m);
+  stepsim::python::bind_metrics(m);
 #ifdef STEPSIM_HAVE_RTL
   stepsim::bridge::register_rtl_units();  // impl: rtl (the Verilated units), as the command line
   m.attr("have_rtl") = true;

@@ -6,6 +6,7 @@
 
 #include "scripts/cli/sweep.h"
 #include "scripts/python/bindings.h"
+#include "sim/report/metrics.h"
 
 namespace py = pybind11;
 
@@ -25,41 +26,33 @@ SweepSpec make_spec(const std::string& graph_file, const std::string& layer, con
   return spec;
 }
 
+// A row as a dict: values, ok, ran, status, wall_s, and metrics {name: value} in the metric table's
+// order (empty when the point did not run; None where the report gives no value).
 py::dict row_dict(const SweepRow& r) {
   py::dict d;
   d["values"] = r.values;
   d["ok"] = r.ok;
   d["ran"] = r.ran;
   d["status"] = r.status;
-  d["cycles"] = r.cycles;
-  d["read_bytes"] = r.read_bytes;
-  d["write_bytes"] = r.write_bytes;
-  d["onchip_bytes"] = r.onchip_bytes;
-  d["compute_units"] = r.compute_units;
-  d["memory_units"] = r.memory_units;
-  d["time_us"] = r.time_us;
-  d["bw_util"] = r.bw_util;
-  d["compute_util"] = r.compute_util;
+  py::dict metrics;
+  for (size_t k = 0; k < r.metrics.size(); ++k) metrics[py::str(metric_table()[k].name)] = python_of(r.metrics[k]);
+  d["metrics"] = metrics;
   d["wall_s"] = r.wall_s;
   return d;
 }
 
+// The inverse of row_dict. A row without `metrics` (a point whose worker died) did not run.
 SweepRow row_from(const py::dict& d) {
   SweepRow r;
   r.values = d["values"].cast<std::vector<std::string>>();
   r.ok = d["ok"].cast<bool>();
   r.ran = d["ran"].cast<bool>();
   r.status = d["status"].cast<std::string>();
-  r.cycles = d["cycles"].cast<uint64_t>();
-  r.read_bytes = d["read_bytes"].cast<uint64_t>();
-  r.write_bytes = d["write_bytes"].cast<uint64_t>();
-  r.onchip_bytes = d["onchip_bytes"].cast<uint64_t>();
-  r.compute_units = d["compute_units"].cast<uint64_t>();
-  r.memory_units = d["memory_units"].cast<uint64_t>();
-  r.time_us = d["time_us"].cast<double>();
-  r.bw_util = d["bw_util"].cast<double>();
-  r.compute_util = d["compute_util"].cast<double>();
   r.wall_s = d["wall_s"].cast<double>();
+  if (r.ran) {
+    const nlohmann::json metrics = json_of(d["metrics"]);
+    for (const Metric& m : metric_table()) r.metrics.push_back(metrics.value(m.name, nlohmann::json()));
+  }
   return r;
 }
 

@@ -1,5 +1,6 @@
 #include "sim/report/report.h"
 #include "sim/report/analyze.h"
+#include "sim/report/metrics.h"
 
 #include <iomanip>
 #include <map>
@@ -321,24 +322,26 @@ void print_summary(const Report& rep, std::ostream& out) {
   };
   out << "graph " << j["graph"].get<std::string>() << " (preset " << j["preset"].get<std::string>() << ", "
       << j["mode"].get<std::string>() << " mode)\n";
-  out << "  cycles                     " << j["cycles"].get<uint64_t>() << " cycles\n";
-  out << "  off-chip read              " << j["offchip"]["read_bytes"].get<uint64_t>() << " B\n";
-  out << "  off-chip written           " << j["offchip"]["write_bytes"].get<uint64_t>() << " B\n";
-  out << "  off-chip bandwidth use     " << num(100.0 * j["offchip"]["bandwidth_utilization"].get<double>()) << " % of "
+  // The figures that are metrics come from the metric table (sim/report/metrics.h).
+  auto metric = [&](const char* name) { return metric_value(name, j); };
+  out << "  cycles                     " << metric("cycles").get<uint64_t>() << " cycles\n";
+  out << "  off-chip read              " << metric("offchip_read_bytes").get<uint64_t>() << " B\n";
+  out << "  off-chip written           " << metric("offchip_write_bytes").get<uint64_t>() << " B\n";
+  out << "  off-chip bandwidth use     " << num(100.0 * metric("offchip_bw_utilization").get<double>()) << " % of "
       << num(j["offchip"]["peak_bytes_per_cycle"].get<double>()) << " B/cycle\n";
-  out << "  FLOPs executed             " << j["compute"]["flops"].get<uint64_t>() << " FLOPs\n";
-  out << "  compute allocated          " << j["compute"]["allocated_flops_per_cycle"].get<uint64_t>()
-      << " FLOPs/cycle on " << j["compute"]["compute_units"].get<uint64_t>() << " compute units\n";
-  out << "  compute utilization        " << num(100.0 * j["compute"]["utilization"].get<double>()) << " %\n";
+  out << "  FLOPs executed             " << metric("flops").get<uint64_t>() << " FLOPs\n";
+  out << "  compute allocated          " << metric("allocated_flops_per_cycle").get<uint64_t>() << " FLOPs/cycle on "
+      << j["compute"]["compute_units"].get<uint64_t>() << " compute units\n";
+  out << "  compute utilization        " << num(100.0 * metric("compute_utilization").get<double>()) << " %\n";
   const json& fab = j["fabric"];
-  out << "  compute units              " << fab["compute_units"].get<uint64_t>() << " PCU of "
+  out << "  compute units              " << metric("compute_units").get<uint64_t>() << " PCU of "
       << fab["pcu_flops_per_cycle"].get<uint64_t>() << " FLOPs/cycle (fabric has " << fab["num_pcus"].get<uint64_t>()
       << ")\n";
-  out << "  memory units               " << fab["memory_units"].get<uint64_t>() << " PMU of "
+  out << "  memory units               " << metric("memory_units").get<uint64_t>() << " PMU of "
       << bytes_text(fab["pmu_capacity_bytes"].get<uint64_t>()) << " (" << fab["memory_units_static"].get<uint64_t>()
       << " allocated before the run; fabric has " << fab["num_pmus"].get<uint64_t>() << ")"
       << (fab["fits"].get<bool>() ? "" : "  EXCEEDS THE FABRIC") << "\n";
-  out << "  on-chip requirement        " << bytes_text(j["onchip"]["requirement_bytes"].get<uint64_t>()) << " ("
+  out << "  on-chip requirement        " << bytes_text(metric("onchip_bytes").get<uint64_t>()) << " ("
       << j["onchip"]["model"].get<std::string>() << " formulas)\n";
   out << "  on-chip measured peak      " << bytes_text(j["onchip"]["measured_peak_bytes"].get<uint64_t>())
       << " (sum of per-node peaks)\n";

@@ -21,7 +21,8 @@ TEST_F(Cli, SweepRunsEveryCombinationAndWritesCsv) {
   std::vector<std::string> lines;
   for (std::string l; std::getline(f, l);) lines.push_back(l);
   ASSERT_EQ(lines.size(), 5u) << r.output;
-  EXPECT_EQ(lines[0].rfind("compute_bw,fifo_depth,cycles,time [us],off-chip read [B]", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[0].rfind("compute_bw,fifo_depth,cycles [cycles],time_us [us],offchip_read_bytes [B]", 0), 0u)
+      << lines[0];
   // Map silu on one [16x64] tile: 8 FLOPs x 1024 elements / bw, plus the two channel hops.
   EXPECT_EQ(lines[1].rfind("1024,1," + std::to_string(8 * 1024 / 1024 + 2) + ",", 0), 0u) << lines[1];
   EXPECT_EQ(lines[3].rfind("4096,1," + std::to_string(8 * 1024 / 4096 + 2) + ",", 0), 0u) << lines[3];
@@ -32,10 +33,10 @@ TEST_F(Cli, SweepReportsFailedPointsAndBadSpecs) {
   const std::string g = write("good.yaml", kGood), csv = path("sweep.csv");
   CliRun r = stepsim({"sweep", g, "--set", "fifo_depth=0,2", "--csv", csv});
   expect_failure(r, {"1 of 2 points failed", "fifo_depth", "'0'"});
-  // The point that failed: its key, no figures, its wall time and the error.
+  // The point that failed: its key, no metrics (13 empty cells), its wall time and the error.
   const std::string text = read_text(csv);
   EXPECT_TRUE(std::regex_search(
-      text, std::regex("\n0,,,,,,,,,,[0-9]+\\.[0-9]{3},\"error: hardware parameter 'fifo_depth'[^\n]*'0'\"\n")))
+      text, std::regex("\n0,,,,,,,,,,,,,,[0-9]+\\.[0-9]{3},\"error: hardware parameter 'fifo_depth'[^\n]*'0'\"\n")))
       << text;
   expect_failure(stepsim({"sweep", g, "--param", "tile_n=1"}), {"--param needs --layer"});
   expect_failure(stepsim({"sweep", "--layer", "nope"}), {"unknown layer 'nope'"});
@@ -43,9 +44,12 @@ TEST_F(Cli, SweepReportsFailedPointsAndBadSpecs) {
   expect_failure(stepsim({"sweep", "--layer", "moe", "--param", "tile_n=8,,0"}), {"'tile_n' has an empty value"});
 }
 
+// The swept key, the metrics flagged kSweepTable (sim/report/metrics.h) as "name [unit]", the
+// wall time and the status.
 const std::string kHeader =
-    "fifo_depth      cycles   time [us]  off-chip read [B]  off-chip written [B]  off-chip bw use [%]  compute use [%]"
-    "  on-chip requirement [B]  compute units  memory units  wall [s]  status\n";
+    "fifo_depth  cycles [cycles]  time_us [us]  offchip_read_bytes [B]  offchip_write_bytes [B]"
+    "  offchip_bw_utilization [fraction]  compute_utilization [fraction]  onchip_bytes [B]  compute_units [units]"
+    "  memory_units [units]  wall [s]  status\n";
 
 TEST_F(Cli, SweepTableHasUnitsAndAMeasuredWallColumn) {
   const std::string g = write("good.yaml", kGood);
@@ -54,9 +58,9 @@ TEST_F(Cli, SweepTableHasUnitsAndAMeasuredWallColumn) {
   EXPECT_EQ(r.output.rfind(kHeader, 0), 0u) << r.output;
   // One Map silu on one [16x64] tile: 4 cycles at the preset's compute_bw (50 % of it used).
   const std::regex row(
-      "         [12]           4       0\\.004                  0                     0"
-      "                  0\\.0            50\\.00                        0              1"
-      "             0     ([0-9]+\\.[0-9]{3})  ok\n");
+      "         [12]                4         0\\.004                       0                        0"
+      "                             0\\.0000                          0\\.5000                 0                      1"
+      "                     0     ([0-9]+\\.[0-9]{3})  ok\n");
   std::istringstream lines(r.output.substr(kHeader.size()));
   int rows = 0;
   for (std::string line; std::getline(lines, line); ++rows) {
@@ -92,7 +96,7 @@ TEST_F(Cli, SweepPrintsEachRowAsItsPointFinishes) {
   }
   EXPECT_EQ(WEXITSTATUS(::pclose(p)), 0);
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(lines[0].rfind("    n      cycles", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[0].rfind("    n  cycles [cycles]", 0), 0u) << lines[0];
   auto wall = [](const std::string& line) {
     std::smatch m;
     EXPECT_TRUE(std::regex_search(line, m, std::regex(" ([0-9]+\\.[0-9]{3})  ok\n$"))) << line;
@@ -123,10 +127,10 @@ TEST_F(Cli, SweepMarksAPointThatDoesNotFitTheFabric) {
   EXPECT_TRUE(std::regex_search(r.output, std::regex("\n +10 .* 4 +[0-9.]+  ok\n"))) << r.output;
   EXPECT_NE(r.output.find("error: 1 of 2 points failed (status column)\n"), std::string::npos) << r.output;
   const std::string text = read_text(csv);
-  EXPECT_TRUE(
-      std::regex_search(text, std::regex("\n2,32786,[^\n]*,0,4,[0-9.]+,\"does not fit: 4 memory units > 2\"\n")))
+  EXPECT_TRUE(std::regex_search(
+      text, std::regex("\n2,32786,[^\n]*,0,4,2097152,0,0,4194304,[0-9.]+,\"does not fit: 4 memory units > 2\"\n")))
       << text;
-  EXPECT_TRUE(std::regex_search(text, std::regex("\n10,32786,[^\n]*,0,4,[0-9.]+,ok\n"))) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex("\n10,32786,[^\n]*,0,4,2097152,0,0,4194304,[0-9.]+,ok\n"))) << text;
 }
 
 TEST_F(Cli, SweepCsvWriteErrorsAreErrors) {

@@ -70,6 +70,8 @@ TEST(GeneratedDocs, PresetTableIsUpToDate) { expect_generated("presets.md", {"pr
 
 TEST(GeneratedDocs, LayerLibraryIsUpToDate) { expect_generated("layers.md", {"layers", "--markdown"}); }
 
+TEST(GeneratedDocs, MetricTableIsUpToDate) { expect_generated("metrics.md", {"metrics"}); }
+
 // Each parameter row (hw/presets/hardware_params.def, hbm_params.def) is one line of the preset
 // table: its key, unit and range first, its meaning and origin last, in the rows' order.
 TEST(GeneratedDocs, PresetTableListsEveryParameterWithUnitRangeAndOrigin) {
