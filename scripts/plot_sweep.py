@@ -3,8 +3,9 @@
 
   /usr/bin/python3 scripts/plot_sweep.py sweep.csv --x tile_n --y cycles [--group hbm.channels] -o sweep.png
 
-Column names are the CSV header's (swept keys, and the result columns with their units, e.g.
-"cycles", "time [us]", "on-chip requirement [B]"). Failed points (status not "ok") are left out
+Column names are the CSV header's: the swept keys, and the metrics with their units (the metric
+table, docs/metrics.md: "cycles [cycles]", "time_us [us]", "onchip_bytes [B]"); a metric may be
+named without its unit (--y time_us). Failed points (status not "ok") are left out
 and listed on stderr. Uses Debian's python3-matplotlib.
 """
 import argparse
@@ -24,6 +25,16 @@ def number(text):
         return text
 
 
+def column(header, name, path):
+    """The CSV column `name` names: itself, or the metric column "name [unit]"."""
+    if name in header:
+        return name
+    metric = [c for c in header if c.startswith(name + " [")]
+    if len(metric) == 1:
+        return metric[0]
+    sys.exit("error: no column '%s' in %s; columns: %s" % (name, path, ", ".join(header)))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("csv")
@@ -36,9 +47,7 @@ def main():
         rows = list(csv.DictReader(f))
     if not rows:
         sys.exit("error: %s has no rows" % a.csv)
-    for col in [a.x, a.y] + ([a.group] if a.group else []):
-        if col not in rows[0]:
-            sys.exit("error: no column '%s' in %s; columns: %s" % (col, a.csv, ", ".join(rows[0].keys())))
+    a.x, a.y, a.group = (column(rows[0], c, a.csv) if c else c for c in (a.x, a.y, a.group))
     good = [r for r in rows if r["status"] == "ok"]
     for r in rows:
         if r["status"] != "ok":

@@ -84,7 +84,7 @@ def main():
     channels = [2, 8] if args.quick else [2, 4, 8, 16]
     df = stepsim.sweep(lambda tile_f: swiglu_residual(tile_f=tile_f, **size),
                        {"tile_f": tiles, "hbm.channels": channels})
-    print(df[["tile_f", "hbm.channels", "cycles", "offchip_read_bytes", "onchip_requirement_bytes", "error"]]
+    print(df[["tile_f", "hbm.channels", "cycles", "offchip_read_bytes", "onchip_bytes", "error"]]
           .to_string(index=False))
     df.to_csv(os.path.join(args.out, "sweep.csv"), index=False)
     plot(df, os.path.join(args.out, "sweep.png"))

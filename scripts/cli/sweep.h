@@ -54,7 +54,7 @@ SweepResult sweep_table(const SweepSpec& spec);
 // The number of points: the product of the value counts.
 size_t sweep_size(const SweepSpec& spec);
 // Point `index` (0 .. sweep_size - 1, in run_sweep's order) on its own, so that a sweep can be
-// spread over workers and its rows merged in order (stepsim.workers).
+// spread over workers and its rows merged in order (stepsim.pool.workers).
 SweepRow run_sweep_point(const SweepSpec& spec, size_t index);
 
 // Runs every point (a failed point records its error and the sweep goes on). Throws

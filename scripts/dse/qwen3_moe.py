@@ -19,7 +19,7 @@ import time
 
 import stepsim
 from stepsim.design import explore
-from stepsim.design.evaluate import metrics
+from stepsim.design.evaluate import run_metrics
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPACE = os.path.join(ROOT, "graphs", "dse", "qwen3_moe.yaml")
@@ -29,7 +29,7 @@ BASE_HARDWARE = {"hbm.channels": 32, "onchip_bw": 64}  # step-artifact's, the st
 
 def static_point(tile_n):
     g = stepsim.layers.moe(model="qwen", batch=64, tile_n=tile_n, tile_f=64, compute_bw=4096)
-    m = metrics(g.run(set={"onchip_requirement_model": "artifact"}).report)
+    m = run_metrics(g.run(set={"onchip_requirement_model": "artifact"}))
     return dict(m, tile_n=tile_n)
 
 

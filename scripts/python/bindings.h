@@ -20,7 +20,7 @@ void bind_errors(pybind11::module_& m);    // exceptions carrying the command li
 void bind_registry(pybind11::module_& m);  // operators, tile functions, presets, layers
 void bind_graph(pybind11::module_& m);     // the graph builder and its streams
 void bind_run(pybind11::module_& m);       // runs, analysis
-void bind_sweep(pybind11::module_& m);     // grid sweeps point by point (stepsim.workers)
+void bind_sweep(pybind11::module_& m);     // grid sweeps point by point (stepsim.pool.workers)
 void bind_metrics(pybind11::module_& m);   // the metric table and a report's values
 
 // A Python value (a dict, list, number, ... or JSON text) as JSON, and back (through Python's json

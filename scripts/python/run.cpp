@@ -127,9 +127,10 @@ py::list downtile_rows(const CosimReport& r) {
   return rows;
 }
 
-py::dict run_result(const Graph& g, const SimResult& r, const Report& rep) {
+py::dict run_result(const Graph& g, const SimResult& r, const Report& rep, double clock_ghz) {
   py::dict out;
   out["report"] = rep.json.dump();
+  out["clock_ghz"] = clock_ghz;  // the run's clock: the metrics that need it (docs/metrics.md)
   std::ostringstream summary;
   print_summary(rep, summary);
   out["summary"] = summary.str();
@@ -170,7 +171,7 @@ py::dict run(const frontend::GraphBuilder& b, const RunArgs& args) {
     }
     if (!cr.approx.ok) throw RunFailed(cr.approx.error);
     if (!cr.cosim.ok) throw RunFailed(cosim_failure(co, cr.cosim.error));
-    py::dict out = run_result(g, cr.cosim, make_report(g, opt, cr));
+    py::dict out = run_result(g, cr.cosim, make_report(g, opt, cr), opt.hw.clock_ghz);
     std::ostringstream text;
     print_cosim_report(cr, text);
     out["cosim"] = text.str();
@@ -205,7 +206,7 @@ py::dict run(const frontend::GraphBuilder& b, const RunArgs& args) {
     r = simulate(g, opt);
   }
   if (!r.ok) throw RunFailed(r.error);
-  py::dict out = run_result(g, r, make_report(g, opt, r));
+  py::dict out = run_result(g, r, make_report(g, opt, r), opt.hw.clock_ghz);
   if (downtiled) out["downtile_tile"] = downtiled->tile;
   return out;
 }

@@ -1,4 +1,4 @@
-// Grid sweeps point by point, for stepsim.workers: a worker runs one point of the command line's
+// Grid sweeps point by point, for stepsim.pool.workers: a worker runs one point of the command line's
 // sweep (scripts/cli/sweep.h), the coordinator prints the merged rows in the command line's table.
 #include <pybind11/stl.h>
 

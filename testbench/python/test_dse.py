@@ -199,8 +199,8 @@ def test_a_constraint_on_a_metric_the_run_does_not_measure_fails_the_trial_not_t
     # Optuna refuses NaN constraint values after the batch ("Constraint values cannot be NaN").
     from stepsim.design import evaluate
 
-    real = evaluate.metrics
-    monkeypatch.setattr(evaluate, "metrics", lambda report: dict(real(report), onchip_static_bytes=float("nan")))
+    real = evaluate.run_metrics
+    monkeypatch.setattr(evaluate, "run_metrics", lambda result: dict(real(result), onchip_static_bytes=float("nan")))
     s = space(parameters={"tile_f": [32, 64]}, constraints={"onchip_static_bytes": {"max": 10**12}},
               search={"method": "nsga2", "trials": 4, "batch": 2})
     df = stepsim.dse(s, str(tmp_path / "o"), progress=False)

@@ -15,9 +15,10 @@ def sweep(graph, grid, preset="step-artifact", mode="timing", set=None, impl=Non
     """Runs `graph` (a Graph, or a callable taking the point's program parameters and returning a
     Graph) at every point of `grid` {key: [values]} (the product, in key order). A key that names
     a hardware parameter (stepsim.presets) or NODE.PARAM is a setting of the run; with a callable,
-    the other keys are its arguments. Returns one row per point: the point's values, cycles,
-    off-chip bytes read and written, FLOPs, allocated compute and memory units, the on-chip
-    requirement and the wall time; a failed point keeps its row, with its error in `error`."""
+    the other keys are its arguments. Returns one row per point: the point's values, every metric
+    of the metric table (stepsim.core.metrics, docs/metrics.md: cycles, time_us, off-chip bytes,
+    FLOPs, units, on-chip bytes, utilisations) and the wall time; a failed point keeps its row, with
+    its error in `error`."""
     if not isinstance(graph, Graph) and not callable(graph):
         raise TypeError("sweep: graph must be a stepsim.Graph or a function returning one, got %s" % check.shown(graph))
     grid = _grid(grid)
@@ -43,11 +44,7 @@ def sweep(graph, grid, preset="step-artifact", mode="timing", set=None, impl=Non
                                      % (getattr(graph, "__name__", "graph"), check.shown(g)))
             settings.update(fixed)
             r = g.run(preset=preset, mode=mode, set=settings, impl=impl)
-            rep = r.report
-            row.update(cycles=r.cycles, offchip_read_bytes=rep["offchip"]["read_bytes"],
-                       offchip_write_bytes=rep["offchip"]["write_bytes"], flops=rep["compute"]["flops"],
-                       compute_units=rep["fabric"]["compute_units"], memory_units=rep["fabric"]["memory_units"],
-                       onchip_requirement_bytes=rep["onchip"]["requirement_bytes"], error="")
+            row.update(r.metrics(), error="")
         except _NotAGraph as e:
             raise TypeError(str(e)) from None
         except (_stepsim.Error, TypeError) as e:
@@ -122,9 +119,7 @@ def _row(result, job, index):
         return {k: v for k, v in result.items() if k != "worker"}
     # The pool gave the point up (its worker died twice): an error row with the point's values.
     values = _point_values(job, index)
-    return {"values": values, "ok": False, "ran": False, "status": "error: " + result["error"], "cycles": 0,
-            "read_bytes": 0, "write_bytes": 0, "onchip_bytes": 0, "compute_units": 0, "memory_units": 0,
-            "time_us": 0.0, "bw_util": 0.0, "compute_util": 0.0, "wall_s": 0.0}
+    return {"values": values, "ok": False, "ran": False, "status": "error: " + result["error"], "wall_s": 0.0}
 
 
 def _point_values(job, index):

@@ -4,6 +4,7 @@ import json
 
 import pandas as pd
 
+from . import metrics
 from ._symbolic import to_sympy
 
 # The report's "symbolic" section: metric -> the measured value it is compared with.
@@ -18,6 +19,7 @@ class Result:
     summary     the summary `stepsim run` prints
     outputs     functional mode: every stored tensor (written by the run, or declared as output),
                 as a NumPy array [rows, cols] (float32 holding bf16 values for bf16 tensors)
+    clock_ghz   the run's clock (GHz), which the report does not carry: metrics() converts with it
     nodes       per-node statistics (DataFrame, one row per node, the report's node fields)
     channels    per-channel statistics (DataFrame)
     symbolic    the symbolic prediction beside the measured value (DataFrame: metric, expr,
@@ -45,10 +47,15 @@ class Result:
         self.downtile_tile = raw.get("downtile_tile")
         self.downtile_text = raw.get("downtile_text")
         self.logical_identical = raw.get("logical_identical")
+        self.clock_ghz = raw.get("clock_ghz")  # the run's clock (for time_us)
         self.cycles = self.report["cycles"]
         self.nodes = pd.DataFrame(self.report["nodes"])
         self.channels = pd.DataFrame(self.report["channels"])
         self.symbolic = _symbolic_table(self.report["symbolic"])
+
+    def metrics(self):
+        """Every metric of the run (stepsim.core.metrics, docs/metrics.md) as {name: value}."""
+        return metrics.values(self.report, self.clock_ghz)
 
     def tile_traffic(self):
         """Off-chip bytes as the paper's traffic formula counts them (tiles moved x tile bytes): the

@@ -14,60 +14,19 @@ import os
 import time
 
 from .. import _stepsim
+from ..core import metrics
 from ..core._checks import argument_kinds
 from ..core.graph import Graph
 from . import torch_program
 
-# Every metric a search can minimise, maximise or bound, with its unit (docs/dse.md).
-METRICS = {
-    "cycles": "cycles",
-    "offchip_read_bytes": "B",
-    "offchip_write_bytes": "B",
-    "offchip_bytes": "B",
-    "flops": "FLOPs",
-    "compute_units": "units",
-    "memory_units": "units",
-    "allocated_flops_per_cycle": "FLOPs/cycle",
-    "onchip_bytes": "B",
-    "onchip_static_bytes": "B",
-    "offchip_bw_utilization": "fraction",
-    "compute_utilization": "fraction",
-}
-METRIC_DOCS = {
-    "cycles": "simulated cycles of the run",
-    "offchip_read_bytes": "bytes of tiles read from HBM",
-    "offchip_write_bytes": "bytes of tiles written to HBM",
-    "offchip_bytes": "read + write",
-    "flops": "floating-point operations executed",
-    "compute_units": "PCUs allocated (fabric)",
-    "memory_units": "PMUs allocated (fabric)",
-    "allocated_flops_per_cycle": "compute allocated: the sum of the compute nodes' FLOPs/cycle",
-    "onchip_bytes": "on-chip memory requirement of the run (what the nodes held, report onchip.requirement_bytes)",
-    "onchip_static_bytes": "on-chip memory allocated up front (the symbolic total, stepsim analyze)",
-    "offchip_bw_utilization": "off-chip bandwidth utilisation",
-    "compute_utilization": "compute utilisation",
-}
+# Every metric a search can minimise, maximise or bound: the metric table's (docs/metrics.md).
+METRICS = metrics.UNITS       # name -> unit
+METRIC_DOCS = metrics.DOCS    # name -> one-line doc
 
 
-def metrics(report):
-    """The METRICS of a run's report, and `fits` (the units it used fit the fabric)."""
-    off, comp, fab = report["offchip"], report["compute"], report["fabric"]
-    onchip_static = report["symbolic"]["onchip_requirement_bytes"].get("value")
-    return {
-        "cycles": report["cycles"],
-        "offchip_read_bytes": off["read_bytes"],
-        "offchip_write_bytes": off["write_bytes"],
-        "offchip_bytes": off["read_bytes"] + off["write_bytes"],
-        "flops": comp["flops"],
-        "compute_units": fab["compute_units"],
-        "memory_units": fab["memory_units"],
-        "allocated_flops_per_cycle": comp["allocated_flops_per_cycle"],
-        "onchip_bytes": report["onchip"]["requirement_bytes"],
-        "onchip_static_bytes": onchip_static if onchip_static is not None else float("nan"),
-        "offchip_bw_utilization": off["bandwidth_utilization"],
-        "compute_utilization": comp["utilization"],
-        "fits": bool(fab["fits"]),
-    }
+def run_metrics(result):
+    """The metrics of a run (a stepsim Result), and `fits` (the units it used fit the fabric)."""
+    return {**result.metrics(), "fits": bool(result.report["fabric"]["fits"])}
 
 
 def program_keys(program):
@@ -157,7 +116,7 @@ def evaluate(job, point):
             graph, settings = build(job["program"], point)
             settings = {**job.get("set", {}), **settings}
             r = graph.run(preset=preset, mode=mode, set=settings)
-        out = {"metrics": metrics(r.report)}
+        out = {"metrics": run_metrics(r)}
     except (_stepsim.Error, TypeError, ValueError, OSError) as e:
         out = {"error": str(e).strip() or type(e).__name__}
     out["wall_seconds"] = time.perf_counter() - start

@@ -21,6 +21,7 @@ import time
 import yaml
 
 from .. import _stepsim
+from ..core import metrics
 from ..pool.workers import FolderLock, Pool, parse_workers
 from . import space as space_module
 from .evaluate import METRICS, evaluate_point
@@ -152,8 +153,7 @@ def summary(s, rows, out):
              % (s.name, len(rows), count["ok"], count["infeasible"], count["failed"], s.method, s.seed, wall),
              "Pareto front: %d trials, %d distinct objective values (the first trial of each):" % (len(front), len(set(
                  tuple(r[n] for n in s.objectives) for r in front)))]
-    cols = ["trial"] + [p.name for p in s.parameters] + ["%s [%s]" % (n, METRICS[n]) for n in s.objectives
-                                                          if n in METRICS]
+    cols = ["trial"] + [p.name for p in s.parameters] + [metrics.header(n) for n in s.objectives if n in METRICS]
     shown = {}  # one line per distinct objective vector: the first trial that reached it
     for r in front:
         shown.setdefault(tuple(r[n] for n in s.objectives), r)

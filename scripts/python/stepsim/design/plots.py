@@ -5,11 +5,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .evaluate import METRICS  # noqa: E402
-
-
-def _label(name):
-    return "%s [%s]" % (name, METRICS[name]) if name in METRICS else name
+from ..core.metrics import header as _label  # noqa: E402  (every axis: "name [unit]")
 
 
 def _save(fig, path):
