@@ -9,7 +9,7 @@ HbmTarget::HbmTarget(sc_core::sc_module_name name, const HbmParams& params, sc_c
 }
 
 void HbmTarget::reconfigure(const HbmParams& params) {
-  model_ = make_hbm_model("fixed", params);  // TODO(lead): read HbmParams::model
+  model_ = make_hbm_model(params.model, params);
 }
 
 tlm::tlm_sync_enum HbmTarget::nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,

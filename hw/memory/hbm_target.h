@@ -83,7 +83,9 @@ class HbmTarget : public sc_core::sc_module, public tlm::tlm_fw_transport_if<> {
   const HbmModel& model() const { return *model_; }
   SparseMemory& memory() { return mem_; }
   const SparseMemory& memory() const { return mem_; }
-  // New parameters: a new timing model, without state or statistics (keeps the data).
+  // New parameters: a new timing model, params.model by name (make_hbm_model), without state
+  // or statistics; keeps the data. An unknown name throws std::invalid_argument (the model in
+  // place stays).
   void reconfigure(const HbmParams& params);
 
  private:

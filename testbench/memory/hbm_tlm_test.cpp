@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -113,6 +115,26 @@ TEST_F(HbmTlm, OneMiBLinearReadBothModes) {
     EXPECT_EQ(r.bytes, 1u << 20);
     EXPECT_EQ(r.last_issue_cycle, 1023u);
   }
+}
+
+// The target makes its model by name (HbmParams::model, preset key hbm.model): an unknown name
+// is refused with the known names and leaves the model in place.
+TEST_F(HbmTlm, ModelIsMadeByName) {
+  HbmParams p;
+  p.channels = 8;
+  tgt().reconfigure(p);
+  EXPECT_NE(dynamic_cast<const HbmFixed*>(&tgt().model()), nullptr);
+  HbmParams bad = p;
+  bad.model = "dram";
+  bad.channels = 4;
+  try {
+    tgt().reconfigure(bad);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "unknown HBM model 'dram' (hbm.model); known models: fixed");
+  }
+  EXPECT_EQ(tgt().params().channels, 8u);
+  tgt().reconfigure(HbmParams());
 }
 
 // (e) Functional round trip: strided tile write, read back in both modes; gaps untouched.
