@@ -2,7 +2,7 @@
 //
 // The model is the reference simulator's HBM node (step-perf `src/ramulator/hbm_context.rs`,
 // see shared/spec/reference-simulator-notes.md §2.4) written down as closed-form timing rules
-// over explicit cycle timestamps; docs in hw/memory/hbm_timing.h. The parameters are declared
+// over explicit cycle timestamps; docs in hw/memory/hbm_fixed.h (the interface: hbm_model.h). The parameters are declared
 // one row each in hbm_params.def; their defaults are the paper's / reference's setting
 // `HBMConfig(64, 32, 2, 2, 1, 14)` with the reference quirk on: 32 channels x 64 B every 2
 // cycles = 1024 B/cycle peak, 18-cycle idle round trip.
