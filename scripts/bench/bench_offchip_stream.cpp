@@ -16,8 +16,8 @@
 #include <string>
 
 #include "hw/presets/hardware.h"
-#include "sim/graph/loader.h"
 #include "sim/engine/simulation.h"
+#include "sim/graph/loader.h"
 
 namespace {
 

@@ -15,8 +15,8 @@
 #include <string>
 
 #include "hw/presets/hardware.h"
-#include "sim/graph/graph.h"
 #include "sim/engine/simulation.h"
+#include "sim/graph/graph.h"
 
 namespace {
 

@@ -4,13 +4,13 @@
 #include <pybind11/stl.h>
 
 #include "graphs/layers/layer.h"
-#include "sim/frontend/builder.h"
 #include "hw/presets/hardware.h"
+#include "scripts/python/bindings.h"
+#include "sim/frontend/builder.h"
 #include "sim/graph/graph_writer.h"
 #include "sim/graph/host_limits.h"
 #include "sim/graph/loader.h"
 #include "sim/graph/validate.h"
-#include "scripts/python/bindings.h"
 
 namespace py = pybind11;
 

@@ -9,16 +9,16 @@
 #include <optional>
 #include <sstream>
 
-#include "sim/report/analyze.h"
+#include "scripts/python/bindings.h"
 #include "sim/cosim/cosim.h"
-#include "sim/transform/downtile.h"
+#include "sim/engine/impl_policy.h"
+#include "sim/engine/run_request.h"
 #include "sim/frontend/builder.h"
 #include "sim/graph/loader.h"
 #include "sim/graph/validate.h"
-#include "sim/engine/impl_policy.h"
-#include "scripts/python/bindings.h"
+#include "sim/report/analyze.h"
 #include "sim/report/report.h"
-#include "sim/engine/run_request.h"
+#include "sim/transform/downtile.h"
 
 namespace py = pybind11;
 

@@ -12,9 +12,9 @@
 
 #include "hw/stream/bf16.h"
 #include "sim/engine/collect.h"
-#include "sim/transform/downtile.h"
-#include "sim/graph/output_file.h"
 #include "sim/engine/impl_policy.h"
+#include "sim/graph/output_file.h"
+#include "sim/transform/downtile.h"
 
 namespace stepsim {
 

@@ -5,9 +5,9 @@
 #pragma once
 
 #include "sim/engine/elaborate.h"
-#include "sim/graph/graph.h"
 #include "sim/engine/plan.h"
 #include "sim/engine/simulation.h"
+#include "sim/graph/graph.h"
 
 namespace stepsim {
 

@@ -13,11 +13,11 @@
 #include "hw/fabric/onchip_requirement.h"
 #include "hw/memory/offchip.h"
 #include "hw/ops/op.h"
-#include "sim/graph/graph.h"
 #include "sim/engine/impl_policy.h"
 #include "sim/engine/plan.h"
 #include "sim/engine/sc_kernel.h"
 #include "sim/engine/simulation.h"
+#include "sim/graph/graph.h"
 
 namespace stepsim {
 

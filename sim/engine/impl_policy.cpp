@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "hw/bridge/unit_bridges.h"
-#include "sim/shape/metrics.h"
 #include "sim/engine/validate.h"
+#include "sim/shape/metrics.h"
 
 namespace stepsim {
 

@@ -12,8 +12,8 @@
 
 #include "hw/bridge/unit_bridge.h"
 #include "hw/ops/op.h"
-#include "sim/graph/graph.h"
 #include "sim/engine/plan.h"
+#include "sim/graph/graph.h"
 
 namespace stepsim {
 

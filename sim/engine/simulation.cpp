@@ -9,13 +9,13 @@
 #include "sim/engine/collect.h"
 #include "sim/engine/diagnose.h"
 #include "sim/engine/elaborate.h"
-#include "sim/graph/host_limits.h"
-#include "sim/graph/tensors.h"
 #include "sim/engine/impl_policy.h"
 #include "sim/engine/plan.h"
 #include "sim/engine/run.h"
 #include "sim/engine/sc_kernel.h"
 #include "sim/engine/validate.h"
+#include "sim/graph/host_limits.h"
+#include "sim/graph/tensors.h"
 
 namespace stepsim {
 

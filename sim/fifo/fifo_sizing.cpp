@@ -11,9 +11,9 @@
 #include <stdexcept>
 
 #include "hw/presets/hardware.h"
-#include "sim/fifo/fifo_lp.h"
 #include "sim/engine/impl_policy.h"
 #include "sim/engine/plan.h"
+#include "sim/fifo/fifo_lp.h"
 #include "sim/report/report.h"
 
 namespace stepsim {

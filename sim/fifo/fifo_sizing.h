@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/graph/graph.h"
 #include "sim/engine/simulation.h"
+#include "sim/graph/graph.h"
 
 namespace stepsim {
 

@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/engine/validate.h"
 #include "sim/graph/graph.h"
 #include "sim/shape/metrics.h"
-#include "sim/engine/validate.h"
 
 namespace stepsim {
 

@@ -1,6 +1,6 @@
-#include "sim/report/report.h"
 #include "sim/report/analyze.h"
 #include "sim/report/metrics.h"
+#include "sim/report/report.h"
 
 #include <iomanip>
 #include <map>

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cosim/cosim.h"
-#include "sim/graph/graph.h"
 #include "sim/engine/simulation.h"
+#include "sim/graph/graph.h"
 
 namespace stepsim {
 

@@ -2,10 +2,10 @@
 // the nodes each candidate puts on the units (the implementation policy over the static check).
 #include <stdexcept>
 
-#include "sim/transform/downtile.h"
 #include "sim/engine/impl_policy.h"
 #include "sim/engine/plan.h"
 #include "sim/engine/validate.h"
+#include "sim/transform/downtile.h"
 
 namespace stepsim {
 

@@ -12,10 +12,10 @@
 
 #include "graphs/layers/layer.h"
 #include "hw/presets/hardware.h"
-#include "sim/report/analyze.h"
-#include "sim/graph/loader.h"
 #include "sim/engine/simulation.h"
 #include "sim/engine/validate.h"
+#include "sim/graph/loader.h"
+#include "sim/report/analyze.h"
 
 namespace stepsim {
 namespace {

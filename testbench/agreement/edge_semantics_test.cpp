@@ -7,9 +7,9 @@
 
 #include "hw/presets/hardware.h"
 #include "hw/stream/token.h"
-#include "sim/graph/loader.h"
 #include "sim/engine/simulation.h"
 #include "sim/engine/validate.h"
+#include "sim/graph/loader.h"
 
 namespace stepsim {
 namespace {

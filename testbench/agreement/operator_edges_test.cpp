@@ -21,9 +21,9 @@
 #include "hw/ops/op.h"
 #include "hw/presets/hardware.h"
 #include "hw/stream/token.h"
-#include "sim/graph/ports.h"
 #include "sim/engine/simulation.h"
 #include "sim/engine/validate.h"
+#include "sim/graph/ports.h"
 
 namespace stepsim {
 namespace {

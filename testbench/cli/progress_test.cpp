@@ -7,8 +7,8 @@
 #include <chrono>
 #include <regex>
 
-#include "sim/graph/loader.h"
 #include "sim/engine/simulation.h"
+#include "sim/graph/loader.h"
 #include "testbench/cli/cli_fixture.h"
 
 namespace {

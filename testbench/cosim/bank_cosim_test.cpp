@@ -10,8 +10,8 @@
 
 #include "hw/presets/hardware.h"
 #include "sim/cosim/cosim.h"
-#include "sim/graph/loader.h"
 #include "sim/engine/simulation.h"
+#include "sim/graph/loader.h"
 #include "testbench/cosim/cosim_util.h"
 
 namespace stepsim {

@@ -12,9 +12,9 @@
 #include "hw/bridge/unit_bridge.h"
 #include "hw/presets/hardware.h"
 #include "sim/cosim/cosim.h"
-#include "sim/graph/loader.h"
 #include "sim/engine/impl_policy.h"
 #include "sim/engine/simulation.h"
+#include "sim/graph/loader.h"
 #include "testbench/cosim/cosim_util.h"
 
 namespace stepsim {

@@ -10,9 +10,9 @@
 
 #include "hw/presets/hardware.h"
 #include "sim/cosim/cosim.h"
-#include "sim/transform/downtile.h"
-#include "sim/frontend/builder.h"
 #include "sim/engine/simulation.h"
+#include "sim/frontend/builder.h"
+#include "sim/transform/downtile.h"
 #include "testbench/cosim/cosim_util.h"
 
 namespace stepsim {

@@ -15,9 +15,9 @@
 #include "hw/bridge/unit_bridge.h"
 #include "hw/presets/hardware.h"
 #include "sim/cosim/cosim.h"
-#include "sim/transform/downtile.h"
-#include "sim/graph/loader.h"
 #include "sim/engine/simulation.h"
+#include "sim/graph/loader.h"
+#include "sim/transform/downtile.h"
 #include "testbench/cosim/cosim_util.h"
 
 namespace stepsim {

@@ -10,9 +10,9 @@
 
 #include "hw/presets/hardware.h"
 #include "sim/cosim/cosim.h"
+#include "sim/engine/simulation.h"
 #include "sim/graph/loader.h"
 #include "sim/report/report.h"
-#include "sim/engine/simulation.h"
 #include "testbench/cosim/cosim_util.h"
 
 namespace stepsim {

@@ -15,8 +15,8 @@
 #include "graphs/layers/layer.h"
 #include "hw/presets/hardware.h"
 #include "sim/cosim/cosim.h"
-#include "sim/transform/downtile.h"
 #include "sim/engine/simulation.h"
+#include "sim/transform/downtile.h"
 #include "testbench/cosim/cosim_util.h"
 
 namespace stepsim {

@@ -17,9 +17,9 @@
 #include "hw/presets/hardware.h"
 #include "scripts/cli/cli.h"
 #include "scripts/cli/docs.h"
+#include "sim/engine/simulation.h"
 #include "sim/graph/loader.h"
 #include "sim/report/report.h"
-#include "sim/engine/simulation.h"
 
 namespace stepsim {
 namespace {

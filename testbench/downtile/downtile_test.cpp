@@ -11,11 +11,11 @@
 #include "graphs/layers/layer.h"
 #include "hw/presets/hardware.h"
 #include "hw/stream/bf16.h"
-#include "sim/report/analyze.h"
-#include "sim/transform/downtile.h"
+#include "sim/engine/simulation.h"
 #include "sim/frontend/builder.h"
 #include "sim/graph/npy.h"
-#include "sim/engine/simulation.h"
+#include "sim/report/analyze.h"
+#include "sim/transform/downtile.h"
 
 namespace stepsim {
 namespace {

@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "hw/presets/hardware.h"
-#include "sim/graph/loader.h"
 #include "sim/engine/simulation.h"
+#include "sim/graph/loader.h"
 
 namespace stepsim {
 namespace {

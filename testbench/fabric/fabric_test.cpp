@@ -8,8 +8,8 @@
 #include "hw/fabric/allocation.h"
 #include "hw/fabric/onchip_requirement.h"
 #include "hw/presets/hardware.h"
-#include "sim/report/report.h"
 #include "sim/engine/simulation.h"
+#include "sim/report/report.h"
 
 namespace stepsim {
 namespace {

@@ -9,11 +9,11 @@
 #include <sstream>
 
 #include "hw/presets/hardware.h"
+#include "sim/engine/simulation.h"
 #include "sim/frontend/builder.h"
 #include "sim/graph/graph_writer.h"
 #include "sim/graph/loader.h"
 #include "sim/shape/metrics.h"
-#include "sim/engine/simulation.h"
 
 namespace stepsim::frontend {
 namespace {

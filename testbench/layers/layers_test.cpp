@@ -13,12 +13,12 @@
 
 #include "graphs/layers/layer.h"
 #include "hw/presets/hardware.h"
-#include "sim/report/analyze.h"
+#include "sim/engine/simulation.h"
 #include "sim/graph/graph_writer.h"
 #include "sim/graph/loader.h"
 #include "sim/graph/npy.h"
 #include "sim/graph/tensors.h"
-#include "sim/engine/simulation.h"
+#include "sim/report/analyze.h"
 #include "testbench/layers/reference.h"
 
 namespace stepsim {

@@ -7,12 +7,12 @@
 #include <string>
 
 #include "hw/channel/context.h"
-#include "sim/graph/host_limits.h"
-#include "sim/graph/loader.h"
-#include "sim/graph/node_index.h"
 #include "sim/engine/plan.h"
 #include "sim/engine/simulation.h"
 #include "sim/engine/validate.h"
+#include "sim/graph/host_limits.h"
+#include "sim/graph/loader.h"
+#include "sim/graph/node_index.h"
 
 namespace stepsim {
 namespace {

@@ -10,8 +10,8 @@
 
 #include "hw/memory/offchip.h"
 #include "hw/presets/hardware.h"
-#include "sim/graph/tensors.h"
 #include "sim/engine/sc_kernel.h"
+#include "sim/graph/tensors.h"
 
 namespace stepsim {
 namespace {

@@ -11,10 +11,10 @@
 
 #include "hw/functions/functions.h"
 #include "hw/presets/hardware.h"
-#include "sim/report/analyze.h"
+#include "sim/engine/simulation.h"
 #include "sim/graph/loader.h"
 #include "sim/graph/tensors.h"
-#include "sim/engine/simulation.h"
+#include "sim/report/analyze.h"
 #include "testbench/ops/testutil.h"
 
 namespace stepsim {

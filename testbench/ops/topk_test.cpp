@@ -8,9 +8,9 @@
 #include <fstream>
 
 #include "hw/presets/hardware.h"
+#include "sim/engine/simulation.h"
 #include "sim/graph/loader.h"
 #include "sim/graph/tensors.h"
-#include "sim/engine/simulation.h"
 #include "testbench/ops/testutil.h"
 
 namespace stepsim {

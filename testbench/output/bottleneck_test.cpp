@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "hw/presets/hardware.h"
+#include "sim/engine/simulation.h"
 #include "sim/graph/loader.h"
 #include "sim/report/report.h"
-#include "sim/engine/simulation.h"
 
 namespace stepsim {
 namespace {

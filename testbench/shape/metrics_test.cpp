@@ -9,9 +9,9 @@
 
 #include "hw/functions/functions.h"
 #include "hw/presets/hardware.h"
-#include "sim/report/analyze.h"
-#include "sim/graph/loader.h"
 #include "sim/engine/simulation.h"
+#include "sim/graph/loader.h"
+#include "sim/report/analyze.h"
 
 namespace stepsim::shape {
 namespace {

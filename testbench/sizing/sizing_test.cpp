@@ -14,12 +14,12 @@
 #include <string>
 
 #include "hw/presets/hardware.h"
+#include "sim/engine/simulation.h"
 #include "sim/fifo/fifo_lp.h"
 #include "sim/fifo/fifo_sizing.h"
 #include "sim/graph/graph_writer.h"
 #include "sim/graph/loader.h"
 #include "testbench/sizing/fork_join.h"
-#include "sim/engine/simulation.h"
 
 namespace stepsim {
 namespace {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "hw/units/pmu_buffer.h"
-#include "sim/graph/graph.h"
 #include "sim/engine/simulation.h"
+#include "sim/graph/graph.h"
 #include "testbench/units/benches.h"
 
 namespace stepsim::unit_test {
