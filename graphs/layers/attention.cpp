@@ -29,10 +29,6 @@
 
 namespace stepsim::layers {
 
-// Longest KV cache a request may have (tokens): 16 Mi, far beyond any context window, and small
-// enough that the cache tensor and the tile count of one request stay host-sized.
-constexpr int64_t kMaxKvTokens = int64_t(1) << 24;
-
 std::vector<int64_t> kv_lengths(const std::string& file, int64_t first, int64_t n) {
   CsvTable t = read_csv(resolve_path(file, "."));
   const size_t col = t.column("ContextTokens", file);
@@ -70,20 +66,22 @@ struct AttentionBuild {
   GraphBuilder& b;
   const AttentionSpec& a;
   int64_t requests;
-  bool grouped;  // requests of several items: one more stream dimension
+  bool grouped;  // requests of several items, or items sharing KV slots: one more stream dimension
   std::optional<Stream> go;
   std::vector<Stream> after;
 
   Stream source(const std::string& name, uint32_t depth = 0) const { return b.source(name, name, depth, after); }
 
-  // Item indices or KV lengths of requests first..first+n-1 ("S1" between requests when grouped).
+  // KV-cache slots or KV lengths of requests first..first+n-1 ("S1" between requests when grouped).
   std::string item_text(int64_t first, int64_t n, bool lengths) const {
     const int64_t G = a.kv_heads;
     std::string t;
     for (int64_t i = first; i < first + n; ++i)
-      for (int64_t h = 0; h < G; ++h)
-        t += std::to_string(lengths ? a.len[size_t(i * G + h)] : i * G + h) +
-             (grouped && h == G - 1 && i < first + n - 1 ? " S1 " : " ");
+      for (int64_t h = 0; h < G; ++h) {
+        const size_t item = size_t(i * G + h);
+        const int64_t slot = a.slot.empty() ? int64_t(item) : a.slot[item];
+        t += std::to_string(lengths ? a.len[item] : slot) + (grouped && h == G - 1 && i < first + n - 1 ? " S1 " : " ");
+      }
     return t;
   }
 };
@@ -274,8 +272,13 @@ Stream close_dynamic_dispatch(const AttentionBuild& c, const std::vector<Stream>
 std::vector<Stream> add_attention(GraphBuilder& b, const AttentionSpec& a) {
   const int64_t G = a.kv_heads, N = int64_t(a.len.size());
   if (G < 1 || N % G) throw std::invalid_argument("layer attention: kv_heads must divide the number of items");
+  if (!a.slot.empty() && int64_t(a.slot.size()) != N)
+    throw std::invalid_argument("layer attention: " + std::to_string(a.slot.size()) + " KV slots for " +
+                                std::to_string(N) + " items");
   const std::optional<Stream> go = phase_token(b, "start", a.after);
-  const AttentionBuild c{b, a, N / G, G > 1, go, go ? std::vector<Stream>{*go} : std::vector<Stream>{}};
+  // Shared slots: the item index cannot address the output, the request index does (grouped).
+  const bool grouped = G > 1 || !a.slot.empty();
+  const AttentionBuild c{b, a, N / G, grouped, go, go ? std::vector<Stream>{*go} : std::vector<Stream>{}};
   const RegionInputs in = a.parallel == "coarse" ? coarse_inputs(c) : dispatched_inputs(c);
   std::vector<Stream> acks;
   for (size_t r = 0; r < in.qs.size(); ++r) acks.push_back(add_region(c, in, int64_t(r)));

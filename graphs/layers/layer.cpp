@@ -14,6 +14,8 @@ LayerRegistry& LayerRegistry::instance() {
     register_moe(*reg);
     register_attention(*reg);
     register_decoder(*reg);
+    register_prefill(*reg);
+    register_lm_head(*reg);
     return reg;
   }();
   return *r;

@@ -44,5 +44,7 @@ void register_swiglu(LayerRegistry&);
 void register_moe(LayerRegistry&);
 void register_attention(LayerRegistry&);
 void register_decoder(LayerRegistry&);
+void register_prefill(LayerRegistry&);
+void register_lm_head(LayerRegistry&);
 
 }  // namespace stepsim::layers
