@@ -640,6 +640,10 @@ const std::vector<Command>& commands() {
        "Runs in the Python package (python3 -m stepsim dse); `stepsim dse --help` lists its options.\n"
        "docs/dse.md describes the space file, the workers (local:N, slurm:N) and the outputs.",
        1, 1, "dse needs a space file", [](po::options_description&) {}, cmd_in_python},
+      {"serve", "MODEL", "a whole model over a request trace: TTFT, TPOT, throughput (Python)",
+       "Runs in the Python package (python3 -m stepsim serve); `stepsim serve --help` lists its options.\n"
+       "docs/serving.md describes the models, the request traces, the schedule and the outputs.",
+       1, 1, "serve needs a model (graphs/models)", [](po::options_description&) {}, cmd_in_python},
   };
   return c;
 }

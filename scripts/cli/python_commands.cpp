@@ -20,7 +20,7 @@ namespace stepsim {
 
 bool runs_in_python(const std::vector<std::string>& args) {
   if (args.empty()) return false;
-  if (args[0] == "dse") return true;
+  if (args[0] == "dse" || args[0] == "serve") return true;
   if (args[0] != "sweep") return false;
   return std::any_of(args.begin() + 1, args.end(), [](const std::string& a) {
     return a.rfind("--workers", 0) == 0 || a.rfind("--slurm", 0) == 0;

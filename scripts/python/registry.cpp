@@ -9,6 +9,7 @@
 #include "hw/functions/functions.h"
 #include "hw/ops/op.h"
 #include "hw/presets/hardware.h"
+#include "sim/graph/loader.h"
 #include "scripts/python/bindings.h"
 
 namespace py = pybind11;
@@ -128,6 +129,9 @@ void bind_registry(py::module_& m) {
   m.def("layers", &layers, "the layers of the library with their parameters");
   m.def("preset_names", &preset_names, "the built-in hardware presets");
   m.def("preset", &preset, py::arg("name"), "a preset's hardware parameters, as text in their units");
+  m.def("resolve_path", &resolve_path, py::arg("path"), py::arg("base_dir") = ".",
+        "a file path as graph files give it: shared:REL is in the shared data folder (STEPSIM_SHARED)");
+  m.attr("source_dir") = STEPSIM_SOURCE_DIR;  // where graphs/models and the other data files are
 }
 
 }  // namespace stepsim::python

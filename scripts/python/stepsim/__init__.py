@@ -7,10 +7,11 @@
     moe = stepsim.layers.moe(model="qwen")         # the layer library, as Graphs
     df = stepsim.sweep(moe, {"hbm_channels": [8, 16, 32]})
     df = stepsim.dse("space.yaml", out="dse/", workers="local:2")   # design-space exploration
+    s = stepsim.serve("mixtral-8x7b", "shared:traces/azure/AzureLLMInferenceTrace_conv.csv", count=8)
 
 stepsim.ops() and stepsim.functions() list the operators and tile functions; errors are
 stepsim.Error (a ValueError), stepsim.ShapeError and stepsim.SimulationError, with the messages
-of the command line. The package's layers (core, pool, torch, design, sweep): stepsim._layers.
+of the command line. The package's layers (core, pool, torch, serving, design, sweep): stepsim._layers.
 """
 from . import _stepsim
 from ._stepsim import Error, ShapeError, SimulationError, have_rtl
@@ -18,9 +19,10 @@ from .core import _checks, layers
 from .core.graph import OPS, Graph, Stream
 from .core.result import Analysis, Result
 from .design.explore import dse
+from .serving import serve
 from .sweep import sweep
 
-__all__ = ["Graph", "Stream", "Result", "Analysis", "Error", "ShapeError", "SimulationError", "layers", "sweep", "dse",
+__all__ = ["Graph", "Stream", "Result", "Analysis", "Error", "ShapeError", "SimulationError", "layers", "sweep", "dse", "serve",
            "ops", "functions", "presets", "preset", "have_rtl"]
 
 

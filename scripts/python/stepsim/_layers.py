@@ -10,6 +10,7 @@ LAYERS = (
     ("pool", ("stepsim.pool.*",)),            # where points run: inline, local processes, Slurm
     ("core", ("stepsim.core.*",)),            # the API over _stepsim: Graph, Result, the layer library
     ("front ends", ("stepsim.torch.*",)),     # the PyTorch front door: nn.Module -> Graph
+    ("serving", ("stepsim.serving.*",)),      # whole models over request traces: schedule, tasks, cache
     ("design", ("stepsim.design.*",)),        # design-space exploration: space, search, plots
     ("sweep", ("stepsim.sweep",)),            # grids of runs as a DataFrame, the distributed sweep
     ("top", ("stepsim", "stepsim.__main__", "stepsim.cli")),  # the public names, `python3 -m stepsim`

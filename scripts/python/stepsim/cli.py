@@ -163,7 +163,66 @@ class _SweepProgress:
             print(file=sys.stderr)
 
 
-COMMANDS = {"dse": dse_command, "sweep": sweep_command}
+def serve_command(argv):
+    from .serving import policy
+    from .serving.run import serve
+
+    ap = argparse.ArgumentParser(prog="stepsim serve", description="A whole model over the requests of a trace "
+                                 "(docs/serving.md): continuous batching, time to first token and per output "
+                                 "token per request in OUT/requests.csv, the iterations, where the cycles go, "
+                                 "a summary and two plots. Tasks are cached: run the same command again to "
+                                 "resume, or to get the results at once.")
+    ap.add_argument("model", help="a model name (graphs/models: %s) or a model YAML file"
+                    % ", ".join(_model_names()))
+    ap.add_argument("--requests", "-r", required=True, help="the request trace (CSV: the Azure LLM inference "
+                    "trace's columns, or arrival_s,prompt_tokens,output_tokens); shared:PATH is in ../shared")
+    ap.add_argument("--first-row", type=int, default=1, help="first data row of the trace (1-based; default 1)")
+    ap.add_argument("--count", "-n", type=int, help="requests to take from there (default: to the end)")
+    ap.add_argument("--time-scale", type=float, default=1.0,
+                    help="arrival times multiplied by this (0.5 = twice the request rate; default 1)")
+    ap.add_argument("--out", "-o", required=True, help="output folder")
+    ap.add_argument("--workers", default="inline", help="inline (default), local:N processes or slurm:N array tasks")
+    ap.add_argument("--preset", default="step-artifact", help="hardware preset (name or YAML file)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=V", help="a hardware parameter; repeatable")
+    for key, doc in policy.DOCS.items():
+        ap.add_argument("--" + key.replace("_", "-"), type=int, dest=key,
+                        help="%s (default %d)" % (doc, policy.DEFAULTS[key]))
+    ap.add_argument("--routing", default="trace", choices=["trace", "synthetic"],
+                    help="MoE routing: the model's routing trace in every layer (default) or a seeded draw per "
+                    "layer with its expert frequencies")
+    ap.add_argument("--seed", type=int, default=1, help="seed of the synthetic routing (default 1)")
+    ap.add_argument("--cache", help="task cache folder (default $STEPSIM_CACHE or ~/.cache/stepsim/tasks)")
+    ap.add_argument("--sbatch", action="append", default=[], metavar="OPTION", help="an extra sbatch option")
+    ap.add_argument("--quiet", action="store_true", help="no progress lines")
+    a = ap.parse_args(argv)
+    sets = {}
+    for kv in a.set:
+        key, eq, value = kv.partition("=")
+        if not eq or not key:
+            raise _stepsim.Error("serve: --set %s: give KEY=VALUE" % kv)
+        if key in sets:
+            raise _stepsim.Error("serve: --set %s is given twice" % key)
+        sets[key] = value
+    schedule = {k: getattr(a, k) for k in policy.DEFAULTS if getattr(a, k) is not None}
+    result = serve(a.model, a.requests, out=a.out, workers=a.workers, preset=a.preset, set=sets, schedule=schedule,
+                   routing=a.routing, seed=a.seed, cache=a.cache, first_row=a.first_row, count=a.count,
+                   time_scale=a.time_scale, progress=not a.quiet, sbatch_options=a.sbatch)
+    print(result.text())
+    print("wrote %s/requests.csv, iterations.csv, breakdown.csv, summary.json, summary.txt, latency_over_time.png, "
+          "latency_cdf.png" % a.out)
+    return 0
+
+
+def _model_names():
+    from .serving.models import model_names
+
+    try:
+        return model_names()
+    except OSError:
+        return []
+
+
+COMMANDS = {"dse": dse_command, "sweep": sweep_command, "serve": serve_command}
 
 
 def _stop_on_signal(signum, frame):

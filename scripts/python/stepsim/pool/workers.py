@@ -164,6 +164,8 @@ class Pool:
         self.retried = set()  # keys of points run again because their worker died
         self.given_up = set()  # keys of points whose worker died MAX_ATTEMPTS times
         self.lock = FolderLock(self.folder, "coordinator of workers")
+        self.pending = {}  # inline: the points submitted and not yet waited for
+        self.arrived = {}  # results of points given up on, until they are waited for
 
     def __enter__(self):
         self.start()
@@ -261,37 +263,63 @@ class Pool:
 
     def map(self, points, on_result=None):
         """{key: point} -> {key: result}; on_result(key, result) as each one arrives."""
+        self.submit(points)
+        return self.wait(list(points), on_result)
+
+    def submit(self, points):
+        """Queues {key: point} without waiting; the workers claim queued points in the order of
+        their keys (so a user who names keys by urgency has the urgent ones run first). Inline,
+        a point runs when it is waited for."""
+        for key, point in points.items():
+            if self.kind == "inline":
+                self.pending[key] = point
+            else:
+                write_json(self.path("queue", key + ".json"), {"key": key, "point": point, "attempt": 1})
+
+    def wait(self, keys, on_result=None):
+        """{key: result} of the submitted points `keys`, once all have finished; results of other
+        points that arrive meanwhile are kept for their own wait."""
         if self.kind == "inline":
             results = {}
-            for key, point in points.items():
-                results[key] = self.task(self.job, point)
+            for key in keys:
+                results[key] = self.task(self.job, self.pending.pop(key))
                 if on_result:
                     on_result(key, results[key])
             return results
-        for key, point in points.items():
-            write_json(self.path("queue", key + ".json"), {"key": key, "point": point, "attempt": 1})
-        return self._collect(set(points), on_result)
+        return self._collect(set(keys), on_result)
+
+    def poll(self):
+        """{key: result} of every submitted point finished by now and not yet waited for (without
+        waiting; inline: none, as inline points run when waited for)."""
+        if self.kind == "inline":
+            return {}
+        results, self.arrived = self.arrived, {}
+        for name in sorted(os.listdir(self.path("done"))):
+            if name.endswith(".json") and ".tmp" not in name:
+                results[name[:-len(".json")]] = read_json(self.path("done", name))
+                os.remove(self.path("done", name))
+        return results
 
     def _collect(self, waiting, on_result):
         results, last_check = {}, 0.0
         while waiting:
             for key in sorted(waiting):
                 done = self.path("done", key + ".json")
-                if os.path.exists(done):
+                if key in self.arrived:
+                    results[key] = self.arrived.pop(key)
+                elif os.path.exists(done):
                     results[key] = read_json(done)
                     os.remove(done)
-                    waiting.discard(key)
-                    if on_result:
-                        on_result(key, results[key])
+                else:
+                    continue
+                waiting.discard(key)
+                if on_result:
+                    on_result(key, results[key])
             if time.time() - last_check > (0.5 if self.kind == "local" else 3.0):
                 last_check = time.time()
                 self.beat()
-                for key, result in self._recover_dead_workers().items():
-                    results[key] = result
-                    waiting.discard(key)
-                    if on_result:
-                        on_result(key, result)
-            if waiting:
+                self.arrived.update(self._recover_dead_workers())
+            if waiting and not any(k in self.arrived for k in waiting):
                 time.sleep(POLL_SECONDS)
         return results
 
