@@ -7,7 +7,7 @@
     moe = stepsim.layers.moe(model="qwen")         # the layer library, as Graphs
     df = stepsim.sweep(moe, {"hbm_channels": [8, 16, 32]})
     df = stepsim.dse("space.yaml", out="dse/", workers="local:2")   # design-space exploration
-    s = stepsim.serve("mixtral-8x7b", "shared:traces/azure/AzureLLMInferenceTrace_conv.csv", count=8)
+    s = stepsim.serve("tiny-moe", "shared:traces/azure/AzureLLMInferenceTrace_conv.csv", count=8)
 
 stepsim.ops() and stepsim.functions() list the operators and tile functions; errors are
 stepsim.Error (a ValueError), stepsim.ShapeError and stepsim.SimulationError, with the messages
@@ -22,8 +22,8 @@ from .design.explore import dse
 from .serving import serve
 from .sweep import sweep
 
-__all__ = ["Graph", "Stream", "Result", "Analysis", "Error", "ShapeError", "SimulationError", "layers", "sweep", "dse", "serve",
-           "ops", "functions", "presets", "preset", "have_rtl"]
+__all__ = ["Graph", "Stream", "Result", "Analysis", "Error", "ShapeError", "SimulationError", "layers", "sweep", "dse",
+           "serve", "ops", "functions", "presets", "preset", "have_rtl"]
 
 
 def __getattr__(name):

@@ -17,7 +17,6 @@ import shutil
 import pandas as pd
 
 from .. import _stepsim
-from .run import percentile
 from .tasks import CATEGORY
 
 FILES = ("requests.csv", "iterations.csv", "breakdown.csv", "summary.json", "summary.txt",
@@ -214,3 +213,13 @@ def _json_safe(value):
     if isinstance(value, (list, tuple)):
         return [_json_safe(v) for v in value]
     return value
+
+
+def percentile(values, q):
+    """The q-th percentile (0..100) by linear interpolation between closest ranks (NumPy's default)."""
+    values = sorted(v for v in values if v is not None and not math.isnan(v))
+    if not values:
+        return float("nan")
+    pos = (len(values) - 1) * q / 100.0
+    lo, hi = int(math.floor(pos)), int(math.ceil(pos))
+    return values[lo] + (values[hi] - values[lo]) * (pos - lo)

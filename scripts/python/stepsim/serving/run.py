@@ -12,7 +12,6 @@ never needs was simulated for nothing, and stays in the cache. The result depend
 tasks the real schedule needs, so it is the same inline, on N local workers or on Slurm.
 """
 import copy
-import math
 import os
 import sys
 import time
@@ -20,6 +19,7 @@ import time
 from .. import _stepsim
 from ..pool.workers import Pool, parse_workers
 from . import models, policy, tasks
+from .report import ServeResult, check_out, write_outputs
 from .requests import load_requests
 
 LOOKAHEAD_ITERATIONS = 256  # how far ahead the coordinator may play the schedule
@@ -209,8 +209,6 @@ def serve(model, requests, out=None, workers="inline", preset="step-artifact", s
     stepsim.serving.Request) and returns a ServeResult; with `out`, writes its files there
     (stepsim.serving.report). workers: inline, local:N or slurm:N; cache: the task cache folder
     (default: stepsim.serving.tasks.default_cache_dir()); schedule: the policy's parameters."""
-    from .report import ServeResult, check_out, write_outputs
-
     m = model if isinstance(model, models.Model) else models.load_model(model)
     reqs = requests if isinstance(requests, list) else load_requests(requests, first_row, count, time_scale)
     if not reqs:
@@ -231,13 +229,3 @@ def serve(model, requests, out=None, workers="inline", preset="step-artifact", s
     if out is not None:
         write_outputs(out, result)
     return result
-
-
-def percentile(values, q):
-    """The q-th percentile (0..100) by linear interpolation between closest ranks (NumPy's default)."""
-    values = sorted(v for v in values if v is not None and not math.isnan(v))
-    if not values:
-        return float("nan")
-    pos = (len(values) - 1) * q / 100.0
-    lo, hi = int(math.floor(pos)), int(math.ceil(pos))
-    return values[lo] + (values[hi] - values[lo]) * (pos - lo)
