@@ -315,3 +315,36 @@ def test_the_serve_command_is_listed_and_documented():
     out = subprocess.run([sys.executable, "-m", "stepsim", "serve", "--help"], capture_output=True, text=True).stdout
     for option in ("--requests", "--workers", "--out", "--max-batch", "--chunk", "--routing", "--cache"):
         assert option in out
+
+
+# ---- a serving run as a design space's program
+
+
+def test_a_design_space_searches_a_serving_run_on_its_metrics(tmp_path):
+    space = tmp_path / "space.yaml"
+    space.write_text("""name: serve-tiny
+program: {serve: tiny-moe, params: {requests: "%s", count: 3, time_scale: 0.001}}
+parameters:
+  max_batch: [1, 4]
+objectives: {ttft_p99_s: min, tokens_per_s: max}
+search: {method: grid}
+""" % TRACE)
+    env = dict(os.environ, STEPSIM_CACHE=str(tmp_path / "cache"))
+    binary = os.environ.get("STEPSIM_BINARY", os.path.join(ROOT, "build", "stepsim"))
+    p = subprocess.run([binary, "dse", str(space), "--out", str(tmp_path / "o"), "--quiet"], capture_output=True,
+                       text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert "ttft_p99_s [s]" in p.stdout and "tokens_per_s [tokens/s]" in p.stdout
+    with open(tmp_path / "o" / "trials.csv") as f:
+        rows = {r["max_batch"]: r for r in csv.DictReader(f)}
+    for batch in ("1", "4"):  # each trial's metrics are its serving run's
+        r = stepsim.serve("tiny-moe", TRACE, count=3, time_scale=0.001, schedule={"max_batch": int(batch)},
+                          cache=str(tmp_path / "cache"))
+        assert float(rows[batch]["ttft_p99_s"]) == pytest.approx(r.summary["metrics"]["ttft_p99_s"], rel=1e-9)
+        assert r.summary["tasks"]["simulated"] == 0  # the trials left every task in the shared cache
+    # A batch limit of 1 queues the requests behind each other: the worse TTFT.
+    assert float(rows["1"]["ttft_p99_s"]) > float(rows["4"]["ttft_p99_s"])
+    space.write_text(space.read_text().replace("ttft_p99_s: min", "cycles: min"))
+    bad = subprocess.run([binary, "dse", str(space), "--out", str(tmp_path / "o2")], capture_output=True, text=True,
+                         env=env)
+    assert bad.returncode == 1 and "unknown objective 'cycles' (metrics: ttft_p50_s" in bad.stderr

@@ -7,6 +7,8 @@ the same everywhere. A program is one of
     {"builder": "FILE.py:FUNCTION"}          a Python function returning a stepsim.Graph
     {"torch": "FILE.py:FACTORY"}             a PyTorch module from a factory, lowered by stepsim.torch
                                             (stepsim.design.torch_program)
+    {"serve": MODEL, "params": {...}}       a serving run of a model over a request trace
+                                            (stepsim.serving; its metrics: SERVING_METRICS)
 """
 import functools
 import importlib.util
@@ -17,11 +19,27 @@ from .. import _stepsim
 from ..core import metrics
 from ..core._checks import argument_kinds
 from ..core.graph import Graph
+from ..serving import policy as serving_policy
+from ..serving.report import SERVING_METRICS
 from . import torch_program
 
 # Every metric a search can minimise, maximise or bound: the metric table's (docs/metrics.md).
 METRICS = metrics.UNITS       # name -> unit
 METRIC_DOCS = metrics.DOCS    # name -> one-line doc
+# A serving program's own parameters (stepsim.serving.serve's) with their kinds; its metrics.
+SERVE_PARAMS = {"requests": "string", "first_row": "int", "count": "int", "time_scale": "number",
+                "routing": "string", "seed": "int", **{k: "int" for k in serving_policy.DEFAULTS}}
+SERVE_METRICS = {name: unit for name, (unit, _) in SERVING_METRICS.items()}
+
+
+def program_metrics(program):
+    """{name: unit} of the metrics a program's runs measure."""
+    return SERVE_METRICS if "serve" in program else METRICS
+
+
+def header(name, units):
+    """'name [unit]' for a metric of `units`, the name alone for anything else."""
+    return "%s [%s]" % (name, units[name]) if name in units else name
 
 
 def run_metrics(result):
@@ -43,6 +61,8 @@ def program_keys(program):
         return set(argument_kinds(load_builder(program["builder"])))
     if "torch" in program:
         return set(torch_program.program_kinds(program["torch"]))
+    if "serve" in program:
+        return set(SERVE_PARAMS)
     return graph_params(program["graph"])
 
 
@@ -108,6 +128,10 @@ def evaluate(job, point):
     start = time.perf_counter()
     preset, mode = job.get("preset", "step-artifact"), job.get("mode", "timing")
     try:
+        if "serve" in job["program"]:
+            out = {"metrics": serve_metrics(job, point)}
+            out["wall_seconds"] = time.perf_counter() - start
+            return out
         if "torch" in job["program"]:  # lowered, then run as stepsim.torch runs it
             args, settings = split_point(job["program"], point)
             lowered = torch_program.lower(job["program"]["torch"], args)
@@ -121,6 +145,22 @@ def evaluate(job, point):
         out = {"error": str(e).strip() or type(e).__name__}
     out["wall_seconds"] = time.perf_counter() - start
     return out
+
+
+def serve_metrics(job, point):
+    """A serving program's point: the run (inline: the trials are what runs in parallel) with its
+    tasks in the shared task cache, so that trials reuse each other's simulations."""
+    from ..serving.run import serve
+
+    args, settings = split_point(job["program"], point)
+    args = {k: (int(v) if SERVE_PARAMS[k] == "int" else float(v) if SERVE_PARAMS[k] == "number" else v)
+            for k, v in args.items()}
+    if "requests" not in args:
+        raise _stepsim.Error("a serving program needs its requests (program.params.requests: a trace file)")
+    schedule = {k: args.pop(k) for k in list(args) if k in serving_policy.DEFAULTS}
+    r = serve(job["program"]["serve"], args.pop("requests"), preset=job.get("preset", "step-artifact"),
+              set={**job.get("set", {}), **settings}, schedule=schedule, cache=job.get("cache"), **args)
+    return {**r.metrics(), "fits": r.summary["fits"]}
 
 
 def evaluate_point(job, point):

@@ -21,10 +21,9 @@ import time
 import yaml
 
 from .. import _stepsim
-from ..core import metrics
 from ..pool.workers import FolderLock, Pool, parse_workers
 from . import space as space_module
-from .evaluate import METRICS, evaluate_point
+from .evaluate import evaluate_point, header
 
 # Optuna, pandas and the plots (matplotlib) are imported in the functions that use them, not
 # here: they are slow to import, and `import stepsim` imports this module.
@@ -153,12 +152,12 @@ def summary(s, rows, out):
              % (s.name, len(rows), count["ok"], count["infeasible"], count["failed"], s.method, s.seed, wall),
              "Pareto front: %d trials, %d distinct objective values (the first trial of each):" % (len(front), len(set(
                  tuple(r[n] for n in s.objectives) for r in front)))]
-    cols = ["trial"] + [p.name for p in s.parameters] + [metrics.header(n) for n in s.objectives if n in METRICS]
+    cols = ["trial"] + [p.name for p in s.parameters] + [header(n, s.metrics) for n in s.objectives if n in s.metrics]
     shown = {}  # one line per distinct objective vector: the first trial that reached it
     for r in front:
         shown.setdefault(tuple(r[n] for n in s.objectives), r)
     cells = [[str(r["trial"])] + [str(r[p.name]) for p in s.parameters] + [_fmt(r[n]) for n in s.objectives
-                                                                          if n in METRICS]
+                                                                          if n in s.metrics]
              for _, r in sorted(shown.items())]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
     lines.append("  " + "  ".join(c.rjust(w) for c, w in zip(cols, widths)))
@@ -426,7 +425,7 @@ def trial_rows(s, study):
         state = "failed" if m is None else ("ok" if max(t.user_attrs["constraints"]) <= 0 else "infeasible")
         row = {"trial": t.number, "state": state}
         row.update({p.name: t.params.get(p.name) for p in s.parameters})
-        row.update({name: (m or {}).get(name) for name in METRICS})
+        row.update({name: (m or {}).get(name) for name in s.metrics})
         row["fits"] = (m or {}).get("fits")
         row["error"] = t.user_attrs.get("error", "")
         row["wall_seconds"] = round(t.user_attrs.get("wall_seconds", 0.0), 4)

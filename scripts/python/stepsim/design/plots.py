@@ -5,7 +5,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ..core.metrics import header as _label  # noqa: E402  (every axis: "name [unit]")
+from .evaluate import header  # noqa: E402  (every axis: "name [unit]")
 
 
 def _save(fig, path):
@@ -40,8 +40,8 @@ def pareto(s, rows, front, path, reference=None):
         for label, point in (reference or {}).items():
             ax.scatter([point[x]], [point[y]], marker="*", s=120, zorder=3)
             ax.annotate(label, (point[x], point[y]), textcoords="offset points", xytext=(5, 5), fontsize=8)
-        ax.set_xlabel(_label(x))
-        ax.set_ylabel(_label(y))
+        ax.set_xlabel(header(x, s.metrics))
+        ax.set_ylabel(header(y, s.metrics))
         ax.legend(fontsize=8)
     failed = sum(r["state"] == "failed" for r in rows)
     fig.suptitle("%s: %d trials (%d failed)" % (s.name, len(rows), failed))
@@ -61,7 +61,7 @@ def _one_objective(ax, s, rows, name):
     if line:
         ax.step([t for t, _ in line], [v for _, v in line], where="post", c="tab:blue", label="best so far")
     ax.set_xlabel("trial")
-    ax.set_ylabel(_label(name))
+    ax.set_ylabel(header(name, s.metrics))
     ax.legend(fontsize=8)
 
 
@@ -84,7 +84,7 @@ def sensitivity(s, rows, param, path):
             ax.set_xticks(range(len(values)))
             ax.set_xticklabels([str(v) for v in values], rotation=30)
         ax.set_xlabel(param)
-        ax.set_ylabel(_label(name))
+        ax.set_ylabel(header(name, s.metrics))
         ax.legend(fontsize=8)
     fig.suptitle("%s: sensitivity to %s (%d feasible trials)" % (s.name, param, len(ok)))
     fig.tight_layout()

@@ -26,7 +26,7 @@ from .. import _stepsim
 from ..core._checks import argument_kinds
 from ..core.graph import OPS
 from . import torch_program
-from .evaluate import METRICS, build, load_builder, program_keys
+from .evaluate import SERVE_PARAMS, build, load_builder, program_keys, program_metrics
 
 TOP_KEYS = {"name", "program", "preset", "mode", "set", "parameters", "objectives", "constraints", "search"}
 SEARCH_KEYS = {"method", "trials", "seed", "batch"}
@@ -219,7 +219,7 @@ class Parameter:
         return self.choices[i] if self.choices is not None else self.low + i * (self.step or 1)
 
 
-PROGRAM_KINDS = ("layer", "graph", "builder", "torch")
+PROGRAM_KINDS = ("layer", "graph", "builder", "torch", "serve")
 
 
 class Space:
@@ -238,6 +238,7 @@ class Space:
             raise _stepsim.Error("space: unknown preset '%s' (%s)" % (self.preset, ", ".join(_stepsim.preset_names())))
         self.hardware = {k: _hardware_kind(v) for k, v in _stepsim.preset(self.preset).items()}
         self.program = self._program(data.get("program"))
+        self.metrics = program_metrics(self.program)  # name -> unit of what its runs measure
         self.mode = data.get("mode", "timing")
         if self.mode not in ("timing", "functional"):
             raise _stepsim.Error("space: mode must be timing or functional, not %r" % (self.mode,))
@@ -285,6 +286,10 @@ class Space:
         if "builder" in program and ":" in program["builder"]:
             path, _, name = program["builder"].rpartition(":")
             program["builder"] = os.path.abspath(path) + ":" + name
+        if "serve" in program:  # a model file and the requests, relative to the space file
+            program["serve"] = self._beside(program["serve"], str(program["serve"]).endswith((".yaml", ".yml")))
+            if "requests" in program["params"]:
+                program["params"]["requests"] = self._beside(program["params"]["requests"], True)
         if "torch" in program:  # FILE.py:FACTORY, the file relative to the space file
             try:
                 path, name = torch_program.split_spec(program["torch"])
@@ -299,6 +304,13 @@ class Space:
                                      % (k, program[kinds[0]], ", ".join(sorted(self._program_keys))))
             self._check_value("program.params.%s" % k, v, self._program_kinds[k])
         return program
+
+    def _beside(self, path, is_path):
+        """A path the space file gives, relative to it (shared:... and names stay as they are)."""
+        path = str(path)
+        if not is_path or path.startswith("shared:"):
+            return path
+        return os.path.abspath(os.path.join(self.base, os.path.expanduser(path)))
 
     def _settings(self, settings):
         """`set:` (fixed for every point): a hardware parameter, NODE.PARAM, or a parameter of the
@@ -407,12 +419,12 @@ class Space:
     def _objectives(self, objectives):
         if not isinstance(objectives, dict) or not objectives:
             raise _stepsim.Error("space: 'objectives' must map one or more metrics to min or max (metrics: %s)"
-                                 % ", ".join(METRICS))
+                                 % ", ".join(self.metrics))
         objectives = {str(k): v for k, v in objectives.items()}
         for name, direction in objectives.items():
             if not self._measurable(name):
                 raise _stepsim.Error("space: unknown objective '%s' (metrics: %s; or a numeric searched parameter)"
-                                     % (name, ", ".join(METRICS)))
+                                     % (name, ", ".join(self.metrics)))
             if direction not in ("min", "max"):
                 raise _stepsim.Error("space: objective '%s': min or max, not %r" % (name, direction))
         return dict(objectives)
@@ -420,7 +432,7 @@ class Space:
     def _measurable(self, name):
         """A metric of the run, or a numeric searched parameter (the hardware's cost, say
         hbm.channels: min, which no run measures)."""
-        if name in METRICS:
+        if name in self.metrics:
             return True
         p = next((p for p in self.parameters if p.name == name), None)
         return p is not None and all(isinstance(v, (int, float)) and not isinstance(v, bool)
@@ -428,14 +440,14 @@ class Space:
 
     def value(self, name, metrics, params):
         """An objective's or constraint's value at a point: its metric, or the parameter's value."""
-        return metrics[name] if name in METRICS else params[name]
+        return metrics[name] if name in self.metrics else params[name]
 
     def _constraints(self, constraints):
         out = {}
         for name, bound in self._mapping("constraints", constraints).items():
             if not self._measurable(name):
                 raise _stepsim.Error("space: unknown constraint metric '%s' (metrics: %s; or a numeric searched "
-                                     "parameter)" % (name, ", ".join(METRICS)))
+                                     "parameter)" % (name, ", ".join(self.metrics)))
             if not isinstance(bound, dict) or not bound or set(bound) - {"min", "max"}:
                 raise _stepsim.Error("space: constraint '%s': give {max: V} and/or {min: V}" % name)
             for k, v in bound.items():
@@ -540,6 +552,8 @@ def _program_kinds(program):
         return {p["name"]: p["type"] for p in layer["params"]}
     if "builder" in program:
         return argument_kinds(load_builder(program["builder"]))
+    if "serve" in program:
+        return dict(SERVE_PARAMS)
     return {k: "scalar" for k in keys}
 
 

@@ -141,6 +141,7 @@ def _summary(result, serving, sched, c, config, workers, wall_seconds):
         "routing": serving.routing, "seed": serving.seed, "schedule": config, "workers": workers,
         "requests": len(req), "prompt_tokens": int(req["prompt_tokens"].sum()), "output_tokens": out_tokens,
         "iterations": len(c.iterations), "total_cycles": int(sched.time), "offchip_bytes": int(traffic),
+        "fits": all(c.known[k]["fits"] for k in c.needed),
         "metrics": metrics,
         "cycles_by_stage_and_category": {"%s/%s" % k: int(v) for k, v in by_category.items()},
         "tasks": {"layer_tasks": c.instances, "distinct": len(c.needed), "simulated": simulated_needed,

@@ -25,7 +25,7 @@ from ..core.graph import Graph
 # is one phase of its own.
 PHASES = ("qkv", "attn", "oproj", "moe")
 CATEGORY = {"qkv": "projections", "oproj": "projections", "attn": "attention", "moe": "moe", "lm_head": "lm_head"}
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 
 
 def default_cache_dir():
@@ -104,13 +104,15 @@ def write_whole(path, text):
 
 
 def simulate(task):
-    """Runs a task: its cycles, off-chip bytes, FLOPs and the per-phase split."""
+    """Runs a task: its cycles, off-chip bytes, FLOPs, whether its units fit the fabric, and the
+    per-phase split."""
     start = time.perf_counter()
     graph = Graph.from_layer(task["layer"], **task["params"])
     r = graph.run(preset=task["preset"], mode=task["mode"], set=task["set"])
     out = {"cycles": int(r.cycles), "read_bytes": int(r.report["offchip"]["read_bytes"]),
            "write_bytes": int(r.report["offchip"]["write_bytes"]), "flops": int(r.report["compute"]["flops"]),
-           "phases": phase_split(task["layer"], r), "wall_seconds": time.perf_counter() - start}
+           "fits": bool(r.report["fabric"]["fits"]), "phases": phase_split(task["layer"], r),
+           "wall_seconds": time.perf_counter() - start}
     return out
 
 
