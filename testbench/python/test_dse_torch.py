@@ -191,7 +191,7 @@ def test_bad_program_entries_are_clear_errors(tmp_path, elsewhere, program, mess
 
 @pytest.mark.parametrize("changes, message", [
     ({"program": {"torch": "lin.py:make", "schedule": {"tile_rows": 8}}},
-     "space: program: unknown key 'schedule' (layer, graph, builder, torch, params)"),
+     "space: program: unknown key 'schedule' (layer, graph, builder, torch, serve, params)"),
     ({"program": {"torch": "lin.py:make", "builder": "lin.py:make"}},
      "space: 'program' needs exactly one of layer, graph, builder, torch"),
     ({"program": {"torch": "lin.py:make", "params": {"seq": 4}}},

@@ -215,3 +215,22 @@ def test_a_sweep_on_slurm_prints_the_serial_table(cluster):
     assert rows("slurm.csv") == rows("serial.csv") and len(rows("serial.csv")) == 6
     logs = os.listdir(os.path.join(d, "sweep-work", "logs"))
     assert sorted(logs) == ["worker_s0.log", "worker_s1.log"]
+
+
+def test_a_serving_run_on_slurm_workers_gives_the_inline_results(cluster):
+    d = cluster.dir
+    args = ["serve", "tiny-moe", "--requests", "shared:traces/azure/AzureLLMInferenceTrace_conv.csv", "--count", "3",
+            "--time-scale", "0.001", "--quiet"]
+    inline = stepsim_cli(cluster, *args, "--out", os.path.join(d, "serve-inline"), "--cache",
+                         os.path.join(d, "cache-inline"))
+    spread = stepsim_cli(cluster, *args, "--out", os.path.join(d, "serve-slurm"), "--cache",
+                         os.path.join(d, "cache-slurm"), "--workers", "slurm:2")
+    assert inline.returncode == 0 and spread.returncode == 0, spread.stderr
+    for name in ("requests.csv", "iterations.csv", "breakdown.csv"):
+        with open(os.path.join(d, "serve-inline", name)) as a, open(os.path.join(d, "serve-slurm", name)) as b:
+            assert a.read() == b.read(), name
+    import json
+
+    with open(os.path.join(d, "serve-slurm", "summary.json")) as f:
+        tasks = json.load(f)["tasks"]
+    assert tasks["simulated"] == tasks["distinct"] > 0  # simulated by the Slurm workers, into their own cache
