@@ -2,13 +2,15 @@
 //   embed_  the embedding lookup: one [1 x D] row of embed [vocab, D] per token
 //           (RandomOffChipLoad at the token ids), stored to x [tokens, D];
 //   head_   once x is stored (phase_token): the LM head, x [tokens x D] times w_head [D, vocab]
-//           in column tiles of tile_v (w_head streamed once), logits stored to
-//           [tokens, vocab_padded].
+//           in column tiles of tile_v spread over `regions` regions (w_head streamed once), logits
+//           stored to [tokens, vocab_padded].
 // vocab_padded is vocab rounded up to a multiple of tile_v: w_head and the logits have that many
 // columns, so the last tile is whole (its padding columns are computed and stored like the others).
 // The token ids are placeholders, (i * 7919 + seed) mod vocab for token i: the traffic and cycles
 // do not depend on which rows are read. Decode: tokens = the batch; prefill: tokens = 1 (the last
 // prompt token's logits).
+#include <algorithm>
+
 #include "graphs/layers/blocks.h"
 #include "graphs/layers/layer.h"
 
@@ -60,10 +62,30 @@ Graph build_lm_head(const Params& p) {
 
   b.set_prefix("head_");
   const std::optional<Stream> go = phase_token(b, "start", {x_ack});
-  Stream x = b.load("x", "x", {tokens, D}, {1}, {}, go);                      // [1, 1] of [tokens x D]
-  Stream w = b.load("w", "w_head", {D, tv}, {1, tiles}, {0, 1});              // [1, 1, tiles] of [D x tile_v]
-  Stream y = b.map("matmul", "matmul", {b.repeat("xrep", x, tiles), w}, bw);  // [1, 1, tiles]
-  b.store("store", "logits", {tokens, tv}, y, {1, tiles});
+  Stream x = b.load("x", "x", {tokens, D}, {1}, {}, go);  // [1, 1] of [tokens x D], loaded once
+  // The column tiles spread over the regions contiguously (region r: tiles first..first+n-1), each
+  // region streaming its slice of w_head: one address generator alone would bound the head by its
+  // request rate, where the vocabulary's weights are the largest single matrix of a model.
+  const int64_t regions = std::min(positive(p, "regions"), tiles);
+  std::vector<Stream> xr = b.broadcast("x_bc", x, size_t(regions));
+  for (int64_t r = 0, first = 0; r < regions; ++r) {
+    const int64_t n = tiles / regions + (r < tiles % regions ? 1 : 0);
+    const std::string id = std::to_string(r);
+    Stream w = b.add1("w" + id, OpKind::kLinearOffChipLoad,
+                      {{param::kTensor.name, "w_head"},
+                       {param::kTile.name, frontend::int_list({D, tv})},
+                       {param::kOutShape.name, frontend::int_list({1, n})},
+                       {param::kOffset.name, std::to_string(first)}},
+                      {});  // [1, n] of [D x tile_v]
+    Stream y = b.map("matmul" + id, "matmul", {b.repeat("xrep" + id, xr[size_t(r)], n), w}, bw);
+    b.add("store" + id, OpKind::kLinearOffChipStore,
+          {{param::kTensor.name, "logits"},
+           {param::kTile.name, frontend::int_list({tokens, tv})},
+           {param::kOutShape.name, frontend::int_list({1, n})},
+           {param::kOffset.name, std::to_string(first)}},
+          {{"in", y}});
+    first += n;
+  }
   b.set_prefix("");
   return b.graph();
 }
@@ -79,6 +101,7 @@ void register_lm_head(LayerRegistry& r) {
           {"hidden", T::kInt, "4096", "hidden dimension D (Mixtral 4096, Qwen3-30B-A3B 2048)"},
           {"vocab", T::kInt, "32000", "vocabulary size (Mixtral 32000, Qwen3 151936)"},
           {"tile_v", T::kInt, "1024", "LM head column tile (the vocabulary is padded to a multiple of it)"},
+          {"regions", T::kInt, "4", "regions the column tiles are spread over (each streams its slice of w_head)"},
           {"compute_bw", T::kInt, "0", "FLOPs/cycle of the LM head's matmul (0 = the preset's compute_bw)"},
           {"seed", T::kInt, "1", "seed of the random tensors and the placeholder token ids"}},
          build_lm_head});

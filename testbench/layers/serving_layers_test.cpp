@@ -279,5 +279,31 @@ TEST(LmHead, EmbeddingRowsAndHeadWeightsByHand) {
             std::string::npos);
 }
 
+// The 4 column tiles over 3 regions: 2, 1 and 1 tiles, each region streaming its own slice of
+// w_head (offsets 0, 2, 3); the same bytes as one region, in fewer cycles.
+TEST(LmHead, ColumnTilesSpreadOverRegions) {
+  const std::map<std::string, std::string> p = {{"tokens", "5"}, {"hidden", "64"}, {"vocab", "1000"}, {"tile_v", "256"}};
+  std::map<std::string, std::string> one = p, three = p;
+  one["regions"] = "1";
+  three["regions"] = "3";
+  Graph g1 = layers::build_layer("lm_head", one), g3 = layers::build_layer("lm_head", three);
+  std::vector<std::pair<std::string, std::string>> loads;
+  for (const auto& n : g3.nodes)
+    if (n.op == "LinearOffChipLoad" && n.name.rfind("head_w", 0) == 0)
+      loads.emplace_back(n.params.at("offset"), n.params.at("out_shape"));
+  EXPECT_EQ(loads, (std::vector<std::pair<std::string, std::string>>{{"0", "[1,2]"}, {"2", "[1,1]"}, {"3", "[1,1]"}}));
+  EXPECT_EQ(traffic_of(g3, {"head_w"}).first, 131072);
+  const SimResult r1 = run(g1), r3 = run(g3);
+  EXPECT_EQ(r3.offchip_read_bytes, r1.offchip_read_bytes);
+  EXPECT_EQ(r3.offchip_write_bytes, r1.offchip_write_bytes);
+  EXPECT_LT(r3.cycles, r1.cycles);
+  // More regions than tiles: one region per tile.
+  std::map<std::string, std::string> many = p;
+  many["regions"] = "9";
+  size_t w_loads = 0;
+  for (const auto& n : layers::build_layer("lm_head", many).nodes) w_loads += n.name.rfind("head_w", 0) == 0;
+  EXPECT_EQ(w_loads, 4u);
+}
+
 }  // namespace
 }  // namespace stepsim

@@ -128,7 +128,7 @@ def test_tiny_model_latencies_are_the_sums_of_its_tasks(tmp_path):
     # r0 at 0 s (prompt 40, 3 tokens), r1 1 ns later (prompt 20, 2 tokens); tiny-moe has 2
     # layers and 2 regions (a decode batch is padded to a multiple of 2 with KV length 0).
     L = 2
-    head = {n: layer_cycles("lm_head", tmp_path, tokens=n, hidden=64, vocab=512) for n in (1, 2)}
+    head = {n: layer_cycles("lm_head", tmp_path, tokens=n, hidden=64, vocab=512, regions=2) for n in (1, 2)}
     A = L * layer_cycles("prefill", tmp_path, tokens=40, offset=0) + head[1]    # r0's prefill
     B = L * layer_cycles("prefill", tmp_path, tokens=20, offset=0) + head[1]    # r1's prefill (it waited)
     C = L * layer_cycles("decoder", tmp_path, batch=2, kv_lengths="40 20") + head[2]  # both decode

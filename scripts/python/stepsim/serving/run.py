@@ -83,7 +83,8 @@ class Serving:
                 parts.append(self._task("prefill", params, "prefill", layer, n,
                                         "prefill|%d|%d|%s" % (i, offset, layer)))
         if it.heads:
-            params = {"tokens": str(it.heads), "hidden": str(self.model.hidden), "vocab": str(self.model.vocab)}
+            params = {"tokens": str(it.heads), "hidden": str(self.model.hidden), "vocab": str(self.model.vocab),
+                      "regions": str(self.regions)}
             parts.append(self._task("lm_head", params, "lm_head", None, it.heads, ""))
         return parts
 
