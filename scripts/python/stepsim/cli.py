@@ -6,6 +6,9 @@ import sys
 
 from . import _stepsim
 from .design.explore import run, summary
+from .serving import policy
+from .serving.models import model_names
+from .serving.run import serve
 from .sweep import distributed_sweep
 
 
@@ -164,9 +167,6 @@ class _SweepProgress:
 
 
 def serve_command(argv):
-    from .serving import policy
-    from .serving.run import serve
-
     ap = argparse.ArgumentParser(prog="stepsim serve", description="A whole model over the requests of a trace "
                                  "(docs/serving.md): continuous batching, time to first token and per output "
                                  "token per request in OUT/requests.csv, the iterations, where the cycles go, "
@@ -214,8 +214,6 @@ def serve_command(argv):
 
 
 def _model_names():
-    from .serving.models import model_names
-
     try:
         return model_names()
     except OSError:

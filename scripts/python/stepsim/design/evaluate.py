@@ -21,6 +21,7 @@ from ..core._checks import argument_kinds
 from ..core.graph import Graph
 from ..serving import policy as serving_policy
 from ..serving.report import SERVING_METRICS
+from ..serving.run import serve
 from . import torch_program
 
 # Every metric a search can minimise, maximise or bound: the metric table's (docs/metrics.md).
@@ -150,8 +151,6 @@ def evaluate(job, point):
 def serve_metrics(job, point):
     """A serving program's point: the run (inline: the trials are what runs in parallel) with its
     tasks in the shared task cache, so that trials reuse each other's simulations."""
-    from ..serving.run import serve
-
     args, settings = split_point(job["program"], point)
     args = {k: (int(v) if SERVE_PARAMS[k] == "int" else float(v) if SERVE_PARAMS[k] == "number" else v)
             for k, v in args.items()}

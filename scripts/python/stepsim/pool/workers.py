@@ -152,10 +152,12 @@ class FolderLock:
 class Pool:
     """Runs points through `task(job, point)` on the workers."""
 
-    def __init__(self, workers, folder, task, job, sbatch_options=(), keep=False):
+    def __init__(self, workers, folder, task, job, sbatch_options=(), keep=False, lazy=False):
         """`task`: a module-level function task(job, point) -> result (a dict; whatever it raises
         is a bug: inline it is raised, in a worker it kills the worker). `keep`: leave the folder
-        (the workers' logs) after a run that ended well; a run that failed always leaves it."""
+        (the workers' logs) after a run that ended well; a run that failed always leaves it.
+        `lazy`: start the workers at the first submit (a user whose points may all be cached
+        starts none), not on entering the `with`."""
         self.kind, self.count = parse_workers(workers)
         self.task, self.task_name = task, task_name(task)
         self.folder, self.job, self.keep = os.path.abspath(folder), job, keep
@@ -163,15 +165,19 @@ class Pool:
         self.procs, self.slurm_job, self.submissions, self.respawns = {}, None, 0, 0
         self.retried = set()  # keys of points run again because their worker died
         self.given_up = set()  # keys of points whose worker died MAX_ATTEMPTS times
+        self.lazy, self.started = lazy, False
         self.lock = FolderLock(self.folder, "coordinator of workers")
         self.pending = {}  # inline: the points submitted and not yet waited for
         self.arrived = {}  # results of points given up on, until they are waited for
 
     def __enter__(self):
-        self.start()
+        if not self.lazy:
+            self.start()
         return self
 
     def __exit__(self, kind, *exc):
+        if not self.started:
+            return
         try:
             self.close()
             if kind is None and not self.keep and self.kind != "inline":
@@ -200,6 +206,7 @@ class Pool:
         return os.path.join(self.folder, *parts)
 
     def start(self):
+        self.started = True
         if self.kind == "inline":
             return
         self.lock.__enter__()  # a second coordinator in the same folder would take its points
@@ -270,6 +277,8 @@ class Pool:
         """Queues {key: point} without waiting; the workers claim queued points in the order of
         their keys (so a user who names keys by urgency has the urgent ones run first). Inline,
         a point runs when it is waited for."""
+        if points and not self.started:
+            self.start()
         for key, point in points.items():
             if self.kind == "inline":
                 self.pending[key] = point
@@ -291,7 +300,7 @@ class Pool:
     def poll(self):
         """{key: result} of every submitted point finished by now and not yet waited for (without
         waiting; inline: none, as inline points run when waited for)."""
-        if self.kind == "inline":
+        if self.kind == "inline" or not self.started:
             return {}
         results, self.arrived = self.arrived, {}
         for name in sorted(os.listdir(self.path("done"))):

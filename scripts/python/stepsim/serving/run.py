@@ -22,7 +22,10 @@ from . import models, policy, tasks
 from .report import ServeResult, check_out, write_outputs
 from .requests import load_requests
 
-LOOKAHEAD_ITERATIONS = 256  # how far ahead the coordinator may play the schedule
+# How far ahead the coordinator plays the schedule, in iterations per worker: far enough to queue
+# a few tasks each past iterations whose tasks are known already, not so far that a run whose
+# tasks are all cached spends its time looking ahead.
+LOOKAHEAD_PER_WORKER = 16
 TASK_PHASES = {"decoder": "decode", "prefill": "prefill", "lm_head": "lm_head"}
 
 
@@ -52,19 +55,28 @@ class Serving:
         self.regions = int(self.decoder_params["regions"])
         self.tile_n = int(self.decoder_params["tile_n"])
         self._keys = {}  # (layer, params, routing digest) -> cache key, for the speed of the look-ahead
+        self._routing = {}  # (tokens, salt) -> (routing file, its SHA-256)
 
     def _task(self, layer, params, stage, layer_index, tokens, salt):
         """A Part; `salt` names the routing draw (synthetic routing) of a task with an MoE."""
         params = dict(params)
         digest = ""
         if layer != "lm_head":
-            rows = models.routing_rows(self.model, tokens, self.routing, self.seed, salt)
-            params["moe_trace"], digest = self.cache.routing_file(models.routing_csv(rows))
+            params["moe_trace"], digest = self._routing_file(tokens, salt)
         task = {"layer": layer, "params": params, "preset": self.preset, "set": self.sets, "mode": self.mode}
         memo = (layer, tuple(sorted(params.items())), digest)
         if memo not in self._keys:
             self._keys[memo] = tasks.task_key(task, digest)
         return Part(task, self._keys[memo], stage, layer_index, tokens)
+
+    def _routing_file(self, tokens, salt):
+        """The routing of a task's tokens as a file (trace routing: the same for every task of as
+        many tokens)."""
+        memo = (tokens, salt if self.routing == "synthetic" else "")
+        if memo not in self._routing:
+            rows = models.routing_rows(self.model, tokens, self.routing, self.seed, salt)
+            self._routing[memo] = self.cache.routing_file(models.routing_csv(rows))
+        return self._routing[memo]
 
     def parts(self, it, states):
         """The tasks of iteration `it` (states: the scheduler's, for the prompts)."""
@@ -116,7 +128,7 @@ class Coordinator:
                 return
             parts = self.s.parts(it, self.sched.states)
             self._fetch(parts, it.start, wait=False)
-            if self.workers > 1:
+            if self.pool.kind != "inline":  # inline, a task runs only when it is waited for
                 self._look_ahead(it, parts)
             self._fetch(parts, it.start, wait=True)
             cycles = sum(self.known[p.key]["cycles"] * self.s.layer_count(p) for p in parts)
@@ -182,7 +194,7 @@ class Coordinator:
         target = 2 * self.workers
         clone = copy.deepcopy(self.sched)
         clone.finish(it, sum(self._estimate(p) * self.s.layer_count(p) for p in parts))
-        for _ in range(LOOKAHEAD_ITERATIONS):
+        for _ in range(LOOKAHEAD_PER_WORKER * self.workers):
             if len(self.submitted) >= target:
                 return
             nxt = clone.next_iteration()
@@ -223,7 +235,7 @@ def serve(model, requests, out=None, workers="inline", preset="step-artifact", s
     folder = os.path.join(os.path.abspath(out), "work") if out else os.path.abspath(".stepsim-serve-%d" % os.getpid())
     job = {"cache": s.cache.folder}
     start = time.perf_counter()
-    with Pool(workers, folder, tasks.run_task, job, sbatch_options=sbatch_options) as pool:
+    with Pool(workers, folder, tasks.run_task, job, sbatch_options=sbatch_options, lazy=True) as pool:
         c = Coordinator(s, sched, pool, n if kind != "inline" else 1, progress)
         c.run()
     result = ServeResult(s, sched, c, config, workers, time.perf_counter() - start)
