@@ -348,3 +348,69 @@ search: {method: grid}
     bad = subprocess.run([binary, "dse", str(space), "--out", str(tmp_path / "o2")], capture_output=True, text=True,
                          env=env)
     assert bad.returncode == 1 and "unknown objective 'cycles' (metrics: ttft_p50_s" in bad.stderr
+
+
+# ---- fuzzing what parses input: the trace reader and the model reader
+
+
+def mutations(text, seed, count):
+    """`count` variants of `text`, each with a few random byte edits (deterministic per seed)."""
+    import random
+
+    rng = random.Random(seed)
+    alphabet = list("0123456789,.-:e \n\r\t\"'xyz{}[]#") + ["\x00", "\u00e9", "\ufeff", "99999999999999999999"]
+    for _ in range(count):
+        t = list(text)
+        for _ in range(rng.randint(1, 6)):
+            i = rng.randrange(len(t) + 1)
+            op = rng.random()
+            if op < 0.4 and t:
+                t[min(i, len(t) - 1)] = rng.choice(alphabet)
+            elif op < 0.7:
+                t.insert(i, rng.choice(alphabet))
+            elif t:
+                del t[min(i, len(t) - 1)]
+        yield "".join(t)
+
+
+def test_fuzzed_traces_load_or_give_a_clear_error(tmp_path):
+    azure_file = os.path.join(ROOT, "..", "shared", "traces", "azure", "AzureLLMInferenceTrace_conv.csv")
+    with open(azure_file, newline="") as f:
+        azure = "".join(f.readline() for _ in range(6))
+    plain = "arrival_s,prompt_tokens,output_tokens\n0,10,3\n0.5,20,2\n1.25,7,9\n"
+    loaded = refused = 0
+    for k, text in enumerate(list(mutations(azure, 1, 250)) + list(mutations(plain, 2, 250))):
+        path = tmp_path / ("t%d.csv" % k)
+        path.write_bytes(text.encode("utf-8", "surrogatepass"))
+        try:
+            got = load_requests(str(path))
+        except stepsim.Error:
+            refused += 1
+            continue
+        loaded += 1
+        assert got and all(r.prompt >= 1 and r.output >= 1 and r.arrival_s >= 0 for r in got)
+        assert [r.arrival_s for r in got] == sorted(r.arrival_s for r in got)
+    assert loaded > 10 and refused > 100  # the edits reach both ends
+
+
+def test_fuzzed_model_files_load_or_give_a_clear_error(tmp_path):
+    with open(os.path.join(ROOT, "graphs", "models", "tiny-moe.yaml")) as f:
+        text = f.read()
+    loaded = refused = 0
+    for k, variant in enumerate(mutations(text, 3, 300)):
+        path = tmp_path / ("m%d.yaml" % k)
+        path.write_bytes(variant.encode("utf-8", "surrogatepass"))
+        try:
+            m = models.load_model(str(path))
+        except stepsim.Error:
+            refused += 1
+            continue
+        loaded += 1
+        assert m.layers >= 1 and m.q_heads % m.kv_heads == 0 and m.routing_table.shape[1] == m.topk
+    assert loaded > 20 and refused > 20
+    (tmp_path / "binary.yaml").write_bytes(text.encode()[:40] + b"\xff\xfe" + text.encode()[40:])
+    with pytest.raises(stepsim.Error, match="not a text"):
+        models.load_model(str(tmp_path / "binary.yaml"))
+    (tmp_path / "binary.csv").write_bytes(b"arrival_s,prompt_tokens,output_tokens\n0,1\xff,2\n")
+    with pytest.raises(stepsim.Error, match="not a text"):
+        load_requests(str(tmp_path / "binary.csv"))

@@ -83,6 +83,8 @@ def load_model(name_or_path):
         raise _stepsim.Error("model %s: cannot read it: %s" % (path, e.strerror)) from None
     except yaml.YAMLError as e:
         raise _stepsim.Error("model %s: not valid YAML: %s" % (path, e)) from None
+    except UnicodeDecodeError:
+        raise _stepsim.Error("model %s: not a text (UTF-8) file" % path) from None
     _check(data, path)
     return Model(data, path)
 
@@ -128,6 +130,9 @@ def read_routing(path, experts, topk, model_path):
             rows = list(csv.reader(f))
     except OSError as e:
         raise _stepsim.Error("model %s: routing trace %s: %s" % (model_path, resolved, e.strerror)) from None
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise _stepsim.Error("model %s: routing trace %s: not a CSV text file (%s)" % (model_path, resolved, e)) \
+            from None
     where = "model %s: routing trace %s" % (model_path, resolved)
     if len(rows) < 2 or len(rows[0]) != topk + 1:
         raise _stepsim.Error("%s: expected a header token,expert0..expert%d and at least one row (topk %d)"
