@@ -37,6 +37,13 @@ class LayerRegistry {
 // std::invalid_argument naming the layer and the parameter).
 Graph build_layer(const std::string& name, const std::map<std::string, std::string>& params);
 
+// The MoE's experts and experts per token of each model family the MoE layers know (mixtral,
+// qwen): what a caller choosing a family (the serving run's model files) checks against.
+struct MoeFamily {
+  int64_t experts, topk;
+};
+std::map<std::string, MoeFamily> moe_families();
+
 // Expert bin counts of a routing trace (CSV token,expert0..expertK-1; `limit` first tokens).
 std::vector<int64_t> expert_bins(const std::string& trace_file, size_t num_experts, size_t limit = 0);
 

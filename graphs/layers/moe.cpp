@@ -279,6 +279,12 @@ void add_moe(GraphBuilder& b, const std::string& layer, const Params& p, const M
     add_moe_per_expert(b, s, io);
 }
 
+std::map<std::string, MoeFamily> moe_families() {
+  std::map<std::string, MoeFamily> out;
+  for (const auto& [name, m] : models()) out[name] = {m.experts, m.topk};
+  return out;
+}
+
 void register_moe(LayerRegistry& r) {
   r.add({"moe",
          "MoE layer with SwiGLU experts routed by a real trace (Mixtral-8x7B or Qwen3-30B-A3B); static tiling "

@@ -115,6 +115,12 @@ py::list layers() {
   return out;
 }
 
+py::dict moe_families() {
+  py::dict d;
+  for (const auto& [name, f] : layers::moe_families()) d[py::str(name)] = py::make_tuple(f.experts, f.topk);
+  return d;
+}
+
 py::dict preset(const std::string& name_or_path) {
   py::dict d;
   for (const auto& [k, v] : load_preset(name_or_path).to_map()) d[py::str(k)] = v;
@@ -127,6 +133,7 @@ void bind_registry(py::module_& m) {
   m.def("ops", &ops, "every operator's descriptor, as dicts");
   m.def("functions", &functions, py::arg("family"), "the tile functions of a family (map, accum, flatmap)");
   m.def("layers", &layers, "the layers of the library with their parameters");
+  m.def("moe_families", &moe_families, "{family: (experts, topk)} of the MoE layers' model families");
   m.def("preset_names", &preset_names, "the built-in hardware presets");
   m.def("preset", &preset, py::arg("name"), "a preset's hardware parameters, as text in their units");
   m.def("resolve_path", &resolve_path, py::arg("path"), py::arg("base_dir") = ".",

@@ -288,7 +288,10 @@ GOOD_MODEL = {"name": "x", "family": "mixtral", "layers": "2", "vocab": "8", "hi
     ({"layers": "0"}, "layers must be an integer in 1..1024, not 0"),
     ({"hidden": "'64'"}, "hidden must be an integer in 1..16777216, not '64'"),
     ({"layerz": "2"}, "unknown key(s) layerz"),
-    ({"experts": "4"}, "every row must hold 2 expert ids in 0..3"),
+    ({"experts": "16"}, "experts 16, topk 2: the mixtral family's MoE layers have 8 experts, top-2"),
+    ({"family": "llama"}, "family must be one of the layer library's (mixtral, qwen), not 'llama'"),
+    ({"routing_trace": "shared:traces/moe/qwen3_30b_a3b_b64_iter032_layer012.csv"},
+     "expected a header token,expert0..expert1"),
     ({"layer": "{tile: 3}"}, "layer.tile is not a parameter of the decoder or prefill layers"),
     ({"layer": "{batch: 3}"}, "layer.batch is set by the model or the run"),
     ({"routing_trace": "nowhere.csv"}, "routing trace"),
@@ -308,6 +311,20 @@ def test_unknown_model_and_unwritable_output_are_clear_errors(tmp_path):
     p = cli("serve", "tiny-moe", "--requests", TRACE, "--count", "2", "--out", os.path.join(blocker, "o"),
             check=False)
     assert p.returncode == 1 and "cannot write there" in p.stderr
+
+
+def test_a_task_that_fails_ends_the_run_with_its_error(tmp_path):
+    model = open(os.path.join(ROOT, "graphs", "models", "tiny-moe.yaml")).read()
+    path = write(tmp_path, "coarse.yaml", model.replace("layer: {moe_tile_f: 32, regions: 2}",
+                                                        "layer: {moe_tile_f: 32, regions: 2, attention: coarse}"))
+    p = cli("serve", path, "--requests", TRACE, "--count", "2", "--out", str(tmp_path / "o"), "--cache",
+            str(tmp_path / "cache"), "--quiet", check=False)
+    assert p.returncode == 1 and "serving: a task failed: prefill tokens=374 offset=0" in p.stderr
+    assert "attention must be interleaved or dynamic" in p.stderr and "Traceback" not in p.stderr
+    assert not os.path.exists(tmp_path / "o" / "requests.csv")
+    p = cli("serve", "tiny-moe", "--requests", TRACE, "--count", "2", "--out", str(tmp_path / "o"), "--set",
+            "hbm.channel=4", check=False)
+    assert p.returncode == 1 and "set hbm.channel: not a hardware parameter" in p.stderr
 
 
 def test_the_serve_command_is_listed_and_documented():

@@ -111,8 +111,14 @@ def _check(data, path):
             raise _stepsim.Error("model %s: %s must be a %s, not %r" % (path, key, kind.__name__, value))
     if data["q_heads"] % data["kv_heads"]:
         raise _stepsim.Error("model %s: kv_heads %d must divide q_heads %d" % (path, data["kv_heads"], data["q_heads"]))
-    if data["topk"] > data["experts"]:
-        raise _stepsim.Error("model %s: topk %d is more than the %d experts" % (path, data["topk"], data["experts"]))
+    families = _stepsim.moe_families()
+    if data["family"] not in families:
+        raise _stepsim.Error("model %s: family must be one of the layer library's (%s), not '%s'"
+                             % (path, ", ".join(sorted(families)), data["family"]))
+    experts, topk = families[data["family"]]
+    if (data["experts"], data["topk"]) != (experts, topk):
+        raise _stepsim.Error("model %s: experts %d, topk %d: the %s family's MoE layers have %d experts, top-%d"
+                             % (path, data["experts"], data["topk"], data["family"], experts, topk))
     layer_names = {p["name"] for d in _stepsim.layers() if d["name"] in ("decoder", "prefill") for p in d["params"]}
     for key in data.get("layer", {}):
         if key in LAYER_SIZES or key in ("model", "batch", "tokens", "offset", "kv_lengths", "moe_trace"):

@@ -47,6 +47,10 @@ class Serving:
             raise _stepsim.Error("routing must be one of %s, not '%s'" % (", ".join(models.ROUTINGS), routing))
         self.model, self.preset, self.routing, self.seed, self.mode = model, preset, routing, seed, mode
         self.sets = {str(k): str(v) for k, v in (sets or {}).items()}
+        known = _stepsim.preset(preset)
+        for key in self.sets:
+            if key not in known:  # a node's parameter (NODE.PARAM) would name nodes of one task only
+                raise _stepsim.Error("serve: set %s: not a hardware parameter of the preset (stepsim presets)" % key)
         self.cache = cache
         self.hardware = dict(tasks.hardware(preset, tuple(sorted(self.sets.items()))))
         self.clock_ghz = float(self.hardware["clock_ghz"])
@@ -78,8 +82,8 @@ class Serving:
             self._routing[memo] = self.cache.routing_file(models.routing_csv(rows))
         return self._routing[memo]
 
-    def parts(self, it, states):
-        """The tasks of iteration `it` (states: the scheduler's, for the prompts)."""
+    def parts(self, it):
+        """The tasks of iteration `it`."""
         parts = []
         per_layer = range(self.model.layers) if self.routing == "synthetic" else [None]
         if it.decode:
@@ -126,11 +130,14 @@ class Coordinator:
             it = self.sched.next_iteration()
             if it is None:
                 return
-            parts = self.s.parts(it, self.sched.states)
+            parts = self.s.parts(it)
             self._fetch(parts, it.start, wait=False)
             if self.pool.kind != "inline":  # inline, a task runs only when it is waited for
                 self._look_ahead(it, parts)
             self._fetch(parts, it.start, wait=True)
+            failed = [self.known[p.key]["error"] for p in parts if "error" in self.known[p.key]]
+            if failed:
+                raise _stepsim.Error("serving: a task failed: %s" % failed[0])
             cycles = sum(self.known[p.key]["cycles"] * self.s.layer_count(p) for p in parts)
             self.needed.update(p.key for p in parts)
             self.instances += sum(self.s.layer_count(p) for p in parts)
@@ -174,16 +181,15 @@ class Coordinator:
             return
         part, _ = self._pending_parts.pop(key)
         self.submitted.discard(key)
-        if "error" in result:
-            raise _stepsim.Error("serving: a task failed: %s" % result["error"])
-        self._learn(part, result)
+        self._learn(part, result)  # a failed task too: the run fails if the real schedule needs it
 
     def _learn(self, part, result):
         self.known[part.key] = result
-        self.last[part.stage] = (result["cycles"], max(1, part.tokens))
+        if "error" not in result:
+            self.last[part.stage] = (result["cycles"], max(1, part.tokens))
 
     def _estimate(self, part):
-        if part.key in self.known:
+        if part.key in self.known and "error" not in self.known[part.key]:
             return self.known[part.key]["cycles"]
         cycles, tokens = self.last.get(part.stage, (1_000_000, 1))
         return cycles if part.stage == "decode" else cycles * max(1, part.tokens) // tokens
@@ -200,7 +206,7 @@ class Coordinator:
             nxt = clone.next_iteration()
             if nxt is None:
                 return
-            ahead = self.s.parts(nxt, clone.states)
+            ahead = self.s.parts(nxt)
             self._fetch(ahead, nxt.start, wait=False)
             clone.finish(nxt, sum(self._estimate(p) * self.s.layer_count(p) for p in ahead))
 
