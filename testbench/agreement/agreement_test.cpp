@@ -111,6 +111,10 @@ TEST(Agreement, EveryLayerAtSeveralSizes) {
       {"attention", {{"batch", "32"}, {"parallel", "coarse"}, {"per_region", "8"}}},
       {"attention", {{"batch", "32"}, {"parallel", "interleaved"}}},
       {"decoder", {{"batch", "8"}, {"hidden", "256"}, {"inter", "256"}}},
+      {"decoder", {{"batch", "4"}, {"hidden", "256"}, {"inter", "256"}, {"kv_lengths", "7 300 0 64"}}},
+      {"prefill", {{"tokens", "40"}, {"hidden", "256"}, {"inter", "256"}}},
+      {"prefill", {{"model", "mixtral"}, {"tokens", "70"}, {"offset", "64"}, {"hidden", "256"}, {"inter", "512"}}},
+      {"lm_head", {{"tokens", "3"}, {"hidden", "64"}, {"vocab", "1000"}, {"tile_v", "256"}, {"regions", "3"}}},
   };
   std::set<std::string> covered;
   for (const auto& [layer, params] : cases) {
