@@ -23,6 +23,21 @@ constexpr int64_t kMaxKvTokens = int64_t(1) << 24;
 // of an Azure LLM inference trace.
 std::vector<int64_t> kv_lengths(const std::string& trace_file, int64_t first, int64_t n);
 
+// Where a region's projected Q, K and V pieces go, in the order the projection emits them: the
+// destination of each (0 = q, 1 = kcache, 2 = vcache) and each destination's tile indices, in
+// tiles of the store's tile shape (the decoder's [1 x head_dim] rows, the prefill's
+// [tile_n x head_dim] blocks).
+struct QkvScatter {
+  std::vector<int64_t> which, q, k, v;
+};
+
+// Partitions `pieces` by `d.which` and stores each part to q, kcache or vcache at its indices,
+// in tiles of `tile` (nodes part<id>, split<id>, {q,kcache,vcache}<id>_addr and _store).
+// Returns the three stores' acks.
+std::vector<frontend::Stream> store_qkv(frontend::GraphBuilder& b, const std::string& id,
+                                        const frontend::Stream& pieces, const QkvScatter& d,
+                                        const std::vector<int64_t>& tile);
+
 // A phase's sequencing token: one element that arrives once every `after` stream has ended
 // (a Source gated by them). Empty `after`: no token (the phase starts at cycle 0).
 std::optional<frontend::Stream> phase_token(frontend::GraphBuilder& b, const std::string& name,

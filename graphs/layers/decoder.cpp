@@ -122,12 +122,7 @@ Stream load_region_x(GraphBuilder& b, const DecoderShape& s, int64_t r, const fr
                 inputs);
 }
 
-// Where region r's projected rows go, in the order they come (head column, then token): the
-// destination of each (0 = q, 1 = kcache, 2 = vcache) and each destination's rows.
-struct QkvScatter {
-  std::vector<int64_t> which, q_rows, k_rows, v_rows;
-};
-
+// Where region r's projected rows go, in the order they come (head column, then token).
 QkvScatter qkv_scatter(const DecoderShape& s, int64_t r, int64_t max_tiles) {
   const int64_t Bt = s.region_tokens, Hq = s.q_heads, Hkv = s.kv_heads;
   QkvScatter d;
@@ -136,12 +131,12 @@ QkvScatter qkv_scatter(const DecoderShape& s, int64_t r, int64_t max_tiles) {
       const int64_t tok = r * Bt + t;
       if (c < Hq) {
         d.which.push_back(0);
-        d.q_rows.push_back(tok * Hq + c);
+        d.q.push_back(tok * Hq + c);
       } else {
         const bool is_k = c < Hq + Hkv;
         const int64_t item = tok * Hkv + (is_k ? c - Hq : c - Hq - Hkv);
         d.which.push_back(is_k ? 1 : 2);
-        (is_k ? d.k_rows : d.v_rows).push_back(item * max_tiles * s.tile_n + s.context[size_t(tok)]);  // new token
+        (is_k ? d.k : d.v).push_back(item * max_tiles * s.tile_n + s.context[size_t(tok)]);  // new token
       }
     }
   return d;
@@ -156,22 +151,7 @@ std::vector<Stream> add_qkv_region(GraphBuilder& b, const DecoderShape& s, int64
   Stream xr = load_region_x(b, s, r, {});
   Stream m1 = b.map("proj" + id, "matmul", {b.repeat("xrep" + id, xr, cols), w}, s.proj_bw);            // [1,1,cols]
   Stream rows = b.flatten("flat" + id, b.flatmap("rows" + id, "retile_streamify_row", 1, {m1}), 0, 3);  // [cols*Bt]
-  const QkvScatter d = qkv_scatter(s, r, max_tiles);
-  b.literal_stream("part" + id, text_list(d.which, "{", "}"));
-  std::vector<Stream> parts = b.partition("split" + id, rows, b.source("part" + id, "part" + id), 3);
-  const std::vector<std::pair<std::string, std::vector<int64_t>>> dests = {
-      {"q", d.q_rows}, {"kcache", d.k_rows}, {"vcache", d.v_rows}};
-  std::vector<Stream> acks;
-  for (size_t k = 0; k < 3; ++k) {
-    const std::string name = dests[k].first + id;
-    parts[k].set_dim(0, std::to_string(dests[k].second.size()));
-    b.literal_stream(name + "_addr", text_list(dests[k].second));
-    acks.push_back(
-        b.add1(name + "_store", OpKind::kRandomOffChipStore,
-               {{param::kTensor.name, dests[k].first}, {param::kTile.name, frontend::int_list({1, s.head_dim})}},
-               {{"waddr", b.source(name + "_addr", name + "_addr")}, {"wdata", parts[k]}}));
-  }
-  return acks;
+  return store_qkv(b, id, rows, qkv_scatter(s, r, max_tiles), {1, s.head_dim});
 }
 
 // wqkv is loaded once and broadcast to the regions. Returns every store's ack.
@@ -392,6 +372,24 @@ std::vector<ParamSpec> layer_params(const std::vector<ParamSpec>& own) {
       {"seed", T::kInt, "1", "seed of the random tensors"}};
   v.insert(v.end(), shared.begin(), shared.end());
   return v;
+}
+
+std::vector<Stream> store_qkv(GraphBuilder& b, const std::string& id, const Stream& pieces, const QkvScatter& d,
+                              const std::vector<int64_t>& tile) {
+  b.literal_stream("part" + id, text_list(d.which, "{", "}"));
+  std::vector<Stream> parts = b.partition("split" + id, pieces, b.source("part" + id, "part" + id), 3);
+  const std::vector<std::pair<std::string, const std::vector<int64_t>*>> dests = {
+      {"q", &d.q}, {"kcache", &d.k}, {"vcache", &d.v}};
+  std::vector<Stream> acks;
+  for (size_t k = 0; k < 3; ++k) {
+    const std::string name = dests[k].first + id;
+    parts[k].set_dim(0, std::to_string(dests[k].second->size()));
+    b.literal_stream(name + "_addr", text_list(*dests[k].second));
+    acks.push_back(b.add1(name + "_store", OpKind::kRandomOffChipStore,
+                          {{param::kTensor.name, dests[k].first}, {param::kTile.name, frontend::int_list(tile)}},
+                          {{"waddr", b.source(name + "_addr", name + "_addr")}, {"wdata", parts[k]}}));
+  }
+  return acks;
 }
 
 void register_decoder(LayerRegistry& r) {

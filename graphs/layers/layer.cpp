@@ -54,6 +54,12 @@ Graph build_layer(const std::string& name, const std::map<std::string, std::stri
   return info.build(Params("layer " + info.name, name, &info.params, params));
 }
 
+int64_t positive_param(const Params& p, const std::string& layer, const std::string& key) {
+  const int64_t v = p.get_int(key);
+  if (v < 1) throw std::invalid_argument("layer " + layer + ": " + key + " must be >= 1, got " + std::to_string(v));
+  return v;
+}
+
 std::vector<int64_t> expert_bins(const std::string& trace_file, size_t num_experts, size_t limit) {
   CsvTable t = read_csv(trace_file);
   std::vector<int64_t> bins(num_experts, 0);

@@ -37,6 +37,10 @@ class LayerRegistry {
 // std::invalid_argument naming the layer and the parameter).
 Graph build_layer(const std::string& name, const std::map<std::string, std::string>& params);
 
+// Integer parameter `key` of layer `layer`, which must be >= 1 (std::invalid_argument otherwise,
+// "layer LAYER: KEY must be >= 1, got V").
+int64_t positive_param(const Params& p, const std::string& layer, const std::string& key);
+
 // The MoE's experts and experts per token of each model family the MoE layers know (mixtral,
 // qwen): what a caller choosing a family (the serving run's model files) checks against.
 struct MoeFamily {

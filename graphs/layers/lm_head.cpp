@@ -22,11 +22,7 @@ using frontend::GraphBuilder;
 using frontend::Stream;
 using T = ParamSpec::Type;
 
-int64_t positive(const Params& p, const std::string& k) {
-  const int64_t v = p.get_int(k);
-  if (v < 1) throw std::invalid_argument("layer lm_head: " + k + " must be >= 1, got " + std::to_string(v));
-  return v;
-}
+int64_t positive(const Params& p, const std::string& k) { return positive_param(p, "lm_head", k); }
 
 // The embedding rows of the tokens, stored to x; returns the store's ack.
 Stream add_embedding(GraphBuilder& b, int64_t tokens, int64_t D, int64_t vocab, uint64_t seed) {

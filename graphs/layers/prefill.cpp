@@ -112,12 +112,7 @@ Stream load_x_blocks(GraphBuilder& b, const PrefillShape& s, const std::string& 
                 inputs);
 }
 
-// Where region r's projected tiles go, in the order they come (block, then head column): the
-// destination of each (0 = q, 1 = kcache, 2 = vcache) and each destination's tile indices.
-struct QkvScatter {
-  std::vector<int64_t> which, q_tiles, k_tiles, v_tiles;
-};
-
+// Where region r's projected tiles go, in the order they come (block, then head column).
 QkvScatter qkv_scatter(const PrefillShape& s, int64_t r) {
   const int64_t Hq = s.q_heads, Hkv = s.kv_heads, past = s.offset / s.tile_n;
   QkvScatter d;
@@ -125,12 +120,12 @@ QkvScatter qkv_scatter(const PrefillShape& s, int64_t r) {
     for (int64_t c = 0; c < s.qkv_cols; ++c) {
       if (c < Hq) {
         d.which.push_back(0);
-        d.q_tiles.push_back(j * Hq + c);
+        d.q.push_back(j * Hq + c);
       } else {
         const bool is_k = c < Hq + Hkv;
         const int64_t h = is_k ? c - Hq : c - Hq - Hkv;
         d.which.push_back(is_k ? 1 : 2);
-        (is_k ? d.k_tiles : d.v_tiles).push_back(h * s.max_tiles + past + j);
+        (is_k ? d.k : d.v).push_back(h * s.max_tiles + past + j);
       }
     }
   return d;
@@ -145,22 +140,7 @@ std::vector<Stream> add_qkv_region(GraphBuilder& b, const PrefillShape& s, int64
   Stream w = b.load("w" + id, "wqkv", {s.hidden, s.head_dim}, {n, cols}, {0, 1});  // [1, n, cols] of [D x hd]
   Stream m = b.map("proj" + id, "matmul", {b.repeat("xrep" + id, xr, cols), w}, s.proj_bw);
   Stream tiles = b.flatten("flat" + id, m, 0, 2);  // [n*cols] of [tile_n x hd]
-  const QkvScatter d = qkv_scatter(s, r);
-  b.literal_stream("part" + id, text_list(d.which, "{", "}"));
-  std::vector<Stream> parts = b.partition("split" + id, tiles, b.source("part" + id, "part" + id), 3);
-  const std::vector<std::pair<std::string, std::vector<int64_t>>> dests = {
-      {"q", d.q_tiles}, {"kcache", d.k_tiles}, {"vcache", d.v_tiles}};
-  std::vector<Stream> acks;
-  for (size_t k = 0; k < 3; ++k) {
-    const std::string name = dests[k].first + id;
-    parts[k].set_dim(0, std::to_string(dests[k].second.size()));
-    b.literal_stream(name + "_addr", text_list(dests[k].second));
-    acks.push_back(
-        b.add1(name + "_store", OpKind::kRandomOffChipStore,
-               {{param::kTensor.name, dests[k].first}, {param::kTile.name, frontend::int_list({s.tile_n, s.head_dim})}},
-               {{"waddr", b.source(name + "_addr", name + "_addr")}, {"wdata", parts[k]}}));
-  }
-  return acks;
+  return store_qkv(b, id, tiles, qkv_scatter(s, r), {s.tile_n, s.head_dim});
 }
 
 // Per region and block: the block's attention tiles of every head times wo, plus the residual,

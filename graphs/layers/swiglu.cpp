@@ -23,11 +23,7 @@ using frontend::GraphBuilder;
 using frontend::Stream;
 using T = ParamSpec::Type;
 
-int64_t positive(const Params& p, const std::string& k) {
-  const int64_t v = p.get_int(k);
-  if (v < 1) throw std::invalid_argument("layer swiglu: " + k + " must be >= 1, got " + std::to_string(v));
-  return v;
-}
+int64_t positive(const Params& p, const std::string& k) { return positive_param(p, "swiglu", k); }
 
 void divides(int64_t tile, int64_t dim, const std::string& what) {
   if (dim % tile != 0)
