@@ -157,17 +157,34 @@ def test_synthetic_routing_gives_every_layer_its_own_task(tmp_path):
         stepsim.serve("tiny-moe", reqs((0, 40, 2)), routing="random", cache=str(tmp_path / "cache"))
 
 
+def test_a_routing_trace_per_layer_gives_each_layer_its_own_rows(tmp_path):
+    model = open(os.path.join(ROOT, "graphs", "models", "tiny-moe.yaml")).read()
+    b64 = "shared:traces/moe/mixtral8x7b_b64_iter008_layer010.csv"
+    b1024 = "shared:traces/moe/mixtral8x7b_b1024_iter019_layer009.csv"
+    path = write(tmp_path, "per_layer.yaml", model.replace("routing_trace: " + b1024,
+                                                           "routing_trace: [%s, %s]" % (b64, b1024)))
+    m = models.load_model(path)
+    assert m.per_layer_routing and [len(t) for t in m.routing_tables] == [64, 1024]
+    assert (models.routing_rows(m, 70, "trace", 1, "", 0)[64:] == m.routing_tables[0][:6]).all()
+    r = stepsim.serve(m, reqs((0, 40, 2)), cache=str(tmp_path / "cache"))
+    assert r.summary["tasks"]["distinct"] == 2 * 2 + 1  # (prefill, decode) x 2 layers; the LM head
+    with pytest.raises(stepsim.Error, match="routing_trace: give one file, or a list of 2 files"):
+        models.load_model(write(tmp_path, "three.yaml", model.replace(
+            "routing_trace: " + b1024, "routing_trace: [%s, %s, %s]" % (b64, b64, b64))))
+
+
 def test_synthetic_routing_draws_topk_distinct_experts_with_the_traces_frequencies():
     m = models.load_model("mixtral-8x7b")
     rows = models.routing_rows(m, 20000, "synthetic", 1, "x")
     assert rows.shape == (20000, 2) and all(len(set(r)) == 2 for r in rows[:500])
-    freq = np.bincount(m.routing_table.ravel(), minlength=8) / m.routing_table.size
+    table = m.routing_tables[0]
+    freq = np.bincount(table.ravel(), minlength=8) / table.size
     drawn = np.bincount(rows.ravel(), minlength=8) / rows.size
     assert np.abs(drawn - freq).max() < 0.02  # without replacement, close to the trace's frequencies
     assert (models.routing_rows(m, 50, "synthetic", 1, "x") == rows[:50]).all()  # the same draw, row by row
     other = models.routing_rows(m, 50, "synthetic", 1, "y")  # another task: another draw
     assert not (other == rows[:50]).all()
-    assert (models.routing_rows(m, 3000, "trace", 1, "")[1024:2048] == m.routing_table).all()
+    assert (models.routing_rows(m, 3000, "trace", 1, "")[1024:2048] == table).all()
 
 
 # ---- the command line: outputs, workers, cache, resume, errors
@@ -423,7 +440,7 @@ def test_fuzzed_model_files_load_or_give_a_clear_error(tmp_path):
             refused += 1
             continue
         loaded += 1
-        assert m.layers >= 1 and m.q_heads % m.kv_heads == 0 and m.routing_table.shape[1] == m.topk
+        assert m.layers >= 1 and m.q_heads % m.kv_heads == 0 and m.routing_tables[0].shape[1] == m.topk
     assert loaded > 20 and refused > 20
     (tmp_path / "binary.yaml").write_bytes(text.encode()[:40] + b"\xff\xfe" + text.encode()[40:])
     with pytest.raises(stepsim.Error, match="not a text"):

@@ -11,7 +11,8 @@ path), strict like the hardware presets: every key below is required but `layer`
     hidden, inter       hidden size; each expert's intermediate size
     q_heads, kv_heads, head_dim   the attention's heads (GQA)
     experts, topk       the MoE: experts, experts per token
-    routing_trace       the MoE routing the run draws from (CSV token,expert0..; stepsim.serving.routing)
+    routing_trace       the MoE routing the run draws from (CSV token,expert0..): one file for every
+                        layer, or a list of one file per layer where per-layer traces exist
     layer               other parameters of the decoder and prefill layers (regions, tile_n, ...)
 
 The MoE routing: which experts a token goes to changes the MoE's cycles (dynamic tiling), so
@@ -34,7 +35,7 @@ from .. import _stepsim
 
 MODEL_KEYS = {"name": str, "description": str, "family": str, "layers": int, "vocab": int, "hidden": int,
               "inter": int, "q_heads": int, "kv_heads": int, "head_dim": int, "experts": int, "topk": int,
-              "routing_trace": str, "layer": dict}
+              "routing_trace": (str, list), "layer": dict}
 OPTIONAL_KEYS = {"description", "layer"}
 # The model's sizes handed to the decoder and prefill layers under these names.
 LAYER_SIZES = ("hidden", "inter", "q_heads", "kv_heads", "head_dim")
@@ -58,7 +59,9 @@ class Model:
         self.path = path
         for key, kind in MODEL_KEYS.items():
             setattr(self, key, data.get(key, {} if kind is dict else ""))
-        self.routing_table = read_routing(self.routing_trace, self.experts, self.topk, path)
+        traces = self.routing_trace if isinstance(self.routing_trace, list) else [self.routing_trace]
+        self.routing_tables = [read_routing(t, self.experts, self.topk, path) for t in traces]
+        self.per_layer_routing = len(self.routing_tables) > 1
 
     def layer_params(self, layer):
         """The parameters every task of `layer` (decoder or prefill) gets from the model."""
@@ -108,7 +111,12 @@ def _check(data, path):
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
                 raise _stepsim.Error("model %s: %s must be an integer in 1..%d, not %r" % (path, key, top, value))
         elif not isinstance(value, kind):
-            raise _stepsim.Error("model %s: %s must be a %s, not %r" % (path, key, kind.__name__, value))
+            what = " or a ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+            raise _stepsim.Error("model %s: %s must be a %s, not %r" % (path, key, what, value))
+    traces = data["routing_trace"]
+    if isinstance(traces, list) and (len(traces) != data["layers"] or not all(isinstance(t, str) for t in traces)):
+        raise _stepsim.Error("model %s: routing_trace: give one file, or a list of %d files (one per layer), not %r"
+                             % (path, data["layers"], traces if len(traces) <= 4 else "%d entries" % len(traces)))
     if data["q_heads"] % data["kv_heads"]:
         raise _stepsim.Error("model %s: kv_heads %d must divide q_heads %d" % (path, data["kv_heads"], data["q_heads"]))
     families = _stepsim.moe_families()
@@ -152,9 +160,10 @@ def read_routing(path, experts, topk, model_path):
     return table
 
 
-def routing_rows(model, tokens, routing, seed, salt):
-    """The routing of a task's `tokens` tokens as [tokens, topk] expert ids (module doc)."""
-    table = model.routing_table
+def routing_rows(model, tokens, routing, seed, salt, layer=None):
+    """The routing of a task's `tokens` tokens as [tokens, topk] expert ids (module doc), for
+    decoder layer `layer` where the model has a routing trace per layer."""
+    table = model.routing_tables[layer if model.per_layer_routing else 0]
     if routing == "trace":
         return table[np.arange(tokens) % len(table)]
     frequency = np.bincount(table.ravel(), minlength=model.experts).astype(np.float64) + 1e-3

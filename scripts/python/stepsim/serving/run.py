@@ -66,26 +66,26 @@ class Serving:
         params = dict(params)
         digest = ""
         if layer != "lm_head":
-            params["moe_trace"], digest = self._routing_file(tokens, salt)
+            params["moe_trace"], digest = self._routing_file(tokens, salt, layer_index)
         task = {"layer": layer, "params": params, "preset": self.preset, "set": self.sets, "mode": self.mode}
         memo = (layer, tuple(sorted(params.items())), digest)
         if memo not in self._keys:
             self._keys[memo] = tasks.task_key(task, digest)
         return Part(task, self._keys[memo], stage, layer_index, tokens)
 
-    def _routing_file(self, tokens, salt):
+    def _routing_file(self, tokens, salt, layer):
         """The routing of a task's tokens as a file (trace routing: the same for every task of as
-        many tokens)."""
-        memo = (tokens, salt if self.routing == "synthetic" else "")
+        many tokens in a layer, or in every layer when the model has one routing trace)."""
+        memo = (tokens, salt if self.routing == "synthetic" else layer)
         if memo not in self._routing:
-            rows = models.routing_rows(self.model, tokens, self.routing, self.seed, salt)
+            rows = models.routing_rows(self.model, tokens, self.routing, self.seed, salt, layer)
             self._routing[memo] = self.cache.routing_file(models.routing_csv(rows))
         return self._routing[memo]
 
     def parts(self, it):
         """The tasks of iteration `it`."""
         parts = []
-        per_layer = range(self.model.layers) if self.routing == "synthetic" else [None]
+        per_layer = range(self.model.layers) if self.routing == "synthetic" or self.model.per_layer_routing else [None]
         if it.decode:
             lengths = [n for _, n in it.decode]
             padded = lengths + [0] * (-len(lengths) % self.regions)  # the decoder needs regions | batch
@@ -105,7 +105,7 @@ class Serving:
         return parts
 
     def layer_count(self, part):
-        """How many decoder layers a part stands for (trace routing: one task for every layer)."""
+        """How many decoder layers a part stands for (one routing for every layer: one task for all)."""
         return self.model.layers if part.stage != "lm_head" and part.layer is None else 1
 
 
