@@ -1,0 +1,137 @@
+// Technology descriptions (hw/presets/tech.h): the built-in table has every row of
+// tech_entries.def with a source; the strict reading refuses each kind of bad file with a message
+// naming the file and the key; a hand-made table round-trips to the exact values.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <unistd.h>
+#include <stdexcept>
+
+#include "hw/presets/tech.h"
+
+namespace stepsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A complete, valid technology file whose every value is 1 and every source "s"; `replace`
+// rewrites one line of it (by regex) to make a bad file.
+std::string valid_text() {
+  std::string text = "name: hand\ndescription: by hand\nnode_nm: 7\n";
+  std::string section;
+  for (const Technology::EntryDoc& d : Technology::entries()) {
+    if (d.section != section) text += d.section + ":\n";
+    section = d.section;
+    text += "  " + d.key + ": {value: 1, source: s}\n";
+  }
+  return text;
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_technology(text, "bad-tech.yaml");
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::string with(const std::string& from, const std::string& to) {
+  return std::regex_replace(valid_text(), std::regex(from), to, std::regex_constants::format_first_only);
+}
+
+TEST(Tech, BuiltInLiteratureTableHasEveryEntryWithASource) {
+  const std::vector<std::string> names = technology_names();
+  ASSERT_NE(std::find(names.begin(), names.end(), "tech-7nm-literature"), names.end());
+  const Technology t = load_technology("tech-7nm-literature");
+  EXPECT_EQ(t.name, "tech-7nm-literature");
+  EXPECT_EQ(t.node_nm, 7);
+  EXPECT_EQ(t.bf16_fma.value, 0.1368);  // docs/energy.md: (1.1 + 0.9) pJ x 0.06842
+  EXPECT_EQ(t.sram_area_kib.value, 0.001301);
+  for (const Technology::EntryDoc& d : Technology::entries()) {
+    EXPECT_FALSE(t.entry(d.dotted()).source.empty()) << d.dotted();
+    EXPECT_GE(t.entry(d.dotted()).value, 0) << d.dotted();
+  }
+  // Every number of the table is derived in docs/energy.md: the entries are listed there.
+  std::ifstream doc(fs::path(STEPSIM_SOURCE_DIR) / "docs/energy.md");
+  const std::string text((std::istreambuf_iterator<char>(doc)), std::istreambuf_iterator<char>());
+  for (const Technology::EntryDoc& d : Technology::entries())
+    EXPECT_NE(text.find("`" + d.dotted() + "`"), std::string::npos) << d.dotted() << " not in docs/energy.md";
+}
+
+TEST(Tech, EveryEntryIsDeclaredOnceAndReachable) {
+  std::set<std::string> seen;
+  Technology t;
+  for (const Technology::EntryDoc& d : Technology::entries()) {
+    EXPECT_TRUE(seen.insert(d.dotted()).second) << d.dotted();
+    t.entry(d.dotted()).value = double(seen.size());
+  }
+  EXPECT_EQ(t.bf16_fma.value, 1);  // the first row
+  EXPECT_THROW(t.entry("energy_pj.nope"), std::invalid_argument);
+}
+
+TEST(Tech, ValidHandMadeFileReads) {
+  const Technology t = parse_technology(valid_text(), "hand.yaml");
+  EXPECT_EQ(t.hbm_phy_leak.value, 1);
+  EXPECT_EQ(t.hbm_phy_leak.source, "s");
+  EXPECT_EQ(t.clock_ghz, 0);
+}
+
+TEST(Tech, StrictErrorsNameTheFileAndTheKey) {
+  EXPECT_EQ(error_of(with("  exp: \\{value: 1, source: s\\}\n", "  exp: {value: 1, source: s}\n  expp: {value: 1, source: s}\n")),
+            "bad-tech.yaml:8:3: unknown key 'expp' in energy_pj (expected bf16_fma, fp32_add, exp, sram_read_byte, "
+            "sram_write_byte, fifo_push_byte, fifo_pop_byte, noc_byte_hop, hbm_read_byte, hbm_write_byte)")
+      ;
+  EXPECT_EQ(error_of(with("exp: \\{value: 1, source: s\\}", "exp: {value: 1}")),
+            "bad-tech.yaml:7:8: energy_pj.exp has no source (cite where it comes from)");
+  EXPECT_EQ(error_of(with("exp: \\{value: 1,", "exp: {value: -0.5,")),
+            "bad-tech.yaml:7:16: energy_pj.exp.value must be >= 0, got '-0.5'");
+  EXPECT_EQ(error_of(with("exp: \\{value: 1,", "exp: {value: .nan,")),
+            "bad-tech.yaml:7:16: energy_pj.exp.value must be a finite number, got '.nan'");
+  EXPECT_EQ(error_of(with("exp: \\{value: 1,", "exp: {value: nan,")),
+            "bad-tech.yaml:7:16: energy_pj.exp.value must be a finite number, got 'nan'");
+  EXPECT_EQ(error_of(with("  exp: \\{value: 1, source: s\\}\n", "  exp: {value: 1, source: s}\n  exp: {value: 2, source: s}\n")),
+            "bad-tech.yaml:8:3: duplicate key 'exp' (first given at line 7)");
+  EXPECT_EQ(error_of(with("  exp: \\{value: 1, source: s\\}\n", "")),
+            "bad-tech.yaml:5:3: missing entry 'energy_pj.exp'");
+  EXPECT_EQ(error_of(with("  exp: \\{value: 1, source: s\\}", "  exp: 3")),
+            "bad-tech.yaml:7:8: energy_pj.exp must be a mapping, got '3'");
+  EXPECT_EQ(error_of("- a\n- b\n"), "bad-tech.yaml:1:1: technology file must be a mapping, got a list");
+  EXPECT_EQ(error_of(with("node_nm: 7", "node_nm: 0")), "bad-tech.yaml:3:10: node_nm must be > 0, got '0'");
+  EXPECT_EQ(error_of(with("node_nm: 7\n", "")), "bad-tech.yaml: missing 'node_nm'");
+  EXPECT_EQ(error_of(with("name: hand\n", "name: hand\ncolor: red\n")).rfind("bad-tech.yaml:2:1: unknown key 'color'", 0),
+            0u);
+  EXPECT_THROW(load_technology("no-such-tech"), std::invalid_argument);
+}
+
+TEST(Tech, FileRoundTripGivesTheExactValues) {
+  Technology t;
+  t.name = "round-trip-tech";
+  t.description = "hand-made: values chosen to need all 17 digits";
+  t.node_nm = 5;
+  t.clock_ghz = 1.4;
+  double v = 0.1;
+  for (const Technology::EntryDoc& d : Technology::entries()) {
+    t.entry(d.dotted()) = {v, "source of " + d.dotted() + ": \"quoted\", colon"};
+    v = v * 3.7 + 1.0 / 3;
+  }
+  const fs::path path = fs::temp_directory_path() / ("round-trip-tech-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(path) << technology_to_yaml(t);
+  const Technology back = load_technology(path.string());
+  fs::remove(path);
+  EXPECT_EQ(back.name, t.name);
+  EXPECT_EQ(back.description, t.description);
+  EXPECT_EQ(back.node_nm, 5);
+  EXPECT_EQ(back.clock_ghz, 1.4);
+  for (const Technology::EntryDoc& d : Technology::entries()) {
+    EXPECT_EQ(back.entry(d.dotted()).value, t.entry(d.dotted()).value) << d.dotted();
+    EXPECT_EQ(back.entry(d.dotted()).source, t.entry(d.dotted()).source) << d.dotted();
+  }
+}
+
+}  // namespace
+}  // namespace stepsim
