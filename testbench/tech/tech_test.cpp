@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -61,6 +62,26 @@ TEST(Tech, BuiltInLiteratureTableHasEveryEntryWithASource) {
   const std::string text((std::istreambuf_iterator<char>(doc)), std::istreambuf_iterator<char>());
   for (const Technology::EntryDoc& d : Technology::entries())
     EXPECT_NE(text.find("`" + d.dotted() + "`"), std::string::npos) << d.dotted() << " not in docs/energy.md";
+}
+
+// The scaling arithmetic of docs/energy.md redone from its inputs: a typo in a derived value of
+// the table (4 significant digits) is caught here.
+TEST(Tech, LiteratureTableFollowsItsScalingArithmetic) {
+  // Stillmaker & Baas 2017, E(V) = a V^2 + b V + c: HP45 at 0.9 V (Horowitz), HP7 at 0.7 V.
+  const double e45 = 1.018 * 0.9 * 0.9 - 0.3107 * 0.9 + 0.1539;
+  const double e7 = 0.1776 * 0.7 * 0.7 - 0.09097 * 0.7 + 0.02447;
+  const double energy = e7 / e45, area = 1.0 / 17;
+  const Technology t = load_technology("tech-7nm-literature");
+  const auto near = [](double table, double derived) { return std::abs(table - derived) <= 5e-4 * derived; };
+  EXPECT_TRUE(near(t.bf16_fma.value, (1.1 + 0.9) * energy)) << t.bf16_fma.value;
+  EXPECT_TRUE(near(t.fp32_add.value, 0.9 * energy)) << t.fp32_add.value;
+  EXPECT_TRUE(near(t.exp.value, 4 * (3.7 + 0.9) * energy)) << t.exp.value;
+  EXPECT_TRUE(near(t.sram_read_byte.value, 20 * std::pow(5.0, 0.8) / 8 * energy)) << t.sram_read_byte.value;
+  EXPECT_TRUE(near(t.fifo_push_byte.value, 10.0 / 8 * energy)) << t.fifo_push_byte.value;
+  EXPECT_TRUE(near(t.pcu_area.value, 2048 * (1640 + 4184) * 1e-6 * area)) << t.pcu_area.value;
+  EXPECT_TRUE(near(t.sram_area_kib.value, 42.64 / (256 * 1024 / 8))) << t.sram_area_kib.value;
+  EXPECT_TRUE(near(t.pmu_leak.value, 20 * (t.pmu_logic_area.value + 512 * t.sram_area_kib.value)))
+      << t.pmu_leak.value;
 }
 
 TEST(Tech, EveryEntryIsDeclaredOnceAndReachable) {
