@@ -641,14 +641,17 @@ nodes:
   for (int k = 0; k < 16; ++k) EXPECT_EQ(y.f[size_t(k)], expect[k]) << k;
 }
 
-TEST(OffChip, RequestModeMatchesFastModeOnAnIsolatedLoad) {
-  const std::string g = R"(
+// One load of four [64 x 128] tiles into a sink: the off-chip path alone.
+const char* const kIsolatedLoad = R"(
 tensors:
   w: {shape: [64, 512]}
 nodes:
   - {name: load, op: LinearOffChipLoad, params: {tensor: w, tile: [64, 128], par_dispatch: 4}}
   - {name: sink, op: Sink, inputs: {in: load}}
 )";
+
+TEST(OffChip, RequestModeMatchesFastModeOnAnIsolatedLoad) {
+  const std::string g = kIsolatedLoad;
   HardwareParams req = artifact();
   req.set("hbm.mode", "request");
   SimResult fast = run_yaml(g), slow = run_yaml(g, req);
@@ -661,13 +664,7 @@ nodes:
 // hbm.model names the timing model (hw/memory/hbm_model.h): `fixed` is the default and times
 // as before; an unknown name fails the run with the known names, not a crash.
 TEST(OffChip, HbmModelIsChosenByName) {
-  const std::string g = R"(
-tensors:
-  w: {shape: [64, 512]}
-nodes:
-  - {name: load, op: LinearOffChipLoad, params: {tensor: w, tile: [64, 128], par_dispatch: 4}}
-  - {name: sink, op: Sink, inputs: {in: load}}
-)";
+  const std::string g = kIsolatedLoad;
   HardwareParams fixed = artifact(), unknown = artifact();
   EXPECT_EQ(fixed.hbm.model, "fixed");
   fixed.set("hbm.model", "fixed");

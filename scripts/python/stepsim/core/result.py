@@ -57,20 +57,21 @@ class Result:
         """Every metric of the run (stepsim.core.metrics, docs/metrics.md) as {name: value}."""
         return metrics.values(self.report, self.clock_ghz)
 
-    def tile_traffic(self):
+    def tile_traffic(self, prefix=""):
         """Off-chip bytes as the paper's traffic formula counts them (tiles moved x tile bytes): the
-        bytes on the channels out of the off-chip loads and into the stores. `report["offchip"]`
-        counts HBM requests instead (x request_bytes: a tile narrower than a request costs a
-        whole one). Returns (read bytes, write bytes)."""
+        bytes on the channels out of the off-chip loads and into the stores (of the loads and
+        stores whose names start with `prefix`: a phase's, say). `report["offchip"]` counts HBM
+        requests instead (x request_bytes: a tile narrower than a request costs a whole one).
+        Returns (read bytes, write bytes)."""
         ops = dict(zip(self.nodes["name"], self.nodes["op"]))
         read = write = 0
         for name, nbytes in zip(self.channels["name"], self.channels["bytes"]):
             producer, consumer = (end.rsplit(".", 1)[0] for end in name.split("->"))
-            if ops.get(producer, "").endswith("OffChipLoad"):
+            if producer.startswith(prefix) and ops.get(producer, "").endswith("OffChipLoad"):
                 read += nbytes
-            if ops.get(consumer, "").endswith("OffChipStore"):
+            if consumer.startswith(prefix) and ops.get(consumer, "").endswith("OffChipStore"):
                 write += nbytes
-        return read, write
+        return int(read), int(write)
 
     def __repr__(self):
         return "<Result %s: %d cycles>" % (self.report["graph"], self.cycles)

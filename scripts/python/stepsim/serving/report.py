@@ -14,6 +14,7 @@ import math
 import os
 import shutil
 
+import numpy as np
 import pandas as pd
 
 from .. import _stepsim
@@ -217,10 +218,8 @@ def _json_safe(value):
 
 
 def percentile(values, q):
-    """The q-th percentile (0..100) by linear interpolation between closest ranks (NumPy's default)."""
-    values = sorted(v for v in values if v is not None and not math.isnan(v))
-    if not values:
-        return float("nan")
-    pos = (len(values) - 1) * q / 100.0
-    lo, hi = int(math.floor(pos)), int(math.ceil(pos))
-    return values[lo] + (values[hi] - values[lo]) * (pos - lo)
+    """The q-th percentile (0..100) of the values that are numbers (NumPy's linear interpolation);
+    NaN when there are none (TPOT of one-token requests only)."""
+    values = np.asarray([v for v in values if v is not None], dtype=np.float64)
+    values = values[~np.isnan(values)]
+    return float(np.percentile(values, q)) if len(values) else float("nan")

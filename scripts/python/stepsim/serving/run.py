@@ -29,6 +29,12 @@ LOOKAHEAD_PER_WORKER = 16
 TASK_PHASES = {"decoder": "decode", "prefill": "prefill", "lm_head": "lm_head"}
 
 
+def pool_name(urgency, key):
+    """A task's name on the pool: its urgency (the cycle its iteration starts at, zero-padded, so
+    that workers claim the most urgent first) and its cache key."""
+    return "%015d-%s" % (urgency, key)
+
+
 class Part:
     """One task of an iteration: the task, its cache key, the stage (decode, prefill, lm_head) and
     the decoder layer it stands for (None for the LM head)."""
@@ -158,14 +164,14 @@ class Coordinator:
             else:
                 todo[p.key] = p
         if todo:
-            self.pool.submit({"%015d-%s" % (urgency, k): {"key": k, "task": p.task} for k, p in todo.items()})
+            self.pool.submit({pool_name(urgency, k): {"key": k, "task": p.task} for k, p in todo.items()})
             self.submitted.update(todo)
             self.simulated.update(todo)
             self._pending_parts.update({k: (p, urgency) for k, p in todo.items()})
         if wait:
             missing = [p.key for p in parts if p.key not in self.known]
             if missing:
-                names = {k: "%015d-%s" % (self._pending_parts[k][1], k) for k in missing}
+                names = {k: pool_name(self._pending_parts[k][1], k) for k in missing}
                 results = self.pool.wait(sorted(set(names.values())))
                 for k, name in names.items():
                     self._receive(k, results[name])

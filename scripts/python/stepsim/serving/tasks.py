@@ -122,25 +122,18 @@ def phase_split(layer, result):
     bytes are the tiles its off-chip loads and stores moved."""
     if layer == "lm_head":
         read, write = result.tile_traffic()
-        return {"lm_head": {"cycles": int(result.cycles), "read_bytes": int(read), "write_bytes": int(write)}}
+        return {"lm_head": {"cycles": int(result.cycles), "read_bytes": read, "write_bytes": write}}
     ends = {p: 0 for p in PHASES}
-    ops = {}
     for n in result.report["nodes"]:
         phase = n["name"].split("_", 1)[0]
-        ops[n["name"]] = (phase, n["op"])
         if phase in ends:
             ends[phase] = max(ends[phase], int(n["finish_cycle"]))
     split, before = {}, 0
     for p in PHASES:
         end = max(ends[p], before)
-        split[p] = {"cycles": end - before, "read_bytes": 0, "write_bytes": 0}
+        read, write = result.tile_traffic(p + "_")
+        split[p] = {"cycles": end - before, "read_bytes": read, "write_bytes": write}
         before = end
-    for ch in result.report["channels"]:
-        producer, consumer = (end.rsplit(".", 1)[0] for end in ch["name"].split("->"))
-        for node, kind, field in ((producer, "OffChipLoad", "read_bytes"), (consumer, "OffChipStore", "write_bytes")):
-            phase, op = ops.get(node, ("", ""))
-            if op.endswith(kind) and phase in split:
-                split[phase][field] += int(ch["bytes"])
     return split
 
 
