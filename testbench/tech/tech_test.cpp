@@ -70,7 +70,8 @@ TEST(Tech, LiteratureTableFollowsItsScalingArithmetic) {
   // Stillmaker & Baas 2017, E(V) = a V^2 + b V + c: HP45 at 0.9 V (Horowitz), HP7 at 0.7 V.
   const double e45 = 1.018 * 0.9 * 0.9 - 0.3107 * 0.9 + 0.1539;
   const double e7 = 0.1776 * 0.7 * 0.7 - 0.09097 * 0.7 + 0.02447;
-  const double energy = e7 / e45, area = 1.0 / 17;
+  const double energy = e7 / e45, area = 1.0 / 17, area_from_32nm = 1.0 / 7.8;
+  const double leak_mw_per_mm2 = 20;  // the project's leakage assumption
   const Technology t = load_technology("tech-7nm-literature");
   const auto near = [](double table, double derived) { return std::abs(table - derived) <= 5e-4 * derived; };
   EXPECT_TRUE(near(t.bf16_fma.value, (1.1 + 0.9) * energy)) << t.bf16_fma.value;
@@ -80,8 +81,21 @@ TEST(Tech, LiteratureTableFollowsItsScalingArithmetic) {
   EXPECT_TRUE(near(t.fifo_push_byte.value, 10.0 / 8 * energy)) << t.fifo_push_byte.value;
   EXPECT_TRUE(near(t.pcu_area.value, 2048 * (1640 + 4184) * 1e-6 * area)) << t.pcu_area.value;
   EXPECT_TRUE(near(t.sram_area_kib.value, 42.64 / (256 * 1024 / 8))) << t.sram_area_kib.value;
-  EXPECT_TRUE(near(t.pmu_leak.value, 20 * (t.pmu_logic_area.value + 512 * t.sram_area_kib.value)))
+  EXPECT_TRUE(near(t.noc_byte_hop.value, 0.1 * 8 * 0.3)) << t.noc_byte_hop.value;
+  EXPECT_TRUE(near(t.hbm_read_byte.value, 3.9 * 8)) << t.hbm_read_byte.value;
+  // OpenPiton: NoC1 router 0.98% of a tile, at most 36 mm2 / 25 tiles, 64-bit; ours 512-bit.
+  EXPECT_TRUE(near(t.router_area.value, 0.0098 * 36.0 / 25 * (512.0 / 64) * area_from_32nm)) << t.router_area.value;
+  // The entries the table takes equal to another one.
+  EXPECT_EQ(t.sram_write_byte.value, t.sram_read_byte.value);
+  EXPECT_EQ(t.fifo_pop_byte.value, t.fifo_push_byte.value);
+  EXPECT_EQ(t.hbm_write_byte.value, t.hbm_read_byte.value);
+  // Every leakage entry is the assumed density times the unit's area.
+  EXPECT_TRUE(near(t.pcu_leak.value, leak_mw_per_mm2 * t.pcu_area.value)) << t.pcu_leak.value;
+  EXPECT_TRUE(near(t.pmu_leak.value, leak_mw_per_mm2 * (t.pmu_logic_area.value + 512 * t.sram_area_kib.value)))
       << t.pmu_leak.value;
+  EXPECT_TRUE(near(t.router_leak.value, leak_mw_per_mm2 * t.router_area.value)) << t.router_leak.value;
+  EXPECT_TRUE(near(t.ag_leak.value, leak_mw_per_mm2 * t.ag_area.value)) << t.ag_leak.value;
+  EXPECT_TRUE(near(t.hbm_phy_leak.value, leak_mw_per_mm2 * t.hbm_phy_area.value)) << t.hbm_phy_leak.value;
 }
 
 TEST(Tech, EveryEntryIsDeclaredOnceAndReachable) {
