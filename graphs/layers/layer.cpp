@@ -1,6 +1,7 @@
 #include "graphs/layers/layer.h"
 #include "graphs/layers/blocks.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "sim/graph/loader.h"
@@ -51,7 +52,15 @@ std::optional<frontend::Stream> phase_token(frontend::GraphBuilder& b, const std
 
 Graph build_layer(const std::string& name, const std::map<std::string, std::string>& params) {
   const LayerInfo& info = LayerRegistry::instance().find(name);
-  return info.build(Params("layer " + info.name, name, &info.params, params));
+  const Params p("layer " + info.name, name, &info.params, params);
+  Graph g = info.build(p);
+  // The tokens a run processes, for the energy per token: the layer's `tokens`, else its `batch`.
+  for (const char* key : {"tokens", "batch"})
+    if (std::any_of(info.params.begin(), info.params.end(), [&](const ParamSpec& s) { return s.name == key; })) {
+      g.tokens = uint64_t(positive_param(p, info.name, key));
+      break;
+    }
+  return g;
 }
 
 int64_t positive_param(const Params& p, const std::string& layer, const std::string& key) {

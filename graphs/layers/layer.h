@@ -34,7 +34,8 @@ class LayerRegistry {
 };
 
 // Builds layer `name` with parameter values given as text (unknown names and bad values throw
-// std::invalid_argument naming the layer and the parameter).
+// std::invalid_argument naming the layer and the parameter). The graph's `tokens` (the energy per
+// token) is the layer's `tokens` parameter, else its `batch`.
 Graph build_layer(const std::string& name, const std::map<std::string, std::string>& params);
 
 // Integer parameter `key` of layer `layer`, which must be >= 1 (std::invalid_argument otherwise,

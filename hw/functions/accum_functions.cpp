@@ -46,9 +46,9 @@ AccumFunction make_accum(const std::string& name, const std::string& desc, int a
   };
   // The FLOPs of an update depend on its operands only: the shape an update of the empty
   // accumulator would give checks them (acc_shape checks the accumulator).
-  f.flops = [name, arity, shape, flop_rule](const Tile&, const std::vector<Tile>& in) {
+  f.arithmetic = [name, arity, shape, flop_rule](const Tile&, const std::vector<Tile>& in) {
     check_arity(kAcc, name, arity, in);
-    return detail::flops_of(flop_rule, in, shape(shape_tile(0, 0, DType::FP32), in));
+    return detail::arithmetic_of(flop_rule, in, shape(shape_tile(0, 0, DType::FP32), in));
   };
   f.update = [name, arity, shape, update](Tile acc, const std::vector<Tile>& in) {
     check_arity(kAcc, name, arity, in);

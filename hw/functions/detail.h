@@ -55,12 +55,12 @@ inline bool payload_mode(const std::string& kind, const std::string& name, const
 
 // The concrete shapes a FLOP rule reads (flops.h): operand 0, the output, and the output columns
 // operand 1 contributes (a matmul's output columns; attention's V columns).
-inline uint64_t flops_of(const FlopRule& r, const std::vector<Tile>& in, const Tile& out) {
+inline Arithmetic arithmetic_of(const FlopRule& r, const std::vector<Tile>& in, const Tile& out) {
   const Tile& a = in.at(0);
   uint64_t n = 0;
   if (r.kind == FlopRule::Kind::kMatmul) n = out.cols;
   if (r.kind == FlopRule::Kind::kFlashAttention) n = in.at(1).cols;
-  return tile_flops<uint64_t>(r, {a.rows, a.cols, n, out.rows, out.cols});
+  return tile_arithmetic(r, {a.rows, a.cols, n, out.rows, out.cols});
 }
 
 // Output tile from fp32 values (rounded once to bf16 when dtype is BF16).

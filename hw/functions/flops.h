@@ -2,6 +2,8 @@
 // (hw/functions/*_functions.cpp charge them per application) and GiNaC::ex for `stepsim analyze`
 // (sim/shape/rules.cpp multiplies them by stream cardinalities). Each function's descriptor
 // (MapFunction / AccumFunction::flop_rule, hw/functions/functions.h) says which formula applies.
+// tile_arithmetic splits one application's FLOPs by kind (multiply-adds, exponentials, the rest),
+// the arithmetic actions the energy report prices (sim/report/actions.def).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +21,13 @@ struct FlopRule {
   };
   Kind kind = Kind::kNone;
   uint8_t per_element = 1;
+  // Per-element rules: how many of an element's per_element FLOPs are exponentials (sigmoid,
+  // SiLU, tanh, erf, GELU: one exp_f32 each; exp itself), each counted as kExpFlops FLOPs.
+  uint8_t exps_per_element = 0;
 };
+
+// The FLOPs one exponential counts (exp_f32: table lookup plus polynomial).
+constexpr uint64_t kExpFlops = 4;
 
 // The shapes a FLOP formula reads: operand 0 is [in_rows x in_cols]; `n` is the output columns
 // operand 1 contributes (N of a matmul, D of attention's V); the output is [out_rows x out_cols].
@@ -49,6 +57,46 @@ N tile_flops(const FlopRule& r, const FlopDims<N>& d) {
     }
   }
   return N(0);
+}
+
+// One application's FLOPs by kind: flops = 2 macs + kExpFlops exps + others.
+struct Arithmetic {
+  uint64_t macs = 0;    // multiply-adds: a matmul's products, attention's P V and its o rescale
+  uint64_t exps = 0;    // exponentials
+  uint64_t others = 0;  // every other FLOP: adds, multiplies, compares, divisions, reductions
+  uint64_t flops() const { return 2 * macs + kExpFlops * exps + others; }
+  Arithmetic& operator+=(const Arithmetic& a) {
+    macs += a.macs;
+    exps += a.exps;
+    others += a.others;
+    return *this;
+  }
+};
+
+// The split of tile_flops: the multiply-adds and exponentials the rule's formula contains; the
+// rest of its FLOPs are `others` (so the total stays tile_flops, written once above).
+inline Arithmetic tile_arithmetic(const FlopRule& r, const FlopDims<uint64_t>& d) {
+  Arithmetic a;
+  switch (r.kind) {
+    case FlopRule::Kind::kNone:
+      break;
+    case FlopRule::Kind::kPerInputElement:
+      a.exps = uint64_t(r.exps_per_element) * d.in_rows * d.in_cols;
+      break;
+    case FlopRule::Kind::kPerOutputElement:
+      a.exps = uint64_t(r.exps_per_element) * d.out_rows * d.out_cols;
+      break;
+    case FlopRule::Kind::kMatmul:
+      a.macs = d.in_rows * d.in_cols * d.n;
+      break;
+    case FlopRule::Kind::kFlashAttention:
+      // P V: M T D multiply-adds, o' = a o + pv: M D; exp of every score and of each row's rescale.
+      a.macs = d.in_rows * d.in_cols * d.n + d.in_rows * d.n;
+      a.exps = d.in_rows * d.in_cols + d.in_rows;
+      break;
+  }
+  a.others = tile_flops<uint64_t>(r, d) - 2 * a.macs - kExpFlops * a.exps;
+  return a;
 }
 
 }  // namespace stepsim

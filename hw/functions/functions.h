@@ -99,8 +99,9 @@ struct MapFunction {
   // Output tile shape/dtype (no payload). Throws std::invalid_argument on a bad input
   // count, dtype or shape.
   std::function<Tile(const std::vector<Tile>&)> out_shape;
-  // FLOPs the timing model charges for one application.
-  std::function<uint64_t(const std::vector<Tile>&)> flops;
+  // FLOPs the timing model charges for one application, by kind (flops.h).
+  std::function<Arithmetic(const std::vector<Tile>&)> arithmetic;
+  uint64_t flops(const std::vector<Tile>& in) const { return arithmetic(in).flops(); }
   // The output tile with payload (shape-only if the inputs are shape-only).
   std::function<Tile(const std::vector<Tile>&)> apply;
 };
@@ -157,8 +158,9 @@ struct AccumFunction {
   // Accumulator shape/dtype after one update (shape only; acc may be empty). Throws
   // std::invalid_argument on bad inputs or a mismatch with the accumulator.
   std::function<Tile(const Tile& acc, const std::vector<Tile>& inputs)> acc_shape;
-  // FLOPs charged for one update.
-  std::function<uint64_t(const Tile& acc, const std::vector<Tile>& inputs)> flops;
+  // FLOPs charged for one update, by kind (flops.h).
+  std::function<Arithmetic(const Tile& acc, const std::vector<Tile>& inputs)> arithmetic;
+  uint64_t flops(const Tile& acc, const std::vector<Tile>& inputs) const { return arithmetic(acc, inputs).flops(); }
   // One update with payloads. Pass the accumulator by std::move: when its payload is not
   // shared it is updated in place (no copy); a shared payload is never modified.
   std::function<Tile(Tile acc, const std::vector<Tile>& inputs)> update;

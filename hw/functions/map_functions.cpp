@@ -348,9 +348,9 @@ MapFunction make_map(const std::string& name, const std::string& desc, int arity
     check_arity(kMap, name, arity, in);
     return shape(in);
   };
-  f.flops = [name, arity, shape, flop_rule](const std::vector<Tile>& in) {
+  f.arithmetic = [name, arity, shape, flop_rule](const std::vector<Tile>& in) {
     check_arity(kMap, name, arity, in);
-    return detail::flops_of(flop_rule, in, shape(in));
+    return detail::arithmetic_of(flop_rule, in, shape(in));
   };
   f.apply = [name, arity, shape, compute](const std::vector<Tile>& in) {
     check_arity(kMap, name, arity, in);
@@ -452,8 +452,10 @@ MapFunction binary_fn(const std::string& name, const std::string& desc, Op op, b
 }
 
 // ---- elementwise unary ----
+// `exps_per_elem`: exponentials among an element's FLOPs (flops.h, FlopRule::exps_per_element).
 template <class Op>
-MapFunction unary_fn(const std::string& name, const std::string& desc, Op op, uint8_t flops_per_elem) {
+MapFunction unary_fn(const std::string& name, const std::string& desc, Op op, uint8_t flops_per_elem,
+                     uint8_t exps_per_elem = 0) {
   auto shape = [name](const std::vector<Tile>& in) {
     check_float(kMap, name, in[0]);
     return shape_tile(in[0].rows, in[0].cols, in[0].dtype);
@@ -463,7 +465,7 @@ MapFunction unary_fn(const std::string& name, const std::string& desc, Op op, ui
     unary_elements(op, in[0].data->f.data(), v.size(), v.data());
     return finish(out.rows, out.cols, out.dtype, std::move(v));
   };
-  return make_map(name, desc, 1, shape, {FlopRule::Kind::kPerOutputElement, flops_per_elem}, compute);
+  return make_map(name, desc, 1, shape, {FlopRule::Kind::kPerOutputElement, flops_per_elem, exps_per_elem}, compute);
 }
 
 // ---- row reductions ----
@@ -719,20 +721,20 @@ std::map<std::string, MapFunction> build() {
       "sub_row", "x[MxN] - r[Mx1] (r broadcast along the row); M*N FLOPs", [](float a, float b) { return a - b; },
       true));
   add(unary_fn(
-          "exp", "exp_f32 per element (table + polynomial); 4 FLOPs/element", [](float x) { return exp_f32(x); }, 4),
+          "exp", "exp_f32 per element (table + polynomial); 4 FLOPs/element", [](float x) { return exp_f32(x); }, 4, 1),
       {UnitOp::kExp, V::kNone, true});
   add(unary_fn(
-          "sigmoid", "sigmoid_f32 per element; 7 FLOPs/element", [](float x) { return sigmoid_f32(x); }, 7),
+          "sigmoid", "sigmoid_f32 per element; 7 FLOPs/element", [](float x) { return sigmoid_f32(x); }, 7, 1),
       {UnitOp::kSigmoid, V::kNone, true});
   add(unary_fn(
-          "silu", "silu_f32 = x * sigmoid(x) per element; 8 FLOPs/element", [](float x) { return silu_f32(x); }, 8),
+          "silu", "silu_f32 = x * sigmoid(x) per element; 8 FLOPs/element", [](float x) { return silu_f32(x); }, 8, 1),
       {UnitOp::kSilu, V::kNone, true});
   add(unary_fn(
       "rsqrt", "1 / sqrt(x) per element (IEEE fp32 sqrt, then division); 2 FLOPs/element",
       [](float x) { return rsqrt_f32(x); }, 2));
   add(unary_fn(
       "gelu_tanh", "GELU, tanh form (gelu_tanh_f32) per element; 16 FLOPs/element",
-      [](float x) { return gelu_tanh_f32(x); }, 16));
+      [](float x) { return gelu_tanh_f32(x); }, 16, 1));
   add(row_fn(
           "row_sum", "[MxN] -> [Mx1], fp32 sum left to right; M*N FLOPs", [](float a, float b) { return a + b; }, 0.0f),
       {UnitOp::kRowSum, V::kReduce, false});
@@ -750,13 +752,13 @@ std::map<std::string, MapFunction> build() {
       "sqrt", "sqrt(x) per element (IEEE fp32 square root); 1 FLOP/element", [](float x) { return sqrt_f32(x); }, 1));
   add(unary_fn(
       "tanh", "tanh_f32 per element (polynomial below 0.75, exp_f32 above); 14 FLOPs/element",
-      [](float x) { return tanh_f32(x); }, 14));
+      [](float x) { return tanh_f32(x); }, 14, 1));
   add(unary_fn(
       "erf", "erf_f32 per element (polynomial below 1, exp_f32 of a polynomial to 4); 18 FLOPs/element",
-      [](float x) { return erf_f32(x); }, 18));
+      [](float x) { return erf_f32(x); }, 18, 1));
   add(unary_fn(
       "gelu", "GELU, exact form: (0.5 * x) * (1 + erf_f32(x * 0.70710677f)) per element; 22 FLOPs/element",
-      [](float x) { return gelu_f32(x); }, 22));
+      [](float x) { return gelu_f32(x); }, 22, 1));
   add(select_fn());
   add(cast_fn("cast_f32", DType::FP32, "any float tile -> fp32, the same values (exact); 0 FLOPs"));
   add(cast_fn("cast_bf16", DType::BF16, "-> bf16: fp32 rounded once to bf16 (RNE), bf16 unchanged; 0 FLOPs"));

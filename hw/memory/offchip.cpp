@@ -121,11 +121,23 @@ OffChipTensor& OffChipMemory::tensor(const std::string& name) {
                               "' in the graph's tensors: section (declared: " + (names.empty() ? "none" : names) + ")");
 }
 
+void OffChipMemory::count_traffic(const Context& client, bool write, uint64_t requests) {
+  ClientTraffic& t = traffic_[&client];
+  (write ? t.write_bytes : t.read_bytes) += requests * target_.params().request_bytes;
+  t.requests += requests;
+}
+
+OffChipMemory::ClientTraffic OffChipMemory::traffic_of(const Context& client) const {
+  auto it = traffic_.find(&client);
+  return it == traffic_.end() ? ClientTraffic{} : it->second;
+}
+
 uint64_t OffChipMemory::transfer(Context& ctx, Burst b, uint8_t* data) {
   const uint32_t rb = target_.params().request_bytes;
   if (b.par_dispatch == 0) b.par_dispatch = 1;
   b.issue_cycle = ctx.now();
   tile_bytes_ += uint64_t(b.rows) * b.row_bytes;
+  count_traffic(ctx, b.write, b.requests(rb));
   // Requests reaching the memory in the same cycle are served in turn order (cycle, then
   // client index), so the memory sees the order the turns grant.
   b.initiator = uint32_t(ctx.tie_rank());
@@ -187,6 +199,7 @@ void OffChipMemory::end_of_elaboration() {
 
 uint64_t OffChipMemory::request(Context& ctx, uint64_t addr, bool write, uint8_t* data, uint32_t len) {
   tile_bytes_ += len;
+  count_traffic(ctx, write, 1);
   ctx.wait_for_turn(clients_);
   return hbm_request(*socket.operator->(), addr, write, ctx.now(), data, data ? len : 0, uint32_t(ctx.tie_rank()));
 }

@@ -165,6 +165,12 @@ class OffChipMemory : public sc_core::sc_module {
   const HbmStats& hbm_stats() const { return target_.model().stats(); }
   // Bytes of the tiles moved (the paper's traffic formula: elements x dtype size).
   uint64_t tile_bytes() const { return tile_bytes_; }
+  // One client's share of the traffic (its requests x request_bytes), the per-node figures of the
+  // report; the clients' shares sum to bytes_read() and bytes_written().
+  struct ClientTraffic {
+    uint64_t read_bytes = 0, write_bytes = 0, requests = 0;
+  };
+  ClientTraffic traffic_of(const Context& client) const;
 
  private:
   HbmTarget target_;
@@ -175,6 +181,8 @@ class OffChipMemory : public sc_core::sc_module {
   uint64_t window_requests_ = 0;       // the clients' bounds summed (add_client)
   void end_of_elaboration() override;  // every client is known: set the HBM regime
   uint64_t tile_bytes_ = 0;
+  std::map<const Context*, ClientTraffic> traffic_;
+  void count_traffic(const Context& client, bool write, uint64_t requests);
 };
 
 // Element values <-> the bytes they occupy in memory (little-endian; bf16 as its 16 bits).

@@ -122,17 +122,17 @@ class HigherOrder : public Op {
       fail(s);
     }
   }
-  uint64_t load_cycles(const std::vector<Tile>& a) const {
+  uint64_t load_cycles(const std::vector<Tile>& a) {
     uint64_t sum = 0, mx = 0;
     for (const Tile& t : a)
       if (t.in_memory_unit) {
-        uint64_t c = mem_cycles(t.bytes());
+        uint64_t c = mem_read_cycles(t.bytes());
         sum += c;
         mx = std::max(mx, c);
       }
     return hw().loads_sum_inputs ? sum : mx;
   }
-  uint64_t store_cycles(const Tile& out) const { return cfg_.write_back_mu[0] ? mem_cycles(out.bytes()) : 0; }
+  uint64_t store_cycles(const Tile& out) { return cfg_.write_back_mu[0] ? mem_write_cycles(out.bytes()) : 0; }
   Tile placed(Tile t) const {
     t.in_memory_unit = cfg_.write_back_mu[0];
     return t;
@@ -158,9 +158,9 @@ class Map : public HigherOrder {
         const std::vector<Tile>& a = args(bs);
         note_onchip(note_args(a));
         Tile out = with_inputs(bs, [&] { return functional() ? fn_.apply(a) : fn_.out_shape(a); });
-        uint64_t f = fn_.flops(a);
-        count_flops(f);
-        charge(std::max({load_cycles(a), compute_cycles(f), store_cycles(out)}));
+        const Arithmetic f = fn_.arithmetic(a);
+        count_arithmetic(f);
+        charge(std::max({load_cycles(a), compute_cycles(f.flops()), store_cycles(out)}));
         o.elem = Element(placed(std::move(out)));
       }
       emit(0, std::move(o));
@@ -183,9 +183,9 @@ class Map : public HigherOrder {
         const std::vector<Tile>& a = args(&b, 1);
         note_onchip(note_args(a));
         Tile out = with_inputs(&b, 1, [&] { return functional() ? fn_.apply(a) : fn_.out_shape(a); });
-        uint64_t f = fn_.flops(a);
-        count_flops(f);
-        charge(std::max({load_cycles(a), compute_cycles(f), store_cycles(out)}));
+        const Arithmetic f = fn_.arithmetic(a);
+        count_arithmetic(f);
+        charge(std::max({load_cycles(a), compute_cycles(f.flops()), store_cycles(out)}));
         emit(0, Beat{Element(placed(std::move(out))), true, b.stop, b.done});
       } else {
         emit(0, b);
@@ -222,16 +222,16 @@ class Accum : public HigherOrder {
       if (b.has_elem) {
         const std::vector<Tile>& a = args(bs);
         const uint64_t held = note_args(a);
-        uint64_t f = with_inputs(bs, [&] { return fn_.flops(acc, a); });
-        count_flops(f);
+        const Arithmetic f = with_inputs(bs, [&] { return fn_.arithmetic(acc, a); });
+        count_arithmetic(f);
         acc = with_inputs(bs, [&] { return functional() ? fn_.update(std::move(acc), a) : fn_.acc_shape(acc, a); });
         note_onchip(held + acc.bytes());
-        cost = std::max(load_cycles(a), compute_cycles(f));
+        cost = std::max(load_cycles(a), compute_cycles(f.flops()));
       }
       const bool closes = b.stop >= rank_;
       if (closes) {
-        uint64_t ff = fn_.finalize_flops(acc);
-        count_flops(ff);
+        const uint64_t ff = fn_.finalize_flops(acc);
+        count_arithmetic(Arithmetic{0, 0, ff});
         Tile out = functional() ? fn_.finalize(acc) : fn_.out_shape(acc);
         cost = std::max({cost, compute_cycles(ff), store_cycles(out)});
         charge(cost);
@@ -289,11 +289,11 @@ class Accum : public HigherOrder {
       }
       const std::vector<Tile>& a = args(bs);
       const uint64_t in_bytes = note_args(a);
-      const uint64_t f = with_inputs(bs, [&] { return fn_.flops(acc, a); });
-      count_flops(f);
+      const Arithmetic f = with_inputs(bs, [&] { return fn_.arithmetic(acc, a); });
+      count_arithmetic(f);
       acc = with_inputs(bs, [&] { return functional() ? fn_.update(std::move(acc), a) : fn_.acc_shape(acc, a); });
       note_onchip(in_bytes + held + acc.bytes());
-      charge(std::max(load_cycles(a), compute_cycles(f)));
+      charge(std::max(load_cycles(a), compute_cycles(f.flops())));
       const int s = b.stop;
       const bool done = b.done;
       if (s > 0) {
@@ -318,7 +318,7 @@ class Accum : public HigherOrder {
         for (size_t e = 0; e < bank.size(); ++e) {
           const bool last = e + 1 == bank.size();
           const uint64_t ff = fn_.finalize_flops(bank[e]);
-          count_flops(ff);
+          count_arithmetic(Arithmetic{0, 0, ff});
           Tile out = functional() ? fn_.finalize(bank[e]) : fn_.out_shape(bank[e]);
           charge(std::max(compute_cycles(ff), store_cycles(out)));
           Beat o = Beat::data(Element(placed(std::move(out))), last ? uint8_t(s - 2) : stops[e]);
@@ -377,13 +377,13 @@ class Scan : public HigherOrder {
         const uint64_t held = note_args(a);
         Tile prior;
         if (prior_wanted) prior = with_inputs(bs, [&] { return state_of(acc, a); });
-        uint64_t f = with_inputs(bs, [&] { return fn_.flops(acc, a); });
+        Arithmetic f = with_inputs(bs, [&] { return fn_.arithmetic(acc, a); });
         acc = with_inputs(bs, [&] { return functional() ? fn_.update(std::move(acc), a) : fn_.acc_shape(acc, a); });
         note_onchip(held + acc.bytes());
         Tile shown = exclusive_ ? prior : (functional() ? fn_.finalize(acc) : fn_.out_shape(acc));
         if (out_fn_) f += with_inputs(bs, [&] { return apply_out_fn(a, shown); });
-        count_flops(f);
-        cost = std::max({load_cycles(a), compute_cycles(f), store_cycles(shown), prior_store_cycles(prior)});
+        count_arithmetic(f);
+        cost = std::max({load_cycles(a), compute_cycles(f.flops()), store_cycles(shown), prior_store_cycles(prior)});
         o.elem = Element(placed(std::move(shown)));
         if (has_out(1)) p.elem = Element(placed_at(1, std::move(prior)));
       }
@@ -409,14 +409,14 @@ class Scan : public HigherOrder {
     return functional() ? fn_.finalize(acc) : fn_.out_shape(acc);
   }
   // `shown` becomes out_fn(a.., shown); returns the FLOPs it took.
-  uint64_t apply_out_fn(const std::vector<Tile>& a, Tile& shown) const {
+  Arithmetic apply_out_fn(const std::vector<Tile>& a, Tile& shown) const {
     std::vector<Tile> operands = a;
     operands.push_back(shown);
     shown = functional() ? out_fn_->apply(operands) : out_fn_->out_shape(operands);
-    return out_fn_->flops(operands);
+    return out_fn_->arithmetic(operands);
   }
-  uint64_t prior_store_cycles(const Tile& prior) const {
-    return has_out(1) && cfg_.write_back_mu[1] ? mem_cycles(prior.bytes()) : 0;
+  uint64_t prior_store_cycles(const Tile& prior) {
+    return has_out(1) && cfg_.write_back_mu[1] ? mem_write_cycles(prior.bytes()) : 0;
   }
   Tile placed_at(size_t o, Tile t) const {
     t.in_memory_unit = cfg_.write_back_mu[o];

@@ -63,6 +63,7 @@ class OffChipOp : public Op {
     t.in_memory_unit = true;  // staged in the load's memory unit
     uint8_t* bytes = functional() ? staging(uint64_t(b.rows) * b.row_bytes) : nullptr;
     note_onchip(t.bytes());  // the tile is staged in the load's memory unit until it is sent
+    count_sram_write(t.bytes());
     const uint64_t completion = transfer(b, bytes);
     if (bytes) {
       auto d = std::make_shared<TileData>();

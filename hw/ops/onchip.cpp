@@ -29,6 +29,7 @@ class Bufferize : public Op {
                " elements, the limit of one stream held in host memory (no S" + std::to_string(rank_) + " closed it)");
         charge(1);
         buf->bytes += b.elem.bytes();
+        count_sram_write(b.elem.bytes());
         ++cur[0];
       }
       const int s = b.stop;

@@ -20,6 +20,7 @@
 
 #include "hw/channel/channel.h"
 #include "hw/channel/context.h"
+#include "hw/functions/flops.h"
 #include "hw/ops/op_kind.h"
 #include "hw/ops/op_params.h"
 #include "hw/ops/params.h"
@@ -249,7 +250,12 @@ class Op : public sc_core::sc_module {
   // Depth of output o's channel when the node sets none (`fifo_depth` = the preset's): the
   // loads make it their memory unit's buffer (load_buffer_tiles).
   virtual uint32_t output_depth(size_t /*o*/, uint32_t fifo_depth) const { return fifo_depth; }
-  uint64_t flops_executed() const { return flops_; }
+  uint64_t flops_executed() const { return arithmetic_.flops(); }
+  // The FLOPs by kind (hw/functions/flops.h) and the bytes the timing charged as moved in and out of
+  // memory units (mem_read_cycles, mem_write_cycles): the node's actions (sim/report/actions.def).
+  const Arithmetic& arithmetic() const { return arithmetic_; }
+  uint64_t sram_read_bytes() const { return sram_read_bytes_; }
+  uint64_t sram_write_bytes() const { return sram_write_bytes_; }
   uint64_t firings() const { return ctx_.firings(); }
   // On-chip accounting (see OnChipStats above); collects the outputs' TileStats from the channels.
   const OnChipStats& onchip_stats() const;
@@ -302,9 +308,22 @@ class Op : public sc_core::sc_module {
   // One firing from `start` to `end` (the clock may already be past start, e.g. after waiting
   // for off-chip memory): busy for end - start cycles, clock moved to end.
   void charge_span(uint64_t start, uint64_t end);
-  void count_flops(uint64_t f) { flops_ += f; }
+  void count_arithmetic(const Arithmetic& a) { arithmetic_ += a; }
   // ceil(bytes / on-chip bandwidth) and ceil(flops / allocated compute bandwidth).
   uint64_t mem_cycles(uint64_t bytes) const;
+  // mem_cycles of bytes read from (written to) a memory unit's SRAM, which they also count: call
+  // them once per transfer the timing charges.
+  uint64_t mem_read_cycles(uint64_t bytes) {
+    sram_read_bytes_ += bytes;
+    return mem_cycles(bytes);
+  }
+  uint64_t mem_write_cycles(uint64_t bytes) {
+    sram_write_bytes_ += bytes;
+    return mem_cycles(bytes);
+  }
+  // Bytes written to a memory unit's SRAM where the timing charges no bandwidth for them (a
+  // load's staging buffer, a Bufferize's buffer).
+  void count_sram_write(uint64_t bytes) { sram_write_bytes_ += bytes; }
   uint64_t compute_cycles(uint64_t flops) const;
   const HardwareParams& hw() const { return cfg_.env->hw; }
   bool functional() const { return cfg_.env->functional; }
@@ -353,7 +372,8 @@ class Op : public sc_core::sc_module {
 
   Context ctx_;
   std::vector<Channel*> ins_, outs_;
-  uint64_t flops_ = 0;
+  Arithmetic arithmetic_;
+  uint64_t sram_read_bytes_ = 0, sram_write_bytes_ = 0;
   mutable OnChipStats onchip_;         // outputs: filled in by onchip_stats()
   std::shared_ptr<HoldLedger> holds_;  // leased buffers (created on the first lease)
   std::vector<TraceEvent> trace_;      // SimEnv::tracing: this node's firings

@@ -92,8 +92,8 @@ class Partition : public Op {
       }
       bool wb = false;
       for (int i : s.indices()) wb = wb || cfg_.write_back_mu[size_t(i)];
-      uint64_t cost = mem_cycles(tile_bytes_in_mu(b)) + hw().routing_switch_cycles;
-      if (wb && b.has_elem) cost += mem_cycles(b.elem.bytes());
+      uint64_t cost = mem_read_cycles(tile_bytes_in_mu(b)) + hw().routing_switch_cycles;
+      if (wb && b.has_elem) cost += mem_write_cycles(b.elem.bytes());
       charge(cost);
       Beat o = b;
       o.done = false;
@@ -168,8 +168,9 @@ class Reassemble : public Op {
           if (b.done && !b.has_elem && !b.stop) input_ended(size_t(src), sel.elem, selectors);
           // Reference rule: released at max(now, arrival + switch_cycles + ld) + st, so the switch
           // overlaps a wait for data but never precedes the arrival.
-          const uint64_t ready = c.head_ready_time() + hw().routing_switch_cycles + mem_cycles(tile_bytes_in_mu(b));
-          const uint64_t st = cfg_.write_back_mu[0] && b.has_elem ? mem_cycles(b.elem.bytes()) : 0;
+          const uint64_t ready =
+              c.head_ready_time() + hw().routing_switch_cycles + mem_read_cycles(tile_bytes_in_mu(b));
+          const uint64_t st = cfg_.write_back_mu[0] && b.has_elem ? mem_write_cycles(b.elem.bytes()) : 0;
           // input_register: the element enters the router's input buffer on arrival (peek has
           // moved the clock there), so its channel slot frees while it is routed.
           const bool taken = hw().input_register;

@@ -126,6 +126,21 @@ Technology load_technology(const std::string& name_or_path) {
   return parse_technology(read_input_file(path, "technology file", kMaxTextInputBytes), path);
 }
 
+void set_tech_entry(Technology& t, const std::string& dotted, const std::string& value) {
+  TechEntry& e = t.entry(dotted);
+  char* end = nullptr;
+  const double v = value.empty() ? 0 : std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || !std::isfinite(v) || v < 0)
+    throw std::invalid_argument("tech." + dotted + " must be a finite number >= 0, got '" + value + "'");
+  e.value = v;
+  e.source = "set on the command line: tech." + dotted + "=" + value;
+}
+
+const Technology& default_technology() {
+  static const Technology t = load_technology(kDefaultTechnology);
+  return t;
+}
+
 std::vector<std::string> technology_names() {
   std::vector<std::string> names;
   if (std::filesystem::is_directory(tech_dir()))

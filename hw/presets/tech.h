@@ -36,10 +36,20 @@ struct Technology {
   TechEntry& entry(const std::string& dotted);
 };
 
+// The table a run prices its actions with when none is named (--tech).
+constexpr const char* kDefaultTechnology = "tech-7nm-literature";
+
+// Sets the entry "section.key" to the number `value` (a run's `--set tech.section.key=value`); its
+// source becomes the override. Throws std::invalid_argument naming an unknown entry or a value that
+// is not a finite number >= 0.
+void set_tech_entry(Technology& t, const std::string& dotted, const std::string& value);
+
 // Reads a technology file's text; `source` (the file's path) names it in every error
 // (std::invalid_argument): a missing or unknown key, a duplicate key, an entry without a source,
 // a negative, non-finite or non-numeric value, a section that is not a mapping.
 Technology parse_technology(const std::string& text, const std::string& source);
+// kDefaultTechnology, loaded once.
+const Technology& default_technology();
 // Loads a technology by name (hw/presets/tech/NAME.yaml) or by path to a YAML file.
 Technology load_technology(const std::string& name_or_path);
 // The names of the built-in technologies (the stems of hw/presets/tech/*tech*.yaml), sorted.

@@ -6,8 +6,12 @@
 # .npy outputs byte for byte, and every run the exit status and the printed error.
 #
 #   scripts/bench/compare_results.sh BEFORE/stepsim AFTER/stepsim [--quick] [--keep DIR]
+#                                    [--new KEYS --new-lines REGEX]
 #
-# --quick: examples only, no shuffles. Exit status 0 iff everything is identical.
+# --quick: examples only, no shuffles. --new: report keys the AFTER binary adds (comma list, any
+# depth) and --new-lines: summary lines it adds (an extended regex of their labels), both left out
+# of the comparison; graph-file keys in KEYS are also removed from the built graphs (which BEFORE
+# would refuse). Exit status 0 iff everything else is identical.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 if [ $# -lt 2 ]; then
@@ -19,10 +23,15 @@ AFTER=$(realpath "$2")
 shift 2
 QUICK=0
 WORK=""
+NEW=""
+NEW_LINES='^$'
+export NEW
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
     --keep) WORK="$2"; shift ;;
+    --new) NEW="$2"; shift ;;
+    --new-lines) NEW_LINES="$2"; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -57,13 +66,22 @@ else
   shuffles=(0)
 fi
 
-# Drops wall-time fields (any key containing "wall") recursively, prints canonical JSON.
+# A built graph without the keys BEFORE does not know (--new).
+for key in ${NEW//,/ }; do
+  for f in "$WORK"/graphs/*.yaml "$WORK"/graphs-timing/*.yaml; do
+    [ -f "$f" ] && sed -i "/^$key: /d" "$f"
+  done
+done
+
+# Drops wall-time fields (any key containing "wall") and the --new keys recursively, prints
+# canonical JSON.
 canon() {
   python3 - "$1" <<'EOF'
-import json, sys
+import json, os, sys
+NEW = set(filter(None, os.environ.get("NEW", "").split(",")))
 def strip(x):
     if isinstance(x, dict):
-        return {k: strip(v) for k, v in x.items() if "wall" not in k}
+        return {k: strip(v) for k, v in x.items() if "wall" not in k and k not in NEW}
     if isinstance(x, list):
         return [strip(v) for v in x]
     return x
@@ -92,7 +110,7 @@ for g in "${graphs[@]}"; do
           "$bin" "${args[@]}" >"$d/stdout" 2>"$d/stderr"
           echo $? >"$d/status"
           # The printed summary minus its wall-time line, and errors.
-          grep -v "wall time" "$d/stdout" >"$d/summary"
+          grep -v "wall time" "$d/stdout" | grep -Ev "^  ($NEW_LINES) " >"$d/summary"
         done
         runs=$((runs + 1))
         b="$WORK/before/$tag"

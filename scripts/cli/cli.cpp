@@ -27,6 +27,7 @@
 
 #include "graphs/layers/layer.h"
 #include "hw/ops/op.h"
+#include "hw/presets/tech.h"
 #include "hw/stream/token.h"
 #include "scripts/cli/docs.h"
 #include "scripts/cli/python_commands.h"
@@ -205,6 +206,24 @@ int cmd_presets(const Invocation& in, Streams s) {
   return 0;
 }
 
+// The technology tables (hw/presets/tech/), or one table's entries with their sources.
+int cmd_techs(const Invocation& in, Streams s) {
+  if (in.args.empty()) {
+    for (const std::string& name : technology_names()) {
+      const Technology t = load_technology(name);
+      s.out << name << "  (" << t.node_nm << " nm) " << t.description << "\n";
+    }
+    return 0;
+  }
+  const Technology t = load_technology(in.args[0]);
+  s.out << t.name << " (" << t.node_nm << " nm): " << t.description << "\n";
+  for (const Technology::EntryDoc& e : Technology::entries()) {
+    const TechEntry& v = t.entry(e.dotted());
+    s.out << "  " << e.dotted() << " = " << v.value << " " << e.unit << "\n      " << v.source << "\n";
+  }
+  return 0;
+}
+
 int cmd_layers(const Invocation& in, Streams s) {
   if (in.vm["markdown"].as<bool>()) {
     write_layers_markdown(s.out);
@@ -274,8 +293,12 @@ int cmd_eval(const Invocation& in, Streams s) {
 void run_options(po::options_description& o) {
   o.add_options()("preset", text("NAME")->default_value("step-artifact"),
                   "hardware preset: step-artifact, hdl-validation or a preset YAML file (stepsim presets)")(
+      "tech", text("NAME|FILE")->default_value(kDefaultTechnology),
+      "technology table pricing the energy and area: a name (stepsim techs) or a technology YAML file "
+      "(docs/energy.md)")(
       "set", texts("KEY=VALUE"),
-      "a hardware parameter in its unit (stepsim presets), else a graph parameter, else NODE.PARAM; repeatable")(
+      "a hardware parameter in its unit (stepsim presets), tech.SECTION.KEY of the technology table, else a "
+      "graph parameter, else NODE.PARAM; repeatable")(
       "mode", text("MODE")->default_value("timing"),
       "timing (tiles carry shapes: cycles) or functional (tiles carry values; same cycles)")(
       "report", text("FILE.json"), "write the JSON report (docs/user-guide.md, \"The JSON report\")")(
@@ -381,6 +404,7 @@ int run_graph(const Invocation& in, const std::function<void()>& discard_outputs
   const std::string& file = in.args[0];
   RunRequest request;
   request.preset = string_option(in.vm, "preset");
+  request.tech = string_option(in.vm, "tech");
   request.sets = key_values(in.vm, "set");
   request.mode = string_option(in.vm, "mode");
   request.impl = string_option(in.vm, "impl");
@@ -520,6 +544,8 @@ void sweep_options(po::options_description& o) {
       "set", texts("KEY=V1,V2.."),
       "a hardware parameter (with a graph file also a graph or node parameter) and its values; repeatable")(
       "preset", text("NAME")->default_value("step-artifact"), "hardware preset (stepsim presets)")(
+      "tech", text("NAME|FILE")->default_value(kDefaultTechnology),
+      "technology table of the energy and area columns (stepsim techs)")(
       "csv", text("FILE.csv"), "also write the table as CSV");
 }
 
@@ -528,6 +554,7 @@ int cmd_sweep(const Invocation& in, Streams s) {
   if (!in.args.empty()) spec.graph_file = in.args[0];
   spec.layer = string_option(in.vm, "layer");
   spec.preset = string_option(in.vm, "preset");
+  spec.tech = string_option(in.vm, "tech");
   for (const auto& [k, v] : key_values(in.vm, "param")) spec.params.push_back({k, split_values(v)});
   for (const auto& [k, v] : key_values(in.vm, "set")) spec.sets.push_back({k, split_values(v)});
   // Opened before the first point runs: a CSV path that cannot be written fails at once.
@@ -613,6 +640,8 @@ const std::vector<Command>& commands() {
        cmd_eval},
       {"presets", "", "list the hardware presets and every parameter with its unit", "", 0, 0, "",
        [](po::options_description& o) { markdown_option(o, "print docs/presets.md instead"); }, cmd_presets},
+      {"techs", "[NAME|FILE]", "list the technology tables (energy, area, leakage), or one's entries and sources",
+       "", 0, 1, "", [](po::options_description&) {}, cmd_techs},
       {"analyze", "GRAPH.yaml", "stream shapes and symbolic traffic, FLOPs and on-chip memory (no run)", "", 1, 1,
        "analyze needs a graph file", analyze_options, cmd_analyze},
       {"layers", "", "list the layer library (graphs/layers) and its parameters", "", 0, 0, "",

@@ -11,6 +11,7 @@
 #include "graphs/layers/layer.h"
 #include "hw/presets/hardware.h"
 #include "sim/engine/diagnose.h"
+#include "sim/engine/run_request.h"
 #include "sim/engine/simulation.h"
 #include "sim/graph/loader.h"
 #include "sim/report/metrics.h"
@@ -45,15 +46,11 @@ namespace {
 // Runs one point and fills its figures (throws for a graph that does not load or run).
 void measure_point(const SweepSpec& spec, const std::vector<std::pair<std::string, std::string>>& params,
                    const std::vector<std::pair<std::string, std::string>>& sets, SweepRow& row) {
-  SimOptions opt;
-  opt.hw = load_preset(spec.preset);
-  std::vector<std::pair<std::string, std::string>> graph_sets;
-  for (const auto& [k, v] : sets) {
-    if (HardwareParams::has_field(k))
-      opt.hw.set(k, v);
-    else
-      graph_sets.push_back({k, v});
-  }
+  RunRequest request;
+  request.preset = spec.preset;
+  request.tech = spec.tech;
+  request.sets = sets;
+  auto [opt, graph_sets] = prepare_run(request);
   Graph g = spec.layer.empty()
                 ? load_graph(spec.graph_file, graph_sets)
                 : layers::build_layer(spec.layer, std::map<std::string, std::string>(params.begin(), params.end()));

@@ -13,12 +13,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hw/presets/tech.h"
+
 namespace stepsim {
 
 struct SweepSpec {
   std::string graph_file;  // either a graph file ...
   std::string layer;       // ... or a layer of the library (graphs/layers)
   std::string preset = "step-artifact";
+  std::string tech = kDefaultTechnology;  // the technology table of the energy and area columns
   // Swept keys with their values, in the order given; the last varies fastest.
   std::vector<std::pair<std::string, std::vector<std::string>>> params;  // layer parameters
   std::vector<std::pair<std::string, std::vector<std::string>>> sets;    // hardware / graph parameters

@@ -9,6 +9,7 @@
 #include "hw/functions/functions.h"
 #include "hw/ops/op.h"
 #include "hw/presets/hardware.h"
+#include "hw/presets/tech.h"
 #include "sim/graph/loader.h"
 #include "scripts/python/bindings.h"
 
@@ -127,6 +128,13 @@ py::dict preset(const std::string& name_or_path) {
   return d;
 }
 
+// The dotted names of a technology table's entries (tech_entries.def), with their units.
+py::dict tech_entries() {
+  py::dict d;
+  for (const Technology::EntryDoc& e : Technology::entries()) d[py::str(e.dotted())] = e.unit;
+  return d;
+}
+
 }  // namespace
 
 void bind_registry(py::module_& m) {
@@ -136,6 +144,9 @@ void bind_registry(py::module_& m) {
   m.def("moe_families", &moe_families, "{family: (experts, topk)} of the MoE layers' model families");
   m.def("preset_names", &preset_names, "the built-in hardware presets");
   m.def("preset", &preset, py::arg("name"), "a preset's hardware parameters, as text in their units");
+  m.def("technology_names", &technology_names, "the built-in technology tables (docs/energy.md)");
+  m.def("tech_entries", &tech_entries, "{SECTION.KEY: unit} of a technology table's entries (--set tech.SECTION.KEY)");
+  m.def("default_technology", [] { return std::string(kDefaultTechnology); }, "the table a run uses when none is named");
   m.def("resolve_path", &resolve_path, py::arg("path"), py::arg("base_dir") = ".",
         "a file path as graph files give it: shared:REL is in the shared data folder (STEPSIM_SHARED)");
   m.attr("source_dir") = STEPSIM_SOURCE_DIR;  // where graphs/models and the other data files are

@@ -232,17 +232,17 @@ void bind_run(py::module_& m) {
       "run",
       [](const frontend::GraphBuilder& b, const std::string& preset, const KeyValueList& sets, const std::string& mode,
          const std::string& impl, uint64_t shuffle, const std::map<std::string, py::array>& inputs,
-         const std::string& cosim_dir, const std::string& downtile) {
+         const std::string& cosim_dir, const std::string& downtile, const std::string& tech) {
         RunArgs a;
-        a.request = RunRequest{preset, sets, mode, impl, shuffle};
+        a.request = RunRequest{preset, sets, mode, impl, shuffle, tech};
         a.inputs = inputs;
         a.cosim_dir = cosim_dir;
         a.downtile = downtile;
         return run(b, a);
       },
       py::arg("graph"), py::arg("preset"), py::arg("sets"), py::arg("mode"), py::arg("impl"), py::arg("shuffle"),
-      py::arg("inputs"), py::arg("cosim_dir"), py::arg("downtile") = "",
-      "run a graph; returns the report (JSON text), the summary and the stored tensors");
+      py::arg("inputs"), py::arg("cosim_dir"), py::arg("downtile") = "", py::arg("tech") = kDefaultTechnology,
+      "run a graph (tech: the technology table of the energy and area); returns the report (JSON text), the summary and the stored tensors");
   m.def("analyze", &analyze, py::arg("graph"), py::arg("model"), py::arg("values"),
         "shape inference and the symbolic metrics (JSON text, as `stepsim analyze --json`)");
 }

@@ -16,11 +16,12 @@ namespace {
 using Axes = std::vector<std::pair<std::string, std::vector<std::string>>>;
 
 SweepSpec make_spec(const std::string& graph_file, const std::string& layer, const std::string& preset,
-                    const Axes& params, const Axes& sets) {
+                    const Axes& params, const Axes& sets, const std::string& tech) {
   SweepSpec spec;
   spec.graph_file = graph_file;
   spec.layer = layer;
   spec.preset = preset;
+  spec.tech = tech;
   spec.params = params;
   spec.sets = sets;
   return spec;
@@ -78,28 +79,30 @@ void bind_sweep(py::module_& m) {
   m.def(
       "sweep_size",
       [](const std::string& graph_file, const std::string& layer, const std::string& preset, const Axes& params,
-         const Axes& sets) {
-        const SweepSpec spec = make_spec(graph_file, layer, preset, params, sets);
+         const Axes& sets, const std::string& tech) {
+        const SweepSpec spec = make_spec(graph_file, layer, preset, params, sets, tech);
         sweep_table(spec);  // the spec's errors, before any point runs
         return sweep_size(spec);
       },
       py::arg("graph_file"), py::arg("layer"), py::arg("preset"), py::arg("params"), py::arg("sets"),
-      "the number of points of a `stepsim sweep` spec (checks the spec)");
+      py::arg("tech") = kDefaultTechnology, "the number of points of a `stepsim sweep` spec (checks the spec)");
   m.def(
       "sweep_point",
       [](const std::string& graph_file, const std::string& layer, const std::string& preset, const Axes& params,
-         const Axes& sets, size_t index) {
-        return row_dict(run_sweep_point(make_spec(graph_file, layer, preset, params, sets), index));
+         const Axes& sets, size_t index, const std::string& tech) {
+        return row_dict(run_sweep_point(make_spec(graph_file, layer, preset, params, sets, tech), index));
       },
       py::arg("graph_file"), py::arg("layer"), py::arg("preset"), py::arg("params"), py::arg("sets"), py::arg("index"),
+      py::arg("tech") = kDefaultTechnology,
       "one point of a sweep, as a row dict");
   m.def(
       "sweep_format",
       [](const std::string& graph_file, const std::string& layer, const std::string& preset, const Axes& params,
-         const Axes& sets, const std::vector<py::dict>& rows) {
-        return format(make_spec(graph_file, layer, preset, params, sets), rows);
+         const Axes& sets, const std::vector<py::dict>& rows, const std::string& tech) {
+        return format(make_spec(graph_file, layer, preset, params, sets, tech), rows);
       },
       py::arg("graph_file"), py::arg("layer"), py::arg("preset"), py::arg("params"), py::arg("sets"), py::arg("rows"),
+      py::arg("tech") = kDefaultTechnology,
       "(table text, CSV text) of sweep rows, as `stepsim sweep` prints them");
 }
 

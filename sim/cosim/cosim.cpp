@@ -135,7 +135,8 @@ std::string safe_file_name(const std::string& s) {
   return r;
 }
 
-// A unit counts neither firings nor FLOPs nor the bytes it holds on chip: a bridged node takes
+// A unit counts neither firings nor FLOPs nor the bytes it holds on chip or moves through memory
+// units (its off-chip requests it does: the memory counts them): a bridged node takes
 // them from its approximate twin, which saw the same payloads (the comparison checks that), and
 // the run's totals are summed again. Its cycles, busy cycles and trace are the unit's own.
 void take_counts_from_twin(SimResult& cosim, const SimResult& approx) {
@@ -147,6 +148,9 @@ void take_counts_from_twin(SimResult& cosim, const SimResult& approx) {
       const NodeResult& t = *it->second;
       n.firings = t.firings;
       n.flops = t.flops;
+      n.arithmetic = t.arithmetic;
+      n.sram_read_bytes = t.sram_read_bytes;
+      n.sram_write_bytes = t.sram_write_bytes;
       n.onchip_requirement_bytes = t.onchip_requirement_bytes;
       n.onchip_peak_bytes = t.onchip_peak_bytes;
       n.memory_units = t.memory_units;

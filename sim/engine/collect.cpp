@@ -14,7 +14,8 @@ namespace {
 
 // The node's clock and counts, the implementation the policy chose, and what the operator
 // reports itself (its timeline, a Sink's stream, a unit's clock edges and waveform file).
-NodeResult node_result(Op& op, const ImplChoice& impl, SimResult& r, std::vector<WrittenFile>& files) {
+NodeResult node_result(Op& op, const ImplChoice& impl, const OffChipMemory& memory, SimResult& r,
+                       std::vector<WrittenFile>& files) {
   OpReport report = op.take_report();
   NodeResult nr;
   nr.name = op.node_name();
@@ -23,6 +24,13 @@ NodeResult node_result(Op& op, const ImplChoice& impl, SimResult& r, std::vector
   nr.busy_cycles = op.ctx().busy_cycles();
   nr.firings = op.firings();
   nr.flops = op.flops_executed();
+  nr.arithmetic = op.arithmetic();
+  nr.sram_read_bytes = op.sram_read_bytes();
+  nr.sram_write_bytes = op.sram_write_bytes();
+  const OffChipMemory::ClientTraffic traffic = memory.traffic_of(op.ctx());
+  nr.offchip_read_bytes = traffic.read_bytes;
+  nr.offchip_write_bytes = traffic.write_bytes;
+  nr.offchip_requests = traffic.requests;
   nr.compute_bw = op.config().compute_bw;
   nr.impl = impl.impl;
   nr.impl_note = impl.note;
@@ -108,7 +116,7 @@ SimResult collect_results(Elaboration& e, const Plan& plan, const HardwareParams
   SimResult r;
   std::vector<WrittenFile> files;
   for (Op* op : e.order) {
-    r.nodes.push_back(node_result(*op, e.impls.at(op->node_name()), r, files));
+    r.nodes.push_back(node_result(*op, e.impls.at(op->node_name()), *e.memory, r, files));
     r.cycles = std::max(r.cycles, r.nodes.back().finish_cycle);
   }
   // The files in the order they were written.

@@ -4,6 +4,10 @@
 
 namespace stepsim {
 
+namespace {
+const std::string kTechPrefix = "tech.";  // --set tech.SECTION.KEY=VALUE
+}  // namespace
+
 std::pair<SimOptions, KeyValueList> prepare_run(const RunRequest& request) {
   if (request.mode != "timing" && request.mode != "functional")
     throw std::invalid_argument("--mode must be timing or functional, got '" + request.mode + "'");
@@ -14,10 +18,13 @@ std::pair<SimOptions, KeyValueList> prepare_run(const RunRequest& request) {
   opt.hw = load_preset(request.preset);
   opt.functional = request.mode == "functional";
   opt.shuffle_seed = request.shuffle_seed;
+  opt.tech = load_technology(request.tech);
   KeyValueList graph_sets;
   for (const auto& [k, v] : request.sets) {
     if (HardwareParams::has_field(k))
       opt.hw.set(k, v);
+    else if (k.rfind(kTechPrefix, 0) == 0)
+      set_tech_entry(opt.tech, k.substr(kTechPrefix.size()), v);
     else
       graph_sets.push_back({k, v});
   }

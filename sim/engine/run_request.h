@@ -20,10 +20,11 @@ struct RunRequest {
   std::string mode = "timing";           // timing | functional
   std::string impl;                      // "" (the graph's), approx, hls or rtl
   uint64_t shuffle_seed = 0;
+  std::string tech = kDefaultTechnology;  // a technology name or YAML file (hw/presets/tech.h)
 };
 
-// Checks the mode and the implementation, loads the preset and applies the settings that name a
-// hardware parameter; returns the options and the settings left for the graph (graph parameters
+// Checks the mode and the implementation, loads the preset and the technology and applies the
+// settings that name a hardware parameter or a technology entry (tech.SECTION.KEY); returns the options and the settings left for the graph (graph parameters
 // and NODE.PARAM, in order). Throws std::invalid_argument with the command line's wording.
 std::pair<SimOptions, KeyValueList> prepare_run(const RunRequest& request);
 

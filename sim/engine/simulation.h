@@ -12,6 +12,7 @@
 #include "hw/channel/channel.h"
 #include "hw/ops/op.h"
 #include "hw/presets/hardware.h"
+#include "hw/presets/tech.h"
 #include "sim/graph/graph.h"
 
 namespace stepsim {
@@ -26,6 +27,9 @@ struct SimProgress {
 
 struct SimOptions {
   HardwareParams hw;
+  // The technology table the report prices the run's actions and area with (docs/energy.md); an
+  // empty name stands for kDefaultTechnology (hw/presets/tech.h).
+  Technology tech;
   bool functional = false;
   // The static check of `stepsim analyze` before anything is elaborated (sim/engine/validate.h): a graph
   // it rejects fails with analyze's error. Off only where the operators' own run-time checks are
@@ -59,6 +63,12 @@ struct NodeResult {
   uint64_t busy_cycles = 0;
   uint64_t firings = 0;
   uint64_t flops = 0;
+  // The node's actions (sim/report/actions.def): its FLOPs by kind (flops = arithmetic.flops()),
+  // the bytes the timing moved in and out of memory units' SRAM (Op::sram_read_bytes), and its
+  // off-chip requests with their bytes (requests x request_bytes; they sum to the run's).
+  Arithmetic arithmetic;
+  uint64_t sram_read_bytes = 0, sram_write_bytes = 0;
+  uint64_t offchip_read_bytes = 0, offchip_write_bytes = 0, offchip_requests = 0;
   uint64_t compute_bw = 0;  // FLOPs/cycle allocated (higher-order nodes)
   // Fabric (hw/fabric/allocation.h) and on-chip memory (hw/fabric/onchip_requirement.h).
   uint64_t compute_units = 0;             // PCUs: ceil(compute_bw / pcu_flops)

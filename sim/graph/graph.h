@@ -87,6 +87,9 @@ struct Graph {
   // Values of graph symbols (dynamic dims), e.g. expert bin counts from a routing trace.
   std::map<std::string, std::string> symbols;
   std::string description;
+  // The tokens one run of the graph processes (a decode step's batch, a prefill chunk's length),
+  // for the report's energy per token; 0 = not known. A layer sets it; a file may give `tokens:`.
+  uint64_t tokens = 0;
   // Default implementation of the nodes without `impl:` (docs/cosim.md): "" or approx, hls, rtl.
   // Under a default, a node whose operator or parameters have no unit stays approximate.
   std::string impl;

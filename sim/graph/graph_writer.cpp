@@ -36,6 +36,7 @@ std::string graph_to_yaml(const Graph& g) {
   y += "# Written by stepsim (sim/graph/graph_writer.cpp).\n";
   y += "name: " + flow([&](YAML::Emitter& e) { e << g.name; }) + "\n";
   if (!g.description.empty()) y += "description: " + flow([&](YAML::Emitter& e) { e << g.description; }) + "\n";
+  if (g.tokens) y += "tokens: " + std::to_string(g.tokens) + "\n";
   if (!g.impl.empty()) y += "impl: " + g.impl + "\n";
   auto section = [&](const char* key) { y += std::string(key) + ":\n"; };
   if (!g.tensors.empty()) {

@@ -414,11 +414,12 @@ void read_stream(Graph& g, const std::string& name, const YAML::Node& spec_node,
   }
 }
 
-// Name, description, impl, symbols, streams and tensors: everything but the nodes.
+// Name, description, tokens, impl, symbols, streams and tensors: everything but the nodes.
 void read_header(Graph& g, const YAML::Node& root, const std::string& base_dir, const std::string& source) {
   g.name = root["name"] ? scalar(root["name"], source, "name") : identifier_from(fs::path(source).stem().string());
   check_name("graph", g.name, root["name"] ? at(source, root["name"]) : source);
   if (root["description"]) g.description = scalar(root["description"], source, "description");
+  if (root["tokens"]) g.tokens = uint64_t(integer(root["tokens"], source, "tokens", kPositiveRange));
   if (root["impl"]) {
     g.impl = scalar(root["impl"], source, "impl");
     if (g.impl != "approx" && g.impl != "hls" && g.impl != "rtl")
@@ -490,7 +491,7 @@ Graph parse_graph(const std::string& yaml_text, const std::string& source, const
   YAML::Node root = load_strict(yaml_text, source);
   if (!root.IsMap()) throw std::invalid_argument(source + ": a graph file is a mapping with 'nodes:'");
   check_map(root, source, "the graph",
-            {"name", "description", "params", "streams", "tensors", "symbols", "nodes", "impl"});
+            {"name", "description", "tokens", "params", "streams", "tensors", "symbols", "nodes", "impl"});
   // Graph parameters and their overrides; the other --set go to the nodes.
   std::map<std::string, std::string> vars = graph_params(root, source);
   Sets node_sets;

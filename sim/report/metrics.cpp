@@ -63,6 +63,14 @@ json onchip_static_bytes(const MetricSource& s) {
   return report_at(s.report, "symbolic.onchip_requirement_bytes.value");  // null: unknown symbols
 }
 
+// Energy-delay product: the run's energy (uJ) times its time (us), at the clock the energy section
+// priced the leakage with (energy.clock_ghz).
+json energy_delay_product(const MetricSource& s) {
+  const double uj = report_at(s.report, "energy.total_pj").get<double>() / 1e6;
+  const double us = double(count_at(s.report, "cycles")) / (report_at(s.report, "energy.clock_ghz").get<double>() * 1e3);
+  return uj * us;
+}
+
 std::vector<Metric> make_table() {
   // The old sweep headers "off-chip bw use [%]" and "compute use [%]" are no aliases: they were
   // percentages, the metrics are fractions, and a column read by its old name would be 100 times off.
@@ -93,6 +101,26 @@ std::vector<Metric> make_table() {
                "`symbolic.onchip_requirement_bytes.value`; none when the symbolic analysis is unavailable or "
                "leaves unknown symbols",
                onchip_static_bytes),
+      // Energy and area (sim/report/energy.h, docs/energy.md), priced by the run's technology table.
+      from_path("energy_pj", "pJ", "energy of the run: its actions priced by the technology table, plus leakage",
+                kNeedsFit | kSweepTable, "energy.total_pj", {}, 0),
+      from_path("energy_dynamic_pj", "pJ", "energy of the run's actions (nodes[].actions) at the table's prices", 0,
+                "energy.dynamic_pj"),
+      from_path("energy_static_pj", "pJ", "leakage of the allocated fabric over the run's time", kNeedsFit,
+                "energy.static_pj"),
+      from_path("average_power_w", "W", "the run's energy over its time at the preset's clock_ghz", kNeedsFit,
+                "energy.average_power_w", {}, 3),
+      from_path("energy_per_flop_pj", "pJ/FLOP", "the run's energy per FLOP executed (none without FLOPs)", kNeedsFit,
+                "energy.pj_per_flop", {}, 3),
+      from_path("energy_per_token_pj", "pJ/token",
+                "the run's energy per token the graph processes (none when the graph does not say: `tokens:`)",
+                kNeedsFit, "energy.pj_per_token", {}, 1),
+      computed("energy_delay_product", "uJ*us", "energy (uJ) times time (us) at the preset's clock", kNeedsFit,
+               "`energy.total_pj` / 1e6 x `cycles` / (1000 `energy.clock_ghz`)", energy_delay_product, {}, 3),
+      from_path("area_mm2", "mm2",
+                "area of the allocated fabric: compute and memory units (with SRAM), routers, address generators, "
+                "HBM PHYs",
+                kSweepTable, "area.total_mm2", {}, 3),
   };
 }
 

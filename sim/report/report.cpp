@@ -1,7 +1,9 @@
 #include "sim/report/analyze.h"
+#include "sim/report/energy.h"
 #include "sim/report/metrics.h"
 #include "sim/report/report.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <map>
 #include <set>
@@ -291,11 +293,14 @@ Report make_report(const Graph& g, const SimOptions& opt, const SimResult& r) {
   jb["fraction"] = b.fraction;
   jb["text"] = b.text;
   jb["critical_path"] = b.critical_path;
+  add_energy_report(j, r, opt.hw, opt.tech.name.empty() ? default_technology() : opt.tech, g.tokens);
   return Report{j};
 }
 
 // The keys of a bridged node that come from the approximate twin (cosim.cpp fills them).
-const char* const kTwinKeys[] = {"firings", "flops", "memory_units", "onchip_requirement_bytes", "onchip_peak_bytes"};
+const char* const kTwinKeys[] = {"firings",           "flops",       "memory_units", "onchip_requirement_bytes",
+                                 "onchip_peak_bytes", "actions.mac", "actions.exp",  "actions.vector_op",
+                                 "actions.sram_read", "actions.sram_write"};
 
 Report make_report(const Graph& g, const SimOptions& opt, const CosimReport& cr) {
   Report rep = make_report(g, opt, cr.cosim);
@@ -311,6 +316,57 @@ Report make_report(const Graph& g, const SimOptions& opt, const CosimReport& cr)
   c["from_approximate_run"] = json::array();
   for (const char* k : kTwinKeys) c["from_approximate_run"].push_back(std::string("nodes[].") + k);
   return rep;
+}
+
+// "1.23 uJ (1234567 pJ)": the largest unit that leaves at least 1.
+std::string energy_text(double pj) {
+  static const char* const kUnits[] = {"pJ", "nJ", "uJ", "mJ", "J"};
+  double v = pj;
+  int u = 0;
+  while (v >= 1000.0 && u < 4) {
+    v /= 1000.0;
+    ++u;
+  }
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(u ? 3 : 1) << v << " " << kUnits[u];
+  if (u) s << " (" << std::setprecision(0) << pj << " pJ)";
+  return s.str();
+}
+
+// The energy and area lines: figures that are metrics come from the metric table.
+void print_energy(const json& j, std::ostream& out) {
+  const json& e = j["energy"];
+  const json& a = j["area"];
+  auto metric = [&](const char* name) { return metric_value(name, j); };
+  auto fixed = [](double v, int digits) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(digits) << v;
+    return s.str();
+  };
+  const std::string tech = e["technology"].get<std::string>();
+  out << "  energy                     " << energy_text(metric("energy_pj").get<double>()) << ": dynamic "
+      << energy_text(metric("energy_dynamic_pj").get<double>()) << ", leakage "
+      << energy_text(metric("energy_static_pj").get<double>()) << " (technology " << tech << ")\n";
+  // The priced actions, largest first (ties by name).
+  std::vector<std::pair<double, std::string>> parts;
+  for (const auto& [name, pj] : e["by_action_pj"].items()) parts.push_back({-pj.get<double>(), name});
+  std::sort(parts.begin(), parts.end());
+  const double dynamic = metric("energy_dynamic_pj").get<double>();
+  std::string by;
+  for (size_t k = 0; k < parts.size() && k < 4 && dynamic > 0; ++k)
+    by += (k ? ", " : "") + parts[k].second + " " + percent_text(-parts[k].first / dynamic);
+  if (!by.empty()) out << "  energy by action           " << by << " of the dynamic energy\n";
+  const json power = metric("average_power_w"), per_flop = metric("energy_per_flop_pj"),
+             per_token = metric("energy_per_token_pj");
+  out << "  average power              " << (power.is_null() ? "none (no cycles)" : fixed(power.get<double>(), 3) + " W")
+      << " at " << fixed(e["clock_ghz"].get<double>(), 2) << " GHz; energy per FLOP "
+      << (per_flop.is_null() ? "none (no FLOPs)" : fixed(per_flop.get<double>(), 3) + " pJ") << "; per token "
+      << (per_token.is_null() ? "none (the graph gives no tokens)" : energy_text(per_token.get<double>())) << "\n";
+  out << "  area                       " << fixed(metric("area_mm2").get<double>(), 3)
+      << " mm2 allocated: compute units " << fixed(a["compute_units_mm2"].get<double>(), 3) << ", memory units "
+      << fixed(a["memory_units_mm2"].get<double>(), 3) << " (with SRAM), routers " << fixed(a["routers_mm2"].get<double>(), 3)
+      << ", address generators " << fixed(a["address_generators_mm2"].get<double>(), 3) << ", HBM PHYs "
+      << fixed(a["hbm_phys_mm2"].get<double>(), 3) << " (technology " << tech << ")\n";
 }
 
 void print_summary(const Report& rep, std::ostream& out) {
@@ -345,6 +401,7 @@ void print_summary(const Report& rep, std::ostream& out) {
       << j["onchip"]["model"].get<std::string>() << " formulas)\n";
   out << "  on-chip measured peak      " << bytes_text(j["onchip"]["measured_peak_bytes"].get<uint64_t>())
       << " (sum of per-node peaks)\n";
+  print_energy(j, out);
   const json& sym = j["symbolic"];
   if (sym["available"].get<bool>()) {
     auto pred = [&](const char* k) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <regex>
 
+#include "sim/report/metrics.h"
 #include "testbench/cli/cli_fixture.h"
 
 namespace {
@@ -33,10 +34,12 @@ TEST_F(Cli, SweepReportsFailedPointsAndBadSpecs) {
   const std::string g = write("good.yaml", kGood), csv = path("sweep.csv");
   CliRun r = stepsim({"sweep", g, "--set", "fifo_depth=0,2", "--csv", csv});
   expect_failure(r, {"1 of 2 points failed", "fifo_depth", "'0'"});
-  // The point that failed: its key, no metrics (13 empty cells), its wall time and the error.
+  // The point that failed: its key, no metrics (an empty cell for each of the table's), its wall
+  // time and the error.
   const std::string text = read_text(csv);
-  EXPECT_TRUE(std::regex_search(
-      text, std::regex("\n0,,,,,,,,,,,,,,[0-9]+\\.[0-9]{3},\"error: hardware parameter 'fifo_depth'[^\n]*'0'\"\n")))
+  const std::string empty_cells(stepsim::metric_table().size(), ',');
+  EXPECT_TRUE(std::regex_search(text, std::regex("\n0," + empty_cells +
+                                                 "[0-9]+\\.[0-9]{3},\"error: hardware parameter 'fifo_depth'[^\n]*'0'\"\n")))
       << text;
   expect_failure(stepsim({"sweep", g, "--param", "tile_n=1"}), {"--param needs --layer"});
   expect_failure(stepsim({"sweep", "--layer", "nope"}), {"unknown layer 'nope'"});
@@ -49,7 +52,7 @@ TEST_F(Cli, SweepReportsFailedPointsAndBadSpecs) {
 const std::string kHeader =
     "fifo_depth  cycles [cycles]  time_us [us]  offchip_read_bytes [B]  offchip_write_bytes [B]"
     "  offchip_bw_utilization [fraction]  compute_utilization [fraction]  onchip_bytes [B]  compute_units [units]"
-    "  memory_units [units]  wall [s]  status\n";
+    "  memory_units [units]  energy_pj [pJ]  area_mm2 [mm2]  wall [s]  status\n";
 
 TEST_F(Cli, SweepTableHasUnitsAndAMeasuredWallColumn) {
   const std::string g = write("good.yaml", kGood);
@@ -60,7 +63,7 @@ TEST_F(Cli, SweepTableHasUnitsAndAMeasuredWallColumn) {
   const std::regex row(
       "         [12]                4         0\\.004                       0                        0"
       "                             0\\.0000                          0\\.5000                 0                      1"
-      "                     0     ([0-9]+\\.[0-9]{3})  ok\n");
+      "                     0 +[0-9]+ +[0-9]+\\.[0-9]{3}     ([0-9]+\\.[0-9]{3})  ok\n");
   std::istringstream lines(r.output.substr(kHeader.size()));
   int rows = 0;
   for (std::string line; std::getline(lines, line); ++rows) {
@@ -122,15 +125,15 @@ TEST_F(Cli, SweepMarksAPointThatDoesNotFitTheFabric) {
   const std::string csv = path("fit.csv");
   CliRun r = stepsim({"sweep", g, "--set", "num_pmus=2,10", "--csv", csv});
   EXPECT_EQ(r.status, 1) << r.output;
-  EXPECT_TRUE(std::regex_search(r.output, std::regex("\n +2 .* 4 +[0-9.]+  does not fit: 4 memory units > 2\n")))
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("\n +2 .* 4 +[0-9]+ +[0-9.]+ +[0-9.]+  does not fit: 4 memory units > 2\n")))
       << r.output;
-  EXPECT_TRUE(std::regex_search(r.output, std::regex("\n +10 .* 4 +[0-9.]+  ok\n"))) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("\n +10 .* 4 +[0-9]+ +[0-9.]+ +[0-9.]+  ok\n"))) << r.output;
   EXPECT_NE(r.output.find("error: 1 of 2 points failed (status column)\n"), std::string::npos) << r.output;
   const std::string text = read_text(csv);
   EXPECT_TRUE(std::regex_search(
-      text, std::regex("\n2,32786,[^\n]*,0,4,2097152,0,0,4194304,[0-9.]+,\"does not fit: 4 memory units > 2\"\n")))
+      text, std::regex("\n2,32786,[^\n]*,0,4,2097152,0,0,4194304,[0-9.,]+,\"does not fit: 4 memory units > 2\"\n")))
       << text;
-  EXPECT_TRUE(std::regex_search(text, std::regex("\n10,32786,[^\n]*,0,4,2097152,0,0,4194304,[0-9.]+,ok\n"))) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex("\n10,32786,[^\n]*,0,4,2097152,0,0,4194304,[0-9.,]+,ok\n"))) << text;
 }
 
 TEST_F(Cli, SweepCsvWriteErrorsAreErrors) {

@@ -99,7 +99,9 @@ TEST(CosimReport, CosimSectionSummaryAndBottleneck) {
   EXPECT_EQ(s["unit_clocks"], c.report.unit_clocks);
   EXPECT_EQ(s["from_approximate_run"],
             nlohmann::json::array({"nodes[].firings", "nodes[].flops", "nodes[].memory_units",
-                                   "nodes[].onchip_requirement_bytes", "nodes[].onchip_peak_bytes"}));
+                                   "nodes[].onchip_requirement_bytes", "nodes[].onchip_peak_bytes",
+                                   "nodes[].actions.mac", "nodes[].actions.exp", "nodes[].actions.vector_op",
+                                   "nodes[].actions.sram_read", "nodes[].actions.sram_write"}));
   for (const auto& n : rep.json["nodes"])
     EXPECT_EQ(n["impl"], n["name"] == "prod" || n["name"] == "sum" || n["op"] == "LinearOffChipLoad" ||
                                  n["op"] == "Source" || n["op"] == "Sink"

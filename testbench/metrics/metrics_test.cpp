@@ -21,6 +21,19 @@ namespace {
 using nlohmann::json;
 
 const std::string kGraph = std::string(STEPSIM_SOURCE_DIR) + "/graphs/examples/higher_order.yaml";
+// Known-answer prices (not a real technology): the energy metrics below are sums of the run's action
+// counts times these.
+const std::string kHandTech = std::string(STEPSIM_SOURCE_DIR) + "/testbench/energy/hand_tech.yaml";
+
+// The run's actions (report energy.actions) priced by hand_tech.yaml, in pJ: mac 262144 x 1, exp
+// 2048 x 2, vector_op 9216 x 3, sram_read 135168 x 5, sram_write 133120 x 7, fifo_push, fifo_pop
+// and noc_transfer 161792 x (11 + 13 + 17), hbm_read 133120 x 19, hbm_write 4096 x 23.
+constexpr double kDynamicPj = 262144.0 + 4096.0 + 27648.0 + 675840.0 + 931840.0 + 1779712.0 + 2103296.0 +
+                              2750464.0 + 2529280.0 + 94208.0;  // 11158528
+// Leakage of 4 compute units, 9 memory units, 13 routers, 5 address generators, 32 HBM channels:
+// 4 x 1 + 9 x 2 + 13 x 3 + 5 x 4 + 32 x 5 = 241 mW, over 1535 ns at 1 GHz.
+constexpr double kLeakageMw = 241.0;
+constexpr double kTotalPj = kDynamicPj + kLeakageMw * 1535.0;
 
 // Every metric of higher_order.yaml on step-artifact (clock 1 GHz, 1024 B/cycle off-chip), as
 // `stepsim run` prints them. A new row of the table fails EveryRowHasItsExactValue until it has its
@@ -39,6 +52,15 @@ const std::map<std::string, json> kExpected = {
     {"flops", 541696u},
     {"allocated_flops_per_cycle", 3328u},
     {"onchip_static_bytes", 56576},  // the symbolic total equals the measured requirement here
+    {"energy_pj", kTotalPj},
+    {"energy_dynamic_pj", kDynamicPj},
+    {"energy_static_pj", kLeakageMw * 1535.0},
+    {"average_power_w", kTotalPj * 1.0 / 1535.0 / 1000.0},  // pJ per ns is mW
+    {"energy_per_flop_pj", kTotalPj / 541696.0},
+    {"energy_per_token_pj", nullptr},  // the graph gives no tokens
+    {"energy_delay_product", kTotalPj / 1e6 * (1535.0 / 1e3)},
+    // 4 x 100 + 9 x (10 + 512 KiB x 0.5) + 13 x 1 + 5 x 2 + 32 x 3 mm2.
+    {"area_mm2", 2913.0},
 };
 
 class Metrics : public ::testing::Test {
@@ -47,6 +69,7 @@ class Metrics : public ::testing::Test {
     const Graph g = load_graph(kGraph, {});
     SimOptions opt;
     opt.hw = load_preset("step-artifact");
+    opt.tech = load_technology(kHandTech);
     result_ = new SimResult(simulate(g, opt));
     ASSERT_TRUE(result_->ok) << result_->error;
     report_ = new json(make_report(g, opt, *result_).json);
@@ -173,6 +196,7 @@ TEST(MetricTable, TheSweepsColumnsAreTheTable) {
   SweepSpec spec;
   spec.graph_file = kGraph;
   spec.sets = {{"clock_ghz", {"2"}}};
+  spec.tech = kHandTech;
   const SweepResult r = run_sweep(spec);
   ASSERT_EQ(r.rows.size(), 1u);
   ASSERT_TRUE(r.rows[0].ok) << r.rows[0].status;
@@ -188,7 +212,13 @@ TEST(MetricTable, TheSweepsColumnsAreTheTable) {
   EXPECT_EQ(text.str(), printed + "  wall [s]  status\n");
 
   std::map<std::string, json> want = kExpected;
-  want["time_us"] = 0.7675;  // at 2 GHz
+  want["time_us"] = 0.7675;  // at 2 GHz: the leakage lasts half as long
+  const double total = kDynamicPj + kLeakageMw * 1535.0 / 2.0;
+  want["energy_pj"] = total;
+  want["energy_static_pj"] = kLeakageMw * 1535.0 / 2.0;
+  want["average_power_w"] = total * 2.0 / 1535.0 / 1000.0;
+  want["energy_per_flop_pj"] = total / 541696.0;
+  want["energy_delay_product"] = total / 1e6 * (1535.0 / 2e3);
   for (size_t k = 0; k < metric_table().size(); ++k) {
     const Metric& m = metric_table()[k];
     EXPECT_EQ(r.rows[0].metrics.at(k), want.at(m.name)) << m.name;

@@ -62,6 +62,7 @@ def sweep_command(argv):
     ap.add_argument("--param", "-p", action="append", default=[], metavar="KEY=V1,V2..")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=V1,V2..")
     ap.add_argument("--preset", default="step-artifact")
+    ap.add_argument("--tech", default=_stepsim.default_technology(), help="technology table (stepsim techs)")
     ap.add_argument("--csv", help="also write the table as CSV")
     ap.add_argument("--workers", help="local:N or slurm:N")
     ap.add_argument("--slurm", type=int, metavar="N", help="the same as --workers slurm:N")
@@ -76,9 +77,10 @@ def sweep_command(argv):
     if a.slurm is not None and a.workers:
         raise _stepsim.Error("sweep: give --slurm N or --workers, not both")
     workers = "slurm:%d" % a.slurm if a.slurm is not None else a.workers
-    job = {"graph_file": a.graph, "layer": a.layer, "preset": a.preset,
+    job = {"graph_file": a.graph, "layer": a.layer, "preset": a.preset, "tech": a.tech,
            "params": [_axis(kv, "--param") for kv in a.param], "sets": [_axis(kv, "--set") for kv in a.set]}
-    total = _stepsim.sweep_size(job["graph_file"], job["layer"], job["preset"], job["params"], job["sets"])
+    total = _stepsim.sweep_size(job["graph_file"], job["layer"], job["preset"], job["params"], job["sets"],
+                                tech=a.tech)
     csv = _OutputFile(a.csv) if a.csv else None
     folder = os.path.abspath(a.work_dir or ".stepsim-sweep-%d" % os.getpid())
     meter = _SweepProgress(total, not a.quiet)
@@ -89,7 +91,7 @@ def sweep_command(argv):
         if not a.work_dir and not _logs_with_errors(folder):
             shutil.rmtree(folder, ignore_errors=True)
     table, csv_text = _stepsim.sweep_format(job["graph_file"], job["layer"], job["preset"], job["params"],
-                                            job["sets"], rows)
+                                            job["sets"], rows, tech=a.tech)
     print(table, end="")
     if csv:
         csv.commit(csv_text)

@@ -11,10 +11,11 @@ from .core.graph import Graph
 from .pool.workers import Pool
 
 
-def sweep(graph, grid, preset="step-artifact", mode="timing", set=None, impl=None):
+def sweep(graph, grid, preset="step-artifact", mode="timing", set=None, impl=None, tech=None):
     """Runs `graph` (a Graph, or a callable taking the point's program parameters and returning a
     Graph) at every point of `grid` {key: [values]} (the product, in key order). A key that names
-    a hardware parameter (stepsim.presets) or NODE.PARAM is a setting of the run; with a callable,
+    a hardware parameter (stepsim.presets), tech.SECTION.KEY or NODE.PARAM is a setting of the run
+    (tech: the technology table of the energy and area, None: the default); with a callable,
     the other keys are its arguments. Returns one row per point: the point's values, every metric
     of the metric table (stepsim.core.metrics, docs/metrics.md: cycles, time_us, off-chip bytes,
     FLOPs, units, on-chip bytes, utilisations) and the wall time; a failed point keeps its row, with
@@ -43,7 +44,7 @@ def sweep(graph, grid, preset="step-artifact", mode="timing", set=None, impl=Non
                     raise _NotAGraph("sweep: the function %s returned %s, not a stepsim.Graph"
                                      % (getattr(graph, "__name__", "graph"), check.shown(g)))
             settings.update(fixed)
-            r = g.run(preset=preset, mode=mode, set=settings, impl=impl)
+            r = g.run(preset=preset, mode=mode, set=settings, impl=impl, tech=tech)
             row.update(r.metrics(), error="")
         except _NotAGraph as e:
             raise TypeError(str(e)) from None
@@ -99,14 +100,14 @@ def _spec_args(job):
 def evaluate_sweep_point(job, point):
     """The pool's task (stepsim.pool.workers): one row of the command line's sweep. What it raises
     is a bug (a point's errors are in its row): inline it is raised, in a worker it is the log's."""
-    return _stepsim.sweep_point(*_spec_args(job), point["index"])
+    return _stepsim.sweep_point(*_spec_args(job), point["index"], tech=job.get("tech", _stepsim.default_technology()))
 
 
 def distributed_sweep(job, workers, folder, sbatch_options=(), progress=None, keep=False):
     """Runs every point of the sweep `job` (graph_file, layer, preset, params, sets as
     [key, [values]]) on the workers; returns (rows in point order, the points retried because
     their worker died). A point whose worker died twice keeps an error row."""
-    n = _stepsim.sweep_size(*_spec_args(job))
+    n = _stepsim.sweep_size(*_spec_args(job), tech=job.get("tech", _stepsim.default_technology()))
     points = {"p%08d" % i: {"index": i} for i in range(n)}
     with Pool(workers, folder, evaluate_sweep_point, job, sbatch_options, keep) as pool:
         results = pool.map(points, progress)

@@ -289,18 +289,20 @@ class Graph:
         return Analysis(_stepsim.analyze(self._b, check.text("analyze: model", model), values))
 
     def run(self, preset="step-artifact", mode="timing", set=None, impl=None, inputs=None, shuffle=0,
-            cosim_dir=None, downtile=None):
+            cosim_dir=None, downtile=None, tech=None):
         """Runs the graph as `stepsim run` does and returns a Result.
 
-        preset: a preset name or YAML file; set: {key: value}, a hardware parameter in its unit
-        (stepsim.presets) or NODE.PARAM; mode: timing or functional; impl: approx, hls or rtl
-        (co-simulation on the cycle-accurate units, docs/cosim.md); inputs: {tensor: array} in
-        functional mode (overrides the tensor's init); downtile: None, a tile side T or "auto"
-        (`stepsim run --downtile`: the graph rewritten onto T x T blocks first, the nodes the
-        down-tiler cannot rewrite kept at their logical tiles; with impl, Result.downtile accounts
-        for every node). Raises SimulationError with the CLI's message when the run fails (a
-        deadlock names the blocked operators and channels)."""
+        preset: a preset name or YAML file; tech: the technology table pricing the energy and area
+        (a name, `stepsim techs`, or a YAML file; None: the default, docs/energy.md); set: {key:
+        value}, a hardware parameter in its unit (stepsim.presets), tech.SECTION.KEY or NODE.PARAM;
+        mode: timing or functional; impl: approx, hls or rtl (co-simulation on the cycle-accurate
+        units, docs/cosim.md); inputs: {tensor: array} in functional mode (overrides the tensor's
+        init); downtile: None, a tile side T or "auto" (`stepsim run --downtile`: the graph
+        rewritten onto T x T blocks first, the nodes the down-tiler cannot rewrite kept at their
+        logical tiles; with impl, Result.downtile accounts for every node). Raises SimulationError
+        with the CLI's message when the run fails (a deadlock names the blocked operators and channels)."""
         preset = check.path("run: preset", preset)
+        tech = check.path("run: tech", tech, none=True)
         mode = check.text("run: mode", mode)  # the values: checked as the CLI checks them
         impl = check.text("run: impl", impl, none=True)
         if downtile is not None and not (downtile == "auto" or (isinstance(downtile, int) and
@@ -314,8 +316,9 @@ class Graph:
             arrays[k] = check.array("run: inputs[%r]" % k, v)
         if arrays and mode != "functional":
             arrays = {}  # timing mode carries no values
+        extra = {} if tech is None else {"tech": tech}
         raw = _stepsim.run(self._b, preset, sets, mode, impl or "", shuffle, arrays, cosim_dir or "",
-                           "" if downtile is None else str(downtile))
+                           "" if downtile is None else str(downtile), **extra)
         return Result(raw)
 
     def __repr__(self):

@@ -123,11 +123,11 @@ def build(program, point):
 
 
 def evaluate(job, point):
-    """Runs one point of `job` ({"program", "preset", "set", "mode"}) -> {"metrics": {...}} or
+    """Runs one point of `job` ({"program", "preset", "tech", "set", "mode"}) -> {"metrics": {...}} or
     {"error": message}, with the point's wall time in seconds. Never raises for a bad point: a
     search keeps failed points with their error."""
     start = time.perf_counter()
-    preset, mode = job.get("preset", "step-artifact"), job.get("mode", "timing")
+    preset, mode, tech = job.get("preset", "step-artifact"), job.get("mode", "timing"), job.get("tech")
     try:
         if "serve" in job["program"]:
             out = {"metrics": serve_metrics(job, point)}
@@ -136,11 +136,11 @@ def evaluate(job, point):
         if "torch" in job["program"]:  # lowered, then run as stepsim.torch runs it
             args, settings = split_point(job["program"], point)
             lowered = torch_program.lower(job["program"]["torch"], args)
-            r = lowered.run(mode=mode, preset=preset, set={**job.get("set", {}), **settings}).result
+            r = lowered.run(mode=mode, preset=preset, set={**job.get("set", {}), **settings}, tech=tech).result
         else:
             graph, settings = build(job["program"], point)
             settings = {**job.get("set", {}), **settings}
-            r = graph.run(preset=preset, mode=mode, set=settings)
+            r = graph.run(preset=preset, mode=mode, set=settings, tech=tech)
         out = {"metrics": run_metrics(r)}
     except (_stepsim.Error, TypeError, ValueError, OSError) as e:
         out = {"error": str(e).strip() or type(e).__name__}

@@ -28,7 +28,8 @@ from ..core.graph import OPS
 from . import torch_program
 from .evaluate import SERVE_PARAMS, build, load_builder, program_keys, program_metrics
 
-TOP_KEYS = {"name", "program", "preset", "mode", "set", "parameters", "objectives", "constraints", "search"}
+TOP_KEYS = {"name", "program", "preset", "tech", "mode", "set", "parameters", "objectives", "constraints", "search"}
+TECH_PREFIX = "tech."  # set/parameters: tech.SECTION.KEY, an entry of the technology table
 SEARCH_KEYS = {"method", "trials", "seed", "batch"}
 METHODS = ("nsga2", "tpe", "grid", "random")
 MAX_TRIALS = 1_000_000
@@ -237,6 +238,8 @@ class Space:
         if self.preset not in _stepsim.preset_names():
             raise _stepsim.Error("space: unknown preset '%s' (%s)" % (self.preset, ", ".join(_stepsim.preset_names())))
         self.hardware = {k: _hardware_kind(v) for k, v in _stepsim.preset(self.preset).items()}
+        self.hardware.update({TECH_PREFIX + k: "number" for k in _stepsim.tech_entries()})
+        self.tech = self._tech(data.get("tech", _stepsim.default_technology()))
         self.program = self._program(data.get("program"))
         self.metrics = program_metrics(self.program)  # name -> unit of what its runs measure
         self.mode = data.get("mode", "timing")
@@ -249,6 +252,14 @@ class Space:
         self.objectives = self._objectives(data.get("objectives"))
         self.constraints = self._constraints(data.get("constraints", {}))
         self._search(self._mapping("search", data.get("search", {})))
+
+    def _tech(self, tech):
+        """The technology table pricing energy and area: a built-in name or a YAML file."""
+        tech = str(tech)
+        if tech not in _stepsim.technology_names() and not os.path.isfile(os.path.join(self.base, tech)):
+            raise _stepsim.Error("space: unknown tech '%s' (a technology file, or one of: %s)"
+                                 % (tech, ", ".join(_stepsim.technology_names())))
+        return tech if tech in _stepsim.technology_names() else os.path.join(self.base, tech)
 
     def _name(self, name):
         """The study's name: a short line (plots carry it as their title; matplotlib fails on a
@@ -503,7 +514,8 @@ class Space:
 
     def job(self):
         """What a worker needs to evaluate a point (design.evaluate.evaluate_point)."""
-        return {"program": self.program, "preset": self.preset, "mode": self.mode, "set": self.settings}
+        return {"program": self.program, "preset": self.preset, "tech": self.tech, "mode": self.mode,
+                "set": self.settings}
 
     def violations(self, m, params):
         """Constraint values at a point (<= 0 is satisfied): fitting the fabric, then each bound."""

@@ -198,8 +198,9 @@ class Lowered:
         self.traced_routing = traced_routing
         self.routes_by_value = False  # a MoE block routed by its gate: functional runs only
 
-    def run(self, mode="functional", preset="step-artifact", set=None, impl=None, downtile=None):
-        """Runs the graph (stepsim.Graph.run) with the schedule's FIFO depth unless `set` gives one.
+    def run(self, mode="functional", preset="step-artifact", set=None, impl=None, downtile=None, tech=None):
+        """Runs the graph (stepsim.Graph.run) with the schedule's FIFO depth unless `set` gives one;
+        tech: the technology table of the energy and area (None: the default).
 
         impl "hls" or "rtl" co-simulates it on the cycle-accurate units (stepsim/torch/cosim.py): the
         graph is down-tiled to the units' tile first (downtile: "auto", the default then, or a side
@@ -218,7 +219,7 @@ class Lowered:
         if impl not in (None, "approx"):
             from . import cosim
             return cosim.run(self, mode, preset, settings, impl, "auto" if downtile is None else downtile)
-        r = self.graph.run(preset=preset, mode=mode, set=settings, impl=impl, downtile=downtile)
+        r = self.graph.run(preset=preset, mode=mode, set=settings, impl=impl, downtile=downtile, tech=tech)
         return LoweredResult(r, self.outputs_of(r, mode))
 
     def outputs_of(self, result, mode="functional"):
