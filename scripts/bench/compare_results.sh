@@ -36,7 +36,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ -z "$WORK" ] && WORK=$(mktemp -d) && trap 'rm -rf "$WORK"' EXIT
+[ -z "$WORK" ] && WORK=$(mktemp -d) && CLEAN_WORK=1
 mkdir -p "$WORK/graphs"
 
 graphs=(graphs/examples/*.yaml)
@@ -66,12 +66,22 @@ else
   shuffles=(0)
 fi
 
-# A built graph without the keys BEFORE does not know (--new).
-for key in ${NEW//,/ }; do
-  for f in "$WORK"/graphs/*.yaml "$WORK"/graphs-timing/*.yaml; do
-    [ -f "$f" ] && sed -i "/^$key: /d" "$f"
-  done
-done
+# The graph BEFORE runs: without the keys it does not know (--new); built graphs lose them, an
+# example file gets a stripped copy beside it (its relative paths stay valid), removed at the end.
+copies=()
+trap 'rm -f "${copies[@]}"; [ -n "${CLEAN_WORK:-}" ] && rm -rf "$WORK"' EXIT
+before_graph() {
+  local g="$1" pattern=""
+  for key in ${NEW//,/ }; do pattern+="${pattern:+|}^$key: "; done
+  if [ -z "$pattern" ] || ! grep -Eq "$pattern" "$g"; then echo "$g"; return; fi
+  case "$g" in
+    "$WORK"/*) sed -Ei "/$pattern/d" "$g"; echo "$g" ;;
+    *) local copy
+       copy="$(dirname "$g")/.compare-$$-$(basename "$g")"
+       grep -Ev "$pattern" "$g" >"$copy"
+       echo "$copy" ;;
+  esac
+}
 
 # Drops wall-time fields (any key containing "wall") and the --new keys recursively, prints
 # canonical JSON.
@@ -93,6 +103,8 @@ fail=0
 runs=0
 for g in "${graphs[@]}"; do
   name=$(basename "$g" .yaml)
+  gb=$(before_graph "$g")
+  case "$gb" in */.compare-$$-*) copies+=("$gb") ;; esac
   for preset in step-artifact hdl-validation; do
     modes=(timing functional)
     case "$g" in */graphs-timing/*) modes=(timing) ;; esac
@@ -101,10 +113,11 @@ for g in "${graphs[@]}"; do
         tag="$name.$preset.$mode.s$sh"
         for side in before after; do
           bin=$BEFORE
-          [ $side = after ] && bin=$AFTER
+          graph=$gb
+          [ $side = after ] && bin=$AFTER && graph=$g
           d="$WORK/$side/$tag"
           mkdir -p "$d/out"
-          args=(run "$g" --preset "$preset" --mode "$mode" --report "$d/report.json")
+          args=(run "$graph" --preset "$preset" --mode "$mode" --report "$d/report.json")
           [ "$sh" != 0 ] && args+=(--shuffle "$sh")
           [ "$mode" = functional ] && args+=(--out "$d/out")
           "$bin" "${args[@]}" >"$d/stdout" 2>"$d/stderr"
