@@ -18,7 +18,7 @@
 # They use the package and binary of --core's build (default build/), with --seed (default 1).
 # Options: --build-dir DIR (default build-fuzz), --core BUILD (a build folder whose layer
 # libraries are linked: only the parsers are compiled here; without it every layer is built
-# instrumented), --targets "graph tokens npy csv preset expr python space cli", --parallel N,
+# instrumented), --targets "graph tokens npy csv preset tech expr python space cli", --parallel N,
 # --seconds S (per target), --seed S (the campaigns').
 #
 # Needs clang++ and libFuzzer (Debian clang, libfuzzer-14-dev, libclang-rt-14-dev). Findings are
@@ -34,7 +34,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 
 build="$repo/build-fuzz"
 core=""
-targets="graph tokens npy csv preset expr python space cli"
+targets="graph tokens npy csv preset tech expr python space cli"
 campaign_seed=1
 parallel=1
 seconds=""

@@ -45,7 +45,7 @@ TEST_P(FuzzReplay, SavedFindingsEndInAClearError) { replay("regressions", GetPar
 
 TEST_P(FuzzReplay, SeedCorpusEndsWell) { EXPECT_GT(replay("corpus", GetParam()), 0) << "no seeds for " << GetParam(); }
 
-INSTANTIATE_TEST_SUITE_P(Targets, FuzzReplay, ::testing::Values("graph", "tokens", "npy", "csv", "preset", "expr"),
+INSTANTIATE_TEST_SUITE_P(Targets, FuzzReplay, ::testing::Values("graph", "tokens", "npy", "csv", "preset", "tech", "expr"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 // The judge itself: a clear error passes, anything else is named.

@@ -9,6 +9,7 @@
 #include <typeinfo>
 
 #include "hw/presets/hardware.h"
+#include "hw/presets/tech.h"
 #include "hw/stream/token.h"
 #include "sim/graph/loader.h"
 #include "sim/graph/npy.h"
@@ -125,6 +126,8 @@ void csv(const uint8_t* data, size_t size) {
 
 void preset(const uint8_t* data, size_t size) { load_preset(input_file("preset", data, size)); }
 
+void tech(const uint8_t* data, size_t size) { load_technology(input_file("tech", data, size)); }
+
 // The expression as the loader reads a `symbols:` value or a `dims:` size, then evaluated with the
 // largest and smallest 64-bit values for its symbols (what a trace or --sym may give them): the
 // bounds must keep both the parse and the substitution small.
@@ -173,6 +176,7 @@ Target target_named(const std::string& name) {
   if (name == "npy") return npy;
   if (name == "csv") return csv;
   if (name == "preset") return preset;
+  if (name == "tech") return tech;
   if (name == "expr") return expr;
   return nullptr;
 }

@@ -16,6 +16,7 @@ void tokens(const uint8_t* data, size_t size);  // parse_tokens, to_beats, forma
 void npy(const uint8_t* data, size_t size);     // read_npy_header, read_npy, check_tensor_file (sim/graph/npy.h)
 void csv(const uint8_t* data, size_t size);     // read_csv, and the file as trace streams in parse_graph
 void preset(const uint8_t* data, size_t size);  // load_preset of a preset file (hw/presets/hardware.h)
+void tech(const uint8_t* data, size_t size);    // load_technology of a technology file (hw/presets/tech.h)
 void expr(const uint8_t* data, size_t size);    // SymbolTable::parse, then every symbol given a 64-bit value
 
 // Runs `target` on the input. Empty when it returned or threw the tool's clear error: exactly a
@@ -23,7 +24,7 @@ void expr(const uint8_t* data, size_t size);    // SymbolTable::parse, then ever
 // whose message is free of library text. Otherwise what went wrong, one line (a finding).
 std::string outcome(Target target, const uint8_t* data, size_t size);
 
-// The target called NAME (graph, tokens, npy, csv, preset, expr); null if none is.
+// The target called NAME (graph, tokens, npy, csv, preset, tech, expr); null if none is.
 Target target_named(const std::string& name);
 
 }  // namespace stepsim::fuzz

@@ -34,6 +34,9 @@ SERVING_METRICS = {
     "tokens_per_s": ("tokens/s", "output tokens per second over the run's makespan"),
     "makespan_s": ("s", "first arrival to last token"),
     "offchip_bytes_per_token": ("B/token", "off-chip bytes (HBM reads + writes) per output token"),
+    "energy_per_token_pj": ("pJ/token", "energy of the layer runs (their actions, and the leakage of the fabric each "
+                                        "allocates while it runs; idle time not charged) per output token"),
+    "area_mm2": ("mm2", "the largest fabric any layer run of the model allocated"),
 }
 
 
@@ -126,10 +129,12 @@ def _summary(result, serving, sched, c, config, workers, wall_seconds):
     first_arrival = min(st.arrival for st in sched.states)
     makespan = (sched.time - first_arrival) / hz
     out_tokens = int(req["output_tokens"].sum())
-    traffic = sum(c.known[p.key]["read_bytes"] + c.known[p.key]["write_bytes"] for _, parts, _ in c.iterations
-                  for p in parts for _ in range(serving.layer_count(p)))
+    runs = [c.known[p.key] for _, parts, _ in c.iterations for p in parts for _ in range(serving.layer_count(p))]
+    traffic = sum(t["read_bytes"] + t["write_bytes"] for t in runs)
+    energy = math.fsum(t["energy_pj"] for t in runs)
     metrics = {"tokens_per_s": out_tokens / makespan if makespan > 0 else float("nan"), "makespan_s": makespan,
-               "offchip_bytes_per_token": traffic / out_tokens}
+               "offchip_bytes_per_token": traffic / out_tokens, "energy_per_token_pj": energy / out_tokens,
+               "area_mm2": max(c.known[k]["area_mm2"] for k in c.needed)}
     for name in ("ttft", "tpot", "e2e"):
         for q in PERCENTILES:
             metrics["%s_p%d_s" % (name, q)] = percentile(req[name + "_s"].tolist(), q)
@@ -142,6 +147,7 @@ def _summary(result, serving, sched, c, config, workers, wall_seconds):
         "routing": serving.routing, "seed": serving.seed, "schedule": config, "workers": workers,
         "requests": len(req), "prompt_tokens": int(req["prompt_tokens"].sum()), "output_tokens": out_tokens,
         "iterations": len(c.iterations), "total_cycles": int(sched.time), "offchip_bytes": int(traffic),
+        "energy_pj": energy, "technology": _stepsim.default_technology(),
         "fits": all(c.known[k]["fits"] for k in c.needed),
         "metrics": metrics,
         "cycles_by_stage_and_category": {"%s/%s" % k: int(v) for k, v in by_category.items()},
@@ -168,6 +174,9 @@ def summary_text(s, breakdown):
             what, _ms(m[name + "_mean_s"]), _ms(m[name + "_p50_s"]), _ms(m[name + "_p90_s"]), _ms(m[name + "_p99_s"])))
     lines.append("  off-chip traffic   %.3f MB per output token (%.3f GB in all)" % (
         m["offchip_bytes_per_token"] / 1e6, s["offchip_bytes"] / 1e9))
+    lines.append("  energy             %.3f mJ per output token (%.3f J in all, the layer runs' actions and their "
+                 "fabric's leakage while they run; technology %s); largest layer fabric %.1f mm2" % (
+                     m["energy_per_token_pj"] / 1e9, s["energy_pj"] / 1e12, s["technology"], m["area_mm2"]))
     total = max(1, int(breakdown["cycles"].sum()))
     parts = breakdown.groupby(["stage", "category"])["cycles"].sum()
     lines.append("  where the cycles go  " + ", ".join("%s %s %.1f %%" % (stage, cat, 100.0 * v / total)

@@ -25,7 +25,7 @@ from ..core.graph import Graph
 # is one phase of its own.
 PHASES = ("qkv", "attn", "oproj", "moe")
 CATEGORY = {"qkv": "projections", "oproj": "projections", "attn": "attention", "moe": "moe", "lm_head": "lm_head"}
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3  # 3: results carry energy and area
 
 
 def default_cache_dir():
@@ -43,6 +43,15 @@ def engine_id():
     return digest.hexdigest()
 
 
+@functools.lru_cache(maxsize=1)
+def technology_id():
+    """The SHA-256 of the default technology table's file (the task's energy and area are priced
+    with it): an edited table does not reuse old results."""
+    path = os.path.join(_stepsim.source_dir, "hw", "presets", "tech", _stepsim.default_technology() + ".yaml")
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
 @functools.lru_cache(maxsize=64)
 def hardware(preset, sets):
     """The hardware parameters of a run: the preset's, with the settings (a tuple of pairs)."""
@@ -56,7 +65,8 @@ def task_key(task, routing_digest):
     params = dict(task["params"])
     if "moe_trace" in params:
         params["moe_trace"] = "sha256:" + routing_digest
-    what = {"format": CACHE_FORMAT, "engine": engine_id(), "layer": task["layer"], "params": params,
+    what = {"format": CACHE_FORMAT, "engine": engine_id(), "technology": technology_id(), "layer": task["layer"],
+            "params": params,
             "hardware": hardware(task["preset"], tuple(sorted(task["set"].items()))), "mode": task["mode"]}
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
 
@@ -104,13 +114,15 @@ def write_whole(path, text):
 
 
 def simulate(task):
-    """Runs a task: its cycles, off-chip bytes, FLOPs, whether its units fit the fabric, and the
-    per-phase split."""
+    """Runs a task: its cycles, off-chip bytes, FLOPs, energy (pJ: its actions and the leakage of its
+    allocated fabric while it runs) and that fabric's area (mm2), whether its units fit the fabric,
+    and the per-phase split."""
     start = time.perf_counter()
     graph = Graph.from_layer(task["layer"], **task["params"])
     r = graph.run(preset=task["preset"], mode=task["mode"], set=task["set"])
     out = {"cycles": int(r.cycles), "read_bytes": int(r.report["offchip"]["read_bytes"]),
            "write_bytes": int(r.report["offchip"]["write_bytes"]), "flops": int(r.report["compute"]["flops"]),
+           "energy_pj": float(r.report["energy"]["total_pj"]), "area_mm2": float(r.report["area"]["total_mm2"]),
            "fits": bool(r.report["fabric"]["fits"]), "phases": phase_split(task["layer"], r),
            "wall_seconds": time.perf_counter() - start}
     return out
