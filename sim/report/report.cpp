@@ -435,7 +435,7 @@ void print_summary(const Report& rep, std::ostream& out) {
     out << "  co-simulation              " << c["bridged_nodes"].get<uint64_t>() << " nodes on "
         << c["impl"].get<std::string>() << " units (" << c["unit_clocks"].get<uint64_t>()
         << " clock edges); the all-approximate run took " << c["approx_cycles"].get<uint64_t>()
-        << " cycles; their firings, FLOPs and on-chip bytes are the approximate run's\n";
+        << " cycles; their firings, FLOPs, on-chip bytes and memory-unit bytes are the approximate run's\n";
   }
   out << "  simulation wall time       " << std::setprecision(3) << j["wall_seconds"].get<double>() << " s\n";
 }
