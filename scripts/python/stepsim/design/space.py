@@ -344,6 +344,9 @@ class Space:
             for v in values:
                 self._check_value(where, v, self.hardware[name])
             return
+        if name.startswith(TECH_PREFIX):
+            raise _stepsim.Error("space: %s: unknown technology entry '%s' (known: %s)"
+                                 % (where, name[len(TECH_PREFIX):], ", ".join(sorted(_stepsim.tech_entries()))))
         if "." not in name:
             raise _stepsim.Error("space: %s: '%s' is neither a parameter of the program (%s) nor a hardware "
                                  "parameter (stepsim presets) nor NODE.PARAM%s"
