@@ -35,10 +35,11 @@ def arg_parser(doc):
     return p
 
 
-def run_layer(exe, layer, params, preset="step-artifact", sets=None):
+def run_layer(exe, layer, params, preset="step-artifact", sets=None, tech=None):
     """Builds and runs one layer configuration; returns the JSON report plus wall time (s). The
     report's "symbolic" section holds the symbolic prediction (what `stepsim analyze` gives, with
-    the on-chip formulas of the run's onchip_requirement_model)."""
+    the on-chip formulas of the run's onchip_requirement_model); its "energy" and "area" sections
+    are priced by the technology table `tech` (stepsim's default when None)."""
     with tempfile.TemporaryDirectory() as tmp:
         graph = os.path.join(tmp, "g.yaml")
         report = os.path.join(tmp, "r.json")
@@ -46,7 +47,7 @@ def run_layer(exe, layer, params, preset="step-artifact", sets=None):
         for k, v in params.items():
             cmd += ["--param", "%s=%s" % (k, v)]
         subprocess.run(cmd, check=True)
-        cmd = [exe, "run", graph, "--preset", preset, "--report", report]
+        cmd = [exe, "run", graph, "--preset", preset, "--report", report] + (["--tech", tech] if tech else [])
         for k, v in (sets or {}).items():
             cmd += ["--set", "%s=%s" % (k, v)]
         t0 = time.time()

@@ -23,10 +23,15 @@ import common  # noqa: E402
 REGIONS = [128, 64, 32, 16, 8, 4]
 
 
+def config(regions, tile_n):
+    """(layer, parameters, --set options) of one point; energy_claims.py runs the same points."""
+    return ("moe_tm", {"model": "qwen", "batch": 64, "regions": regions, "tile_n": tile_n, "tile_f": 48},
+            {"onchip_requirement_model": "artifact"})
+
+
 def point(exe, regions, tile_n):
-    r = common.run_layer(exe, "moe_tm",
-                         {"model": "qwen", "batch": 64, "regions": regions, "tile_n": tile_n, "tile_f": 48},
-                         sets={"onchip_requirement_model": "artifact"})
+    layer, params, sets = config(regions, tile_n)
+    r = common.run_layer(exe, layer, params, sets=sets)
     onchip = common.onchip_bytes(r, tile_n != 0)
     return {"tiling": "dynamic" if tile_n == 0 else "static", "tile_n": tile_n, "regions": regions,
             "cycles": r["cycles"], "flops": r["compute"]["flops"],

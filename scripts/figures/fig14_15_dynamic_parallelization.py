@@ -38,9 +38,14 @@ def groups():
     return sorted(out, key=lambda g: (order[g[0]], g[2]))
 
 
+def config(par, batch, first_row):
+    """(layer, parameters, --set options) of one run; energy_claims.py runs the same points."""
+    return "attention", {"parallel": par, "batch": batch, "kv_first_row": first_row}, {"fifo_depth": 1}
+
+
 def cycles(exe, par, batch, first_row):
-    r = common.run_layer(exe, "attention", {"parallel": par, "batch": batch, "kv_first_row": first_row},
-                         sets={"fifo_depth": 1})
+    layer, params, sets = config(par, batch, first_row)
+    r = common.run_layer(exe, layer, params, sets=sets)
     return r["cycles"], r["wall_s"]
 
 

@@ -36,9 +36,15 @@ PAPER = {
 }
 
 
+def config(model, batch, tile_n, bw):
+    """(layer, parameters, --set options) of one point; energy_claims.py runs the same points."""
+    return ("moe", {"model": model, "batch": batch, "tile_n": tile_n, "tile_f": 64, "compute_bw": bw},
+            {"onchip_requirement_model": "artifact"})
+
+
 def point(exe, model, batch, tile_n, bw):
-    r = common.run_layer(exe, "moe", {"model": model, "batch": batch, "tile_n": tile_n, "tile_f": 64, "compute_bw": bw},
-                         sets={"onchip_requirement_model": "artifact"})
+    layer, params, sets = config(model, batch, tile_n, bw)
+    r = common.run_layer(exe, layer, params, sets=sets)
     onchip = common.onchip_bytes(r, tile_n != 0)
     return {"model": model, "batch": batch, "tiling": "dynamic" if tile_n == 0 else "static",
             "tile_n": tile_n, "compute_bw": bw, "cycles": r["cycles"],

@@ -6,7 +6,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 start=$(date +%s)
-for f in fig8_swiglu fig9_10_dynamic_tiling fig12_13_time_multiplexing fig14_15_dynamic_parallelization fig17_end_to_end; do
+for f in fig8_swiglu fig9_10_dynamic_tiling fig12_13_time_multiplexing fig14_15_dynamic_parallelization fig17_end_to_end energy_claims; do
   echo "== $f"
   /usr/bin/python3 "$root/scripts/figures/$f.py" "$@" | sed -n '1,/^All /p'
 done
