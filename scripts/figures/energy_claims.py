@@ -192,10 +192,11 @@ def markdown(rows, comparisons, tech_names, total_s):
            "\"memory, run\" counts the memory units the run held, \"memory, figure\" the memory units the figure's "
            "on-chip bytes fill (static tiling allocated statically, dynamic on demand).\n\n"
            % ", ".join("`%s`" % t for t in tech_names))
-    md += ("What the model does not say: leakage is each table's mW per allocated unit (the literature table's is "
-           "an unverified 20 mW/mm² assumption) for the whole run, idle or not; a channel is one network hop (no "
-           "placement); the memory units of a run are whole 512 KiB units, at least one per buffer, off-chip load "
-           "or store, so the run's memory area follows the node count more than the bytes; at batches below 64 the "
+    md += ("What the model does not say: leakage is each table's mW per allocated unit for the whole run, idle "
+           "or not (tech-7nm-literature's is an unverified 20 mW/mm² rule, which tech-7nm-rtl reuses); a channel is "
+           "one network hop (no placement) and HBM energy is per byte (no row activations); the memory units of a "
+           "run are whole 512 KiB units, at least one per buffer, off-chip load or store, so the run's memory area "
+           "follows the node count more than the bytes; at batches below 64 the "
            "coarse-grained attention graph builds only the regions that receive requests (16 per region), so its "
            "fabric is smaller than the dynamic one's (Fig. 15 area rows); the attention layer is one KV head group "
            "of one layer, its energy per token that group's.\n\n")
