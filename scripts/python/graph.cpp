@@ -190,6 +190,8 @@ void bind_graph(py::module_& m) {
       .def("set_depth", &GraphBuilder::set_depth)
       .def("set_compute_bw", &GraphBuilder::set_compute_bw)
       .def("set_impl", &GraphBuilder::set_impl)
+      .def("set_tokens", &GraphBuilder::set_tokens, py::arg("tokens"))
+      .def("tokens", [](const GraphBuilder& b) { return b.graph().tokens; })
       .def_property_readonly("name", [](const GraphBuilder& b) { return b.graph().name; })
       .def("nodes", &nodes_of)
       .def("has_node", &GraphBuilder::has_node, py::arg("name"))

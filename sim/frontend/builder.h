@@ -92,6 +92,8 @@ class GraphBuilder {
   // duplicate name or an empty shape.
   void declare_tensor(const TensorSpec& t);
   void set_impl(std::string impl);  // the graph's default (docs/cosim.md): approx, hls or rtl
+  // The tokens one run processes (Graph::tokens: the report's energy per token); 0 = not known.
+  void set_tokens(uint64_t tokens) { g_.tokens = tokens; }
   void literal_stream(const std::string& name, const std::string& tokens);  // "1 2 S1 D"
   // A stream from a trace file, as a graph's streams: entry (YAML flow text), e.g.
   // "{trace: 'shared:traces/moe/x.csv', kind: selector, rank: 1}". base_dir resolves relative paths.

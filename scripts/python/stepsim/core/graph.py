@@ -106,6 +106,17 @@ class Graph:
         self._arrays = {}  # tensors initialised from NumPy arrays
         self._counter = 0
 
+    @property
+    def tokens(self):
+        """The tokens one run processes (the report's energy per token: energy.pj_per_token); 0 when
+        not known. A layer sets it from its `tokens` or `batch`; the torch front door from its
+        input's rows."""
+        return self._b.tokens()
+
+    @tokens.setter
+    def tokens(self, n):
+        self._b.set_tokens(check.integer("Graph.tokens", n, 0, check.MAX_U64))
+
     # ---- construction from elsewhere
 
     @classmethod

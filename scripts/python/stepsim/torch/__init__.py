@@ -125,10 +125,22 @@ def lower(module, args, kwargs=None, schedule=None):
         layouts.append(value.layout)
         shapes.append(tuple(concrete.shape) if isinstance(concrete, torch.Tensor) else ())
         dtypes.append(value.dtype)
+    lw.g.tokens = _tokens_of(args)
     lowered = Lowered(lw.g, names, layouts, shapes, schedule.get("fifo_depth") or lw.deepest + 2,
                       bool(schedule.get("routing_trace")))
     lowered.routes_by_value = bool(traced.moe) and not schedule.get("routing_trace")
     return lowered
+
+
+def _tokens_of(args):
+    """The tokens a run processes: the rows of the first floating argument (all its dimensions but
+    the last: batch x sequence of the hidden states [B, S, D]); 0 without one."""
+    import torch
+
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.is_floating_point() and a.dim() >= 1:
+            return int(a.numel() // max(1, a.shape[-1])) if a.shape[-1] else 0
+    return 0
 
 
 def _row_major(sizes):
