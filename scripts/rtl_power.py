@@ -275,6 +275,13 @@ def fmt(v):
     return f"{v:.4g}"
 
 
+def um2(v):
+    return f"{v:.0f} um2"
+
+
+UNIT = {"energy_pj": "pJ", "area_mm2": "mm2", "leakage_mw": "mW"}
+
+
 def read_results(path):
     """{unit tag: {key: value}} from the results file of scripts/rtl_power.sh."""
     import shlex
@@ -334,7 +341,7 @@ def rtl_entries(res, lit, work):
         lv = lit[section][key]["value"]
         src = f"from tech-7nm-literature: {lit[section][key]['source']}"
         v180 = lv * scale
-        s180 = f"not RTL-derived ({why}): {fmt(lv)} at 7 nm " + (
+        s180 = f"not RTL-derived ({why}): {fmt(lv)} {UNIT[section]} at 7 nm " + (
             "unscaled (not a logic figure)" if scale == 1 else f"scaled back x{fmt(scale)} with the same factors") + \
             f"; {src}"
         e[(section, key)] = Entry(v180, s180, lv, src)
@@ -356,9 +363,9 @@ def rtl_entries(res, lit, work):
     for key in ("hbm_read_byte", "hbm_write_byte"):
         from_literature("energy_pj", key, 1, "off-chip DRAM")
 
-    def area(key, um2, what):
-        mm2 = um2 * 1e-6
-        s = f"RTL {what}: Yosys 0.23 + abc on OSU 0.18 um, {fmt(um2)} um2"
+    def area(key, area_um2, what):
+        mm2 = area_um2 * 1e-6
+        s = f"RTL {what}: Yosys 0.23 + abc on OSU 0.18 um, {um2(area_um2)}"
         e[key] = Entry(mm2, s, mm2 * AREA_FACTOR, f"{s}; {AREA_SCALING}")
 
     def leak(key, mw, area7, what):
@@ -371,8 +378,8 @@ def rtl_entries(res, lit, work):
     l2_lanes = int(res["pcu_ew.reduced"]["params"].split("=")[1])
     lane_um2 = (a8 - a2) / (8 - l2_lanes)
     pcu_um2 = a8 + (PCU_LANES - 8) * lane_um2
-    fit = (f"pcu_ew at L=8 ({fmt(a8)} um2) and L={l2_lanes} ({fmt(a2)} um2), linear in the lanes: "
-           f"{fmt(lane_um2)} um2 per lane, extrapolated to {PCU_LANES} lanes")
+    fit = (f"pcu_ew at L=8 ({um2(a8)}) and L={l2_lanes} ({um2(a2)}), linear in the lanes: "
+           f"{um2(lane_um2)} per lane, extrapolated to {PCU_LANES} lanes")
     area(("area_mm2", "pcu"), pcu_um2, fit)
     l8, l2 = float(res["pcu_ew"]["leakage_mw"]), float(res["pcu_ew.reduced"]["leakage_mw"])
     pcu_leak = l8 + (PCU_LANES - 8) * (l8 - l2) / (8 - l2_lanes)
@@ -381,11 +388,11 @@ def rtl_entries(res, lit, work):
     storage = storage_area_um2(f"{work}/pmu_buffer.v")
     pmu_um2 = float(res["pmu_buffer"]["area_um2"])
     area(("area_mm2", "pmu_logic"), pmu_um2 - storage,
-         f"pmu_buffer (4 x 16 words) {fmt(pmu_um2)} um2 less its storage flip-flops {fmt(storage)} um2 "
+         f"pmu_buffer (4 x 16 words) {um2(pmu_um2)} less its storage flip-flops {um2(storage)} "
          "(the read multiplexers stay in)")
     from_literature("area_mm2", "sram_per_kib", 1 / AREA_FACTOR, "an SRAM macro")
     router_um2 = float(res["router_broadcast"]["area_um2"])
-    area(("area_mm2", "router"), router_um2 * ROUTER_WIDTH, f"router_broadcast (N=4, W=32) {fmt(router_um2)} um2 x"
+    area(("area_mm2", "router"), router_um2 * ROUTER_WIDTH, f"router_broadcast (N=4, W=32) {um2(router_um2)} x"
          f" {fmt(ROUTER_WIDTH)} for a 512-bit link (onchip_bw 64 B/cycle; linear in the width, as tech-7nm-literature)")
     area(("area_mm2", "address_generator"), float(res["ag_offchip"]["area_um2"]), "ag_offchip (T=4, default)")
     from_literature("area_mm2", "hbm_phy_channel", 1 / AREA_FACTOR, "an HBM PHY")
@@ -524,7 +531,7 @@ def doc_text(res, failed, lit, entries, secs):
     w("")
     w("| entry | RTL, 180 nm | RTL, scaled to 7 nm | literature, 7 nm | RTL / literature | why they differ |")
     w("|---|---:|---:|---:|---:|---|")
-    units = {"energy_pj": "pJ", "area_mm2": "mm2", "leakage_mw": "mW"}
+    units = UNIT
     for section, keys in ORDER.items():
         for key in keys:
             en = entries[(section, key)]
