@@ -101,9 +101,13 @@ energy_of() {
   python3 $helper energy "$base.power" "$cycles" "$period_ns" "$4"
 }
 
-if [ "${1:-}" = --energy ]; then
+usage() { echo "usage: scripts/rtl_power.sh [--energy UNIT TOGGLES]" >&2; exit 2; }
+if [ $# -gt 0 ] && { [ "$1" != --energy ] || [ $# -ne 3 ]; }; then usage; fi
+if [ $# -gt 0 ]; then
   unit=$2 toggles=$3
-  synthesize "$unit" default "$work/$unit.v" > /dev/null
+  if ! rtl_tops | grep -qx "$unit"; then echo "rtl_power: no RTL module '$unit' (rtl/units.list)" >&2; exit 2; fi
+  if [ ! -r "$toggles" ]; then echo "rtl_power: cannot read the toggle file '$toggles'" >&2; exit 2; fi
+  if ! line=$(synthesize "$unit" default "$work/$unit.v"); then echo "rtl_power: $line" >&2; exit 1; fi
   actions=$(awk 'NR == 2 && $1 == "#" {for (i = 2; i <= NF; i++) if ($i ~ /^actions=/) print substr($i, 9)}' "$toggles")
   energy_of "$unit" "$work/$unit.v" "$toggles" "$actions"
   exit 0

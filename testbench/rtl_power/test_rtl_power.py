@@ -136,3 +136,21 @@ def test_router_energy_reproduced_from_its_toggle_counts(tmp_path):
     table = os.path.join(ROOT, "hw", "presets", "tech", "tech-180nm-rtl.yaml")
     assert rtl_power.fmt(pj) == yaml_value(table, "energy_pj", "noc_byte_hop")
     assert "input pins" in p.stderr and "121 of 121 flip-flops measured" in p.stderr
+
+
+def test_bad_input_gets_a_clear_error(tmp_path):
+    vcd = tmp_path / "hand.vcd"
+    vcd.write_text(HAND_VCD)
+    try:
+        rtl_power.count_toggles(str(vcd), "TOP.tb.nope", 3, 10)
+        raise AssertionError("no error for a missing scope")
+    except SystemExit as e:
+        assert str(e) == f"rtl_power: no signals under scope TOP.tb.nope in {vcd}"
+    script = os.path.join(ROOT, "scripts", "rtl_power.sh")
+    env = dict(os.environ, RTL_POWER_WORK=str(tmp_path))
+    for args, message in ((["--energy", "nope", str(vcd)], "rtl_power: no RTL module 'nope' (rtl/units.list)\n"),
+                          (["--energy", "router_broadcast", str(tmp_path / "none")],
+                           f"rtl_power: cannot read the toggle file '{tmp_path / 'none'}'\n"),
+                          (["--energy"], "usage: scripts/rtl_power.sh [--energy UNIT TOGGLES]\n")):
+        p = subprocess.run([script, *args], capture_output=True, text=True, env=env)
+        assert (p.returncode, p.stderr) == (2, message)
