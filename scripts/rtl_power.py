@@ -572,7 +572,8 @@ def doc_text(res, failed, lit, entries, secs):
     w("## Test")
     w("")
     w("`testbench/rtl_power/test_rtl_power.py` (CTest `rtl_power`, labels `rtl` and `quick`): the toggle "
-      "counter on a hand-written VCD with a known answer, and the router's energy per byte reproduced from "
+      "counter on a hand-written VCD with a known answer, the flip-flop feeding of a hand-written netlist, the "
+      "formula, the errors for bad input, and the router's energy per byte reproduced from "
       "its committed toggle counts (`testbench/rtl_power/router_broadcast.toggles`): synthesis, OpenSTA, "
       "the formula, equal to `energy_pj.noc_byte_hop` of `tech-180nm-rtl.yaml` to the digits written.")
     return "\n".join(L) + "\n"
