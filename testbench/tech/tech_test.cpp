@@ -64,6 +64,20 @@ TEST(Tech, BuiltInLiteratureTableHasEveryEntryWithASource) {
     EXPECT_NE(text.find("`" + d.dotted() + "`"), std::string::npos) << d.dotted() << " not in docs/energy.md";
 }
 
+// Every table in hw/presets/tech/ (the literature one, the two derived from our RTL by
+// scripts/rtl_power.sh) loads strictly, under its own name, with a source for every entry.
+TEST(Tech, EveryBuiltInTableLoadsWithEverySource) {
+  const std::vector<std::string> names = technology_names();
+  for (const char* want : {"tech-7nm-literature", "tech-7nm-rtl", "tech-180nm-rtl"})
+    EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+  for (const std::string& name : names) {
+    const Technology t = load_technology(name);
+    EXPECT_EQ(t.name, name);
+    for (const Technology::EntryDoc& d : Technology::entries())
+      EXPECT_FALSE(t.entry(d.dotted()).source.empty()) << name << ": " << d.dotted();
+  }
+}
+
 // The scaling arithmetic of docs/energy.md redone from its inputs: a typo in a derived value of
 // the table (4 significant digits) is caught here.
 TEST(Tech, LiteratureTableFollowsItsScalingArithmetic) {
