@@ -28,11 +28,12 @@ case "$what" in
     # time) and the Python package's extension module (pybind11).
     # STEPSIM_RTL unset: back to its default, on when CMake finds Verilator.
     PACKAGES+=(libgtest-dev libgmock-dev libbenchmark-dev verilator yosys pybind11-dev python3-dev)
-    # What the tests run with: plots, the cell library for area, the bounded libFuzzer run (clang;
+    # What the tests run with: plots, the cell library for area, gate-level power (OpenSTA:
+    # docs/rtl-power.md), the bounded libFuzzer run (clang;
     # docs/checking.md), the Python package's NumPy, SymPy, pandas, pytest, flake8 and PyTorch;
     # design-space exploration (Optuna) and a single-node Slurm for its scale-out test (slurmctld,
     # slurmd, munge).
-    TEST_PACKAGES=(python3-matplotlib qflow-tech-osu018 clang libfuzzer-14-dev libclang-rt-14-dev
+    TEST_PACKAGES=(python3-matplotlib qflow-tech-osu018 opensta clang libfuzzer-14-dev libclang-rt-14-dev
                    python3-numpy python3-sympy python3-pandas python3-pytest flake8 python3-torch
                    python3-optuna slurmctld slurmd slurm-client munge)
     OPTIONS=(-DSTEPSIM_TESTS=ON -DSTEPSIM_BENCHMARKS=ON -DSTEPSIM_PYTHON=ON -USTEPSIM_RTL)
