@@ -7,6 +7,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "hw/memory/hbm_dram.h"
 #include "hw/memory/hbm_fixed.h"
 
 namespace stepsim {
@@ -32,6 +33,7 @@ std::unique_ptr<HbmModel> make(const HbmParams& params) {
 const std::vector<HbmModelEntry>& hbm_model_registry() {
   static const std::vector<HbmModelEntry> kModels = {
       {"fixed", "channels with a fixed latency and initiation interval (the reference's HBM node)", make<HbmFixed>},
+      {"dram", "HBM2 banks, rows and refresh under an FR-FCFS controller (docs/hbm-dram.md)", make<HbmDram>},
   };
   return kModels;
 }

@@ -21,6 +21,23 @@ HbmMapping parse_hbm_mapping(const std::string& s) {
   throw std::invalid_argument("unknown HBM mapping '" + s + "' (expected round_robin or address_interleave)");
 }
 
+void check_hbm_mapping_order(const std::string& order) {
+  static const char* const kFields[] = {"Ro", "Ba", "Ra", "Co", "Ch"};
+  bool ok = order.size() == 10;
+  for (const char* f : kFields) {
+    size_t at = order.find(f);
+    ok = ok && at != std::string::npos && at % 2 == 0 && order.find(f, at + 2) == std::string::npos;
+  }
+  if (!ok)
+    throw std::invalid_argument("expected the fields Ro, Ba, Ra, Co and Ch once each, most significant first "
+                                "(e.g. RoBaRaCoCh), got '" + order + "'");
+}
+
+void check_hbm_page_policy(const std::string& policy) {
+  if (policy != "open" && policy != "closed")
+    throw std::invalid_argument("expected open or closed, got '" + policy + "'");
+}
+
 void HbmParams::validate() const {
   if (channels == 0) throw std::invalid_argument("HBM channels must be >= 1");
   if (request_bytes == 0) throw std::invalid_argument("HBM request_bytes must be >= 1");

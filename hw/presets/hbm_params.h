@@ -31,6 +31,12 @@ const char* hbm_mapping_name(HbmMapping m);
 // "round_robin" | "address_interleave"; throws std::invalid_argument naming the bad value.
 HbmMapping parse_hbm_mapping(const std::string& s);
 
+// The checks of the dram model's text rows (hbm_params.def); each throws std::invalid_argument
+// saying what it expected. A mapping order names the fields Ro, Ba, Ra, Co and Ch once each,
+// most significant first ("RoBaRaCoCh"); a page policy is "open" or "closed".
+void check_hbm_mapping_order(const std::string& order);
+void check_hbm_page_policy(const std::string& policy);
+
 struct HbmParams {
 #define STEPSIM_PARAM(type, member, key, def, unit, codec, doc, origin) type member = def;
 #include "hw/presets/hbm_params.def"

@@ -14,9 +14,10 @@ namespace stepsim {
 namespace {
 
 TEST(HbmModelRegistry, BuildsTheFixedModelByName) {
-  ASSERT_EQ(hbm_model_registry().size(), 1u);
+  ASSERT_EQ(hbm_model_registry().size(), 2u);
   EXPECT_STREQ(hbm_model_registry()[0].name, "fixed");
-  EXPECT_EQ(hbm_model_names(), "fixed");
+  EXPECT_STREQ(hbm_model_registry()[1].name, "dram");  // testbench/dram
+  EXPECT_EQ(hbm_model_names(), "fixed, dram");
   HbmParams p;
   p.channels = 8;
   p.mapping = HbmMapping::AddressInterleave;
@@ -33,10 +34,10 @@ TEST(HbmModelRegistry, BuildsTheFixedModelByName) {
 
 TEST(HbmModelRegistry, UnknownNameErrsWithTheKnownNames) {
   try {
-    make_hbm_model("dram", HbmParams());
+    make_hbm_model("hbm3", HbmParams());
     FAIL() << "no error";
   } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()), "unknown HBM model 'dram' (hbm.model); known models: fixed");
+    EXPECT_EQ(std::string(e.what()), "unknown HBM model 'hbm3' (hbm.model); known models: fixed, dram");
   }
   HbmParams bad;
   bad.channels = 0;

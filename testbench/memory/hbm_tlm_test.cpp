@@ -125,13 +125,13 @@ TEST_F(HbmTlm, ModelIsMadeByName) {
   tgt().reconfigure(p);
   EXPECT_NE(dynamic_cast<const HbmFixed*>(&tgt().model()), nullptr);
   HbmParams bad = p;
-  bad.model = "dram";
+  bad.model = "hbm3";
   bad.channels = 4;
   try {
     tgt().reconfigure(bad);
     FAIL() << "no error";
   } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()), "unknown HBM model 'dram' (hbm.model); known models: fixed");
+    EXPECT_EQ(std::string(e.what()), "unknown HBM model 'hbm3' (hbm.model); known models: fixed, dram");
   }
   EXPECT_EQ(tgt().params().channels, 8u);
   tgt().reconfigure(HbmParams());

@@ -668,7 +668,7 @@ TEST(OffChip, HbmModelIsChosenByName) {
   HardwareParams fixed = artifact(), unknown = artifact();
   EXPECT_EQ(fixed.hbm.model, "fixed");
   fixed.set("hbm.model", "fixed");
-  unknown.set("hbm.model", "dram");
+  unknown.set("hbm.model", "hbm3");
   const SimResult base = run_yaml(g), named = run_yaml(g, fixed);
   ASSERT_TRUE(base.ok && named.ok) << base.error << named.error;
   EXPECT_EQ(named.cycles, base.cycles);
@@ -680,7 +680,7 @@ TEST(OffChip, HbmModelIsChosenByName) {
   } catch (const std::invalid_argument& e) {
     msg = e.what();
   }
-  EXPECT_EQ(msg, "unknown HBM model 'dram' (hbm.model); known models: fixed");
+  EXPECT_EQ(msg, "unknown HBM model 'hbm3' (hbm.model); known models: fixed, dram");
 }
 
 TEST(OffChip, ConcurrentClientsAreOrderedDeterministically) {

@@ -126,7 +126,7 @@ TEST(PresetParameters, TheHbmModelIsANameThatOnlyTheMemoryLayerChecks) {
   for (const auto& f : HardwareParams::fields())
     if (f.key == "hbm.model") {
       EXPECT_EQ(f.unit, "-");
-      EXPECT_EQ(f.doc, "the HBM timing model, by name (hw/memory registry: fixed)");
+      EXPECT_EQ(f.doc, "the HBM timing model, by name (hw/memory registry: fixed, dram)");
       EXPECT_EQ(f.origin, "this project");
       EXPECT_EQ(f.max, 0u);  // not an integer
     }

@@ -1,0 +1,218 @@
+// The `dram` HBM model: parameters, address mapping, the interface calls and the statistics
+// (hw/memory/hbm_dram.h).
+#include "hw/memory/hbm_dram.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace stepsim {
+
+namespace {
+
+// Field ids of hbm.mapping_order.
+enum Field : uint8_t { kRow, kBank, kRank, kColumn, kChannel };
+
+uint64_t scaled(uint32_t dram_cycles, double ratio) {
+  // The small tolerance keeps an exact product (7 x 1.0) from rounding up through float error.
+  return uint64_t(std::ceil(double(dram_cycles) * ratio - 1e-9));
+}
+
+void validate_dram(const HbmParams& p) {
+  p.validate();
+  check_hbm_mapping_order(p.mapping_order);
+  check_hbm_page_policy(p.page_policy);
+  if (p.dram_row_bytes < p.request_bytes || p.dram_row_bytes % p.request_bytes != 0)
+    throw std::invalid_argument("hbm.dram.row_bytes (" + std::to_string(p.dram_row_bytes) +
+                                ") must be a multiple of hbm.request_bytes (" + std::to_string(p.request_bytes) + ")");
+  if (p.dram_pseudo_channels == 0 || p.dram_bank_groups == 0 || p.dram_banks_per_group == 0 || p.dram_rows == 0 ||
+      p.dram_queue_depth == 0)
+    throw std::invalid_argument("the dram model needs >= 1 pseudo-channel, bank group, bank, row and queue entry");
+  if (!(p.dram_clock_ratio > 0)) throw std::invalid_argument("hbm.dram.clock_ratio must be > 0");
+  if (p.dram_tBURST == 0) throw std::invalid_argument("hbm.dram.tBURST must be >= 1");
+}
+
+}  // namespace
+
+DramTiming DramTiming::from(const HbmParams& p) {
+  const double r = p.dram_clock_ratio;
+  DramTiming t;
+  t.burst = scaled(p.dram_tBURST, r);
+  t.cl = scaled(p.dram_tCL, r);
+  t.cwl = scaled(p.dram_tCWL, r);
+  t.rcd = scaled(p.dram_tRCD, r);
+  t.rp = scaled(p.dram_tRP, r);
+  t.ras = scaled(p.dram_tRAS, r);
+  t.rc = scaled(p.dram_tRC, r);
+  t.wr = scaled(p.dram_tWR, r);
+  t.rtp = scaled(p.dram_tRTP, r);
+  t.ccd_s = scaled(p.dram_tCCD_S, r);
+  t.ccd_l = scaled(p.dram_tCCD_L, r);
+  t.rrd_s = scaled(p.dram_tRRD_S, r);
+  t.rrd_l = scaled(p.dram_tRRD_L, r);
+  t.wtr_s = scaled(p.dram_tWTR_S, r);
+  t.wtr_l = scaled(p.dram_tWTR_L, r);
+  t.faw = scaled(p.dram_tFAW, r);
+  t.rfc = scaled(p.dram_tRFC, r);
+  t.refi = scaled(p.dram_tREFI, r);
+  const uint64_t turnaround = t.cl + t.burst + scaled(2, r);
+  t.rtw = turnaround > t.cwl ? turnaround - t.cwl : 0;
+  return t;
+}
+
+HbmDram::HbmDram(const HbmParams& params) : p_(params) {
+  validate_dram(p_);
+  t_ = DramTiming::from(p_);
+  closed_page_ = p_.page_policy == "closed";
+  sizes_[kRow] = p_.dram_rows;
+  sizes_[kBank] = uint64_t(p_.dram_bank_groups) * p_.dram_banks_per_group;
+  sizes_[kRank] = p_.dram_pseudo_channels;
+  sizes_[kColumn] = p_.dram_row_bytes / p_.request_bytes;
+  sizes_[kChannel] = p_.channels;
+  static const char* const kNames[] = {"Ro", "Ba", "Ra", "Co", "Ch"};
+  for (size_t i = 0; i < 5; ++i) {  // order lists most significant first; fields_ least first
+    const std::string name = p_.mapping_order.substr(2 * (4 - i), 2);
+    for (uint8_t f = 0; f < 5; ++f)
+      if (name == kNames[f]) fields_[i] = f;
+  }
+  pcs_.resize(size_t(p_.channels) * p_.dram_pseudo_channels);
+  for (PseudoChannel& pc : pcs_) {
+    pc.banks.resize(sizes_[kBank]);
+    pc.group_act_ok.assign(p_.dram_bank_groups, 0);
+    pc.group_rd_ok.assign(p_.dram_bank_groups, 0);
+    pc.group_wr_ok.assign(p_.dram_bank_groups, 0);
+    pc.next_refresh = t_.refi ? t_.refi : UINT64_MAX;
+  }
+  stats_.requests_per_channel.assign(p_.channels, 0);
+  stats_.busy_cycles_per_channel.assign(p_.channels, 0);
+}
+
+DramAddress HbmDram::decode(uint64_t addr) const {
+  uint64_t x = addr / p_.request_bytes;
+  uint64_t v[5] = {};
+  for (uint8_t f : fields_) {  // least significant first; the top field wraps (aliasing)
+    v[f] = x % sizes_[f];
+    x /= sizes_[f];
+  }
+  DramAddress a;
+  a.channel = uint32_t(v[kChannel]);
+  a.pseudo_channel = uint32_t(v[kRank]);
+  a.bank = uint32_t(v[kBank]);
+  a.row = uint32_t(v[kRow]);
+  a.column = uint32_t(v[kColumn]);
+  return a;
+}
+
+bool HbmDram::set_arrival_bound(uint64_t) {
+  if (stats_.requests() > 0) throw std::logic_error("set_arrival_bound after requests were served");
+  return false;
+}
+
+void HbmDram::note_call(uint64_t issue_cycle, uint32_t initiator) {
+  if (issue_cycle > last_issue_ || (issue_cycle == last_issue_ && initiator > last_initiator_)) {
+    last_issue_ = issue_cycle;
+    last_initiator_ = initiator;
+  }
+}
+
+// Registers the burst's requests in their pseudo-channels' queues; returns its handle.
+uint64_t HbmDram::enqueue(const Burst& b, BurstResult* info) {
+  note_call(b.issue_cycle, b.initiator);
+  const uint64_t handle = next_handle_++;
+  Owner& o = owners_[handle];
+  const uint64_t per_row = b.requests_per_row(p_.request_bytes), n = b.requests(p_.request_bytes);
+  o.result.requests = n;
+  o.result.bytes = n * p_.request_bytes;
+  o.result.completion_cycle = b.issue_cycle;
+  o.result.last_issue_cycle = n ? b.request_issue_cycle(n - 1) : b.issue_cycle;
+  o.left = n;
+  o.initiator = b.initiator;
+  for (uint64_t j = 0; j < n; ++j) {
+    const DramAddress a = decode(b.request_addr(j / per_row, j % per_row, p_.request_bytes));
+    Pending r;
+    r.arrival = b.request_issue_cycle(j) + p_.link_latency;
+    r.initiator = b.initiator;
+    r.owner = handle;
+    r.index = j;
+    r.bank = a.bank;
+    r.row = a.row;
+    r.write = b.write;
+    const uint32_t pc = pc_index(a);
+    if (std::find(o.pcs.begin(), o.pcs.end(), pc) == o.pcs.end()) o.pcs.push_back(pc);
+    push(pc, r);
+    ++stats_.requests_per_channel[a.channel];
+  }
+  (b.write ? stats_.write_requests : stats_.read_requests) += n;
+  (b.write ? stats_.bytes_written : stats_.bytes_read) += n * p_.request_bytes;
+  if (n) stats_.first_issue_cycle = std::min(stats_.first_issue_cycle, b.issue_cycle);
+  if (info) *info = o.result;
+  return handle;
+}
+
+void HbmDram::settle(uint64_t handle) {
+  Owner& o = owners_.at(handle);
+  // Pseudo-channels are independent: finish the call's requests one pseudo-channel at a time.
+  for (size_t i = 0; i < o.pcs.size() && o.left > 0; ++i) {
+    const uint32_t pc = o.pcs[i];
+    uint64_t mine = 0;
+    for (const Pending& r : pcs_[pc].queue) mine += r.owner == handle;
+    while (mine > 0)
+      if (decide_one(pc) == handle) --mine;
+  }
+}
+
+void HbmDram::account_served(const Pending& r, uint32_t pc, const Timed& t) {
+  const uint64_t completion = t.data_end + p_.link_latency;
+  stats_.busy_cycles_per_channel[pc / p_.dram_pseudo_channels] += t_.burst;
+  stats_.last_completion_cycle = std::max(stats_.last_completion_cycle, completion);
+  auto it = owners_.find(r.owner);
+  if (it == owners_.end()) return;
+  Owner& o = it->second;
+  o.result.completion_cycle = std::max(o.result.completion_cycle, completion);
+  --o.left;
+  if (r.index == 0) {
+    o.first.issue_cycle = r.arrival - p_.link_latency;
+    o.first.start_cycle = t.first_command;
+    o.first.completion_cycle = completion;
+    o.first.channel = pc / p_.dram_pseudo_channels;
+  }
+}
+
+Completion HbmDram::serve_request(uint64_t addr, bool write, uint64_t issue_cycle, uint32_t initiator) {
+  Burst b;
+  b.base = addr;
+  b.row_bytes = p_.request_bytes;
+  b.write = write;
+  b.issue_cycle = issue_cycle;
+  b.initiator = initiator;
+  const uint64_t h = enqueue(b, nullptr);
+  settle(h);
+  const Completion c = owners_.at(h).first;
+  owners_.erase(h);
+  return c;
+}
+
+BurstResult HbmDram::serve_burst(const Burst& burst) {
+  const uint64_t h = enqueue(burst, nullptr);
+  settle(h);
+  const BurstResult r = owners_.at(h).result;
+  owners_.erase(h);
+  return r;
+}
+
+uint64_t HbmDram::issue_burst(const Burst& burst, BurstResult* info) { return enqueue(burst, info); }
+
+bool HbmDram::try_result(uint64_t handle, uint64_t watermark, BurstResult* out) {
+  auto it = owners_.find(handle);
+  if (it == owners_.end()) return false;  // unknown, or its result was taken
+  const uint64_t last = it->second.result.last_issue_cycle;
+  if (watermark < last) return false;
+  note_call(watermark, watermark == last ? it->second.initiator : 0);
+  settle(handle);
+  if (out) *out = owners_.at(handle).result;
+  owners_.erase(handle);
+  return true;
+}
+
+}  // namespace stepsim

@@ -1,0 +1,195 @@
+// The `dram` HBM model (hbm.model: dram): channels of pseudo-channels, bank groups, banks, rows
+// and columns, with the command timing of the standard, an FR-FCFS scheduler per pseudo-channel,
+// open- or closed-page policy and all-bank refresh. Implements HbmModel (hw/memory/hbm_model.h:
+// the calls, their units and contract); docs/hbm-dram.md describes it. Its code, by seam:
+//   hbm_dram.cpp            parameters, address mapping, the interface calls, statistics
+//   hbm_dram_bank.cpp       one pseudo-channel's command timing: PRE, ACT, RD/WR, REF
+//   hbm_dram_scheduler.cpp  the pending requests of a pseudo-channel and FR-FCFS
+//
+// Units: the DRAM timings are parameters in DRAM clock cycles (tCK, as JEDEC and Ramulator 2
+// give them); the model multiplies each by hbm.dram.clock_ratio (accelerator cycles per tCK)
+// and rounds up once, at construction, so that every time below is an accelerator cycle, the
+// unit of the interface. (1 GHz accelerator, HBM2 at 2 Gb/s per pin: tCK = 1 ns, ratio 1.)
+//
+// Request-level rules (all times in accelerator cycles; P = HbmParams):
+//  * A request issued at cycle t reaches the controller at a = t + link_latency. Its address
+//    is cut into the fields of P.mapping_order (most significant first; Ro row, Ba bank, Ra
+//    pseudo-channel, Co column, Ch channel) after dividing by request_bytes: one request is one
+//    column access (RD or WR) of tBURST cycles on its pseudo-channel's data bus. Bank b is in
+//    bank group b % bank_groups.
+//  * Each pseudo-channel keeps its requests in arrival order (same-cycle order: initiator, then
+//    call, then request index). The scheduler decides at D = max(arrival of the oldest pending
+//    request, the cycle its data bus frees); the candidates are the first queue_depth pending
+//    requests that arrived by D; it picks the oldest row hit, else the oldest (FR-FCFS).
+//  * The chosen request's commands: PRE if another row is open, ACT if the bank is closed, then
+//    RD or WR, each at the earliest cycle >= its arrival that the timing constraints allow
+//    (tRCD, tRP, tRAS, tRC, tRRD_S/L, tFAW, tCCD_S/L, tBURST, tWTR_S/L, read-to-write, tRTP,
+//    tWR, refresh). Row commands may therefore precede the column commands of requests chosen
+//    before (bank parallelism); column commands follow the scheduling order. Closed page:
+//    each access precharges its bank at the earliest legal cycle.
+//  * Response: a read's data ends at RD + tCL + tBURST, a write's at WR + tCWL + tBURST; the
+//    initiator sees it link_latency later. An idle read costs link + tRCD + tCL + tBURST + link
+//    = 20 cycles with the defaults (a row hit: 13; a row conflict: 27).
+//  * Refresh: every tREFI cycles per pseudo-channel (all-bank). Before a request is timed at
+//    decision cycle D, each refresh due by D precharges the open banks and blocks activates
+//    for tRFC after it (refreshes due during idle time cost nothing more).
+//
+// Non-anticipation (the interface hands out results before the future is known): a request is
+// scheduled when its result is asked for (serve_request, serve_burst, try_result) or when a
+// request asked for needs the pseudo-channel's earlier decisions; the requests known then are
+// the candidates. Requests issued later cannot overtake a request already scheduled, although
+// FR-FCFS in a controller that saw them could have preferred them (a later row hit). Results
+// are therefore exact for the model as stated, and deterministic (the calls decide them).
+//
+// Not modelled yet (docs/hbm-dram.md, "Status"): per-bank refresh, write draining (a write
+// queue with watermarks), the one-command-per-cycle command bus, HBM2E/HBM3 parameter sets.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+#include "hw/memory/hbm_model.h"
+#include "hw/presets/hbm_params.h"
+
+namespace stepsim {
+
+// The DRAM timings in accelerator cycles (HbmParams' dram_t* scaled by dram_clock_ratio).
+struct DramTiming {
+  uint64_t burst = 0, cl = 0, cwl = 0, rcd = 0, rp = 0, ras = 0, rc = 0, wr = 0, rtp = 0;
+  uint64_t ccd_s = 0, ccd_l = 0, rrd_s = 0, rrd_l = 0, wtr_s = 0, wtr_l = 0, faw = 0, rfc = 0, refi = 0;
+  // Read command to write command: tCL + tBURST + 2 tCK (bus turnaround) - tCWL, as Ramulator 2
+  // times HBM2 (JESD235: the read data, then the bus turns, then the write data).
+  uint64_t rtw = 0;
+  // ceil(tCK * ratio) for every parameter.
+  static DramTiming from(const HbmParams& p);
+};
+
+// Where a request lands.
+struct DramAddress {
+  uint32_t channel = 0;
+  uint32_t pseudo_channel = 0;  // within the channel
+  uint32_t bank = 0;            // within the pseudo-channel (bank group = bank % bank_groups)
+  uint32_t row = 0;
+  uint32_t column = 0;  // request index within the row
+};
+
+// What the banks did (beyond HbmStats).
+struct DramStats {
+  uint64_t row_hits = 0;       // the bank had the request's row open
+  uint64_t row_misses = 0;     // the bank was closed: ACT
+  uint64_t row_conflicts = 0;  // another row was open: PRE + ACT
+  uint64_t refreshes = 0;      // all-bank refreshes done (summed over pseudo-channels)
+  uint64_t activates = 0;
+};
+
+class HbmDram final : public HbmModel {
+ public:
+  // Throws std::invalid_argument for parameters the model cannot use (see validate_dram).
+  explicit HbmDram(const HbmParams& params = HbmParams());
+
+  const HbmParams& params() const override { return p_; }
+  // No uncontended regime: every request meets the banks. Throws std::logic_error once
+  // requests were served.
+  bool set_arrival_bound(uint64_t window_arrivals) override;
+  bool uncontended() const override { return false; }
+
+  Completion serve_request(uint64_t addr, bool write, uint64_t issue_cycle, uint32_t initiator) override;
+  // issue_burst + try_result at once.
+  BurstResult serve_burst(const Burst& burst) override;
+  uint64_t issue_burst(const Burst& burst, BurstResult* info) override;
+  bool try_result(uint64_t handle, uint64_t watermark, BurstResult* out) override;
+
+  uint64_t last_issue_cycle() const override { return last_issue_; }
+  uint32_t last_issue_initiator() const override { return last_initiator_; }
+  const HbmStats& stats() const override { return stats_; }
+
+  const DramStats& dram_stats() const { return dram_stats_; }
+  const DramTiming& timing() const { return t_; }
+  // The fields of a byte address under hbm.mapping_order.
+  DramAddress decode(uint64_t addr) const;
+
+ private:
+  // One request waiting in a pseudo-channel's queue.
+  struct Pending {
+    uint64_t arrival = 0;
+    uint32_t initiator = 0;
+    uint64_t owner = 0;  // the call's handle (call order)
+    uint64_t index = 0;  // request index within the call
+    uint32_t bank = 0, row = 0;
+    bool write = false;
+    // Same-cycle order of the header comment.
+    bool before(const Pending& o) const;
+  };
+  struct Bank {
+    bool open = false;
+    uint32_t row = 0;
+    uint64_t act_ok = 0;  // earliest ACT (tRC, tRP, refresh)
+    uint64_t pre_ok = 0;  // earliest PRE (tRAS, tRTP, tWR)
+    uint64_t col_ok = 0;  // earliest RD/WR (tRCD)
+  };
+  struct PseudoChannel {
+    std::vector<Bank> banks;
+    std::vector<uint64_t> group_act_ok, group_rd_ok, group_wr_ok;  // tRRD_L, tCCD_L, tWTR_L
+    uint64_t act_ok = 0, rd_ok = 0, wr_ok = 0;                      // tRRD_S, tCCD_S/tBURST, turnarounds
+    std::array<uint64_t, 4> last_acts{};  // the last four ACTs (tFAW), a ring
+    uint64_t acts = 0;                    // ACTs issued (position in the ring)
+    uint64_t data_free = 0;               // the data bus frees (scheduler decision cycle)
+    uint64_t next_refresh = 0;            // due cycle of the next refresh (UINT64_MAX: none)
+    std::deque<Pending> queue;            // in arrival (same-cycle) order
+  };
+  // The cycles of one scheduled request.
+  struct Timed {
+    uint64_t first_command = 0;
+    uint64_t data_end = 0;
+  };
+  // A call's requests: how many are still pending, per pseudo-channel, and the result so far.
+  struct Owner {
+    BurstResult result;
+    uint64_t left = 0;
+    uint32_t initiator = 0;
+    std::vector<uint32_t> pcs;  // pseudo-channels holding its pending requests (no repeats)
+    Completion first;           // serve_request: the request's cycles
+  };
+
+  // hbm_dram.cpp
+  void note_call(uint64_t issue_cycle, uint32_t initiator);
+  uint64_t enqueue(const Burst& b, BurstResult* info);
+  void settle(uint64_t handle);  // schedules every pending request of the call
+  void account_served(const Pending& r, uint32_t pc, const Timed& t);
+  uint32_t pc_index(const DramAddress& a) const { return a.channel * p_.dram_pseudo_channels + a.pseudo_channel; }
+
+  // hbm_dram_scheduler.cpp
+  void push(uint32_t pc, const Pending& r);
+  // Decides one request of pseudo-channel pc (FR-FCFS), times it and accounts it; returns
+  // the handle of its call.
+  uint64_t decide_one(uint32_t pc);
+
+  // hbm_dram_bank.cpp
+  Timed time_request(PseudoChannel& pc, const Pending& r, uint64_t decision);
+  void refresh_due(PseudoChannel& pc, uint64_t cycle);
+  void refresh_at(PseudoChannel& pc, uint64_t due);
+  void activate(PseudoChannel& pc, uint32_t bank, uint32_t row, uint64_t cycle);
+  void precharge(Bank& b, uint64_t cycle);
+  void column(PseudoChannel& pc, uint32_t bank, bool write, uint64_t cycle);
+  uint64_t earliest_act(const PseudoChannel& pc, uint32_t bank, uint64_t from) const;
+  uint64_t earliest_column(const PseudoChannel& pc, uint32_t bank, bool write, uint64_t from) const;
+  uint32_t group_of(uint32_t bank) const { return bank % p_.dram_bank_groups; }
+
+  HbmParams p_;
+  DramTiming t_;
+  std::array<uint8_t, 5> fields_{};  // field ids least significant first (see decode)
+  std::array<uint64_t, 5> sizes_{};  // the size of each field id
+  bool closed_page_ = false;
+  std::vector<PseudoChannel> pcs_;
+  std::unordered_map<uint64_t, Owner> owners_;
+  uint64_t next_handle_ = 1;
+  uint64_t last_issue_ = 0;
+  uint32_t last_initiator_ = 0;
+  HbmStats stats_;
+  DramStats dram_stats_;
+};
+
+}  // namespace stepsim

@@ -1,0 +1,119 @@
+// The `dram` HBM model's command timing on one pseudo-channel: the earliest legal cycle of each
+// command of a request and the constraints each command leaves behind (hw/memory/hbm_dram.h).
+// The state holds, per command kind and scope (bank, bank group, pseudo-channel), the earliest
+// cycle the next such command may issue; issuing a command raises them.
+#include <algorithm>
+
+#include "hw/memory/hbm_dram.h"
+
+namespace stepsim {
+
+HbmDram::Timed HbmDram::time_request(PseudoChannel& pc, const Pending& r, uint64_t decision) {
+  refresh_due(pc, decision);
+  Bank& b = pc.banks[r.bank];
+  Timed t;
+  t.first_command = UINT64_MAX;
+  if (b.open && b.row == r.row) {
+    ++dram_stats_.row_hits;
+  } else {
+    if (b.open) {  // row conflict: close the other row first
+      const uint64_t pre = std::max(r.arrival, b.pre_ok);
+      precharge(b, pre);
+      t.first_command = pre;
+      ++dram_stats_.row_conflicts;
+    } else {
+      ++dram_stats_.row_misses;
+    }
+    const uint64_t act = earliest_act(pc, r.bank, r.arrival);
+    activate(pc, r.bank, r.row, act);
+    t.first_command = std::min(t.first_command, act);
+  }
+  const uint64_t col = earliest_column(pc, r.bank, r.write, r.arrival);
+  column(pc, r.bank, r.write, col);
+  t.first_command = std::min(t.first_command, col);
+  t.data_end = col + (r.write ? t_.cwl : t_.cl) + t_.burst;
+  if (closed_page_) precharge(b, b.pre_ok);  // auto-precharge at the first legal cycle
+  return t;
+}
+
+uint64_t HbmDram::earliest_act(const PseudoChannel& pc, uint32_t bank, uint64_t from) const {
+  uint64_t t = std::max({from, pc.banks[bank].act_ok, pc.act_ok, pc.group_act_ok[group_of(bank)]});
+  if (pc.acts >= 4) t = std::max(t, pc.last_acts[pc.acts % 4] + t_.faw);  // the 4th-last ACT
+  return t;
+}
+
+void HbmDram::activate(PseudoChannel& pc, uint32_t bank, uint32_t row, uint64_t cycle) {
+  Bank& b = pc.banks[bank];
+  b.open = true;
+  b.row = row;
+  b.act_ok = std::max(b.act_ok, cycle + t_.rc);
+  b.pre_ok = std::max(b.pre_ok, cycle + t_.ras);
+  b.col_ok = cycle + t_.rcd;
+  pc.act_ok = std::max(pc.act_ok, cycle + t_.rrd_s);
+  uint64_t& g = pc.group_act_ok[group_of(bank)];
+  g = std::max(g, cycle + t_.rrd_l);
+  pc.last_acts[pc.acts % 4] = cycle;
+  ++pc.acts;
+  ++dram_stats_.activates;
+}
+
+void HbmDram::precharge(Bank& b, uint64_t cycle) {
+  b.open = false;
+  b.act_ok = std::max(b.act_ok, cycle + t_.rp);
+}
+
+uint64_t HbmDram::earliest_column(const PseudoChannel& pc, uint32_t bank, bool write, uint64_t from) const {
+  const uint32_t g = group_of(bank);
+  const uint64_t scope = write ? std::max(pc.wr_ok, pc.group_wr_ok[g]) : std::max(pc.rd_ok, pc.group_rd_ok[g]);
+  return std::max({from, pc.banks[bank].col_ok, scope});
+}
+
+void HbmDram::column(PseudoChannel& pc, uint32_t bank, bool write, uint64_t cycle) {
+  Bank& b = pc.banks[bank];
+  const uint32_t g = group_of(bank);
+  auto raise = [](uint64_t& v, uint64_t to) { v = std::max(v, to); };
+  // Same direction: the data bus (tBURST) and the column-to-column gaps (tCCD).
+  uint64_t& same = write ? pc.wr_ok : pc.rd_ok;
+  raise(same, cycle + std::max(t_.ccd_s, t_.burst));
+  raise(write ? pc.group_wr_ok[g] : pc.group_rd_ok[g], cycle + std::max(t_.ccd_l, t_.burst));
+  if (write) {
+    // Write to read: the write data, then tWTR (longer within the bank group).
+    const uint64_t data_end = cycle + t_.cwl + t_.burst;
+    raise(pc.rd_ok, data_end + t_.wtr_s);
+    raise(pc.group_rd_ok[g], data_end + t_.wtr_l);
+    raise(b.pre_ok, data_end + t_.wr);
+  } else {
+    raise(pc.wr_ok, cycle + t_.rtw);
+    raise(b.pre_ok, cycle + t_.rtp);
+  }
+  raise(pc.data_free, cycle + t_.burst);
+}
+
+void HbmDram::refresh_due(PseudoChannel& pc, uint64_t cycle) {
+  while (pc.next_refresh <= cycle) {
+    refresh_at(pc, pc.next_refresh);
+    pc.next_refresh += t_.refi;
+    // A long idle stretch: the refreshes in it find the banks closed and idle, and each one
+    // only delays activates until its end; count them at once.
+    if (pc.next_refresh + t_.refi <= cycle && t_.rfc < t_.refi) {
+      const uint64_t skip = (cycle - pc.next_refresh) / t_.refi;  // leaves the last due one
+      if (skip == 0) continue;
+      const uint64_t last = pc.next_refresh + (skip - 1) * t_.refi;
+      for (Bank& b : pc.banks) b.act_ok = std::max(b.act_ok, last + t_.rfc);
+      dram_stats_.refreshes += skip;
+      pc.next_refresh = last + t_.refi;
+    }
+  }
+}
+
+void HbmDram::refresh_at(PseudoChannel& pc, uint64_t due) {
+  uint64_t start = due;
+  for (Bank& b : pc.banks) {
+    if (b.open) precharge(b, std::max(due, b.pre_ok));
+    start = std::max(start, b.act_ok);  // tRP after a precharge, tRC after an activate
+  }
+  for (Bank& b : pc.banks) b.act_ok = start + t_.rfc;
+  ++dram_stats_.refreshes;
+}
+
+}  // namespace stepsim

@@ -1,0 +1,264 @@
+// The `dram` HBM model (hw/memory/hbm_dram.h): exact cycles derived by hand from the timing
+// rules, with the default HBM2 2 Gb/s timings (tCK = 1 accelerator cycle): tRCD 7, tCL 7,
+// tCWL 2, tBURST 4, tRP 7, tRAS 17, tRC 19, tRTP 3, tWR 8, tCCD_S/L 1/2, tRRD_S/L 2/3,
+// tWTR_S/L 3/4, tFAW 15, tRFC 160, tREFI 3900; link latency 1 cycle each way. docs/hbm-dram.md.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <stdexcept>
+
+#include "hw/memory/hbm_dram.h"
+#include "hw/presets/hardware.h"
+#include "testbench/memory/hbm_workload.h"
+
+namespace stepsim {
+namespace {
+
+// The HDL-validation memory: 8 channels of 2 pseudo-channels. Under RoBaRaCoCh a request
+// index x = addr / 64 splits into Ch = x % 8, Co = x / 8 % 16, Ra = x / 128 % 2,
+// Ba = x / 256 % 8, Ro = x / 2048.
+HbmParams hdl() {
+  HbmParams p;
+  p.channels = 8;
+  p.model = "dram";
+  return p;
+}
+constexpr uint64_t kNextColumn = 8 * 64;   // same channel, pseudo-channel, bank and row
+constexpr uint64_t kNextBank = 256 * 64;   // bank + 1 (the next bank group too)
+constexpr uint64_t kNextRow = 2048 * 64;   // same bank, row + 1
+
+Burst read_burst(uint64_t base, uint32_t rows, uint64_t row_bytes, uint64_t pitch, uint64_t issue, uint32_t dispatch) {
+  Burst b;
+  b.base = base;
+  b.rows = rows;
+  b.row_bytes = row_bytes;
+  b.row_pitch = pitch;
+  b.issue_cycle = issue;
+  b.par_dispatch = dispatch;
+  return b;
+}
+
+TEST(HbmDram, IsRegisteredAsDramAndHasNoUncontendedRegime) {
+  const std::unique_ptr<HbmModel> m = make_hbm_model("dram", hdl());
+  ASSERT_NE(dynamic_cast<HbmDram*>(m.get()), nullptr);
+  EXPECT_FALSE(m->set_arrival_bound(1));
+  EXPECT_FALSE(m->uncontended());
+  m->serve_request(0, false, 0, 0);
+  EXPECT_THROW(m->set_arrival_bound(1), std::logic_error);
+}
+
+TEST(HbmDram, AnIdleReadCostsRcdPlusClPlusBurstPlusTheLinks) {
+  HbmDram m(hdl());
+  const Completion c = m.serve_request(0, false, 100, 0);
+  EXPECT_EQ(c.start_cycle, 101u);                     // ACT as the request arrives
+  EXPECT_EQ(c.completion_cycle, 100u + 1 + 7 + 7 + 4 + 1);  // link + tRCD + tCL + tBURST + link
+  EXPECT_EQ(c.channel, 0u);
+  EXPECT_EQ(m.dram_stats().row_misses, 1u);
+  EXPECT_EQ(m.stats().read_requests, 1u);
+  EXPECT_EQ(m.stats().busy_cycles_per_channel[0], 4u);
+}
+
+TEST(HbmDram, ARowHitSkipsTheActivateAndARowConflictPaysThePrecharge) {
+  HbmDram m(hdl());
+  m.serve_request(0, false, 100, 0);  // ACT 101, RD 108
+  // Row hit: RD as it arrives (201 > RD 108 + tBURST): link + tCL + tBURST + link.
+  EXPECT_EQ(m.serve_request(kNextColumn, false, 200, 0).completion_cycle, 200u + 1 + 7 + 4 + 1);
+  // Row conflict: PRE at 301 (tRAS and tRTP long over), ACT at 301 + tRP, RD tRCD later.
+  EXPECT_EQ(m.serve_request(kNextRow, false, 300, 0).completion_cycle, 300u + 1 + 7 + 7 + 7 + 4 + 1);
+  EXPECT_EQ(m.dram_stats().row_hits, 1u);
+  EXPECT_EQ(m.dram_stats().row_conflicts, 1u);
+  EXPECT_EQ(m.dram_stats().activates, 2u);
+}
+
+TEST(HbmDram, ClosedPagePrechargesAfterEachAccess) {
+  HbmParams p = hdl();
+  p.page_policy = "closed";
+  HbmDram m(p);
+  m.serve_request(0, false, 100, 0);  // ACT 101, RD 108, auto-PRE at ACT + tRAS = 118
+  // The same row again is a miss: ACT at 201 (>= PRE + tRP = 125), the idle latency.
+  EXPECT_EQ(m.serve_request(kNextColumn, false, 200, 0).completion_cycle, 220u);
+  EXPECT_EQ(m.dram_stats().row_hits, 0u);
+  EXPECT_EQ(m.dram_stats().row_misses, 2u);
+}
+
+TEST(HbmDram, StreamingReadsOnOneChannelTakeOneBurstEach) {
+  HbmParams p = hdl();
+  p.channels = 1;
+  p.dram_pseudo_channels = 1;
+  p.dram_tREFI = 0;  // no refresh
+  HbmDram m(p);
+  const uint64_t n = 4096;  // 32 rows: every 16th request opens a bank, every 128th a new row
+  const BurstResult r = m.serve_burst(read_burst(0, 1, n * 64, 0, 0, 1));
+  // ACT 1, first RD 8, then one RD per tBURST (the next bank is activated while the data
+  // bus is busy): last RD 8 + 4 (n - 1), data + tCL + tBURST, response + link.
+  EXPECT_EQ(r.completion_cycle, 8 + 4 * (n - 1) + 7 + 4 + 1);
+  EXPECT_EQ(r.requests, n);
+  EXPECT_EQ(m.dram_stats().row_hits, n - n / 16);
+  EXPECT_EQ(m.dram_stats().row_conflicts, n / 16 - 8);  // the first row of each of 8 banks is a miss
+}
+
+TEST(HbmDram, StreamingReadsLoseTheRefreshTimeToRefresh) {
+  HbmParams p = hdl();
+  p.channels = 1;
+  p.dram_pseudo_channels = 1;
+  HbmDram m(p);
+  const uint64_t n = 20000;
+  const BurstResult r = m.serve_burst(read_burst(0, 1, n * 64, 0, 0, 1));
+  const uint64_t ideal = 8 + 4 * (n - 1) + 7 + 4 + 1;  // the run without refresh (above)
+  const uint64_t refreshes = m.dram_stats().refreshes;
+  // One refresh every tREFI = 3900 cycles of the run.
+  EXPECT_EQ(refreshes, r.completion_cycle / 3900);
+  // Each costs tRFC = 160 cycles plus the precharge before it and the activate after it
+  // (< 40 cycles): the stream reaches tBURST x (1 + tRFC / tREFI) per request, about.
+  EXPECT_GE(r.completion_cycle, ideal + refreshes * 160);
+  EXPECT_LE(r.completion_cycle, ideal + refreshes * 200);
+  EXPECT_NEAR(double(r.completion_cycle) / double(n), 4.0 * (1 + 160.0 / 3900), 0.05);
+}
+
+TEST(HbmDram, FourActivatesPerFawWindow) {
+  auto fifth_read = [](uint32_t faw) {
+    HbmParams p = hdl();
+    p.dram_tBURST = 1;  // the data bus out of the way
+    p.dram_tFAW = faw;
+    HbmDram m(p);
+    // Five reads to banks 0..4 of one pseudo-channel (bank b in group b % 4), all arriving at 1:
+    // ACTs at 1, 3, 5, 7 (tRRD_S 2); the fifth (group 0 again) at max(9, 1 + tRRD_L, 1 + tFAW).
+    return m.serve_burst(read_burst(0, 5, 64, kNextBank, 0, 5)).completion_cycle;
+  };
+  EXPECT_EQ(fifth_read(15), 16u + 7 + 7 + 1 + 1);  // ACT 16, RD 23, data until 31, response 32
+  EXPECT_EQ(fifth_read(0), 9u + 7 + 7 + 1 + 1);    // no window: ACT 9
+}
+
+TEST(HbmDram, AReadAfterAWritePaysTheWriteToReadTurnaround) {
+  // WR: ACT 101, WR 108, write data until 108 + tCWL + tBURST = 114.
+  {
+    HbmDram m(hdl());
+    EXPECT_EQ(m.serve_request(0, true, 100, 0).completion_cycle, 115u);
+    // Same bank group: RD at 114 + tWTR_L = 118.
+    EXPECT_EQ(m.serve_request(0, false, 101, 0).completion_cycle, 118u + 7 + 4 + 1);
+  }
+  {
+    HbmDram m(hdl());
+    m.serve_request(0, true, 100, 0);
+    // Another bank group (bank 1): ACT 103 (tRRD_S), RD at 114 + tWTR_S = 117.
+    EXPECT_EQ(m.serve_request(kNextBank, false, 101, 0).completion_cycle, 117u + 7 + 4 + 1);
+  }
+  {
+    HbmDram m(hdl());
+    m.serve_request(0, false, 100, 0);  // RD 108
+    // Read to write: WR >= RD + tCL + tBURST + 2 - tCWL = 119; data until 125.
+    EXPECT_EQ(m.serve_request(0, true, 101, 0).completion_cycle, 126u);
+  }
+}
+
+TEST(HbmDram, FrFcfsServesAYoungerRowHitBeforeAnOlderConflict) {
+  HbmDram m(hdl());
+  m.serve_request(0, false, 100, 0);  // opens bank 0, row 0
+  BurstResult info;
+  const uint64_t conflict = m.issue_burst(read_burst(kNextRow, 1, 64, 0, 200, 1), &info);  // initiator 0
+  Burst hit = read_burst(kNextColumn, 1, 64, 0, 200, 1);
+  hit.initiator = 1;  // the same cycle, ordered after the conflict
+  const uint64_t hit_handle = m.issue_burst(hit, &info);
+  BurstResult a, b;
+  ASSERT_TRUE(m.try_result(conflict, 200, &a));
+  ASSERT_TRUE(m.try_result(hit_handle, 200, &b));
+  EXPECT_EQ(b.completion_cycle, 200u + 1 + 7 + 4 + 1);  // the hit: RD at 201
+  // The conflict after it: PRE at 204 (RD 201 + tRTP), ACT 211, RD 218, data until 229.
+  EXPECT_EQ(a.completion_cycle, 230u);
+  EXPECT_FALSE(m.try_result(conflict, 300, &a));  // taken
+}
+
+TEST(HbmDram, ATileResultWaitsForItsLastIssueCycle) {
+  HbmDram m(hdl());
+  BurstResult info;
+  const uint64_t h = m.issue_burst(read_burst(0, 4, 64, 64, 10, 1), &info);
+  EXPECT_EQ(info.last_issue_cycle, 13u);
+  EXPECT_EQ(info.requests, 4u);
+  BurstResult r;
+  EXPECT_FALSE(m.try_result(h, 12, &r));
+  ASSERT_TRUE(m.try_result(h, 13, &r));
+  // Four requests on four channels, each an idle read; the last issued at 13.
+  EXPECT_EQ(r.completion_cycle, 13u + 20);
+  EXPECT_EQ(m.last_issue_cycle(), 13u);
+}
+
+TEST(HbmDram, RoBaRaCoChPutsConsecutiveRequestsOnConsecutiveChannels) {
+  HbmDram m(hdl());
+  for (uint64_t j = 0; j < 64; ++j) {
+    const DramAddress a = m.decode(j * 64);
+    EXPECT_EQ(a.channel, j % 8) << j;
+    EXPECT_EQ(a.column, j / 8 % 16) << j;
+    EXPECT_EQ(a.pseudo_channel, 0u) << j;
+  }
+  EXPECT_EQ(m.decode(kNextRow).row, 1u);
+  EXPECT_EQ(m.decode(kNextBank).bank, 1u);
+}
+
+TEST(HbmDram, ChRaBaRoCoKeepsARowOfRequestsInOneChannel) {
+  HbmParams p = hdl();
+  p.mapping_order = "ChRaBaRoCo";
+  HbmDram m(p);
+  for (uint64_t j = 0; j < 16; ++j) {
+    EXPECT_EQ(m.decode(j * 64).channel, 0u);
+    EXPECT_EQ(m.decode(j * 64).column, j);
+  }
+  EXPECT_EQ(m.decode(16 * 64).row, 1u);
+  // One channel holds 16 columns x 16384 rows x 8 banks x 2 pseudo-channels x 64 B = 256 MiB.
+  EXPECT_EQ(m.decode(uint64_t(256) << 20).channel, 1u);
+}
+
+TEST(HbmDram, TimingsAreScaledByTheClockRatio) {
+  HbmParams p = hdl();
+  p.dram_clock_ratio = 1.5;  // e.g. a 1.5 GHz accelerator on the 1 GHz HBM2 clock
+  HbmDram m(p);
+  EXPECT_EQ(m.timing().rcd, 11u);  // ceil(7 x 1.5)
+  EXPECT_EQ(m.timing().burst, 6u);
+  EXPECT_EQ(m.serve_request(0, false, 0, 0).completion_cycle, 1u + 11 + 11 + 6 + 1);
+}
+
+TEST(HbmDram, PresetKeysSetTheModelsParameters) {
+  HardwareParams h;
+  h.set("hbm.model", "dram");
+  h.set("hbm.channels", "8");
+  h.set("hbm.dram.tRCD", "9");
+  h.set("hbm.page_policy", "closed");
+  const std::unique_ptr<HbmModel> m = make_hbm_model(h.hbm.model, h.hbm);
+  EXPECT_EQ(m->serve_request(0, false, 0, 0).completion_cycle, 1u + 9 + 7 + 4 + 1);
+  try {
+    h.set("hbm.mapping_order", "RoRoRaCoCh");
+    FAIL() << "accepted a bad mapping order";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "hardware parameter 'hbm.mapping_order': expected the fields Ro, Ba, Ra, Co and Ch once each, most "
+              "significant first (e.g. RoBaRaCoCh), got 'RoRoRaCoCh'");
+  }
+  EXPECT_THROW(h.set("hbm.page_policy", "adaptive"), std::invalid_argument);
+}
+
+TEST(HbmDram, BadParametersAreErrors) {
+  HbmParams p = hdl();
+  p.dram_row_bytes = 100;  // not a multiple of 64-B requests
+  EXPECT_THROW(make_hbm_model("dram", p), std::invalid_argument);
+  p = hdl();
+  p.mapping_order = "RoBaRaCo";
+  EXPECT_THROW(make_hbm_model("dram", p), std::invalid_argument);
+}
+
+TEST(HbmDram, RunsAreDeterministicAndEveryPathAgreesOnTraffic) {
+  const std::vector<test::InitiatorWork> w = test::mixed_workload(6, 3);
+  auto deferred = [&] {
+    HbmDram m(hdl());
+    return test::run_deferred(w, m, test::SameCycle::Initiator);
+  };
+  const test::WorkloadResult a = deferred(), b = deferred();
+  EXPECT_EQ(a.tile_done, b.tile_done);
+  EXPECT_GT(a.makespan, 0u);
+  HbmDram m(hdl());
+  const test::WorkloadResult f = test::run_fast(w, [&](const Burst& x) { return m.serve_burst(x); });
+  EXPECT_EQ(f.requests, a.requests);
+  EXPECT_EQ(m.stats().requests(), a.requests);
+  EXPECT_EQ(m.dram_stats().row_hits + m.dram_stats().row_misses + m.dram_stats().row_conflicts, a.requests);
+}
+
+}  // namespace
+}  // namespace stepsim
