@@ -84,6 +84,7 @@ HbmDram::HbmDram(const HbmParams& params) : p_(params) {
     pc.group_wr_ok.assign(p_.dram_bank_groups, 0);
     pc.next_refresh = t_.refi ? t_.refi : UINT64_MAX;
   }
+  slot_of_.assign(pcs_.size(), -1);
   stats_.requests_per_channel.assign(p_.channels, 0);
   stats_.busy_cycles_per_channel.assign(p_.channels, 0);
 }
@@ -139,10 +140,17 @@ uint64_t HbmDram::enqueue(const Burst& b, BurstResult* info) {
     r.row = a.row;
     r.write = b.write;
     const uint32_t pc = pc_index(a);
-    if (std::find(o.pcs.begin(), o.pcs.end(), pc) == o.pcs.end()) o.pcs.push_back(pc);
+    if (slot_of_[pc] < 0) {
+      slot_of_[pc] = int32_t(o.pcs.size());
+      o.pcs.push_back(pc);
+      o.left_in.push_back(0);
+    }
+    r.slot = uint32_t(slot_of_[pc]);
+    ++o.left_in[r.slot];
     push(pc, r);
     ++stats_.requests_per_channel[a.channel];
   }
+  for (uint32_t pc : o.pcs) slot_of_[pc] = -1;
   (b.write ? stats_.write_requests : stats_.read_requests) += n;
   (b.write ? stats_.bytes_written : stats_.bytes_read) += n * p_.request_bytes;
   if (n) stats_.first_issue_cycle = std::min(stats_.first_issue_cycle, b.issue_cycle);
@@ -153,13 +161,8 @@ uint64_t HbmDram::enqueue(const Burst& b, BurstResult* info) {
 void HbmDram::settle(uint64_t handle) {
   Owner& o = owners_.at(handle);
   // Pseudo-channels are independent: finish the call's requests one pseudo-channel at a time.
-  for (size_t i = 0; i < o.pcs.size() && o.left > 0; ++i) {
-    const uint32_t pc = o.pcs[i];
-    uint64_t mine = 0;
-    for (const Pending& r : pcs_[pc].queue) mine += r.owner == handle;
-    while (mine > 0)
-      if (decide_one(pc) == handle) --mine;
-  }
+  for (size_t i = 0; i < o.pcs.size(); ++i)
+    while (o.left_in[i] > 0) decide_one(o.pcs[i]);
 }
 
 void HbmDram::account_served(const Pending& r, uint32_t pc, const Timed& t) {
@@ -171,6 +174,7 @@ void HbmDram::account_served(const Pending& r, uint32_t pc, const Timed& t) {
   Owner& o = it->second;
   o.result.completion_cycle = std::max(o.result.completion_cycle, completion);
   --o.left;
+  --o.left_in[r.slot];
   if (r.index == 0) {
     o.first.issue_cycle = r.arrival - p_.link_latency;
     o.first.start_cycle = t.first_command;

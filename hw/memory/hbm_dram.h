@@ -47,7 +47,7 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -118,10 +118,12 @@ class HbmDram final : public HbmModel {
     uint32_t initiator = 0;
     uint64_t owner = 0;  // the call's handle (call order)
     uint64_t index = 0;  // request index within the call
+    uint32_t slot = 0;   // the pseudo-channel's index in its owner's pcs
     uint32_t bank = 0, row = 0;
     bool write = false;
     // Same-cycle order of the header comment.
     bool before(const Pending& o) const;
+    bool operator<(const Pending& o) const { return before(o); }
   };
   struct Bank {
     bool open = false;
@@ -138,7 +140,9 @@ class HbmDram final : public HbmModel {
     uint64_t acts = 0;                    // ACTs issued (position in the ring)
     uint64_t data_free = 0;               // the data bus frees (scheduler decision cycle)
     uint64_t next_refresh = 0;            // due cycle of the next refresh (UINT64_MAX: none)
-    std::deque<Pending> queue;            // in arrival (same-cycle) order
+    // In arrival (same-cycle) order: an ordered set, as a long burst issued earlier keeps
+    // requests arriving among those of later calls (O(log n) inserts where a deque's are O(n)).
+    std::set<Pending> queue;
   };
   // The cycles of one scheduled request.
   struct Timed {
@@ -150,7 +154,8 @@ class HbmDram final : public HbmModel {
     BurstResult result;
     uint64_t left = 0;
     uint32_t initiator = 0;
-    std::vector<uint32_t> pcs;  // pseudo-channels holding its pending requests (no repeats)
+    std::vector<uint32_t> pcs;   // pseudo-channels holding its requests (no repeats)
+    std::vector<uint64_t> left_in;  // its requests still pending in pcs[i]
     Completion first;           // serve_request: the request's cycles
   };
 
@@ -183,6 +188,7 @@ class HbmDram final : public HbmModel {
   std::array<uint8_t, 5> fields_{};  // field ids least significant first (see decode)
   std::array<uint64_t, 5> sizes_{};  // the size of each field id
   bool closed_page_ = false;
+  std::vector<int32_t> slot_of_;  // enqueue's scratch: pseudo-channel -> slot in the owner (-1: none)
   std::vector<PseudoChannel> pcs_;
   std::unordered_map<uint64_t, Owner> owners_;
   uint64_t next_handle_ = 1;

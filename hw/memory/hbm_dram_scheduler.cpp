@@ -14,33 +14,27 @@ bool HbmDram::Pending::before(const Pending& o) const {
 }
 
 void HbmDram::push(uint32_t pc, const Pending& r) {
-  std::deque<Pending>& q = pcs_[pc].queue;
-  // Calls come in time order, so a request mostly goes last; a long burst issued earlier can
-  // still have requests arriving after it.
-  if (q.empty() || !r.before(q.back())) {
-    q.push_back(r);
-    return;
-  }
-  q.insert(std::upper_bound(q.begin(), q.end(), r, [](const Pending& a, const Pending& b) { return a.before(b); }), r);
+  std::set<Pending>& q = pcs_[pc].queue;
+  q.insert(q.end(), r);  // the hint: calls come in time order, so a request mostly goes last
 }
 
 uint64_t HbmDram::decide_one(uint32_t pc_id) {
   PseudoChannel& pc = pcs_[pc_id];
-  std::deque<Pending>& q = pc.queue;
+  std::set<Pending>& q = pc.queue;
   // The controller picks when its data bus frees, or when the oldest request arrives.
-  const uint64_t decision = std::max(pc.data_free, q.front().arrival);
+  const uint64_t decision = std::max(pc.data_free, q.begin()->arrival);
   // FR-FCFS over the requests in the queue at that cycle: the oldest row hit, else the oldest.
-  size_t pick = 0;
-  const size_t window = std::min<size_t>(q.size(), p_.dram_queue_depth);
-  for (size_t i = 0; i < window && q[i].arrival <= decision; ++i) {
-    const Bank& b = pc.banks[q[i].bank];
-    if (b.open && b.row == q[i].row) {
-      pick = i;
+  auto pick = q.begin();
+  uint32_t seen = 0;
+  for (auto it = q.begin(); it != q.end() && seen < p_.dram_queue_depth && it->arrival <= decision; ++it, ++seen) {
+    const Bank& b = pc.banks[it->bank];
+    if (b.open && b.row == it->row) {
+      pick = it;
       break;
     }
   }
-  const Pending r = q[pick];
-  q.erase(q.begin() + std::ptrdiff_t(pick));
+  const Pending r = *pick;
+  q.erase(pick);
   const Timed t = time_request(pc, r, decision);
   account_served(r, pc_id, t);
   return r.owner;
