@@ -47,7 +47,6 @@
 
 #include <array>
 #include <cstdint>
-#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -123,7 +122,12 @@ class HbmDram final : public HbmModel {
     bool write = false;
     // Same-cycle order of the header comment.
     bool before(const Pending& o) const;
-    bool operator<(const Pending& o) const { return before(o); }
+    bool taken = false;  // served out of order (FR-FCFS), its slot kept until the head passes
+  };
+  // One call's requests on one pseudo-channel, in order (a call's requests only ever go last).
+  struct Stream {
+    std::vector<Pending> reqs;
+    size_t head = 0;  // the first request not served
   };
   struct Bank {
     bool open = false;
@@ -140,9 +144,10 @@ class HbmDram final : public HbmModel {
     uint64_t acts = 0;                    // ACTs issued (position in the ring)
     uint64_t data_free = 0;               // the data bus frees (scheduler decision cycle)
     uint64_t next_refresh = 0;            // due cycle of the next refresh (UINT64_MAX: none)
-    // In arrival (same-cycle) order: an ordered set, as a long burst issued earlier keeps
-    // requests arriving among those of later calls (O(log n) inserts where a deque's are O(n)).
-    std::set<Pending> queue;
+    // The pending requests, one stream per call: their arrival (same-cycle) order is the merge
+    // of the streams (a long burst issued earlier keeps requests arriving among those of later
+    // calls), taken at decision time; appending stays O(1).
+    std::vector<Stream> streams;
   };
   // The cycles of one scheduled request.
   struct Timed {
@@ -188,6 +193,7 @@ class HbmDram final : public HbmModel {
   std::array<uint8_t, 5> fields_{};  // field ids least significant first (see decode)
   std::array<uint64_t, 5> sizes_{};  // the size of each field id
   bool closed_page_ = false;
+  std::vector<size_t> cursor_;    // decide_one's scratch: a cursor per stream
   std::vector<int32_t> slot_of_;  // enqueue's scratch: pseudo-channel -> slot in the owner (-1: none)
   std::vector<PseudoChannel> pcs_;
   std::unordered_map<uint64_t, Owner> owners_;
