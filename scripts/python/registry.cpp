@@ -147,6 +147,15 @@ void bind_registry(py::module_& m) {
   m.def("technology_names", &technology_names, "the built-in technology tables (docs/energy.md)");
   m.def("tech_entries", &tech_entries, "{SECTION.KEY: unit} of a technology table's entries (--set tech.SECTION.KEY)");
   m.def("default_technology", [] { return std::string(kDefaultTechnology); }, "the table a run uses when none is named");
+  m.def(
+      "technology",
+      [](const std::string& name_or_path) {
+        const Technology t = load_technology(name_or_path);
+        py::dict d;
+        for (const Technology::EntryDoc& e : Technology::entries()) d[py::str(e.dotted())] = t.entry(e.dotted()).value;
+        return d;
+      },
+      py::arg("name_or_path"), "a technology table's entries {SECTION.KEY: value} (strict: errors name the file and key)");
   m.def("resolve_path", &resolve_path, py::arg("path"), py::arg("base_dir") = ".",
         "a file path as graph files give it: shared:REL is in the shared data folder (STEPSIM_SHARED)");
   m.attr("source_dir") = STEPSIM_SOURCE_DIR;  // where graphs/models and the other data files are

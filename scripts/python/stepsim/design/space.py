@@ -238,7 +238,7 @@ class Space:
         if self.preset not in _stepsim.preset_names():
             raise _stepsim.Error("space: unknown preset '%s' (%s)" % (self.preset, ", ".join(_stepsim.preset_names())))
         self.hardware = {k: _hardware_kind(v) for k, v in _stepsim.preset(self.preset).items()}
-        self.hardware.update({TECH_PREFIX + k: "number" for k in _stepsim.tech_entries()})
+        self.hardware.update({TECH_PREFIX + k: "nonnegative" for k in _stepsim.tech_entries()})
         self.tech = self._tech(data.get("tech", _stepsim.default_technology()))
         self.program = self._program(data.get("program"))
         self.metrics = program_metrics(self.program)  # name -> unit of what its runs measure
@@ -254,12 +254,18 @@ class Space:
         self._search(self._mapping("search", data.get("search", {})))
 
     def _tech(self, tech):
-        """The technology table pricing energy and area: a built-in name or a YAML file."""
+        """The technology table pricing energy and area: a built-in name or a YAML file, read once
+        here so that a file that is no table fails before any trial runs."""
         tech = str(tech)
         if tech not in _stepsim.technology_names() and not os.path.isfile(os.path.join(self.base, tech)):
             raise _stepsim.Error("space: unknown tech '%s' (a technology file, or one of: %s)"
                                  % (tech, ", ".join(_stepsim.technology_names())))
-        return tech if tech in _stepsim.technology_names() else os.path.join(self.base, tech)
+        tech = tech if tech in _stepsim.technology_names() else os.path.join(self.base, tech)
+        try:
+            _stepsim.technology(tech)
+        except _stepsim.Error as e:
+            raise _stepsim.Error("space: tech: %s" % e) from None
+        return tech
 
     def _name(self, name):
         """The study's name: a short line (plots carry it as their title; matplotlib fails on a
@@ -591,6 +597,9 @@ def _value_problem(v, kind):
     if kind == "number":
         ok = _number(v) or (isinstance(v, str) and _is_number(v))
         return None if ok else "a finite number"
+    if kind == "nonnegative":  # a technology entry (pJ, mm2, mW)
+        ok = (_number(v) or (isinstance(v, str) and _is_number(v))) and float(v) >= 0
+        return None if ok else "a finite number >= 0"
     if kind == "bool":
         return None if isinstance(v, bool) or v in ("true", "false") else "true or false"
     if kind in ("word", "string", "scalar"):
