@@ -18,6 +18,8 @@
 // Implementations (make_hbm_model, hbm_model_registry):
 //   fixed - hw/memory/hbm_fixed.h: channels with a fixed latency and initiation interval
 //           (the reference simulator's HBM node), tiles timed in closed form.
+//   dram  - hw/memory/hbm_dram.h: channels, pseudo-channels, bank groups, banks and rows with
+//           the standard's command timing, refresh and an FR-FCFS scheduler (docs/hbm-dram.md).
 // docs/architecture.md, "The HBM model: interface and registry", says how to add one.
 #pragma once
 

@@ -9,8 +9,10 @@ import time
 
 from conftest import cli, stepsim_binary
 
+# 100 points, a few seconds on one worker: the first sweep must still hold the folder when the
+# second starts (20 points once finished first on a fast machine, and the second then ran).
 ARGS = ["sweep", "--layer", "swiglu", "-p", "batch=32", "-p", "tile_f=32,64,128,256",
-        "--set", "hbm.channels=2,4,8,16,32"]
+        "--set", "hbm.channels=2,4,8,16,32", "--set", "onchip_bw=32,64,128,256,512"]
 
 
 def rows(path):
