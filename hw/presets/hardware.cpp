@@ -201,13 +201,7 @@ std::map<std::string, std::string> HardwareParams::to_map() const {
 }
 
 HardwareParams load_preset(const std::string& name_or_path) {
-  std::string path = name_or_path;
-  if (!std::filesystem::exists(path)) path = presets_dir() + "/" + name_or_path + ".yaml";
-  if (!std::filesystem::exists(path)) {
-    std::string names;
-    for (const std::string& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
-    throw std::invalid_argument("unknown preset '" + name_or_path + "'; known presets: " + names);
-  }
+  const std::string path = named_yaml_file(name_or_path, presets_dir(), "preset", "presets", preset_names);
   const YAML::Node root = load_strict(read_input_file(path, "preset file", kMaxTextInputBytes), path);
   HardwareParams h;
   apply_yaml(h, root, "", path);

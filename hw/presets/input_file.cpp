@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
@@ -52,6 +53,16 @@ std::string read_input_file(const std::string& path, const std::string& what, ui
   }
   if (f.bad()) cannot_open(path, what, "a read failed");
   return text;
+}
+
+std::string named_yaml_file(const std::string& name_or_path, const std::string& dir, const std::string& what,
+                            const std::string& plural, const std::function<std::vector<std::string>()>& known) {
+  if (std::filesystem::exists(name_or_path)) return name_or_path;
+  const std::string path = dir + "/" + name_or_path + ".yaml";
+  if (std::filesystem::exists(path)) return path;
+  std::string names;
+  for (const std::string& n : known()) names += (names.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("unknown " + what + " '" + name_or_path + "'; known " + plural + ": " + names);
 }
 
 }  // namespace stepsim

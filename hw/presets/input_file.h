@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace stepsim {
 
@@ -18,6 +20,12 @@ void check_input_file(const std::string& path, const std::string& what, uint64_t
 // The whole text of an input file checked as above; a FIFO is read up to `max_bytes` bytes.
 std::string read_input_file(const std::string& path, const std::string& what, uint64_t max_bytes,
                             bool allow_fifo = false, const std::string& why_max = "");
+
+// The file of a built-in YAML (a preset, a technology table) or a user's: `name_or_path` itself
+// when it exists, else DIR/NAME.yaml. Throws std::invalid_argument ("unknown WHAT 'NAME'; known
+// PLURAL: a, b") otherwise, the names from `known` (called only then).
+std::string named_yaml_file(const std::string& name_or_path, const std::string& dir, const std::string& what,
+                            const std::string& plural, const std::function<std::vector<std::string>()>& known);
 
 // The largest graph or preset file read (a graph of 10^6 nodes is about 100 MB of YAML).
 inline constexpr uint64_t kMaxTextInputBytes = uint64_t(1) << 30;

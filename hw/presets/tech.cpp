@@ -1,14 +1,13 @@
 #include "hw/presets/tech.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
 
 #include "hw/presets/input_file.h"
 #include "hw/presets/strict_yaml.h"
+#include "hw/stream/number_text.h"
 
 namespace stepsim {
 
@@ -37,9 +36,8 @@ std::string tech_dir() { return std::string(STEPSIM_SOURCE_DIR) + "/hw/presets/t
 // ".nan", ".inf", "1x" are not).
 double number(const YAML::Node& n, const std::string& source, const std::string& key, bool positive) {
   const std::string text = scalar(n, source, key);
-  char* end = nullptr;
-  const double v = text.empty() ? 0 : std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(v))
+  double v = 0;
+  if (!parse_finite_double(text, v))
     throw std::invalid_argument(at(source, n) + ": " + key + " must be a finite number, got '" + text + "'");
   if (v < 0 || (positive && v == 0))
     throw std::invalid_argument(at(source, n) + ": " + key + " must be " + (positive ? "> 0" : ">= 0") + ", got '" +
@@ -116,21 +114,14 @@ Technology parse_technology(const std::string& text, const std::string& source) 
 }
 
 Technology load_technology(const std::string& name_or_path) {
-  std::string path = name_or_path;
-  if (!std::filesystem::exists(path)) path = tech_dir() + "/" + name_or_path + ".yaml";
-  if (!std::filesystem::exists(path)) {
-    std::string names;
-    for (const std::string& n : technology_names()) names += (names.empty() ? "" : ", ") + n;
-    throw std::invalid_argument("unknown technology '" + name_or_path + "'; known technologies: " + names);
-  }
+  const std::string path = named_yaml_file(name_or_path, tech_dir(), "technology", "technologies", technology_names);
   return parse_technology(read_input_file(path, "technology file", kMaxTextInputBytes), path);
 }
 
 void set_tech_entry(Technology& t, const std::string& dotted, const std::string& value) {
   TechEntry& e = t.entry(dotted);
-  char* end = nullptr;
-  const double v = value.empty() ? 0 : std::strtod(value.c_str(), &end);
-  if (value.empty() || *end != '\0' || !std::isfinite(v) || v < 0)
+  double v = 0;
+  if (!parse_finite_double(value, v) || v < 0)
     throw std::invalid_argument("tech." + dotted + " must be a finite number >= 0, got '" + value + "'");
   e.value = v;
   e.source = "set on the command line: tech." + dotted + "=" + value;

@@ -2,12 +2,25 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace stepsim {
 
 std::string IntRange::text() const { return std::to_string(min) + ".." + std::to_string(max); }
+
+bool parse_finite_double(const std::string& text, double& out) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return false;
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (*end != '\0' || errno == ERANGE || !std::isfinite(v)) return false;
+  out = v;
+  return true;
+}
 
 bool parse_int64(const std::string& text, int64_t& out) {
   const char* p = text.data();

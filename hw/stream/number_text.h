@@ -11,6 +11,10 @@ namespace stepsim {
 // else: empty text, trailing characters, or a number outside int64_t.
 bool parse_int64(const std::string& text, int64_t& out);
 
+// A finite decimal number ("1e-3", "0.5", "-2"): false for empty text, trailing characters, nan,
+// inf or a value outside double's range.
+bool parse_finite_double(const std::string& text, double& out);
+
 // Allowed values of an integer (a parameter, every entry of an integer list, a graph field),
 // inclusive.
 struct IntRange {

@@ -67,13 +67,16 @@ std::vector<Actions> node_actions(const SimResult& r) {
   return actions;
 }
 
-std::vector<double> action_energy_pj(const Actions& a, const Technology& t) {
+std::vector<double> action_prices(const Technology& t) {
+  std::vector<double> prices;
+  for (const Actions::Doc& d : Actions::docs()) prices.push_back(d.price.empty() ? 0.0 : t.entry(d.price).value);
+  return prices;
+}
+
+std::vector<double> action_energy_pj(const Actions& a, const std::vector<double>& prices) {
   const std::vector<uint64_t> counts = a.counts();
   std::vector<double> pj;
-  for (size_t k = 0; k < counts.size(); ++k) {
-    const std::string& price = Actions::docs()[k].price;
-    pj.push_back(price.empty() ? 0.0 : double(counts[k]) * t.entry(price).value);
-  }
+  for (size_t k = 0; k < counts.size(); ++k) pj.push_back(double(counts[k]) * prices[k]);
   return pj;
 }
 
@@ -143,18 +146,19 @@ json area_json(const FabricUnits& u, const FabricArea& a, const Technology& t) {
 void add_energy_report(json& report, const SimResult& r, const HardwareParams& hw, const Technology& t,
                        uint64_t tokens) {
   const std::vector<Actions> per_node = node_actions(r);
+  const std::vector<double> prices = action_prices(t);
   json& nodes = report["nodes"];
   Actions total;
   uint64_t flops = 0;
   for (size_t i = 0; i < per_node.size(); ++i) {
     nodes[i]["actions"] = action_counts_json(per_node[i]);
-    nodes[i]["energy_pj"] = sum(action_energy_pj(per_node[i], t));
+    nodes[i]["energy_pj"] = sum(action_energy_pj(per_node[i], prices));
     total += per_node[i];
     flops += r.nodes[i].flops;
   }
   const FabricUnits units = allocated_units(r, hw);
   const double leakage_mw = fabric_leakage_mw(units, t);
-  const std::vector<double> by_action = action_energy_pj(total, t);
+  const std::vector<double> by_action = action_energy_pj(total, prices);
   const double dynamic_pj = sum(by_action);
   // 1 mW for 1 ns is 1 pJ: the run lasts cycles / clock_ghz ns.
   const double static_pj = leakage_mw * double(r.cycles) / hw.clock_ghz;

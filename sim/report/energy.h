@@ -33,8 +33,11 @@ struct Actions {
 // The actions of each node of `r`, in r.nodes' order (energy.cpp says where each count comes from).
 std::vector<Actions> node_actions(const SimResult& r);
 
-// Dynamic energy of the actions by kind, in pJ, in Actions::docs()' order (0 where unpriced).
-std::vector<double> action_energy_pj(const Actions& a, const Technology& t);
+// The price of each action in pJ per unit, in Actions::docs()' order (0 where unpriced): the
+// technology's entries looked up once per report, not once per node.
+std::vector<double> action_prices(const Technology& t);
+// Dynamic energy of the actions by kind, in pJ, in Actions::docs()' order.
+std::vector<double> action_energy_pj(const Actions& a, const std::vector<double>& prices);
 
 // The units of the fabric a run allocated, which take area and leak.
 struct FabricUnits {

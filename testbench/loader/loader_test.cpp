@@ -48,6 +48,16 @@ TEST(NumberText, ReadsWhole64BitDecimalsAndNothingElse) {
     EXPECT_FALSE(parse_int64(bad, v)) << bad;
 }
 
+TEST(NumberText, ReadsFiniteDecimalsAndNothingElse) {
+  double v = 0;
+  EXPECT_TRUE(parse_finite_double("1e-3", v));
+  EXPECT_EQ(v, 0.001);
+  EXPECT_TRUE(parse_finite_double("-2.5", v));
+  EXPECT_EQ(v, -2.5);
+  for (const char* bad : {"", "nan", "inf", "-inf", "1e999", "1e-999", "1x", " 1", "1 ", ".", "0x", "--1"})
+    EXPECT_FALSE(parse_finite_double(bad, v)) << bad;
+}
+
 TEST(Parameters, NegativeAndWideRanksAreRejectedWithTheRange) {
   // Once a segmentation fault (rank -1) and a silent rank 0 (2^32 cut to 32 bits).
   for (const char* op : {"Partition", "Parallelize", "EagerMerge"})
