@@ -117,7 +117,7 @@ CaseResult finish(const HbmDram& m, std::vector<Figure> figures) {
   return r;
 }
 
-std::string fixed(double v, int digits) {
+std::string with_digits(double v, int digits) {
   std::ostringstream s;
   s.setf(std::ios::fixed);
   s.precision(digits);
@@ -139,15 +139,16 @@ DramAddress location(const HbmParams& p, uint64_t q, uint64_t bank, uint64_t row
   return a;
 }
 
-// Requests per cycle between completions i0 and the last, over whole groups of four requests
-// (the tFAW window's period), from the second half of the run on (past the start).
+// Requests per cycle from the middle of the run (past the start) to its end, over whole groups
+// of four requests (the period of the tFAW window).
 double steady_rate(const std::vector<uint64_t>& completion) {
   const size_t i0 = completion.size() / 2, span = (completion.size() - 1 - i0) / 4 * 4;
   if (span == 0) throw std::invalid_argument("steady_rate: too few requests (need >= 9)");
   return double(span) / double(completion[i0 + span] - completion[i0]);
 }
 
-std::mt19937_64 rng_of_the_patterns() { return std::mt19937_64(38); }
+// The random patterns' draws: mt19937_64 is specified by the standard, the same on every host.
+std::mt19937_64 seeded_rng() { return std::mt19937_64(38); }
 
 }  // namespace
 
@@ -177,17 +178,20 @@ HbmParams without_refresh(HbmParams p) {
   return p;
 }
 
-uint64_t encode(const HbmParams& p, const DramAddress& a) {
+AddressEncoder::AddressEncoder(const HbmParams& p) : request_bytes_(p.request_bytes) {
+  static const char* const kNames[] = {"Ro", "Ba", "Ra", "Co", "Ch"};  // by Field
+  check_hbm_mapping_order(p.mapping_order);
+  for (size_t i = 0; i < order_.size(); ++i)
+    for (uint8_t f = 0; f < 5; ++f)
+      if (p.mapping_order.compare(2 * i, 2, kNames[f]) == 0) order_[i] = Field(f);
+  size_ = {p.dram_rows, banks_per_pc(p), p.dram_pseudo_channels, columns(p), p.channels};
+}
+
+uint64_t AddressEncoder::operator()(const DramAddress& a) const {
+  const uint64_t value[] = {a.row, a.bank, a.pseudo_channel, a.column, a.channel};  // by Field
   uint64_t x = 0;
-  for (size_t i = 0; i < p.mapping_order.size(); i += 2) {  // most significant first
-    const std::string f = p.mapping_order.substr(i, 2);
-    if (f == "Ro") x = x * p.dram_rows + a.row;
-    if (f == "Ba") x = x * banks_per_pc(p) + a.bank;
-    if (f == "Ra") x = x * p.dram_pseudo_channels + a.pseudo_channel;
-    if (f == "Co") x = x * columns(p) + a.column;
-    if (f == "Ch") x = x * p.channels + a.channel;
-  }
-  return x * p.request_bytes;
+  for (Field f : order_) x = x * size_[f] + value[f];
+  return x * request_bytes_;
 }
 
 CaseResult stream(const HbmParams& p, bool write, uint64_t requests) {
@@ -195,6 +199,7 @@ CaseResult stream(const HbmParams& p, bool write, uint64_t requests) {
   if (!one_stream && !per_pc) throw std::invalid_argument("stream: a theory for RoBaRaCoCh and ChRaBaRoCo only");
   HbmDram m(p);
   const DramTiming& t = m.timing();
+  const AddressEncoder encode(p);
   const uint64_t pcs = uint64_t(p.channels) * p.dram_pseudo_channels, per_burst = columns(p);
   // Whole stripes of one row per pseudo-channel, so that every pseudo-channel gets as many.
   const uint64_t bursts = requests / (pcs * per_burst) * pcs;
@@ -203,7 +208,7 @@ CaseResult stream(const HbmParams& p, bool write, uint64_t requests) {
     Burst b;
     // RoBaRaCoCh: sequential addresses spread over channels, then columns, pseudo-channels,
     // banks. ChRaBaRoCo: burst j is one row of bank 0 of pseudo-channel j % pcs.
-    b.base = one_stream ? j * p.dram_row_bytes : encode(p, location(p, j % pcs, 0, j / pcs, 0));
+    b.base = one_stream ? j * p.dram_row_bytes : encode(location(p, j % pcs, 0, j / pcs, 0));
     b.row_bytes = p.dram_row_bytes;
     b.write = write;
     b.issue_cycle = j;
@@ -237,12 +242,13 @@ CaseResult rw_mix(const HbmParams& p, uint64_t block, bool other_group, uint64_t
   if (block == 0 || requests < 6 * block) throw std::invalid_argument("rw_mix: needs >= 3 pairs of blocks");
   HbmDram m(p);
   const DramTiming& t = m.timing();
+  const AddressEncoder encode(p);
   const uint64_t write_bank = other_group ? 1 : 0;
   std::vector<uint64_t> column_cycle(requests);
   std::vector<bool> is_write(requests);
   for (uint64_t k = 0; k < requests; ++k) {
     is_write[k] = (k / block) % 2 == 1;
-    const uint64_t addr = encode(p, location(p, 0, is_write[k] ? write_bank : 0, 0, k % columns(p)));
+    const uint64_t addr = encode(location(p, 0, is_write[k] ? write_bank : 0, 0, k % columns(p)));
     // A row hit's first command is its column command (the first pair opens the rows: skipped).
     column_cycle[k] = m.serve_request(addr, is_write[k], k / 2, 0).start_cycle;
   }
@@ -272,6 +278,7 @@ CaseResult rw_mix(const HbmParams& p, uint64_t block, bool other_group, uint64_t
 CaseResult idle_latency(const HbmParams& p, bool write, uint64_t requests) {
   HbmDram m(p);
   const DramTiming& t = m.timing();
+  const AddressEncoder encode(p);
   const uint64_t all_banks = uint64_t(p.channels) * p.dram_pseudo_channels * banks_per_pc(p);
   uint64_t sum[3] = {}, count[3] = {};
   for (uint64_t s = 0; s < requests; ++s) {
@@ -282,7 +289,7 @@ CaseResult idle_latency(const HbmParams& p, bool write, uint64_t requests) {
     const DramAddress a = location(p, bank / banks_per_pc(p), bank % banks_per_pc(p), row + (phase == 2),
                                    phase == 1 ? 1 : 0);
     const DramStats before = m.dram_stats();
-    const Completion c = m.serve_request(encode(p, a), write, 100 * s, 0);
+    const Completion c = m.serve_request(encode(a), write, 100 * s, 0);
     const DramStats& after = m.dram_stats();
     const int k = after.row_misses > before.row_misses ? 0 : after.row_hits > before.row_hits ? 1 : 2;
     sum[k] += c.completion_cycle - c.issue_cycle;
@@ -305,13 +312,14 @@ CaseResult idle_latency(const HbmParams& p, bool write, uint64_t requests) {
 CaseResult random_one_at_a_time(const HbmParams& p, uint32_t rows, uint64_t requests) {
   HbmDram m(p);
   const DramTiming& t = m.timing();
+  const AddressEncoder encode(p);
   const uint64_t pcs = uint64_t(p.channels) * p.dram_pseudo_channels, banks = pcs * banks_per_pc(p);
-  std::mt19937_64 rng = rng_of_the_patterns();
+  std::mt19937_64 rng = seeded_rng();
   uint64_t cycle = 0, total = 0;
   for (uint64_t k = 0; k < requests; ++k) {
     const uint64_t bank = rng() % banks, row = rng() % rows, column = rng() % columns(p);
     const Completion c =
-        m.serve_request(encode(p, location(p, bank / banks_per_pc(p), bank % banks_per_pc(p), row, column)), false,
+        m.serve_request(encode(location(p, bank / banks_per_pc(p), bank % banks_per_pc(p), row, column)), false,
                         cycle, 0);
     total += c.completion_cycle - c.issue_cycle;
     cycle = c.completion_cycle;  // one request outstanding
@@ -342,7 +350,8 @@ CaseResult random_one_at_a_time(const HbmParams& p, uint32_t rows, uint64_t requ
 CaseResult saturating_random(const HbmParams& p, bool interleave_banks, uint64_t requests) {
   HbmDram m(p);
   const DramTiming& t = m.timing();
-  std::mt19937_64 rng = rng_of_the_patterns();
+  const AddressEncoder encode(p);
+  std::mt19937_64 rng = seeded_rng();
   std::vector<uint64_t> completion(requests);
   std::vector<uint64_t> open_row(banks_per_pc(p), p.dram_rows);  // none yet
   for (uint64_t k = 0; k < requests; ++k) {
@@ -353,13 +362,13 @@ CaseResult saturating_random(const HbmParams& p, bool interleave_banks, uint64_t
     if (row == open_row[bank]) row = (row + 1) % p.dram_rows;
     open_row[bank] = row;
     const uint64_t column = rng() % columns(p);
-    completion[k] = m.serve_request(encode(p, location(p, 0, bank, row, column)), false, k / 2, 0).completion_cycle;
+    completion[k] = m.serve_request(encode(location(p, 0, bank, row, column)), false, k / 2, 0).completion_cycle;
   }
   const std::vector<Bound> bounds = activation_bounds(p, t);
   const Bound& least = *std::min_element(bounds.begin(), bounds.end(),
                                          [](const Bound& a, const Bound& b) { return a.rate < b.rate; });
   std::string formula = "min(";
-  for (const Bound& b : bounds) formula += b.name + " " + fixed(b.rate, 3) + (&b == &bounds.back() ? "" : ", ");
+  for (const Bound& b : bounds) formula += b.name + " " + with_digits(b.rate, 3) + (&b == &bounds.back() ? "" : ", ");
   formula += ") = " + least.name;
   const std::string name = std::string("saturating random reads, ") +
                            (interleave_banks ? "banks in turn" : "uniform banks") +
@@ -376,13 +385,14 @@ CaseResult activate_window(const HbmParams& p, uint64_t requests) {
   closed.page_policy = "closed";  // every request finds its bank closed: its first command is ACT
   HbmDram m(closed);
   const DramTiming& t = m.timing();
+  const AddressEncoder encode(p);
   const uint64_t banks = banks_per_pc(p);
   if (banks < 5) throw std::invalid_argument("activate_window: needs >= 5 banks per pseudo-channel");
   uint64_t window_sum = 0, windows = 0;
   std::vector<uint64_t> act(banks);
   for (uint64_t round = 0; round < requests / banks; ++round) {
     for (uint64_t b = 0; b < banks; ++b)
-      act[b] = m.serve_request(encode(p, location(p, 0, b, round, 0)), false, 200 * round, 0).start_cycle;
+      act[b] = m.serve_request(encode(location(p, 0, b, round, 0)), false, 200 * round, 0).start_cycle;
     for (uint64_t b = 0; b + 4 < banks; ++b, ++windows) window_sum += act[b + 4] - act[b];
   }
   const double window = double(window_sum) / double(windows);

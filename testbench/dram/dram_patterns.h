@@ -11,6 +11,7 @@
 // per cycle, rates requests per cycle.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -54,7 +55,18 @@ HbmParams hbm2_8ch();
 // The same parameters without refresh (tREFI = 0), for patterns that isolate one timing rule.
 HbmParams without_refresh(HbmParams p);
 // The byte address of a DRAM location under p.mapping_order (the inverse of HbmDram::decode).
-uint64_t encode(const HbmParams& p, const DramAddress& a);
+// The order is read once: the patterns encode every request.
+class AddressEncoder {
+ public:
+  explicit AddressEncoder(const HbmParams& p);
+  uint64_t operator()(const DramAddress& a) const;
+
+ private:
+  enum Field : uint8_t { kRow, kBank, kRank, kColumn, kChannel };
+  std::array<Field, 5> order_{};   // most significant first
+  std::array<uint64_t, 5> size_{};  // by Field
+  uint64_t request_bytes_ = 0;
+};
 
 // 1. Streaming: 1-KiB bursts (one row's worth) of reads or writes issued one per cycle, four
 //    times the peak request rate of 8 x 2 pseudo-channels. RoBaRaCoCh: one sequential stream

@@ -34,7 +34,7 @@ TEST(DramMicro, EncodeIsTheInverseOfDecode) {
     a.bank = 6;
     a.row = 12345;
     a.column = 9;
-    const DramAddress b = m.decode(encode(p, a));
+    const DramAddress b = m.decode(AddressEncoder(p)(a));
     EXPECT_EQ(b.channel, 5u) << order;
     EXPECT_EQ(b.pseudo_channel, 1u) << order;
     EXPECT_EQ(b.bank, 6u) << order;
