@@ -76,6 +76,11 @@ HbmDram::HbmDram(const HbmParams& params) : p_(params) {
     for (uint8_t f = 0; f < 5; ++f)
       if (name == kNames[f]) fields_[i] = f;
   }
+  power_of_two_fields_ = true;
+  for (uint8_t f = 0; f < 5; ++f) {
+    power_of_two_fields_ = power_of_two_fields_ && (sizes_[f] & (sizes_[f] - 1)) == 0;
+    while ((uint64_t(1) << shifts_[f]) < sizes_[f]) ++shifts_[f];
+  }
   pcs_.resize(size_t(p_.channels) * p_.dram_pseudo_channels);
   for (PseudoChannel& pc : pcs_) {
     pc.banks.resize(sizes_[kBank]);
@@ -92,9 +97,16 @@ HbmDram::HbmDram(const HbmParams& params) : p_(params) {
 DramAddress HbmDram::decode(uint64_t addr) const {
   uint64_t x = addr / p_.request_bytes;
   uint64_t v[5] = {};
-  for (uint8_t f : fields_) {  // least significant first; the top field wraps (aliasing)
-    v[f] = x % sizes_[f];
-    x /= sizes_[f];
+  if (power_of_two_fields_) {  // the usual organisations: shifts instead of divisions
+    for (uint8_t f : fields_) {
+      v[f] = x & (sizes_[f] - 1);
+      x >>= shifts_[f];
+    }
+  } else {
+    for (uint8_t f : fields_) {  // least significant first; the top field wraps (aliasing)
+      v[f] = x % sizes_[f];
+      x /= sizes_[f];
+    }
   }
   DramAddress a;
   a.channel = uint32_t(v[kChannel]);
@@ -129,10 +141,14 @@ uint64_t HbmDram::enqueue(const Burst& b, BurstResult* info) {
   o.result.last_issue_cycle = n ? b.request_issue_cycle(n - 1) : b.issue_cycle;
   o.left = n;
   o.initiator = b.initiator;
+  // Row-major walk; the counters stand for j / per_row, j % per_row and j / dispatch.
+  uint64_t row = 0, in_row = 0, arrival = b.issue_cycle + p_.link_latency, in_cycle = 0;
   for (uint64_t j = 0; j < n; ++j) {
-    const DramAddress a = decode(b.request_addr(j / per_row, j % per_row, p_.request_bytes));
-    Pending r;
-    r.arrival = b.request_issue_cycle(j) + p_.link_latency;
+    const DramAddress a = decode(b.request_addr(row, in_row, p_.request_bytes));
+    if (++in_row == per_row) in_row = 0, ++row;
+    DramRequest r;
+    r.arrival = arrival;
+    if (++in_cycle == b.dispatch()) in_cycle = 0, ++arrival;
     r.initiator = b.initiator;
     r.owner = handle;
     r.index = j;
@@ -147,7 +163,7 @@ uint64_t HbmDram::enqueue(const Burst& b, BurstResult* info) {
     }
     r.slot = uint32_t(slot_of_[pc]);
     ++o.left_in[r.slot];
-    push(pc, r);
+    pcs_[pc].queue.push(r);
     ++stats_.requests_per_channel[a.channel];
   }
   for (uint32_t pc : o.pcs) slot_of_[pc] = -1;
@@ -165,7 +181,7 @@ void HbmDram::settle(uint64_t handle) {
     while (o.left_in[i] > 0) decide_one(o.pcs[i]);
 }
 
-void HbmDram::account_served(const Pending& r, uint32_t pc, const Timed& t) {
+void HbmDram::account_served(const DramRequest& r, uint32_t pc, const Timed& t) {
   const uint64_t completion = t.data_end + p_.link_latency;
   stats_.busy_cycles_per_channel[pc / p_.dram_pseudo_channels] += t_.burst;
   stats_.last_completion_cycle = std::max(stats_.last_completion_cycle, completion);

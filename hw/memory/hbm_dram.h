@@ -4,7 +4,8 @@
 // the calls, their units and contract); docs/hbm-dram.md describes it. Its code, by seam:
 //   hbm_dram.cpp            parameters, address mapping, the interface calls, statistics
 //   hbm_dram_bank.cpp       one pseudo-channel's command timing: PRE, ACT, RD/WR, REF
-//   hbm_dram_scheduler.cpp  the pending requests of a pseudo-channel and FR-FCFS
+//   hbm_dram_scheduler.cpp  FR-FCFS: the decision of each pseudo-channel
+//   hbm_dram_queue.*        the pending requests of a pseudo-channel, in arrival order
 //
 // Units: the DRAM timings are parameters in DRAM clock cycles (tCK, as JEDEC and Ramulator 2
 // give them); the model multiplies each by hbm.dram.clock_ratio (accelerator cycles per tCK)
@@ -50,6 +51,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "hw/memory/hbm_dram_queue.h"
 #include "hw/memory/hbm_model.h"
 #include "hw/presets/hbm_params.h"
 
@@ -111,24 +113,6 @@ class HbmDram final : public HbmModel {
   DramAddress decode(uint64_t addr) const;
 
  private:
-  // One request waiting in a pseudo-channel's queue.
-  struct Pending {
-    uint64_t arrival = 0;
-    uint32_t initiator = 0;
-    uint64_t owner = 0;  // the call's handle (call order)
-    uint64_t index = 0;  // request index within the call
-    uint32_t slot = 0;   // the pseudo-channel's index in its owner's pcs
-    uint32_t bank = 0, row = 0;
-    bool write = false;
-    // Same-cycle order of the header comment.
-    bool before(const Pending& o) const;
-    bool taken = false;  // served out of order (FR-FCFS), its slot kept until the head passes
-  };
-  // One call's requests on one pseudo-channel, in order (a call's requests only ever go last).
-  struct Stream {
-    std::vector<Pending> reqs;
-    size_t head = 0;  // the first request not served
-  };
   struct Bank {
     bool open = false;
     uint32_t row = 0;
@@ -144,10 +128,7 @@ class HbmDram final : public HbmModel {
     uint64_t acts = 0;                    // ACTs issued (position in the ring)
     uint64_t data_free = 0;               // the data bus frees (scheduler decision cycle)
     uint64_t next_refresh = 0;            // due cycle of the next refresh (UINT64_MAX: none)
-    // The pending requests, one stream per call: their arrival (same-cycle) order is the merge
-    // of the streams (a long burst issued earlier keeps requests arriving among those of later
-    // calls), taken at decision time; appending stays O(1).
-    std::vector<Stream> streams;
+    DramQueue queue;  // the pending requests (hbm_dram_queue.h)
   };
   // The cycles of one scheduled request.
   struct Timed {
@@ -168,17 +149,16 @@ class HbmDram final : public HbmModel {
   void note_call(uint64_t issue_cycle, uint32_t initiator);
   uint64_t enqueue(const Burst& b, BurstResult* info);
   void settle(uint64_t handle);  // schedules every pending request of the call
-  void account_served(const Pending& r, uint32_t pc, const Timed& t);
+  void account_served(const DramRequest& r, uint32_t pc, const Timed& t);
   uint32_t pc_index(const DramAddress& a) const { return a.channel * p_.dram_pseudo_channels + a.pseudo_channel; }
 
   // hbm_dram_scheduler.cpp
-  void push(uint32_t pc, const Pending& r);
   // Decides one request of pseudo-channel pc (FR-FCFS), times it and accounts it; returns
   // the handle of its call.
   uint64_t decide_one(uint32_t pc);
 
   // hbm_dram_bank.cpp
-  Timed time_request(PseudoChannel& pc, const Pending& r, uint64_t decision);
+  Timed time_request(PseudoChannel& pc, const DramRequest& r, uint64_t decision);
   void refresh_due(PseudoChannel& pc, uint64_t cycle);
   void refresh_at(PseudoChannel& pc, uint64_t due);
   void activate(PseudoChannel& pc, uint32_t bank, uint32_t row, uint64_t cycle);
@@ -192,8 +172,9 @@ class HbmDram final : public HbmModel {
   DramTiming t_;
   std::array<uint8_t, 5> fields_{};  // field ids least significant first (see decode)
   std::array<uint64_t, 5> sizes_{};  // the size of each field id
+  std::array<uint8_t, 5> shifts_{};  // log2 of each size, rounded up
+  bool power_of_two_fields_ = false;
   bool closed_page_ = false;
-  std::vector<size_t> cursor_;    // decide_one's scratch: a cursor per stream
   std::vector<int32_t> slot_of_;  // enqueue's scratch: pseudo-channel -> slot in the owner (-1: none)
   std::vector<PseudoChannel> pcs_;
   std::unordered_map<uint64_t, Owner> owners_;

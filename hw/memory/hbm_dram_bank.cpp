@@ -8,7 +8,7 @@
 
 namespace stepsim {
 
-HbmDram::Timed HbmDram::time_request(PseudoChannel& pc, const Pending& r, uint64_t decision) {
+HbmDram::Timed HbmDram::time_request(PseudoChannel& pc, const DramRequest& r, uint64_t decision) {
   refresh_due(pc, decision);
   Bank& b = pc.banks[r.bank];
   Timed t;
@@ -55,6 +55,7 @@ void HbmDram::activate(PseudoChannel& pc, uint32_t bank, uint32_t row, uint64_t 
   pc.last_acts[pc.acts % 4] = cycle;
   ++pc.acts;
   ++dram_stats_.activates;
+  pc.queue.row_opened(bank, row);
 }
 
 void HbmDram::precharge(Bank& b, uint64_t cycle) {

@@ -194,6 +194,22 @@ TEST(HbmDram, RoBaRaCoChPutsConsecutiveRequestsOnConsecutiveChannels) {
   EXPECT_EQ(m.decode(kNextBank).bank, 1u);
 }
 
+TEST(HbmDram, FieldSizesThatAreNotPowersOfTwoDecodeByDivision) {
+  // 6 channels, 3 bank groups of 2 banks: the decoder cannot use shifts here.
+  HbmParams p = hdl();
+  p.channels = 6;
+  p.dram_bank_groups = 3;
+  HbmDram m(p);
+  for (uint64_t j = 0; j < 6 * 16 * 2 * 6 * 3; j += 7) {
+    const DramAddress a = m.decode(j * 64);
+    EXPECT_EQ(a.channel, j % 6) << j;
+    EXPECT_EQ(a.column, j / 6 % 16) << j;
+    EXPECT_EQ(a.pseudo_channel, j / 96 % 2) << j;
+    EXPECT_EQ(a.bank, j / 192 % 6) << j;
+    EXPECT_EQ(a.row, j / 1152) << j;
+  }
+}
+
 TEST(HbmDram, ChRaBaRoCoKeepsARowOfRequestsInOneChannel) {
   HbmParams p = hdl();
   p.mapping_order = "ChRaBaRoCo";
