@@ -90,6 +90,7 @@ HbmDram::HbmDram(const HbmParams& params) : p_(params) {
     pc.next_refresh = t_.refi ? t_.refi : UINT64_MAX;
   }
   slot_of_.assign(pcs_.size(), -1);
+  ready_seen_.assign(2 * sizes_[kBank], 0);
   stats_.requests_per_channel.assign(p_.channels, 0);
   stats_.busy_cycles_per_channel.assign(p_.channels, 0);
 }

@@ -20,8 +20,11 @@
 //    bank group b % bank_groups.
 //  * Each pseudo-channel keeps its requests in arrival order (same-cycle order: initiator, then
 //    call, then request index). The scheduler decides at D = max(arrival of the oldest pending
-//    request, the cycle its data bus frees); the candidates are the first queue_depth pending
-//    requests that arrived by D; it picks the oldest row hit, else the oldest (FR-FCFS).
+//    request, the cycle its data bus frees); the refreshes due by D happen first; the
+//    candidates are the first queue_depth pending requests that arrived by D. It picks the
+//    oldest row hit; without one, the candidate whose column command can issue first, the
+//    oldest of those (first ready, as Ramulator 2's FR-FCFS prefers a request whose next
+//    command is ready: a read to an idle bank does not wait behind one to a busy bank).
 //  * The chosen request's commands: PRE if another row is open, ACT if the bank is closed, then
 //    RD or WR, each at the earliest cycle >= its arrival that the timing constraints allow
 //    (tRCD, tRP, tRAS, tRC, tRRD_S/L, tFAW, tCCD_S/L, tBURST, tWTR_S/L, read-to-write, tRTP,
@@ -31,9 +34,9 @@
 //  * Response: a read's data ends at RD + tCL + tBURST, a write's at WR + tCWL + tBURST; the
 //    initiator sees it link_latency later. An idle read costs link + tRCD + tCL + tBURST + link
 //    = 20 cycles with the defaults (a row hit: 13; a row conflict: 27).
-//  * Refresh: every tREFI cycles per pseudo-channel (all-bank). Before a request is timed at
-//    decision cycle D, each refresh due by D precharges the open banks and blocks activates
-//    for tRFC after it (refreshes due during idle time cost nothing more).
+//  * Refresh: every tREFI cycles per pseudo-channel (all-bank). At decision cycle D, each
+//    refresh due by D precharges the open banks and blocks activates for tRFC after it
+//    (refreshes due during idle time cost nothing more).
 //
 // Non-anticipation (the interface hands out results before the future is known): a request is
 // scheduled when its result is asked for (serve_request, serve_burst, try_result) or when a
@@ -130,6 +133,11 @@ class HbmDram final : public HbmModel {
     uint64_t next_refresh = 0;            // due cycle of the next refresh (UINT64_MAX: none)
     DramQueue queue;  // the pending requests (hbm_dram_queue.h)
   };
+  // The commands of one request, each at its earliest legal cycle (kNone: not needed).
+  struct Commands {
+    static constexpr uint64_t kNone = UINT64_MAX;
+    uint64_t pre = kNone, act = kNone, col = 0;
+  };
   // The cycles of one scheduled request.
   struct Timed {
     uint64_t first_command = 0;
@@ -158,7 +166,12 @@ class HbmDram final : public HbmModel {
   uint64_t decide_one(uint32_t pc);
 
   // hbm_dram_bank.cpp
-  Timed time_request(PseudoChannel& pc, const DramRequest& r, uint64_t decision);
+  // The request's commands given the pseudo-channel's state (nothing changes).
+  Commands plan(const PseudoChannel& pc, const DramRequest& r) const;
+  // No request that is not a row hit can have its column command before this cycle.
+  uint64_t ready_floor(const PseudoChannel& pc) const;
+  // Issues the request's commands: the state and the statistics change.
+  Timed time_request(PseudoChannel& pc, const DramRequest& r);
   void refresh_due(PseudoChannel& pc, uint64_t cycle);
   void refresh_at(PseudoChannel& pc, uint64_t due);
   void activate(PseudoChannel& pc, uint32_t bank, uint32_t row, uint64_t cycle);
@@ -175,6 +188,8 @@ class HbmDram final : public HbmModel {
   std::array<uint8_t, 5> shifts_{};  // log2 of each size, rounded up
   bool power_of_two_fields_ = false;
   bool closed_page_ = false;
+  std::vector<uint64_t> ready_seen_;  // decide_one's scratch: per bank and direction, the scan
+  uint64_t ready_scan_ = 0;           // that last planned one of its requests
   std::vector<int32_t> slot_of_;  // enqueue's scratch: pseudo-channel -> slot in the owner (-1: none)
   std::vector<PseudoChannel> pcs_;
   std::unordered_map<uint64_t, Owner> owners_;

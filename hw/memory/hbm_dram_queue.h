@@ -53,11 +53,12 @@ class DramQueue {
   // The bank and row of a request as one number (what row hits compare).
   static uint64_t row_key(uint32_t bank, uint32_t row) { return uint64_t(bank) << 32 | row; }
 
-  // FR-FCFS: among the first `depth` requests in arrival order that arrived by `decision`, the
-  // position of the oldest one whose bank has its row open (is_hit(bank, row)); else 0, the
-  // oldest. Not empty().
-  template <class IsHit>
-  size_t pick(uint64_t decision, uint32_t depth, IsHit is_hit);
+  // FR-FCFS: the candidates are the first `depth` requests in arrival order that arrived by
+  // `decision`. Returns the position of the oldest row hit (is_hit(bank, row)); without one,
+  // the candidate whose column command can issue first (ready(request): its cycle), the
+  // oldest of those; no candidate can be ready before `floor`. Not empty().
+  template <class IsHit, class Ready>
+  size_t pick(uint64_t decision, uint32_t depth, IsHit is_hit, Ready ready, uint64_t floor);
   // The caller opened `row` of `bank`: its requests are row hits from now on. (Closing rows
   // needs no call: it only turns hits into misses.)
   void row_opened(uint32_t bank, uint32_t row);
@@ -108,8 +109,8 @@ class DramQueue {
   uint32_t last_ = kNoStream;        // the stream push appends to
 };
 
-template <class IsHit>
-size_t DramQueue::pick(uint64_t decision, uint32_t depth, IsHit is_hit) {
+template <class IsHit, class Ready>
+size_t DramQueue::pick(uint64_t decision, uint32_t depth, IsHit is_hit, Ready ready, uint64_t floor) {
   refill(depth);
   const size_t end = std::min<size_t>(depth, window_.size());
   size_t i = not_hits_;
@@ -119,7 +120,15 @@ size_t DramQueue::pick(uint64_t decision, uint32_t depth, IsHit is_hit) {
     if (is_hit(uint32_t(e.key >> 32), uint32_t(e.key))) break;
   }
   not_hits_ = i;
-  return i < end && window_[i].arrival <= decision ? i : 0;
+  if (i < end && window_[i].arrival <= decision) return i;
+  // No row hit: first ready, among the candidates (window_[0, i)).
+  size_t best = 0;
+  uint64_t best_cycle = ready(slab_[window_[0].slab]);
+  for (size_t k = 1; k < i && best_cycle > floor; ++k) {
+    const uint64_t cycle = ready(slab_[window_[k].slab]);
+    if (cycle < best_cycle) best = k, best_cycle = cycle;
+  }
+  return best;
 }
 
 }  // namespace stepsim

@@ -141,7 +141,9 @@ DramAddress location(const HbmParams& p, uint64_t q, uint64_t bank, uint64_t row
 
 // Requests per cycle from the middle of the run (past the start) to its end, over whole groups
 // of four requests (the period of the tFAW window).
-double steady_rate(const std::vector<uint64_t>& completion) {
+double steady_rate(std::vector<uint64_t> completion) {
+  // In time order: the controller may serve requests out of their issue order.
+  std::sort(completion.begin(), completion.end());
   const size_t i0 = completion.size() / 2, span = (completion.size() - 1 - i0) / 4 * 4;
   if (span == 0) throw std::invalid_argument("steady_rate: too few requests (need >= 9)");
   return double(span) / double(completion[i0 + span] - completion[i0]);
@@ -352,7 +354,7 @@ CaseResult saturating_random(const HbmParams& p, bool interleave_banks, uint64_t
   const DramTiming& t = m.timing();
   const AddressEncoder encode(p);
   std::mt19937_64 rng = seeded_rng();
-  std::vector<uint64_t> completion(requests);
+  std::vector<uint64_t> completion(requests), handles(requests);
   std::vector<uint64_t> open_row(banks_per_pc(p), p.dram_rows);  // none yet
   for (uint64_t k = 0; k < requests; ++k) {
     const uint64_t bank = interleave_banks ? k % banks_per_pc(p) : rng() % banks_per_pc(p);
@@ -362,7 +364,18 @@ CaseResult saturating_random(const HbmParams& p, bool interleave_banks, uint64_t
     if (row == open_row[bank]) row = (row + 1) % p.dram_rows;
     open_row[bank] = row;
     const uint64_t column = rng() % columns(p);
-    completion[k] = m.serve_request(encode(location(p, 0, bank, row, column)), false, k / 2, 0).completion_cycle;
+    // Issued as one-request tiles whose results are taken at the end, so that the controller
+    // sees the requests queue up (serve_request would settle each one at its call).
+    Burst b;
+    b.base = encode(location(p, 0, bank, row, column));
+    b.row_bytes = p.request_bytes;
+    b.issue_cycle = k / 2;
+    handles[k] = m.issue_burst(b, nullptr);
+  }
+  for (uint64_t k = 0; k < requests; ++k) {
+    BurstResult r;
+    if (!m.try_result(handles[k], (requests - 1) / 2, &r)) throw std::logic_error("saturating_random: no result");
+    completion[k] = r.completion_cycle;
   }
   const std::vector<Bound> bounds = activation_bounds(p, t);
   const Bound& least = *std::min_element(bounds.begin(), bounds.end(),
@@ -373,11 +386,13 @@ CaseResult saturating_random(const HbmParams& p, bool interleave_banks, uint64_t
   const std::string name = std::string("saturating random reads, ") +
                            (interleave_banks ? "banks in turn" : "uniform banks") +
                            (t.burst != 4 ? ", tBURST " + std::to_string(t.burst) : "");
-  // Banks in turn: each bound is a rule the steady state meets exactly. Uniform banks: two
-  // reads in a row to one bank wait for its row cycle, and column commands keep the picking
-  // order, so the bound is only an upper bound.
+  // The queue holds every request (issued faster than served) and the controller serves the
+  // first ready: the rate meets the least bound. Banks in turn with the data bus binding: one
+  // read per tBURST exactly. Otherwise the reordering leaves the completions a few cycles off a
+  // regular pattern at the ends of the measured span: within 0.2 %.
+  const bool exact = interleave_banks && least.name == "1/tBURST";
   return finish(m, {figure(name + ": rate", "req/cycle", steady_rate(completion), least.rate,
-                           interleave_banks ? Check::kExact : Check::kAtMost, 0, formula)});
+                           exact ? Check::kExact : Check::kWithin, exact ? 0 : 0.002, formula)});
 }
 
 CaseResult activate_window(const HbmParams& p, uint64_t requests) {

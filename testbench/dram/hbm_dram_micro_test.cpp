@@ -161,19 +161,25 @@ TEST(DramMicro, SaturatingRandomReadsMeetTheActivationBound) {
   const CaseResult r = saturating_random(without_refresh(hbm2_8ch()), true, 2000);
   EXPECT_EQ(only(r).measured, 0.25);
   EXPECT_TRUE(only(r).ok());
-  // With tBURST 2 the data bus allows 0.5 and tFAW binds: groups of 4 ACTs every 15 cycles.
+  // With tBURST 2 the data bus allows 0.5 and tFAW binds: groups of 4 ACTs every 15 cycles
+  // (first ready reorders the columns a little: a few cycles at the span's ends, 0.2 %).
   HbmParams fast_bus = without_refresh(hbm2_8ch());
   fast_bus.dram_tBURST = 2;
   const CaseResult f = saturating_random(fast_bus, true, 2000);
-  EXPECT_EQ(only(f).measured, 4.0 / 15);
+  EXPECT_NEAR(only(f).measured, 4.0 / 15, 0.002 * 4.0 / 15);
   EXPECT_TRUE(only(f).ok());
-  // Uniform banks: two reads in a row to one bank wait for its row cycle (column commands keep
-  // the picking order), so only the upper bound holds; and at least the rate of reads all to
-  // one bank: one per ACT-to-ACT of a conflict, tRAS + tRP = 24 cycles.
+  // Uniform banks: a read to a busy bank waits while the controller serves the reads whose
+  // commands are ready first (32 in its queue), so the data bus still binds.
   const CaseResult u = saturating_random(without_refresh(hbm2_8ch()), false, 2000);
-  EXPECT_EQ(only(u).check, Check::kAtMost);
+  EXPECT_NEAR(only(u).measured, 0.25, 0.002 * 0.25);
   EXPECT_TRUE(only(u).ok()) << only(u).measured;
-  EXPECT_GT(only(u).measured, 1.0 / 24);
+  // The same controller serving in arrival order only (a queue of one) waits for each busy
+  // bank's row cycle: far below the bound.
+  HbmParams in_order = without_refresh(hbm2_8ch());
+  in_order.dram_queue_depth = 1;
+  const CaseResult o = saturating_random(in_order, false, 2000);
+  EXPECT_LT(only(o).measured, 0.2);
+  EXPECT_GT(only(o).measured, 1.0 / 24);  // at least one read per tRAS + tRP
 }
 
 TEST(DramMicro, FourActivatesPerFawWindow) {
