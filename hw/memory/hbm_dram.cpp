@@ -14,10 +14,9 @@ namespace {
 // Field ids of hbm.mapping_order.
 enum Field : uint8_t { kRow, kBank, kRank, kColumn, kChannel };
 
-uint64_t scaled(uint32_t dram_cycles, double ratio) {
-  // The small tolerance keeps an exact product (7 x 1.0) from rounding up through float error.
-  return uint64_t(std::ceil(double(dram_cycles) * ratio - 1e-9));
-}
+// ceil(x), with a tolerance that keeps an exact product or quotient (7 x 1.5, 10 / 0.625)
+// from rounding up through floating-point error.
+uint64_t ceil_tolerant(double x) { return uint64_t(std::ceil(x - 1e-9)); }
 
 void validate_dram(const HbmParams& p) {
   p.validate();
@@ -36,27 +35,26 @@ void validate_dram(const HbmParams& p) {
 }  // namespace
 
 DramTiming DramTiming::from(const HbmParams& p) {
-  const double r = p.dram_clock_ratio;
   DramTiming t;
-  t.burst = scaled(p.dram_tBURST, r);
-  t.cl = scaled(p.dram_tCL, r);
-  t.cwl = scaled(p.dram_tCWL, r);
-  t.rcd = scaled(p.dram_tRCD, r);
-  t.rp = scaled(p.dram_tRP, r);
-  t.ras = scaled(p.dram_tRAS, r);
-  t.rc = scaled(p.dram_tRC, r);
-  t.wr = scaled(p.dram_tWR, r);
-  t.rtp = scaled(p.dram_tRTP, r);
-  t.ccd_s = scaled(p.dram_tCCD_S, r);
-  t.ccd_l = scaled(p.dram_tCCD_L, r);
-  t.rrd_s = scaled(p.dram_tRRD_S, r);
-  t.rrd_l = scaled(p.dram_tRRD_L, r);
-  t.wtr_s = scaled(p.dram_tWTR_S, r);
-  t.wtr_l = scaled(p.dram_tWTR_L, r);
-  t.faw = scaled(p.dram_tFAW, r);
-  t.rfc = scaled(p.dram_tRFC, r);
-  t.refi = scaled(p.dram_tREFI, r);
-  const uint64_t turnaround = t.cl + t.burst + scaled(2, r);
+  t.burst = p.dram_tBURST;
+  t.cl = p.dram_tCL;
+  t.cwl = p.dram_tCWL;
+  t.rcd = p.dram_tRCD;
+  t.rp = p.dram_tRP;
+  t.ras = p.dram_tRAS;
+  t.rc = p.dram_tRC;
+  t.wr = p.dram_tWR;
+  t.rtp = p.dram_tRTP;
+  t.ccd_s = p.dram_tCCD_S;
+  t.ccd_l = p.dram_tCCD_L;
+  t.rrd_s = p.dram_tRRD_S;
+  t.rrd_l = p.dram_tRRD_L;
+  t.wtr_s = p.dram_tWTR_S;
+  t.wtr_l = p.dram_tWTR_L;
+  t.faw = p.dram_tFAW;
+  t.rfc = p.dram_tRFC;
+  t.refi = p.dram_tREFI;
+  const uint64_t turnaround = t.cl + t.burst + 2;
   t.rtw = turnaround > t.cwl ? turnaround - t.cwl : 0;
   return t;
 }
@@ -65,6 +63,7 @@ HbmDram::HbmDram(const HbmParams& params) : p_(params) {
   validate_dram(p_);
   t_ = DramTiming::from(p_);
   closed_page_ = p_.page_policy == "closed";
+  same_clock_ = p_.dram_clock_ratio == 1.0;
   sizes_[kRow] = p_.dram_rows;
   sizes_[kBank] = uint64_t(p_.dram_bank_groups) * p_.dram_banks_per_group;
   sizes_[kRank] = p_.dram_pseudo_channels;
@@ -93,6 +92,21 @@ HbmDram::HbmDram(const HbmParams& params) : p_(params) {
   ready_seen_.assign(2 * sizes_[kBank], 0);
   stats_.requests_per_channel.assign(p_.channels, 0);
   stats_.busy_cycles_per_channel.assign(p_.channels, 0);
+  busy_tck_per_channel_.assign(p_.channels, 0);
+}
+
+uint64_t HbmDram::to_tck(uint64_t cycle) const {
+  return same_clock_ ? cycle : ceil_tolerant(double(cycle) / p_.dram_clock_ratio);
+}
+
+uint64_t HbmDram::to_cycle(uint64_t tck) const {
+  return same_clock_ ? tck : ceil_tolerant(double(tck) * p_.dram_clock_ratio);
+}
+
+const HbmStats& HbmDram::stats() const {
+  for (size_t c = 0; c < busy_tck_per_channel_.size(); ++c)
+    stats_.busy_cycles_per_channel[c] = to_cycle(busy_tck_per_channel_[c]);
+  return stats_;
 }
 
 DramAddress HbmDram::decode(uint64_t addr) const {
@@ -148,7 +162,7 @@ uint64_t HbmDram::enqueue(const Burst& b, BurstResult* info) {
     const DramAddress a = decode(b.request_addr(row, in_row, p_.request_bytes));
     if (++in_row == per_row) in_row = 0, ++row;
     DramRequest r;
-    r.arrival = arrival;
+    r.arrival = to_tck(arrival);
     if (++in_cycle == b.dispatch()) in_cycle = 0, ++arrival;
     r.initiator = b.initiator;
     r.owner = handle;
@@ -183,8 +197,8 @@ void HbmDram::settle(uint64_t handle) {
 }
 
 void HbmDram::account_served(const DramRequest& r, uint32_t pc, const Timed& t) {
-  const uint64_t completion = t.data_end + p_.link_latency;
-  stats_.busy_cycles_per_channel[pc / p_.dram_pseudo_channels] += t_.burst;
+  const uint64_t completion = to_cycle(t.data_end) + p_.link_latency;
+  busy_tck_per_channel_[pc / p_.dram_pseudo_channels] += t_.burst;
   stats_.last_completion_cycle = std::max(stats_.last_completion_cycle, completion);
   auto it = owners_.find(r.owner);
   if (it == owners_.end()) return;
@@ -193,8 +207,7 @@ void HbmDram::account_served(const DramRequest& r, uint32_t pc, const Timed& t) 
   --o.left;
   --o.left_in[r.slot];
   if (r.index == 0) {
-    o.first.issue_cycle = r.arrival - p_.link_latency;
-    o.first.start_cycle = t.first_command;
+    o.first.start_cycle = to_cycle(t.first_command);
     o.first.completion_cycle = completion;
     o.first.channel = pc / p_.dram_pseudo_channels;
   }
@@ -209,7 +222,8 @@ Completion HbmDram::serve_request(uint64_t addr, bool write, uint64_t issue_cycl
   b.initiator = initiator;
   const uint64_t h = enqueue(b, nullptr);
   settle(h);
-  const Completion c = owners_.at(h).first;
+  Completion c = owners_.at(h).first;
+  c.issue_cycle = issue_cycle;
   owners_.erase(h);
   return c;
 }

@@ -7,13 +7,16 @@
 //   hbm_dram_scheduler.cpp  FR-FCFS: the decision of each pseudo-channel
 //   hbm_dram_queue.*        the pending requests of a pseudo-channel, in arrival order
 //
-// Units: the DRAM timings are parameters in DRAM clock cycles (tCK, as JEDEC and Ramulator 2
-// give them); the model multiplies each by hbm.dram.clock_ratio (accelerator cycles per tCK)
-// and rounds up once, at construction, so that every time below is an accelerator cycle, the
-// unit of the interface. (1 GHz accelerator, HBM2 at 2 Gb/s per pin: tCK = 1 ns, ratio 1.)
+// Units: the DRAM runs on its own clock. The timings are parameters in DRAM clock cycles (tCK,
+// as JEDEC and Ramulator 2 give them) and the model keeps its time in tCK; the interface's
+// times are accelerator cycles, converted at the boundary with hbm.dram.clock_ratio R
+// (accelerator cycles per tCK): a request reaching the controller at accelerator cycle c is
+// there at tCK ceil(c / R); a command or data end at tCK k is seen at cycle ceil(k R). So the
+// data bus moves exactly request_bytes per tBURST tCK whatever R (no per-parameter rounding).
+// (1 GHz accelerator, HBM2 at 2 Gb/s per pin: tCK = 1 ns, R = 1, and both clocks coincide.)
 //
-// Request-level rules (all times in accelerator cycles; P = HbmParams):
-//  * A request issued at cycle t reaches the controller at a = t + link_latency. Its address
+// Request-level rules (times in tCK unless said; P = HbmParams):
+//  * A request issued at cycle t reaches the controller at cycle a = t + link_latency. Its address
 //    is cut into the fields of P.mapping_order (most significant first; Ro row, Ba bank, Ra
 //    pseudo-channel, Co column, Ch channel) after dividing by request_bytes: one request is one
 //    column access (RD or WR) of tBURST cycles on its pseudo-channel's data bus. Bank b is in
@@ -32,7 +35,7 @@
 //    before (bank parallelism); column commands follow the scheduling order. Closed page:
 //    each access precharges its bank at the earliest legal cycle.
 //  * Response: a read's data ends at RD + tCL + tBURST, a write's at WR + tCWL + tBURST; the
-//    initiator sees it link_latency later. An idle read costs link + tRCD + tCL + tBURST + link
+//    initiator sees it link_latency cycles after that tCK's cycle. An idle read costs link + tRCD + tCL + tBURST + link
 //    = 20 cycles with the defaults (a row hit: 13; a row conflict: 27).
 //  * Refresh: every tREFI cycles per pseudo-channel (all-bank). At decision cycle D, each
 //    refresh due by D precharges the open banks and blocks activates for tRFC after it
@@ -60,14 +63,13 @@
 
 namespace stepsim {
 
-// The DRAM timings in accelerator cycles (HbmParams' dram_t* scaled by dram_clock_ratio).
+// The DRAM timings in tCK (HbmParams' dram_t*), and the one derived from them.
 struct DramTiming {
   uint64_t burst = 0, cl = 0, cwl = 0, rcd = 0, rp = 0, ras = 0, rc = 0, wr = 0, rtp = 0;
   uint64_t ccd_s = 0, ccd_l = 0, rrd_s = 0, rrd_l = 0, wtr_s = 0, wtr_l = 0, faw = 0, rfc = 0, refi = 0;
   // Read command to write command: tCL + tBURST + 2 tCK (bus turnaround) - tCWL, as Ramulator 2
   // times HBM2 (JESD235: the read data, then the bus turns, then the write data).
   uint64_t rtw = 0;
-  // ceil(tCK * ratio) for every parameter.
   static DramTiming from(const HbmParams& p);
 };
 
@@ -108,10 +110,14 @@ class HbmDram final : public HbmModel {
 
   uint64_t last_issue_cycle() const override { return last_issue_; }
   uint32_t last_issue_initiator() const override { return last_initiator_; }
-  const HbmStats& stats() const override { return stats_; }
+  const HbmStats& stats() const override;
 
   const DramStats& dram_stats() const { return dram_stats_; }
+  // The DRAM timings, in tCK.
   const DramTiming& timing() const { return t_; }
+  // Accelerator cycle c on the DRAM clock (the first tCK at or after it), and back.
+  uint64_t to_tck(uint64_t cycle) const;
+  uint64_t to_cycle(uint64_t tck) const;
   // The fields of a byte address under hbm.mapping_order.
   DramAddress decode(uint64_t addr) const;
 
@@ -188,6 +194,7 @@ class HbmDram final : public HbmModel {
   std::array<uint8_t, 5> shifts_{};  // log2 of each size, rounded up
   bool power_of_two_fields_ = false;
   bool closed_page_ = false;
+  bool same_clock_ = false;  // clock_ratio 1: no conversion
   std::vector<uint64_t> ready_seen_;  // decide_one's scratch: per bank and direction, the scan
   uint64_t ready_scan_ = 0;           // that last planned one of its requests
   std::vector<int32_t> slot_of_;  // enqueue's scratch: pseudo-channel -> slot in the owner (-1: none)
@@ -196,7 +203,8 @@ class HbmDram final : public HbmModel {
   uint64_t next_handle_ = 1;
   uint64_t last_issue_ = 0;
   uint32_t last_initiator_ = 0;
-  HbmStats stats_;
+  mutable HbmStats stats_;                   // busy cycles converted at stats()
+  std::vector<uint64_t> busy_tck_per_channel_;
   DramStats dram_stats_;
 };
 
