@@ -89,6 +89,7 @@ HbmDram::HbmDram(const HbmParams& params) : p_(params) {
     pc.next_refresh = t_.refi ? t_.refi : UINT64_MAX;
   }
   slot_of_.assign(pcs_.size(), -1);
+  dram_stats_.queue_depth = p_.dram_queue_depth;
   ready_seen_.assign(2 * sizes_[kBank], 0);
   stats_.requests_per_channel.assign(p_.channels, 0);
   stats_.busy_cycles_per_channel.assign(p_.channels, 0);
@@ -106,6 +107,8 @@ uint64_t HbmDram::to_cycle(uint64_t tck) const {
 const HbmStats& HbmDram::stats() const {
   for (size_t c = 0; c < busy_tck_per_channel_.size(); ++c)
     stats_.busy_cycles_per_channel[c] = to_cycle(busy_tck_per_channel_[c]);
+  stats_.dram = dram_stats_;
+  stats_.dram->refresh_stall_cycles = to_cycle(dram_stats_.refresh_stall_cycles);
   return stats_;
 }
 

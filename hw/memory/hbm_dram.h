@@ -82,15 +82,6 @@ struct DramAddress {
   uint32_t column = 0;  // request index within the row
 };
 
-// What the banks did (beyond HbmStats).
-struct DramStats {
-  uint64_t row_hits = 0;       // the bank had the request's row open
-  uint64_t row_misses = 0;     // the bank was closed: ACT
-  uint64_t row_conflicts = 0;  // another row was open: PRE + ACT
-  uint64_t refreshes = 0;      // all-bank refreshes done (summed over pseudo-channels)
-  uint64_t activates = 0;
-};
-
 class HbmDram final : public HbmModel {
  public:
   // Throws std::invalid_argument for parameters the model cannot use (see validate_dram).
@@ -112,7 +103,8 @@ class HbmDram final : public HbmModel {
   uint32_t last_issue_initiator() const override { return last_initiator_; }
   const HbmStats& stats() const override;
 
-  const DramStats& dram_stats() const { return dram_stats_; }
+  // What the banks and the controller did so far (refresh stalls in tCK until stats()).
+  const HbmDramStats& dram_stats() const { return dram_stats_; }
   // The DRAM timings, in tCK.
   const DramTiming& timing() const { return t_; }
   // Accelerator cycle c on the DRAM clock (the first tCK at or after it), and back.
@@ -137,12 +129,14 @@ class HbmDram final : public HbmModel {
     uint64_t acts = 0;                    // ACTs issued (position in the ring)
     uint64_t data_free = 0;               // the data bus frees (scheduler decision cycle)
     uint64_t next_refresh = 0;            // due cycle of the next refresh (UINT64_MAX: none)
+    uint64_t refresh_end = 0;             // activates wait for the last refresh until then
     DramQueue queue;  // the pending requests (hbm_dram_queue.h)
   };
   // The commands of one request, each at its earliest legal cycle (kNone: not needed).
   struct Commands {
     static constexpr uint64_t kNone = UINT64_MAX;
     uint64_t pre = kNone, act = kNone, col = 0;
+    uint64_t refresh_wait = 0;  // how much later the ACT is because of a refresh
   };
   // The cycles of one scheduled request.
   struct Timed {
@@ -170,6 +164,7 @@ class HbmDram final : public HbmModel {
   // Decides one request of pseudo-channel pc (FR-FCFS), times it and accounts it; returns
   // the handle of its call.
   uint64_t decide_one(uint32_t pc);
+  void note_queue(uint64_t pending);  // the queue occupancy a decision saw
 
   // hbm_dram_bank.cpp
   // The request's commands given the pseudo-channel's state (nothing changes).
@@ -183,7 +178,8 @@ class HbmDram final : public HbmModel {
   void activate(PseudoChannel& pc, uint32_t bank, uint32_t row, uint64_t cycle);
   void precharge(Bank& b, uint64_t cycle);
   void column(PseudoChannel& pc, uint32_t bank, bool write, uint64_t cycle);
-  uint64_t earliest_act(const PseudoChannel& pc, uint32_t bank, uint64_t from) const;
+  // The earliest ACT from `from`, with or without the refresh in progress.
+  uint64_t earliest_act(const PseudoChannel& pc, uint32_t bank, uint64_t from, bool refresh = true) const;
   uint64_t earliest_column(const PseudoChannel& pc, uint32_t bank, bool write, uint64_t from) const;
   uint32_t group_of(uint32_t bank) const { return bank % p_.dram_bank_groups; }
 
@@ -205,7 +201,7 @@ class HbmDram final : public HbmModel {
   uint32_t last_initiator_ = 0;
   mutable HbmStats stats_;                   // busy cycles converted at stats()
   std::vector<uint64_t> busy_tck_per_channel_;
-  DramStats dram_stats_;
+  HbmDramStats dram_stats_;
 };
 
 }  // namespace stepsim

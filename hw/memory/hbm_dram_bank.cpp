@@ -18,6 +18,7 @@ HbmDram::Commands HbmDram::plan(const PseudoChannel& pc, const DramRequest& r) c
       act_from = c.pre + t_.rp;
     }
     c.act = std::max(earliest_act(pc, r.bank, r.arrival), act_from);
+    c.refresh_wait = c.act - std::max(earliest_act(pc, r.bank, r.arrival, false), act_from);
   }
   c.col = earliest_column(pc, r.bank, r.write, r.arrival);
   if (c.act != Commands::kNone) c.col = std::max(c.col, c.act + t_.rcd);
@@ -44,6 +45,7 @@ HbmDram::Timed HbmDram::time_request(PseudoChannel& pc, const DramRequest& r) {
     ++dram_stats_.row_hits;
   }
   if (c.act != Commands::kNone) activate(pc, r.bank, r.row, c.act);
+  dram_stats_.refresh_stall_cycles += c.refresh_wait;  // tCK here; cycles at stats()
   column(pc, r.bank, r.write, c.col);
   Timed t;
   t.first_command = std::min({c.pre, c.act, c.col});
@@ -52,10 +54,10 @@ HbmDram::Timed HbmDram::time_request(PseudoChannel& pc, const DramRequest& r) {
   return t;
 }
 
-uint64_t HbmDram::earliest_act(const PseudoChannel& pc, uint32_t bank, uint64_t from) const {
+uint64_t HbmDram::earliest_act(const PseudoChannel& pc, uint32_t bank, uint64_t from, bool refresh) const {
   uint64_t t = std::max({from, pc.banks[bank].act_ok, pc.act_ok, pc.group_act_ok[group_of(bank)]});
   if (pc.acts >= 4) t = std::max(t, pc.last_acts[pc.acts % 4] + t_.faw);  // the 4th-last ACT
-  return t;
+  return refresh ? std::max(t, pc.refresh_end) : t;
 }
 
 void HbmDram::activate(PseudoChannel& pc, uint32_t bank, uint32_t row, uint64_t cycle) {
@@ -116,7 +118,7 @@ void HbmDram::refresh_due(PseudoChannel& pc, uint64_t cycle) {
       const uint64_t skip = (cycle - pc.next_refresh) / t_.refi;  // leaves the last due one
       if (skip == 0) continue;
       const uint64_t last = pc.next_refresh + (skip - 1) * t_.refi;
-      for (Bank& b : pc.banks) b.act_ok = std::max(b.act_ok, last + t_.rfc);
+      pc.refresh_end = std::max(pc.refresh_end, last + t_.rfc);
       dram_stats_.refreshes += skip;
       pc.next_refresh = last + t_.refi;
     }
@@ -124,12 +126,12 @@ void HbmDram::refresh_due(PseudoChannel& pc, uint64_t cycle) {
 }
 
 void HbmDram::refresh_at(PseudoChannel& pc, uint64_t due) {
-  uint64_t start = due;
+  uint64_t start = std::max(due, pc.refresh_end);
   for (Bank& b : pc.banks) {
     if (b.open) precharge(b, std::max(due, b.pre_ok));
     start = std::max(start, b.act_ok);  // tRP after a precharge, tRC after an activate
   }
-  for (Bank& b : pc.banks) b.act_ok = start + t_.rfc;
+  pc.refresh_end = start + t_.rfc;  // all banks
   ++dram_stats_.refreshes;
 }
 

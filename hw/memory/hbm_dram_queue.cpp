@@ -6,6 +6,7 @@
 namespace stepsim {
 
 void DramQueue::push(const DramRequest& r) {
+  ++size_;
   if (!window_.empty() && r.before(slab_[window_.back().slab])) {
     insert_in_window(r);
     return;
@@ -95,6 +96,7 @@ void DramQueue::refill(uint32_t depth) {
 
 DramRequest DramQueue::take(size_t pos) {
   const uint32_t at = window_[pos].slab;
+  --size_;
   window_.erase(window_.begin() + std::ptrdiff_t(pos));
   slab_free_.push_back(at);
   if (pos < not_hits_) --not_hits_;  // a known one left; the others moved up by one

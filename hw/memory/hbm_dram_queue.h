@@ -46,7 +46,8 @@ class DramQueue {
   // Appends a request; a call's requests come together and in order (enqueue adds one call at
   // a time), so a new owner starts a new stream.
   void push(const DramRequest& r);
-  bool empty() const { return window_.empty() && heap_.empty(); }
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }  // requests pending
   // The oldest pending request. Not empty().
   const DramRequest& oldest();
 
@@ -107,6 +108,7 @@ class DramQueue {
   std::vector<uint32_t> free_;       // ids of exhausted streams
   std::vector<uint32_t> heap_;       // stream ids, min-heap by head request
   uint32_t last_ = kNoStream;        // the stream push appends to
+  size_t size_ = 0;
 };
 
 template <class IsHit, class Ready>

@@ -10,6 +10,7 @@ uint64_t HbmDram::decide_one(uint32_t pc_id) {
   PseudoChannel& pc = pcs_[pc_id];
   // The controller picks when its data bus frees, or when the oldest request arrives.
   const uint64_t decision = std::max(pc.data_free, pc.queue.oldest().arrival);
+  note_queue(pc.queue.size());
   // Refreshes due by then close the rows first.
   refresh_due(pc, decision);
   // FR-FCFS over the requests in the queue at that cycle: the oldest row hit, else the
@@ -31,6 +32,14 @@ uint64_t HbmDram::decide_one(uint32_t pc_id) {
   const Timed t = time_request(pc, r);
   account_served(r, pc_id, t);
   return r.owner;
+}
+
+void HbmDram::note_queue(uint64_t pending) {
+  HbmDramStats& d = dram_stats_;
+  ++d.decisions;
+  d.queued_sum += std::min<uint64_t>(pending, p_.dram_queue_depth);
+  if (pending >= p_.dram_queue_depth) ++d.queue_full_decisions;
+  d.max_pending = std::max(d.max_pending, pending);
 }
 
 }  // namespace stepsim

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,27 @@ struct BurstResult {
   uint64_t last_issue_cycle = 0;  // cycle the last request was issued (= issue_cycle if empty)
 };
 
+// What a model with banks and a controller observed (hbm.model: dram).
+struct HbmDramStats {
+  uint64_t row_hits = 0;       // the bank had the request's row open
+  uint64_t row_misses = 0;     // the bank was closed: ACT
+  uint64_t row_conflicts = 0;  // another row was open: PRE + ACT
+  uint64_t activates = 0;
+  uint64_t refreshes = 0;             // refresh commands, summed over pseudo-channels
+  uint64_t refresh_stall_cycles = 0;  // cycles activates waited for a refresh to end, summed
+  uint32_t queue_depth = 0;           // the controller's window (hbm.dram.queue_depth)
+  uint64_t decisions = 0;             // scheduling decisions (one per request served)
+  uint64_t queued_sum = 0;            // sum over decisions of min(pending, queue_depth)
+  uint64_t queue_full_decisions = 0;  // decisions with pending >= queue_depth
+  uint64_t max_pending = 0;           // most requests pending on one pseudo-channel at a decision
+
+  uint64_t requests() const { return row_hits + row_misses + row_conflicts; }
+  // Shares of the requests served; 0 if none.
+  double row_hit_rate() const { return requests() ? double(row_hits) / double(requests()) : 0.0; }
+  double row_opening_rate() const { return requests() ? 1.0 - row_hit_rate() : 0.0; }
+  double mean_queue_occupancy() const { return decisions ? double(queued_sum) / double(decisions) : 0.0; }
+};
+
 struct HbmStats {
   uint64_t bytes_read = 0;  // requests * request_bytes
   uint64_t bytes_written = 0;
@@ -84,6 +106,7 @@ struct HbmStats {
   std::vector<uint64_t> busy_cycles_per_channel;  // cycles a channel was occupied by its requests
   uint64_t first_issue_cycle = UINT64_MAX;        // earliest issue seen (UINT64_MAX: none)
   uint64_t last_completion_cycle = 0;             // latest completion handed out
+  std::optional<HbmDramStats> dram;               // a model with banks: what they did
 
   uint64_t requests() const { return read_requests + write_requests; }
   uint64_t bytes() const { return bytes_read + bytes_written; }

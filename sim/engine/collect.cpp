@@ -98,6 +98,12 @@ void add_offchip_results(SimResult& r, const OffChipMemory& memory) {
   r.offchip_requests = memory.hbm_stats().requests();
   r.offchip_tile_bytes = memory.tile_bytes();
   r.offchip_uncontended = memory.uncontended();
+  const HbmStats& hbm = memory.hbm_stats();
+  if (hbm.dram) {
+    r.offchip_dram = hbm.dram;
+    r.offchip_requests_per_channel = hbm.requests_per_channel;
+    r.offchip_busy_cycles_per_channel = hbm.busy_cycles_per_channel;
+  }
 }
 
 }  // namespace

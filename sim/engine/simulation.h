@@ -5,11 +5,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "hw/channel/channel.h"
+#include "hw/memory/hbm_model.h"
 #include "hw/ops/op.h"
 #include "hw/presets/hardware.h"
 #include "hw/presets/tech.h"
@@ -108,6 +110,10 @@ struct SimResult {
   // The clients' request rates could never make a request wait for its HBM channel, so the
   // memory served every tile in closed form without turns (OffChipMemory::add_client).
   bool offchip_uncontended = false;
+  // An HBM model with banks (hbm.model: dram): what its banks and controller did, and each
+  // channel's requests and busy cycles (accelerator cycles).
+  std::optional<HbmDramStats> offchip_dram;
+  std::vector<uint64_t> offchip_requests_per_channel, offchip_busy_cycles_per_channel;
   std::vector<std::string> written_files;  // functional mode: .npy files of stored tensors
   // Functional mode with keep_stored: every tensor a store wrote, and every declared output,
   // logical row-major values.

@@ -63,6 +63,13 @@ json onchip_static_bytes(const MetricSource& s) {
   return report_at(s.report, "symbolic.onchip_requirement_bytes.value");  // null: unknown symbols
 }
 
+// The share of off-chip requests that found their row open: only a model with banks has rows.
+json offchip_row_hit_rate(const MetricSource& s) {
+  const json& offchip = report_at(s.report, "offchip");
+  if (!offchip.contains("dram")) return nullptr;
+  return report_at(s.report, "offchip.dram.row_hit_rate");
+}
+
 // Energy-delay product: the run's energy (uJ) times its time (us), at the clock the energy section
 // priced the leakage with (energy.clock_ghz).
 json energy_delay_product(const MetricSource& s) {
@@ -94,6 +101,10 @@ std::vector<Metric> make_table() {
                 "fabric.memory_units", {"memory units"}),
       computed("offchip_bytes", "B", "bytes read and written off-chip", 0,
                "`offchip.read_bytes` + `offchip.write_bytes`", offchip_bytes),
+      computed("offchip_row_hit_rate", "fraction",
+               "share of the off-chip requests that found their DRAM row open (hbm.model: dram)", 0,
+               "`offchip.dram.row_hit_rate`; none under a model without rows (hbm.model: fixed)",
+               offchip_row_hit_rate, {}, 4),
       from_path("flops", "FLOPs", "floating-point operations executed", 0, "compute.flops"),
       from_path("allocated_flops_per_cycle", "FLOPs/cycle", "compute allocated: the compute nodes' FLOPs/cycle summed",
                 0, "compute.allocated_flops_per_cycle"),

@@ -1,7 +1,9 @@
 #include "sim/report/analyze.h"
+#include "sim/report/dram_report.h"
 #include "sim/report/energy.h"
 #include "sim/report/metrics.h"
 #include "sim/report/report.h"
+#include "sim/report/text.h"
 
 #include <algorithm>
 #include <iomanip>
@@ -19,27 +21,6 @@ namespace stepsim {
 using nlohmann::json;
 
 namespace {
-
-// "1.23 MiB (1289748 B)"; plain bytes below 1 KiB.
-std::string bytes_text(uint64_t b) {
-  std::ostringstream s;
-  if (b < 1024) {
-    s << b << " B";
-    return s.str();
-  }
-  const char* unit = b >= (uint64_t(1) << 30) ? "GiB" : b >= (uint64_t(1) << 20) ? "MiB" : "KiB";
-  const double div = b >= (uint64_t(1) << 30)   ? double(uint64_t(1) << 30)
-                     : b >= (uint64_t(1) << 20) ? 1048576.0
-                                                : 1024.0;
-  s << std::fixed << std::setprecision(2) << double(b) / div << " " << unit << " (" << b << " B)";
-  return s.str();
-}
-
-std::string percent_text(double fraction) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(1) << 100.0 * fraction << " %";
-  return s.str();
-}
 
 // ---- The bottleneck (find_bottleneck, report.h has the rule) ----------------------------
 
@@ -130,7 +111,8 @@ std::vector<Share> resource_shares(const NodeResult& n, const ChannelsByNode& ch
 // What the resource is, with the parameters a what-if would change.
 std::string resource_text(const Bottleneck& b, const SimResult& r, const HardwareParams& hw) {
   std::ostringstream s;
-  if (b.resource == "offchip") {
+  if (b.resource == "offchip" || b.resource == "offchip_row_misses") {
+    if (b.resource == "offchip_row_misses") s << row_miss_text(r, hw) << "; ";
     const double peak = hw.hbm.peak_bytes_per_cycle();
     const double use =
         r.cycles && peak > 0 ? double(r.offchip_read_bytes + r.offchip_write_bytes) / (double(r.cycles) * peak) : 0.0;
@@ -192,6 +174,8 @@ Bottleneck find_bottleneck(const SimResult& r, const HardwareParams& hw) {
         b.channel = s.channel;
       }
   }
+  // The rows, not the data buses, set the off-chip rate.
+  if (b.resource == "offchip" && row_miss_bound(r)) b.resource = "offchip_row_misses";
   if (b.resource == "none" || r.cycles == 0) {
     b.text = "none: no node on the critical path was busy or blocked";
     return b;
@@ -227,6 +211,7 @@ Report make_report(const Graph& g, const SimOptions& opt, const SimResult& r) {
   j["offchip"]["bandwidth_utilization"] =
       r.cycles ? double(r.offchip_read_bytes + r.offchip_write_bytes) / (double(r.cycles) * peak) : 0.0;
   j["offchip"]["uncontended"] = r.offchip_uncontended;
+  add_dram_report(j, r, opt.hw);
   uint64_t flops = 0, alloc = 0, pcus = 0;
   json nodes = json::array();
   for (const NodeResult& n : r.nodes) {
@@ -385,6 +370,7 @@ void print_summary(const Report& rep, std::ostream& out) {
   out << "  off-chip written           " << metric("offchip_write_bytes").get<uint64_t>() << " B\n";
   out << "  off-chip bandwidth use     " << num(100.0 * metric("offchip_bw_utilization").get<double>()) << " % of "
       << num(j["offchip"]["peak_bytes_per_cycle"].get<double>()) << " B/cycle\n";
+  print_dram_summary(j, out);
   out << "  FLOPs executed             " << metric("flops").get<uint64_t>() << " FLOPs\n";
   out << "  compute allocated          " << metric("allocated_flops_per_cycle").get<uint64_t>() << " FLOPs/cycle on "
       << j["compute"]["compute_units"].get<uint64_t>() << " compute units\n";

@@ -38,8 +38,9 @@ struct Report {
 //     on the path); `fraction` is those cycles over the run's cycles.
 struct Bottleneck {
   std::string node, op, impl;  // impl: approx, or the unit (co-simulation)
-  // offchip | compute | onchip_bandwidth | fifo | latency | unit; "none" when nothing on the path was
-  // busy or blocked (or the run took no cycles).
+  // offchip | offchip_row_misses | compute | onchip_bandwidth | fifo | latency | unit; "none" when
+  // nothing on the path was busy or blocked (or the run took no cycles). offchip_row_misses: an
+  // off-chip node, with a DRAM-level HBM where most requests open a row (dram_report.h).
   std::string resource = "none";
   std::string channel;  // resource fifo: the full output channel
   uint64_t cycles = 0;  // cycles the node spent on the resource

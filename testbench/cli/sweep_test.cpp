@@ -131,9 +131,9 @@ TEST_F(Cli, SweepMarksAPointThatDoesNotFitTheFabric) {
   EXPECT_NE(r.output.find("error: 1 of 2 points failed (status column)\n"), std::string::npos) << r.output;
   const std::string text = read_text(csv);
   EXPECT_TRUE(std::regex_search(
-      text, std::regex("\n2,32786,[^\n]*,0,4,2097152,0,0,4194304,[0-9.,]+,\"does not fit: 4 memory units > 2\"\n")))
+      text, std::regex("\n2,32786,[^\n]*,0,4,2097152,,0,0,4194304,[0-9.,]+,\"does not fit: 4 memory units > 2\"\n")))
       << text;
-  EXPECT_TRUE(std::regex_search(text, std::regex("\n10,32786,[^\n]*,0,4,2097152,0,0,4194304,[0-9.,]+,ok\n"))) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex("\n10,32786,[^\n]*,0,4,2097152,,0,0,4194304,[0-9.,]+,ok\n"))) << text;
 }
 
 TEST_F(Cli, SweepCsvWriteErrorsAreErrors) {

@@ -290,9 +290,9 @@ CaseResult idle_latency(const HbmParams& p, bool write, uint64_t requests) {
     const uint64_t triple = s / 3, phase = s % 3, bank = triple % all_banks, row = 2 * (triple / all_banks);
     const DramAddress a = location(p, bank / banks_per_pc(p), bank % banks_per_pc(p), row + (phase == 2),
                                    phase == 1 ? 1 : 0);
-    const DramStats before = m.dram_stats();
+    const HbmDramStats before = m.dram_stats();
     const Completion c = m.serve_request(encode(a), write, 100 * s, 0);
-    const DramStats& after = m.dram_stats();
+    const HbmDramStats& after = m.dram_stats();
     const int k = after.row_misses > before.row_misses ? 0 : after.row_hits > before.row_hits ? 1 : 2;
     sum[k] += c.completion_cycle - c.issue_cycle;
     ++count[k];
@@ -335,7 +335,7 @@ CaseResult random_one_at_a_time(const HbmParams& p, uint32_t rows, uint64_t requ
   // The mix is random: five standard errors of the mean of `requests` draws (the seed is fixed,
   // so the figure is deterministic; the bound says the mix is the expected one).
   const double tolerance = 5.0 * std::sqrt(variance / double(requests)) / mean + 1e-12;
-  const DramStats& d = m.dram_stats();
+  const HbmDramStats& d = m.dram_stats();
   const uint64_t by_counts = d.row_misses * latency(p, t, RowState::kMiss, false) +
                              d.row_hits * latency(p, t, RowState::kHit, false) +
                              d.row_conflicts * latency(p, t, RowState::kConflict, false);

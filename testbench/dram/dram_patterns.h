@@ -46,7 +46,7 @@ struct CaseResult {
   std::vector<Figure> figures;
   uint64_t requests = 0;         // requests the model served
   uint64_t last_completion = 0;  // cycle of the last response (stats().last_completion_cycle)
-  DramStats dram;                // the model's bank counters at the end
+  HbmDramStats dram;              // the model's bank counters at the end
 };
 
 // The memory of the authors' HDL validation: HBM2_2Gb / HBM2_2Gbps defaults, 8 channels of 2
