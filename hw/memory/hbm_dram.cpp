@@ -14,10 +14,9 @@ namespace {
 // Field ids of hbm.mapping_order.
 enum Field : uint8_t { kRow, kBank, kRank, kColumn, kChannel };
 
-uint64_t scaled(uint32_t dram_cycles, double ratio) {
-  // The small tolerance keeps an exact product (7 x 1.0) from rounding up through float error.
-  return uint64_t(std::ceil(double(dram_cycles) * ratio - 1e-9));
-}
+// ceil(x), with a tolerance that keeps an exact product or quotient (7 x 1.5, 10 / 0.625)
+// from rounding up through floating-point error.
+uint64_t ceil_tolerant(double x) { return uint64_t(std::ceil(x - 1e-9)); }
 
 void validate_dram(const HbmParams& p) {
   p.validate();
@@ -36,27 +35,26 @@ void validate_dram(const HbmParams& p) {
 }  // namespace
 
 DramTiming DramTiming::from(const HbmParams& p) {
-  const double r = p.dram_clock_ratio;
   DramTiming t;
-  t.burst = scaled(p.dram_tBURST, r);
-  t.cl = scaled(p.dram_tCL, r);
-  t.cwl = scaled(p.dram_tCWL, r);
-  t.rcd = scaled(p.dram_tRCD, r);
-  t.rp = scaled(p.dram_tRP, r);
-  t.ras = scaled(p.dram_tRAS, r);
-  t.rc = scaled(p.dram_tRC, r);
-  t.wr = scaled(p.dram_tWR, r);
-  t.rtp = scaled(p.dram_tRTP, r);
-  t.ccd_s = scaled(p.dram_tCCD_S, r);
-  t.ccd_l = scaled(p.dram_tCCD_L, r);
-  t.rrd_s = scaled(p.dram_tRRD_S, r);
-  t.rrd_l = scaled(p.dram_tRRD_L, r);
-  t.wtr_s = scaled(p.dram_tWTR_S, r);
-  t.wtr_l = scaled(p.dram_tWTR_L, r);
-  t.faw = scaled(p.dram_tFAW, r);
-  t.rfc = scaled(p.dram_tRFC, r);
-  t.refi = scaled(p.dram_tREFI, r);
-  const uint64_t turnaround = t.cl + t.burst + scaled(2, r);
+  t.burst = p.dram_tBURST;
+  t.cl = p.dram_tCL;
+  t.cwl = p.dram_tCWL;
+  t.rcd = p.dram_tRCD;
+  t.rp = p.dram_tRP;
+  t.ras = p.dram_tRAS;
+  t.rc = p.dram_tRC;
+  t.wr = p.dram_tWR;
+  t.rtp = p.dram_tRTP;
+  t.ccd_s = p.dram_tCCD_S;
+  t.ccd_l = p.dram_tCCD_L;
+  t.rrd_s = p.dram_tRRD_S;
+  t.rrd_l = p.dram_tRRD_L;
+  t.wtr_s = p.dram_tWTR_S;
+  t.wtr_l = p.dram_tWTR_L;
+  t.faw = p.dram_tFAW;
+  t.rfc = p.dram_tRFC;
+  t.refi = p.dram_tREFI;
+  const uint64_t turnaround = t.cl + t.burst + 2;
   t.rtw = turnaround > t.cwl ? turnaround - t.cwl : 0;
   return t;
 }
@@ -65,6 +63,7 @@ HbmDram::HbmDram(const HbmParams& params) : p_(params) {
   validate_dram(p_);
   t_ = DramTiming::from(p_);
   closed_page_ = p_.page_policy == "closed";
+  same_clock_ = p_.dram_clock_ratio == 1.0;
   sizes_[kRow] = p_.dram_rows;
   sizes_[kBank] = uint64_t(p_.dram_bank_groups) * p_.dram_banks_per_group;
   sizes_[kRank] = p_.dram_pseudo_channels;
@@ -76,6 +75,11 @@ HbmDram::HbmDram(const HbmParams& params) : p_(params) {
     for (uint8_t f = 0; f < 5; ++f)
       if (name == kNames[f]) fields_[i] = f;
   }
+  power_of_two_fields_ = true;
+  for (uint8_t f = 0; f < 5; ++f) {
+    power_of_two_fields_ = power_of_two_fields_ && (sizes_[f] & (sizes_[f] - 1)) == 0;
+    while ((uint64_t(1) << shifts_[f]) < sizes_[f]) ++shifts_[f];
+  }
   pcs_.resize(size_t(p_.channels) * p_.dram_pseudo_channels);
   for (PseudoChannel& pc : pcs_) {
     pc.banks.resize(sizes_[kBank]);
@@ -85,16 +89,39 @@ HbmDram::HbmDram(const HbmParams& params) : p_(params) {
     pc.next_refresh = t_.refi ? t_.refi : UINT64_MAX;
   }
   slot_of_.assign(pcs_.size(), -1);
+  ready_seen_.assign(2 * sizes_[kBank], 0);
   stats_.requests_per_channel.assign(p_.channels, 0);
   stats_.busy_cycles_per_channel.assign(p_.channels, 0);
+  busy_tck_per_channel_.assign(p_.channels, 0);
+}
+
+uint64_t HbmDram::to_tck(uint64_t cycle) const {
+  return same_clock_ ? cycle : ceil_tolerant(double(cycle) / p_.dram_clock_ratio);
+}
+
+uint64_t HbmDram::to_cycle(uint64_t tck) const {
+  return same_clock_ ? tck : ceil_tolerant(double(tck) * p_.dram_clock_ratio);
+}
+
+const HbmStats& HbmDram::stats() const {
+  for (size_t c = 0; c < busy_tck_per_channel_.size(); ++c)
+    stats_.busy_cycles_per_channel[c] = to_cycle(busy_tck_per_channel_[c]);
+  return stats_;
 }
 
 DramAddress HbmDram::decode(uint64_t addr) const {
   uint64_t x = addr / p_.request_bytes;
   uint64_t v[5] = {};
-  for (uint8_t f : fields_) {  // least significant first; the top field wraps (aliasing)
-    v[f] = x % sizes_[f];
-    x /= sizes_[f];
+  if (power_of_two_fields_) {  // the usual organisations: shifts instead of divisions
+    for (uint8_t f : fields_) {
+      v[f] = x & (sizes_[f] - 1);
+      x >>= shifts_[f];
+    }
+  } else {
+    for (uint8_t f : fields_) {  // least significant first; the top field wraps (aliasing)
+      v[f] = x % sizes_[f];
+      x /= sizes_[f];
+    }
   }
   DramAddress a;
   a.channel = uint32_t(v[kChannel]);
@@ -129,10 +156,14 @@ uint64_t HbmDram::enqueue(const Burst& b, BurstResult* info) {
   o.result.last_issue_cycle = n ? b.request_issue_cycle(n - 1) : b.issue_cycle;
   o.left = n;
   o.initiator = b.initiator;
+  // Row-major walk; the counters stand for j / per_row, j % per_row and j / dispatch.
+  uint64_t row = 0, in_row = 0, arrival = b.issue_cycle + p_.link_latency, in_cycle = 0;
   for (uint64_t j = 0; j < n; ++j) {
-    const DramAddress a = decode(b.request_addr(j / per_row, j % per_row, p_.request_bytes));
-    Pending r;
-    r.arrival = b.request_issue_cycle(j) + p_.link_latency;
+    const DramAddress a = decode(b.request_addr(row, in_row, p_.request_bytes));
+    if (++in_row == per_row) in_row = 0, ++row;
+    DramRequest r;
+    r.arrival = to_tck(arrival);
+    if (++in_cycle == b.dispatch()) in_cycle = 0, ++arrival;
     r.initiator = b.initiator;
     r.owner = handle;
     r.index = j;
@@ -147,7 +178,7 @@ uint64_t HbmDram::enqueue(const Burst& b, BurstResult* info) {
     }
     r.slot = uint32_t(slot_of_[pc]);
     ++o.left_in[r.slot];
-    push(pc, r);
+    pcs_[pc].queue.push(r);
     ++stats_.requests_per_channel[a.channel];
   }
   for (uint32_t pc : o.pcs) slot_of_[pc] = -1;
@@ -165,9 +196,9 @@ void HbmDram::settle(uint64_t handle) {
     while (o.left_in[i] > 0) decide_one(o.pcs[i]);
 }
 
-void HbmDram::account_served(const Pending& r, uint32_t pc, const Timed& t) {
-  const uint64_t completion = t.data_end + p_.link_latency;
-  stats_.busy_cycles_per_channel[pc / p_.dram_pseudo_channels] += t_.burst;
+void HbmDram::account_served(const DramRequest& r, uint32_t pc, const Timed& t) {
+  const uint64_t completion = to_cycle(t.data_end) + p_.link_latency;
+  busy_tck_per_channel_[pc / p_.dram_pseudo_channels] += t_.burst;
   stats_.last_completion_cycle = std::max(stats_.last_completion_cycle, completion);
   auto it = owners_.find(r.owner);
   if (it == owners_.end()) return;
@@ -176,8 +207,7 @@ void HbmDram::account_served(const Pending& r, uint32_t pc, const Timed& t) {
   --o.left;
   --o.left_in[r.slot];
   if (r.index == 0) {
-    o.first.issue_cycle = r.arrival - p_.link_latency;
-    o.first.start_cycle = t.first_command;
+    o.first.start_cycle = to_cycle(t.first_command);
     o.first.completion_cycle = completion;
     o.first.channel = pc / p_.dram_pseudo_channels;
   }
@@ -192,7 +222,8 @@ Completion HbmDram::serve_request(uint64_t addr, bool write, uint64_t issue_cycl
   b.initiator = initiator;
   const uint64_t h = enqueue(b, nullptr);
   settle(h);
-  const Completion c = owners_.at(h).first;
+  Completion c = owners_.at(h).first;
+  c.issue_cycle = issue_cycle;
   owners_.erase(h);
   return c;
 }

@@ -4,23 +4,30 @@
 // the calls, their units and contract); docs/hbm-dram.md describes it. Its code, by seam:
 //   hbm_dram.cpp            parameters, address mapping, the interface calls, statistics
 //   hbm_dram_bank.cpp       one pseudo-channel's command timing: PRE, ACT, RD/WR, REF
-//   hbm_dram_scheduler.cpp  the pending requests of a pseudo-channel and FR-FCFS
+//   hbm_dram_scheduler.cpp  FR-FCFS: the decision of each pseudo-channel
+//   hbm_dram_queue.*        the pending requests of a pseudo-channel, in arrival order
 //
-// Units: the DRAM timings are parameters in DRAM clock cycles (tCK, as JEDEC and Ramulator 2
-// give them); the model multiplies each by hbm.dram.clock_ratio (accelerator cycles per tCK)
-// and rounds up once, at construction, so that every time below is an accelerator cycle, the
-// unit of the interface. (1 GHz accelerator, HBM2 at 2 Gb/s per pin: tCK = 1 ns, ratio 1.)
+// Units: the DRAM runs on its own clock. The timings are parameters in DRAM clock cycles (tCK,
+// as JEDEC and Ramulator 2 give them) and the model keeps its time in tCK; the interface's
+// times are accelerator cycles, converted at the boundary with hbm.dram.clock_ratio R
+// (accelerator cycles per tCK): a request reaching the controller at accelerator cycle c is
+// there at tCK ceil(c / R); a command or data end at tCK k is seen at cycle ceil(k R). So the
+// data bus moves exactly request_bytes per tBURST tCK whatever R (no per-parameter rounding).
+// (1 GHz accelerator, HBM2 at 2 Gb/s per pin: tCK = 1 ns, R = 1, and both clocks coincide.)
 //
-// Request-level rules (all times in accelerator cycles; P = HbmParams):
-//  * A request issued at cycle t reaches the controller at a = t + link_latency. Its address
+// Request-level rules (times in tCK unless said; P = HbmParams):
+//  * A request issued at cycle t reaches the controller at cycle a = t + link_latency. Its address
 //    is cut into the fields of P.mapping_order (most significant first; Ro row, Ba bank, Ra
 //    pseudo-channel, Co column, Ch channel) after dividing by request_bytes: one request is one
 //    column access (RD or WR) of tBURST cycles on its pseudo-channel's data bus. Bank b is in
 //    bank group b % bank_groups.
 //  * Each pseudo-channel keeps its requests in arrival order (same-cycle order: initiator, then
 //    call, then request index). The scheduler decides at D = max(arrival of the oldest pending
-//    request, the cycle its data bus frees); the candidates are the first queue_depth pending
-//    requests that arrived by D; it picks the oldest row hit, else the oldest (FR-FCFS).
+//    request, the cycle its data bus frees); the refreshes due by D happen first; the
+//    candidates are the first queue_depth pending requests that arrived by D. It picks the
+//    oldest row hit; without one, the candidate whose column command can issue first, the
+//    oldest of those (first ready, as Ramulator 2's FR-FCFS prefers a request whose next
+//    command is ready: a read to an idle bank does not wait behind one to a busy bank).
 //  * The chosen request's commands: PRE if another row is open, ACT if the bank is closed, then
 //    RD or WR, each at the earliest cycle >= its arrival that the timing constraints allow
 //    (tRCD, tRP, tRAS, tRC, tRRD_S/L, tFAW, tCCD_S/L, tBURST, tWTR_S/L, read-to-write, tRTP,
@@ -28,11 +35,11 @@
 //    before (bank parallelism); column commands follow the scheduling order. Closed page:
 //    each access precharges its bank at the earliest legal cycle.
 //  * Response: a read's data ends at RD + tCL + tBURST, a write's at WR + tCWL + tBURST; the
-//    initiator sees it link_latency later. An idle read costs link + tRCD + tCL + tBURST + link
+//    initiator sees it link_latency cycles after that tCK's cycle. An idle read costs link + tRCD + tCL + tBURST + link
 //    = 20 cycles with the defaults (a row hit: 13; a row conflict: 27).
-//  * Refresh: every tREFI cycles per pseudo-channel (all-bank). Before a request is timed at
-//    decision cycle D, each refresh due by D precharges the open banks and blocks activates
-//    for tRFC after it (refreshes due during idle time cost nothing more).
+//  * Refresh: every tREFI cycles per pseudo-channel (all-bank). At decision cycle D, each
+//    refresh due by D precharges the open banks and blocks activates for tRFC after it
+//    (refreshes due during idle time cost nothing more).
 //
 // Non-anticipation (the interface hands out results before the future is known): a request is
 // scheduled when its result is asked for (serve_request, serve_burst, try_result) or when a
@@ -50,19 +57,19 @@
 #include <unordered_map>
 #include <vector>
 
+#include "hw/memory/hbm_dram_queue.h"
 #include "hw/memory/hbm_model.h"
 #include "hw/presets/hbm_params.h"
 
 namespace stepsim {
 
-// The DRAM timings in accelerator cycles (HbmParams' dram_t* scaled by dram_clock_ratio).
+// The DRAM timings in tCK (HbmParams' dram_t*), and the one derived from them.
 struct DramTiming {
   uint64_t burst = 0, cl = 0, cwl = 0, rcd = 0, rp = 0, ras = 0, rc = 0, wr = 0, rtp = 0;
   uint64_t ccd_s = 0, ccd_l = 0, rrd_s = 0, rrd_l = 0, wtr_s = 0, wtr_l = 0, faw = 0, rfc = 0, refi = 0;
   // Read command to write command: tCL + tBURST + 2 tCK (bus turnaround) - tCWL, as Ramulator 2
   // times HBM2 (JESD235: the read data, then the bus turns, then the write data).
   uint64_t rtw = 0;
-  // ceil(tCK * ratio) for every parameter.
   static DramTiming from(const HbmParams& p);
 };
 
@@ -103,32 +110,18 @@ class HbmDram final : public HbmModel {
 
   uint64_t last_issue_cycle() const override { return last_issue_; }
   uint32_t last_issue_initiator() const override { return last_initiator_; }
-  const HbmStats& stats() const override { return stats_; }
+  const HbmStats& stats() const override;
 
   const DramStats& dram_stats() const { return dram_stats_; }
+  // The DRAM timings, in tCK.
   const DramTiming& timing() const { return t_; }
+  // Accelerator cycle c on the DRAM clock (the first tCK at or after it), and back.
+  uint64_t to_tck(uint64_t cycle) const;
+  uint64_t to_cycle(uint64_t tck) const;
   // The fields of a byte address under hbm.mapping_order.
   DramAddress decode(uint64_t addr) const;
 
  private:
-  // One request waiting in a pseudo-channel's queue.
-  struct Pending {
-    uint64_t arrival = 0;
-    uint32_t initiator = 0;
-    uint64_t owner = 0;  // the call's handle (call order)
-    uint64_t index = 0;  // request index within the call
-    uint32_t slot = 0;   // the pseudo-channel's index in its owner's pcs
-    uint32_t bank = 0, row = 0;
-    bool write = false;
-    // Same-cycle order of the header comment.
-    bool before(const Pending& o) const;
-    bool taken = false;  // served out of order (FR-FCFS), its slot kept until the head passes
-  };
-  // One call's requests on one pseudo-channel, in order (a call's requests only ever go last).
-  struct Stream {
-    std::vector<Pending> reqs;
-    size_t head = 0;  // the first request not served
-  };
   struct Bank {
     bool open = false;
     uint32_t row = 0;
@@ -144,10 +137,12 @@ class HbmDram final : public HbmModel {
     uint64_t acts = 0;                    // ACTs issued (position in the ring)
     uint64_t data_free = 0;               // the data bus frees (scheduler decision cycle)
     uint64_t next_refresh = 0;            // due cycle of the next refresh (UINT64_MAX: none)
-    // The pending requests, one stream per call: their arrival (same-cycle) order is the merge
-    // of the streams (a long burst issued earlier keeps requests arriving among those of later
-    // calls), taken at decision time; appending stays O(1).
-    std::vector<Stream> streams;
+    DramQueue queue;  // the pending requests (hbm_dram_queue.h)
+  };
+  // The commands of one request, each at its earliest legal cycle (kNone: not needed).
+  struct Commands {
+    static constexpr uint64_t kNone = UINT64_MAX;
+    uint64_t pre = kNone, act = kNone, col = 0;
   };
   // The cycles of one scheduled request.
   struct Timed {
@@ -168,17 +163,21 @@ class HbmDram final : public HbmModel {
   void note_call(uint64_t issue_cycle, uint32_t initiator);
   uint64_t enqueue(const Burst& b, BurstResult* info);
   void settle(uint64_t handle);  // schedules every pending request of the call
-  void account_served(const Pending& r, uint32_t pc, const Timed& t);
+  void account_served(const DramRequest& r, uint32_t pc, const Timed& t);
   uint32_t pc_index(const DramAddress& a) const { return a.channel * p_.dram_pseudo_channels + a.pseudo_channel; }
 
   // hbm_dram_scheduler.cpp
-  void push(uint32_t pc, const Pending& r);
   // Decides one request of pseudo-channel pc (FR-FCFS), times it and accounts it; returns
   // the handle of its call.
   uint64_t decide_one(uint32_t pc);
 
   // hbm_dram_bank.cpp
-  Timed time_request(PseudoChannel& pc, const Pending& r, uint64_t decision);
+  // The request's commands given the pseudo-channel's state (nothing changes).
+  Commands plan(const PseudoChannel& pc, const DramRequest& r) const;
+  // No request that is not a row hit can have its column command before this cycle.
+  uint64_t ready_floor(const PseudoChannel& pc) const;
+  // Issues the request's commands: the state and the statistics change.
+  Timed time_request(PseudoChannel& pc, const DramRequest& r);
   void refresh_due(PseudoChannel& pc, uint64_t cycle);
   void refresh_at(PseudoChannel& pc, uint64_t due);
   void activate(PseudoChannel& pc, uint32_t bank, uint32_t row, uint64_t cycle);
@@ -192,15 +191,20 @@ class HbmDram final : public HbmModel {
   DramTiming t_;
   std::array<uint8_t, 5> fields_{};  // field ids least significant first (see decode)
   std::array<uint64_t, 5> sizes_{};  // the size of each field id
+  std::array<uint8_t, 5> shifts_{};  // log2 of each size, rounded up
+  bool power_of_two_fields_ = false;
   bool closed_page_ = false;
-  std::vector<size_t> cursor_;    // decide_one's scratch: a cursor per stream
+  bool same_clock_ = false;  // clock_ratio 1: no conversion
+  std::vector<uint64_t> ready_seen_;  // decide_one's scratch: per bank and direction, the scan
+  uint64_t ready_scan_ = 0;           // that last planned one of its requests
   std::vector<int32_t> slot_of_;  // enqueue's scratch: pseudo-channel -> slot in the owner (-1: none)
   std::vector<PseudoChannel> pcs_;
   std::unordered_map<uint64_t, Owner> owners_;
   uint64_t next_handle_ = 1;
   uint64_t last_issue_ = 0;
   uint32_t last_initiator_ = 0;
-  HbmStats stats_;
+  mutable HbmStats stats_;                   // busy cycles converted at stats()
+  std::vector<uint64_t> busy_tck_per_channel_;
   DramStats dram_stats_;
 };
 

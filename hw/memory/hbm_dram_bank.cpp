@@ -8,30 +8,46 @@
 
 namespace stepsim {
 
-HbmDram::Timed HbmDram::time_request(PseudoChannel& pc, const Pending& r, uint64_t decision) {
-  refresh_due(pc, decision);
-  Bank& b = pc.banks[r.bank];
-  Timed t;
-  t.first_command = UINT64_MAX;
-  if (b.open && b.row == r.row) {
-    ++dram_stats_.row_hits;
-  } else {
+HbmDram::Commands HbmDram::plan(const PseudoChannel& pc, const DramRequest& r) const {
+  const Bank& b = pc.banks[r.bank];
+  Commands c;
+  if (!(b.open && b.row == r.row)) {
+    uint64_t act_from = r.arrival;
     if (b.open) {  // row conflict: close the other row first
-      const uint64_t pre = std::max(r.arrival, b.pre_ok);
-      precharge(b, pre);
-      t.first_command = pre;
-      ++dram_stats_.row_conflicts;
-    } else {
-      ++dram_stats_.row_misses;
+      c.pre = std::max(r.arrival, b.pre_ok);
+      act_from = c.pre + t_.rp;
     }
-    const uint64_t act = earliest_act(pc, r.bank, r.arrival);
-    activate(pc, r.bank, r.row, act);
-    t.first_command = std::min(t.first_command, act);
+    c.act = std::max(earliest_act(pc, r.bank, r.arrival), act_from);
   }
-  const uint64_t col = earliest_column(pc, r.bank, r.write, r.arrival);
-  column(pc, r.bank, r.write, col);
-  t.first_command = std::min(t.first_command, col);
-  t.data_end = col + (r.write ? t_.cwl : t_.cl) + t_.burst;
+  c.col = earliest_column(pc, r.bank, r.write, r.arrival);
+  if (c.act != Commands::kNone) c.col = std::max(c.col, c.act + t_.rcd);
+  return c;
+}
+
+uint64_t HbmDram::ready_floor(const PseudoChannel& pc) const {
+  // Any activate waits for tRRD_S and tFAW; its column command tRCD more; and a column
+  // command waits for the data bus of its direction.
+  uint64_t act = pc.act_ok;
+  if (pc.acts >= 4) act = std::max(act, pc.last_acts[pc.acts % 4] + t_.faw);
+  return std::max(act + t_.rcd, std::min(pc.rd_ok, pc.wr_ok));
+}
+
+HbmDram::Timed HbmDram::time_request(PseudoChannel& pc, const DramRequest& r) {
+  const Commands c = plan(pc, r);
+  Bank& b = pc.banks[r.bank];
+  if (c.pre != Commands::kNone) {
+    precharge(b, c.pre);
+    ++dram_stats_.row_conflicts;
+  } else if (c.act != Commands::kNone) {
+    ++dram_stats_.row_misses;
+  } else {
+    ++dram_stats_.row_hits;
+  }
+  if (c.act != Commands::kNone) activate(pc, r.bank, r.row, c.act);
+  column(pc, r.bank, r.write, c.col);
+  Timed t;
+  t.first_command = std::min({c.pre, c.act, c.col});
+  t.data_end = c.col + (r.write ? t_.cwl : t_.cl) + t_.burst;
   if (closed_page_) precharge(b, b.pre_ok);  // auto-precharge at the first legal cycle
   return t;
 }
@@ -55,6 +71,7 @@ void HbmDram::activate(PseudoChannel& pc, uint32_t bank, uint32_t row, uint64_t 
   pc.last_acts[pc.acts % 4] = cycle;
   ++pc.acts;
   ++dram_stats_.activates;
+  pc.queue.row_opened(bank, row);
 }
 
 void HbmDram::precharge(Bank& b, uint64_t cycle) {

@@ -194,6 +194,22 @@ TEST(HbmDram, RoBaRaCoChPutsConsecutiveRequestsOnConsecutiveChannels) {
   EXPECT_EQ(m.decode(kNextBank).bank, 1u);
 }
 
+TEST(HbmDram, FieldSizesThatAreNotPowersOfTwoDecodeByDivision) {
+  // 6 channels, 3 bank groups of 2 banks: the decoder cannot use shifts here.
+  HbmParams p = hdl();
+  p.channels = 6;
+  p.dram_bank_groups = 3;
+  HbmDram m(p);
+  for (uint64_t j = 0; j < 6 * 16 * 2 * 6 * 3; j += 7) {
+    const DramAddress a = m.decode(j * 64);
+    EXPECT_EQ(a.channel, j % 6) << j;
+    EXPECT_EQ(a.column, j / 6 % 16) << j;
+    EXPECT_EQ(a.pseudo_channel, j / 96 % 2) << j;
+    EXPECT_EQ(a.bank, j / 192 % 6) << j;
+    EXPECT_EQ(a.row, j / 1152) << j;
+  }
+}
+
 TEST(HbmDram, ChRaBaRoCoKeepsARowOfRequestsInOneChannel) {
   HbmParams p = hdl();
   p.mapping_order = "ChRaBaRoCo";
@@ -207,13 +223,42 @@ TEST(HbmDram, ChRaBaRoCoKeepsARowOfRequestsInOneChannel) {
   EXPECT_EQ(m.decode(uint64_t(256) << 20).channel, 1u);
 }
 
-TEST(HbmDram, TimingsAreScaledByTheClockRatio) {
+TEST(HbmDram, TheDramKeepsItsOwnClock) {
+  // A 1.5 GHz accelerator on the 1 GHz HBM2 clock: R = 1.5 cycles per tCK. An idle read issued
+  // at cycle 0 reaches the controller at cycle 1 = tCK ceil(1 / 1.5) = 1; ACT 1, RD 8, data
+  // end 8 + 7 + 4 = 19 tCK = cycle ceil(28.5) = 29; seen at 30.
   HbmParams p = hdl();
-  p.dram_clock_ratio = 1.5;  // e.g. a 1.5 GHz accelerator on the 1 GHz HBM2 clock
+  p.dram_clock_ratio = 1.5;
   HbmDram m(p);
-  EXPECT_EQ(m.timing().rcd, 11u);  // ceil(7 x 1.5)
-  EXPECT_EQ(m.timing().burst, 6u);
-  EXPECT_EQ(m.serve_request(0, false, 0, 0).completion_cycle, 1u + 11 + 11 + 6 + 1);
+  EXPECT_EQ(m.timing().rcd, 7u);  // in tCK
+  EXPECT_EQ(m.to_tck(1), 1u);
+  EXPECT_EQ(m.to_cycle(19), 29u);
+  const Completion c = m.serve_request(0, false, 0, 0);
+  EXPECT_EQ(c.issue_cycle, 0u);
+  EXPECT_EQ(c.start_cycle, 2u);  // ACT at tCK 1 = cycle 1.5, seen from cycle 2
+  EXPECT_EQ(c.completion_cycle, 30u);
+}
+
+TEST(HbmDram, AFasterDramClockKeepsItsExactBurstRate) {
+  // tCK 0.625 ns (a 1.6 GHz DRAM clock) under a 1 GHz accelerator: a burst of 4 tCK is 2.5
+  // cycles, so one pseudo-channel streams 64 B per 2.5 cycles, not per ceil(2.5) = 3.
+  HbmParams p = hdl();
+  p.dram_clock_ratio = 0.625;
+  p.dram_tREFI = 0;  // no refresh
+  p.dram_pseudo_channels = 1;
+  HbmDram m(p);
+  // Reads to one pseudo-channel: the requests of channel 0 (every 8th) within a row, then the
+  // next bank; 4096 of them, all issued at cycle 0.
+  Burst b;
+  b.row_bytes = 64;
+  b.row_pitch = 64 * 8;
+  b.rows = 4096;
+  b.par_dispatch = 4096;
+  const BurstResult r = m.serve_burst(b);
+  // The first read: arrival cycle 1 = tCK 2, ACT 2, RD 9; then one RD per 4 tCK: the last RD
+  // at 9 + 4 x 4095 = 16389, its data at 16389 + 7 + 4 = 16400 tCK = cycle 10250, seen at 10251.
+  EXPECT_EQ(r.completion_cycle, 10251u);
+  EXPECT_EQ(m.stats().busy_cycles_per_channel[0], 10240u);  // 4096 x 2.5
 }
 
 TEST(HbmDram, PresetKeysSetTheModelsParameters) {
