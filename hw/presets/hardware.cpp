@@ -1,5 +1,6 @@
 #include "hw/presets/hardware.h"
 
+#include "hw/presets/hbm_device.h"
 #include "hw/presets/input_file.h"
 #include "hw/presets/strict_yaml.h"
 #include "hw/stream/number_text.h"
@@ -7,7 +8,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <limits>
 #include <stdexcept>
 #include <type_traits>
@@ -144,6 +144,25 @@ std::string known_keys() {
   return s;
 }
 
+const Field& field(const std::string& key) {
+  for (const Field& f : field_table())
+    if (f.doc.key == key) return f;
+  throw std::invalid_argument("unknown hardware parameter '" + key + "'; known: " + known_keys());
+}
+
+// The file of hbm.device gives the device keys that were not set by name; an error names the
+// file's line.
+void fill_from_device(HardwareParams& h) {
+  for (const HbmDeviceEntry& e : read_hbm_device(h.hbm.device)) {
+    if (h.explicit_device_keys.count(e.key)) continue;
+    try {
+      field(e.key).set(h, e.value);
+    } catch (const std::invalid_argument& ex) {
+      throw std::invalid_argument(e.where + ": " + ex.what());
+    }
+  }
+}
+
 void apply_yaml(HardwareParams& h, const YAML::Node& node, const std::string& prefix, const std::string& file) {
   if (!node.IsMap())
     throw std::invalid_argument(file + ": expected a mapping" + (prefix.empty() ? "" : " under '" + prefix + "'"));
@@ -172,12 +191,10 @@ const std::vector<std::string>& onchip_requirement_models() {
 }
 
 void HardwareParams::set(const std::string& key, const std::string& value) {
-  for (const Field& f : field_table())
-    if (f.doc.key == key) {
-      f.set(*this, value);
-      return;
-    }
-  throw std::invalid_argument("unknown hardware parameter '" + key + "'; known: " + known_keys());
+  field(key).set(*this, value);
+  if (is_hbm_device_key(key)) explicit_device_keys.insert(key);
+  if (key == "hbm.device") fill_from_device(*this);
+  hbm.set_accelerator_clock(clock_ghz);
 }
 
 bool HardwareParams::has_field(const std::string& key) {
@@ -208,13 +225,6 @@ HardwareParams load_preset(const std::string& name_or_path) {
   return h;
 }
 
-std::vector<std::string> preset_names() {
-  std::vector<std::string> names;
-  if (std::filesystem::is_directory(presets_dir()))
-    for (const auto& e : std::filesystem::directory_iterator(presets_dir()))
-      if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> preset_names() { return yaml_file_names(presets_dir()); }
 
 }  // namespace stepsim

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,9 +32,14 @@ struct HardwareParams {
 #undef STEPSIM_PARAM
   // A struct of its own (hw/memory takes HbmParams alone); its rows are hbm_params.def.
   HbmParams hbm;
+  // The HBM device keys (hbm_device.h) set by name so far, from a preset file or --set: a device
+  // (hbm.device) set before or after them leaves them as they are.
+  std::set<std::string> explicit_device_keys;
 
   // Sets one field by its dotted name ("hbm.channels"); throws std::invalid_argument naming an
-  // unknown key or a bad value.
+  // unknown key or a bad value. Setting hbm.device also sets the device keys not in
+  // explicit_device_keys to its file's values; setting a device key adds it there. Every call then
+  // derives hbm.dram_clock_ratio from clock_ghz and hbm.dram.tCK_ps.
   void set(const std::string& key, const std::string& value);
   // Dotted names of every field with its documentation, unit and origin, in the rows' order.
   struct FieldDoc {

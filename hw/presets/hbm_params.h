@@ -49,6 +49,14 @@ struct HbmParams {
 
   static constexpr uint64_t kNeverCold = std::numeric_limits<uint64_t>::max();
 
+  // Not a preset parameter either: accelerator cycles per DRAM clock cycle (tCK), by which the dram
+  // model scales the hbm.dram.t* timings. HardwareParams derives it from clock_ghz and
+  // hbm.dram.tCK_ps whenever a parameter is set (set_accelerator_clock); an HbmParams built on its
+  // own keeps 1.0, a 1 GHz accelerator on the default device's 1000-ps tCK.
+  double dram_clock_ratio = 1.0;
+  // dram_clock_ratio = clock_ghz x dram_tCK_ps / 1000 (GHz x ps = 1/1000).
+  void set_accelerator_clock(double clock_ghz) { dram_clock_ratio = clock_ghz * dram_tCK_ps / 1000.0; }
+
   // channels * request_bytes / init_interval (1024 B/cycle for the defaults).
   double peak_bytes_per_cycle() const { return double(channels) * request_bytes / double(init_interval); }
   // Round trip of one request to an idle (cold) channel:

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -63,6 +64,15 @@ std::string named_yaml_file(const std::string& name_or_path, const std::string& 
   std::string names;
   for (const std::string& n : known()) names += (names.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown " + what + " '" + name_or_path + "'; known " + plural + ": " + names);
+}
+
+std::vector<std::string> yaml_file_names(const std::string& dir) {
+  std::vector<std::string> names;
+  if (std::filesystem::is_directory(dir))
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace stepsim

@@ -27,6 +27,10 @@ std::string read_input_file(const std::string& path, const std::string& what, ui
 std::string named_yaml_file(const std::string& name_or_path, const std::string& dir, const std::string& what,
                             const std::string& plural, const std::function<std::vector<std::string>()>& known);
 
+// The names (file names without ".yaml") of the YAML files in `dir`, sorted; none if there is no
+// such folder. The built-in presets and HBM devices are listed so.
+std::vector<std::string> yaml_file_names(const std::string& dir);
+
 // The largest graph or preset file read (a graph of 10^6 nodes is about 100 MB of YAML).
 inline constexpr uint64_t kMaxTextInputBytes = uint64_t(1) << 30;
 
