@@ -28,7 +28,7 @@ void validate_dram(const HbmParams& p) {
   if (p.dram_pseudo_channels == 0 || p.dram_bank_groups == 0 || p.dram_banks_per_group == 0 || p.dram_rows == 0 ||
       p.dram_queue_depth == 0)
     throw std::invalid_argument("the dram model needs >= 1 pseudo-channel, bank group, bank, row and queue entry");
-  if (!(p.dram_clock_ratio > 0)) throw std::invalid_argument("hbm.dram.clock_ratio must be > 0");
+  if (!(p.dram_clock_ratio > 0)) throw std::invalid_argument("the DRAM clock ratio clock_ghz x hbm.dram.tCK_ps / 1000 must be > 0");
   if (p.dram_tBURST == 0) throw std::invalid_argument("hbm.dram.tBURST must be >= 1");
 }
 

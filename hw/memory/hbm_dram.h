@@ -9,8 +9,8 @@
 //
 // Units: the DRAM runs on its own clock. The timings are parameters in DRAM clock cycles (tCK,
 // as JEDEC and Ramulator 2 give them) and the model keeps its time in tCK; the interface's
-// times are accelerator cycles, converted at the boundary with hbm.dram.clock_ratio R
-// (accelerator cycles per tCK): a request reaching the controller at accelerator cycle c is
+// times are accelerator cycles, converted at the boundary with R = HbmParams::dram_clock_ratio
+// (accelerator cycles per tCK: clock_ghz x hbm.dram.tCK_ps / 1000): a request reaching the controller at accelerator cycle c is
 // there at tCK ceil(c / R); a command or data end at tCK k is seen at cycle ceil(k R). So the
 // data bus moves exactly request_bytes per tBURST tCK whatever R (no per-parameter rounding).
 // (1 GHz accelerator, HBM2 at 2 Gb/s per pin: tCK = 1 ns, R = 1, and both clocks coincide.)
@@ -190,7 +190,7 @@ class HbmDram final : public HbmModel {
   std::array<uint8_t, 5> shifts_{};  // log2 of each size, rounded up
   bool power_of_two_fields_ = false;
   bool closed_page_ = false;
-  bool same_clock_ = false;  // clock_ratio 1: no conversion
+  bool same_clock_ = false;  // dram_clock_ratio 1: no conversion
   std::vector<uint64_t> ready_seen_;  // decide_one's scratch: per bank and direction, the scan
   uint64_t ready_scan_ = 0;           // that last planned one of its requests
   std::vector<int32_t> slot_of_;  // enqueue's scratch: pseudo-channel -> slot in the owner (-1: none)

@@ -44,6 +44,12 @@ void HbmParams::validate() const {
   if (init_interval == 0) throw std::invalid_argument("HBM init_interval must be >= 1 cycle");
 }
 
+double HbmParams::peak_bytes_per_cycle() const {
+  if (model == "dram")
+    return double(channels) * dram_pseudo_channels * request_bytes / (double(dram_tBURST) * dram_clock_ratio);
+  return double(channels) * request_bytes / double(init_interval);
+}
+
 std::string HbmParams::describe() const {
   std::ostringstream os;
   os << "HBM " << channels << " ch x " << request_bytes << " B / II " << init_interval << " (peak "

@@ -58,7 +58,9 @@ struct HbmParams {
   void set_accelerator_clock(double clock_ghz) { dram_clock_ratio = clock_ghz * dram_tCK_ps / 1000.0; }
 
   // channels * request_bytes / init_interval (1024 B/cycle for the defaults).
-  double peak_bytes_per_cycle() const { return double(channels) * request_bytes / double(init_interval); }
+  // Peak off-chip bandwidth in B per accelerator cycle: fixed, a request per init_interval per
+  // channel; dram, a request per tBURST tCK per pseudo-channel.
+  double peak_bytes_per_cycle() const;
   // Round trip of one request to an idle (cold) channel:
   // link_latency + startup + latency + link_latency (18 cycles for the defaults).
   uint64_t idle_latency() const { return 2ull * link_latency + startup + latency; }

@@ -52,6 +52,34 @@ std::string ginac_reason(const std::string& what) {
   return r;
 }
 
+// The number of arguments of the call whose '(' is at text[open]: top-level commas + 1, 0 for
+// "()"; SIZE_MAX when the parenthesis is not closed (GiNaC then reports it).
+size_t call_arguments(const std::string& text, size_t open) {
+  size_t depth = 0, commas = 0;
+  bool empty = true;
+  for (size_t i = open; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '(') ++depth;
+    else if (c == ')' && --depth == 0) return empty ? 0 : commas + 1;
+    else if (c == ',' && depth == 1) ++commas;
+    if (depth >= 1 && i > open && c != ' ') empty = false;
+  }
+  return SIZE_MAX;
+}
+
+// GiNaC's parser calls a function it knows by name with whatever arguments it found (ceil_div()
+// would be evaluated on no arguments at all): a call must match a function's arity first.
+void check_call(const std::string& text, const std::string& name, size_t open) {
+  const size_t args = call_arguments(text, open);
+  if (args == SIZE_MAX) return;
+  try {
+    (void)function::find_function(name, unsigned(args));
+  } catch (const std::exception&) {
+    refuse_expression(text, "no function " + name + " of " + std::to_string(args) + " argument" +
+                                (args == 1 ? "" : "s") + " (ceil_div(a, b) takes 2)");
+  }
+}
+
 }  // namespace
 
 ex SymbolTable::parse(const std::string& text) {
@@ -65,7 +93,10 @@ ex SymbolTable::parse(const std::string& text) {
       const std::string id = text.substr(i, j - i);
       size_t k = j;
       while (k < text.size() && text[k] == ' ') ++k;
-      if (k >= text.size() || text[k] != '(') table[id] = get(id);  // "f(" is a function (ceil_div)
+      if (k >= text.size() || text[k] != '(')
+        table[id] = get(id);
+      else
+        check_call(text, id, k);  // "f(" is a function (ceil_div)
       i = j;
     } else {
       ++i;
