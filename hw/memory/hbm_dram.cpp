@@ -22,6 +22,7 @@ void validate_dram(const HbmParams& p) {
   p.validate();
   check_hbm_mapping_order(p.mapping_order);
   check_hbm_page_policy(p.page_policy);
+  check_hbm_refresh(p.refresh);
   if (p.dram_row_bytes < p.request_bytes || p.dram_row_bytes % p.request_bytes != 0)
     throw std::invalid_argument("hbm.dram.row_bytes (" + std::to_string(p.dram_row_bytes) +
                                 ") must be a multiple of hbm.request_bytes (" + std::to_string(p.request_bytes) + ")");
@@ -54,6 +55,8 @@ DramTiming DramTiming::from(const HbmParams& p) {
   t.faw = p.dram_tFAW;
   t.rfc = p.dram_tRFC;
   t.refi = p.dram_tREFI;
+  t.rfcsb = p.dram_tRFCsb;
+  t.rrefd = p.dram_tRREFD;
   const uint64_t turnaround = t.cl + t.burst + 2;
   t.rtw = turnaround > t.cwl ? turnaround - t.cwl : 0;
   return t;
@@ -63,6 +66,7 @@ HbmDram::HbmDram(const HbmParams& params) : p_(params) {
   validate_dram(p_);
   t_ = DramTiming::from(p_);
   closed_page_ = p_.page_policy == "closed";
+  per_bank_refresh_ = p_.refresh == "per_bank";
   same_clock_ = p_.dram_clock_ratio == 1.0;
   sizes_[kRow] = p_.dram_rows;
   sizes_[kBank] = uint64_t(p_.dram_bank_groups) * p_.dram_banks_per_group;
@@ -80,13 +84,15 @@ HbmDram::HbmDram(const HbmParams& params) : p_(params) {
     power_of_two_fields_ = power_of_two_fields_ && (sizes_[f] & (sizes_[f] - 1)) == 0;
     while ((uint64_t(1) << shifts_[f]) < sizes_[f]) ++shifts_[f];
   }
+  // Per-bank refresh spreads the tREFI of every bank over its banks (at least a tCK apart).
+  refresh_interval_ = per_bank_refresh_ && t_.refi ? std::max<uint64_t>(1, t_.refi / sizes_[kBank]) : t_.refi;
   pcs_.resize(size_t(p_.channels) * p_.dram_pseudo_channels);
   for (PseudoChannel& pc : pcs_) {
     pc.banks.resize(sizes_[kBank]);
     pc.group_act_ok.assign(p_.dram_bank_groups, 0);
     pc.group_rd_ok.assign(p_.dram_bank_groups, 0);
     pc.group_wr_ok.assign(p_.dram_bank_groups, 0);
-    pc.next_refresh = t_.refi ? t_.refi : UINT64_MAX;
+    pc.next_refresh = refresh_interval_ ? refresh_interval_ : UINT64_MAX;
   }
   slot_of_.assign(pcs_.size(), -1);
   dram_stats_.queue_depth = p_.dram_queue_depth;

@@ -37,9 +37,11 @@
 //  * Response: a read's data ends at RD + tCL + tBURST, a write's at WR + tCWL + tBURST; the
 //    initiator sees it link_latency cycles after that tCK's cycle. An idle read costs link + tRCD + tCL + tBURST + link
 //    = 20 cycles with the defaults (a row hit: 13; a row conflict: 27).
-//  * Refresh: every tREFI cycles per pseudo-channel (all-bank). At decision cycle D, each
-//    refresh due by D precharges the open banks and blocks activates for tRFC after it
-//    (refreshes due during idle time cost nothing more).
+//  * Refresh (hbm.refresh): all_bank, every tREFI per pseudo-channel: at decision cycle D, each
+//    refresh due by D precharges the open banks and blocks activates for tRFC after it.
+//    per_bank: one bank every tREFI / banks, in turn (REFsb): that bank precharges and waits
+//    tRFCsb; activates of the others wait tRREFD after it, refreshes tRREFD apart. Refreshes due
+//    during idle time cost nothing more.
 //
 // Non-anticipation (the interface hands out results before the future is known): a request is
 // scheduled when its result is asked for (serve_request, serve_burst, try_result) or when a
@@ -67,6 +69,7 @@ namespace stepsim {
 struct DramTiming {
   uint64_t burst = 0, cl = 0, cwl = 0, rcd = 0, rp = 0, ras = 0, rc = 0, wr = 0, rtp = 0;
   uint64_t ccd_s = 0, ccd_l = 0, rrd_s = 0, rrd_l = 0, wtr_s = 0, wtr_l = 0, faw = 0, rfc = 0, refi = 0;
+  uint64_t rfcsb = 0, rrefd = 0;
   // Read command to write command: tCL + tBURST + 2 tCK (bus turnaround) - tCWL, as Ramulator 2
   // times HBM2 (JESD235: the read data, then the bus turns, then the write data).
   uint64_t rtw = 0;
@@ -120,6 +123,7 @@ class HbmDram final : public HbmModel {
     uint64_t act_ok = 0;  // earliest ACT (tRC, tRP, refresh)
     uint64_t pre_ok = 0;  // earliest PRE (tRAS, tRTP, tWR)
     uint64_t col_ok = 0;  // earliest RD/WR (tRCD)
+    uint64_t refresh_end = 0;  // per-bank refresh: activates wait until then (tRFCsb)
   };
   struct PseudoChannel {
     std::vector<Bank> banks;
@@ -129,7 +133,9 @@ class HbmDram final : public HbmModel {
     uint64_t acts = 0;                    // ACTs issued (position in the ring)
     uint64_t data_free = 0;               // the data bus frees (scheduler decision cycle)
     uint64_t next_refresh = 0;            // due cycle of the next refresh (UINT64_MAX: none)
-    uint64_t refresh_end = 0;             // activates wait for the last refresh until then
+    uint64_t refresh_end = 0;             // activates wait for the last all-bank refresh until then
+    uint32_t refresh_bank = 0;            // per-bank refresh: the bank refreshed next
+    uint64_t act_after_refresh = 0;       // per-bank refresh: the last one's start + tRREFD
     DramQueue queue;  // the pending requests (hbm_dram_queue.h)
   };
   // The commands of one request, each at its earliest legal cycle (kNone: not needed).
@@ -175,6 +181,8 @@ class HbmDram final : public HbmModel {
   Timed time_request(PseudoChannel& pc, const DramRequest& r);
   void refresh_due(PseudoChannel& pc, uint64_t cycle);
   void refresh_at(PseudoChannel& pc, uint64_t due);
+  void refresh_banks_due(PseudoChannel& pc, uint64_t cycle);  // per_bank
+  void refresh_bank_at(PseudoChannel& pc, uint64_t due);
   void activate(PseudoChannel& pc, uint32_t bank, uint32_t row, uint64_t cycle);
   void precharge(Bank& b, uint64_t cycle);
   void column(PseudoChannel& pc, uint32_t bank, bool write, uint64_t cycle);
@@ -190,6 +198,8 @@ class HbmDram final : public HbmModel {
   std::array<uint8_t, 5> shifts_{};  // log2 of each size, rounded up
   bool power_of_two_fields_ = false;
   bool closed_page_ = false;
+  bool per_bank_refresh_ = false;
+  uint64_t refresh_interval_ = 0;  // tCK between refresh commands (0: none)
   bool same_clock_ = false;  // dram_clock_ratio 1: no conversion
   std::vector<uint64_t> ready_seen_;  // decide_one's scratch: per bank and direction, the scan
   uint64_t ready_scan_ = 0;           // that last planned one of its requests

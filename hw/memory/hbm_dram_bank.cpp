@@ -57,7 +57,7 @@ HbmDram::Timed HbmDram::time_request(PseudoChannel& pc, const DramRequest& r) {
 uint64_t HbmDram::earliest_act(const PseudoChannel& pc, uint32_t bank, uint64_t from, bool refresh) const {
   uint64_t t = std::max({from, pc.banks[bank].act_ok, pc.act_ok, pc.group_act_ok[group_of(bank)]});
   if (pc.acts >= 4) t = std::max(t, pc.last_acts[pc.acts % 4] + t_.faw);  // the 4th-last ACT
-  return refresh ? std::max(t, pc.refresh_end) : t;
+  return refresh ? std::max({t, pc.refresh_end, pc.banks[bank].refresh_end, pc.act_after_refresh}) : t;
 }
 
 void HbmDram::activate(PseudoChannel& pc, uint32_t bank, uint32_t row, uint64_t cycle) {
@@ -109,6 +109,10 @@ void HbmDram::column(PseudoChannel& pc, uint32_t bank, bool write, uint64_t cycl
 }
 
 void HbmDram::refresh_due(PseudoChannel& pc, uint64_t cycle) {
+  if (per_bank_refresh_) {
+    refresh_banks_due(pc, cycle);
+    return;
+  }
   while (pc.next_refresh <= cycle) {
     refresh_at(pc, pc.next_refresh);
     pc.next_refresh += t_.refi;
@@ -132,6 +136,36 @@ void HbmDram::refresh_at(PseudoChannel& pc, uint64_t due) {
     start = std::max(start, b.act_ok);  // tRP after a precharge, tRC after an activate
   }
   pc.refresh_end = start + t_.rfc;  // all banks
+  ++dram_stats_.refreshes;
+}
+
+void HbmDram::refresh_banks_due(PseudoChannel& pc, uint64_t cycle) {
+  const uint64_t banks = pc.banks.size(), round = banks * refresh_interval_;
+  while (pc.next_refresh <= cycle) {
+    // A long idle stretch: after one round every bank is closed; the rounds before the last
+    // one due only leave ends (tRFCsb, tRREFD) that the last round's supersede. Count them.
+    const uint64_t due_count = (cycle - pc.next_refresh) / refresh_interval_ + 1;
+    if (pc.refresh_bank == 0 && due_count >= 3 * banks && t_.rfcsb < round && t_.rrefd <= refresh_interval_) {
+      for (uint64_t k = 0; k < banks; ++k, pc.next_refresh += refresh_interval_) refresh_bank_at(pc, pc.next_refresh);
+      const uint64_t skipped = (due_count - 2 * banks) / banks * banks;
+      dram_stats_.refreshes += skipped;
+      pc.next_refresh += skipped * refresh_interval_;
+      continue;
+    }
+    refresh_bank_at(pc, pc.next_refresh);
+    pc.next_refresh += refresh_interval_;
+  }
+}
+
+void HbmDram::refresh_bank_at(PseudoChannel& pc, uint64_t due) {
+  Bank& b = pc.banks[pc.refresh_bank];
+  if (b.open) precharge(b, std::max(due, b.pre_ok));
+  // After tRP (a precharge) or tRC (an activate), its last refresh, and tRREFD after the last
+  // refresh of another bank.
+  const uint64_t start = std::max({due, b.act_ok, b.refresh_end, pc.act_after_refresh});
+  b.refresh_end = start + t_.rfcsb;
+  pc.act_after_refresh = start + t_.rrefd;
+  pc.refresh_bank = uint32_t((pc.refresh_bank + 1) % pc.banks.size());
   ++dram_stats_.refreshes;
 }
 

@@ -38,6 +38,11 @@ void check_hbm_page_policy(const std::string& policy) {
     throw std::invalid_argument("expected open or closed, got '" + policy + "'");
 }
 
+void check_hbm_refresh(const std::string& refresh) {
+  if (refresh != "all_bank" && refresh != "per_bank")
+    throw std::invalid_argument("expected all_bank or per_bank, got '" + refresh + "'");
+}
+
 void HbmParams::validate() const {
   if (channels == 0) throw std::invalid_argument("HBM channels must be >= 1");
   if (request_bytes == 0) throw std::invalid_argument("HBM request_bytes must be >= 1");

@@ -36,6 +36,7 @@ HbmMapping parse_hbm_mapping(const std::string& s);
 // most significant first ("RoBaRaCoCh"); a page policy is "open" or "closed".
 void check_hbm_mapping_order(const std::string& order);
 void check_hbm_page_policy(const std::string& policy);
+void check_hbm_refresh(const std::string& refresh);
 
 struct HbmParams {
 #define STEPSIM_PARAM(type, member, key, def, unit, codec, doc, origin) type member = def;

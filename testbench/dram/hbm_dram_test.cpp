@@ -115,6 +115,43 @@ TEST(HbmDram, StreamingReadsLoseTheRefreshTimeToRefresh) {
   EXPECT_NEAR(double(r.completion_cycle) / double(n), 4.0 * (1 + 160.0 / 3900), 0.05);
 }
 
+TEST(HbmDram, PerBankRefreshBlocksOnlyItsBank) {
+  // tREFI 800 over 8 banks: one bank every 100 tCK in turn, bank 0 first at 100. Two reads
+  // issued at 100 (arrival 101): A to bank 0, B to bank 1 (another bank group).
+  HbmParams p = hdl();
+  p.refresh = "per_bank";
+  p.dram_tREFI = 800;
+  HbmDram m(p);
+  Burst a = read_burst(0, 1, 64, 64, 100, 1), b = read_burst(kNextBank, 1, 64, 64, 100, 1);
+  const uint64_t ha = m.issue_burst(a, nullptr), hb = m.issue_burst(b, nullptr);
+  BurstResult ra, rb;
+  ASSERT_TRUE(m.try_result(ha, 100, &ra));
+  ASSERT_TRUE(m.try_result(hb, 100, &rb));
+  // Decision at 101: bank 0's refresh starts at 100, ends at 100 + tRFCsb 160 = 260; other
+  // banks' activates wait tRREFD 8, to 108. No row hit: first ready is B (RD 108 + 7 = 115
+  // against A's 260 + 7): data end 115 + 7 + 4 = 126, seen at 127. A: ACT 260, RD 267, data
+  // end 278, seen at 279.
+  EXPECT_EQ(rb.completion_cycle, 127u);
+  EXPECT_EQ(ra.completion_cycle, 279u);
+  EXPECT_EQ(m.stats().dram->refreshes, 1u);
+  // A's activate waited 260 - 110 (tRRD_S after B's at 108), B's 108 - 101.
+  EXPECT_EQ(m.stats().dram->refresh_stall_cycles, 150u + 7u);
+  p.refresh = "all_banks";
+  EXPECT_THROW(HbmDram{p}, std::invalid_argument);
+}
+
+TEST(HbmDram, PerBankRefreshesDueWhileIdleAreCountedNotReplayed) {
+  // A read to bank 0 issued at 100000 (arrival 100001) after an idle stretch: refreshes were due
+  // at 100, 200, ..., 100000: 1000 of them, the last (bank 7) at 100000, so the activate waits
+  // tRREFD to 100008; RD 100015, data end 100026, seen at 100027.
+  HbmParams p = hdl();
+  p.refresh = "per_bank";
+  p.dram_tREFI = 800;
+  HbmDram m(p);
+  EXPECT_EQ(m.serve_request(0, false, 100000, 0).completion_cycle, 100027u);
+  EXPECT_EQ(m.stats().dram->refreshes, 1000u);
+}
+
 TEST(HbmDram, FourActivatesPerFawWindow) {
   auto fifth_read = [](uint32_t faw) {
     HbmParams p = hdl();

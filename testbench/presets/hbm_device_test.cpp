@@ -65,9 +65,9 @@ TEST(HbmDevice, TheShippedDevicesAreTheThreeFiles) {
 
 TEST(HbmDevice, TheDeviceKeysAreTheDramRowsButTheQueue) {
   const std::vector<std::string>& keys = hbm_device_keys();
-  ASSERT_EQ(keys.size(), 24u);
+  ASSERT_EQ(keys.size(), 26u);
   EXPECT_EQ(keys.front(), "hbm.dram.pseudo_channels");
-  EXPECT_EQ(keys.back(), "hbm.dram.tREFI");
+  EXPECT_EQ(keys.back(), "hbm.dram.tRREFD");
   EXPECT_TRUE(is_hbm_device_key("hbm.dram.tCK_ps"));
   EXPECT_FALSE(is_hbm_device_key("hbm.dram.queue_depth"));
   EXPECT_FALSE(is_hbm_device_key("hbm.dram.tXYZ"));
@@ -183,13 +183,13 @@ TEST_F(DeviceFiles, ADeviceFileByPathIsReadStrictly) {
   const std::string unknown = write("unknown.yaml", default_device_with("", "tXYZ: 3"));
   const std::string e = set_error(h, "hbm.device", unknown);
   EXPECT_EQ(
-      e.rfind(unknown + ":34:1: unknown device key 'tXYZ'; a device file gives pseudo_channels, bank_groups, ", 0), 0u)
+      e.rfind(unknown + ":36:1: unknown device key 'tXYZ'; a device file gives pseudo_channels, bank_groups, ", 0), 0u)
       << e;
-  EXPECT_NE(e.find(", tRFC, tREFI"), std::string::npos) << e;
+  EXPECT_NE(e.find(", tRFC, tREFI, tRFCsb, tRREFD"), std::string::npos) << e;
   EXPECT_EQ(e.find("queue_depth"), std::string::npos) << e;
 
   const std::string queue = write("queue.yaml", default_device_with("", "queue_depth: 8"));
-  EXPECT_EQ(set_error(h, "hbm.device", queue).rfind(queue + ":34:1: unknown device key 'queue_depth'", 0), 0u);
+  EXPECT_EQ(set_error(h, "hbm.device", queue).rfind(queue + ":36:1: unknown device key 'queue_depth'", 0), 0u);
 
   const std::string lacking = write("lacking.yaml", default_device_with("tREFI:", "# none"));
   EXPECT_EQ(set_error(h, "hbm.device", lacking), lacking + ": the device file lacks tREFI");
@@ -199,7 +199,7 @@ TEST_F(DeviceFiles, ADeviceFileByPathIsReadStrictly) {
             bad + ":17:6: hardware parameter 'hbm.dram.tCL': expected an integer in 0..1073741824, got '2.5'");
 
   const std::string twice = write("twice.yaml", default_device_with("", "tCL: 9"));
-  EXPECT_EQ(set_error(h, "hbm.device", twice), twice + ":34:1: duplicate key 'tCL' (first given at line 17)");
+  EXPECT_EQ(set_error(h, "hbm.device", twice), twice + ":36:1: duplicate key 'tCL' (first given at line 17)");
 
   const std::string list = write("list.yaml", "- 1\n");
   EXPECT_EQ(
