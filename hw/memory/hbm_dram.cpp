@@ -23,6 +23,12 @@ void validate_dram(const HbmParams& p) {
   check_hbm_mapping_order(p.mapping_order);
   check_hbm_page_policy(p.page_policy);
   check_hbm_refresh(p.refresh);
+  check_hbm_write_policy(p.write_policy);
+  if (!(p.write_low_watermark >= 0 && p.write_low_watermark <= p.write_high_watermark &&
+        p.write_high_watermark <= 1))
+    throw std::invalid_argument("the write watermarks need 0 <= hbm.write_low_watermark (" +
+                                std::to_string(p.write_low_watermark) + ") <= hbm.write_high_watermark (" +
+                                std::to_string(p.write_high_watermark) + ") <= 1");
   if (p.dram_row_bytes < p.request_bytes || p.dram_row_bytes % p.request_bytes != 0)
     throw std::invalid_argument("hbm.dram.row_bytes (" + std::to_string(p.dram_row_bytes) +
                                 ") must be a multiple of hbm.request_bytes (" + std::to_string(p.request_bytes) + ")");
@@ -67,6 +73,7 @@ HbmDram::HbmDram(const HbmParams& params) : p_(params) {
   t_ = DramTiming::from(p_);
   closed_page_ = p_.page_policy == "closed";
   per_bank_refresh_ = p_.refresh == "per_bank";
+  drain_writes_ = p_.write_policy == "drain";
   same_clock_ = p_.dram_clock_ratio == 1.0;
   sizes_[kRow] = p_.dram_rows;
   sizes_[kBank] = uint64_t(p_.dram_bank_groups) * p_.dram_banks_per_group;

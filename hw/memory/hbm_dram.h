@@ -28,6 +28,11 @@
 //    oldest row hit; without one, the candidate whose column command can issue first, the
 //    oldest of those (first ready, as Ramulator 2's FR-FCFS prefers a request whose next
 //    command is ready: a read to an idle bank does not wait behind one to a busy bank).
+//    hbm.write_policy drain (Ramulator 2's generic controller): the candidates are the reads;
+//    writes are drained (the candidates are the writes) from when the pending writes exceed
+//    write_high_watermark x queue_depth, or no read is pending, until they fall below
+//    write_low_watermark x queue_depth while a read is pending, or none is left. If no
+//    candidate of the direction served has arrived, the oldest request is served.
 //  * The chosen request's commands: PRE if another row is open, ACT if the bank is closed, then
 //    RD or WR, each at the earliest cycle >= its arrival that the timing constraints allow
 //    (tRCD, tRP, tRAS, tRC, tRRD_S/L, tFAW, tCCD_S/L, tBURST, tWTR_S/L, read-to-write, tRTP,
@@ -136,6 +141,7 @@ class HbmDram final : public HbmModel {
     uint64_t refresh_end = 0;             // activates wait for the last all-bank refresh until then
     uint32_t refresh_bank = 0;            // per-bank refresh: the bank refreshed next
     uint64_t act_after_refresh = 0;       // per-bank refresh: the last one's start + tRREFD
+    bool write_mode = false;              // write_policy drain: draining writes
     DramQueue queue;  // the pending requests (hbm_dram_queue.h)
   };
   // The commands of one request, each at its earliest legal cycle (kNone: not needed).
@@ -171,6 +177,8 @@ class HbmDram final : public HbmModel {
   // the handle of its call.
   uint64_t decide_one(uint32_t pc);
   void note_queue(uint64_t pending);  // the queue occupancy a decision saw
+  // write_policy drain: whether the pseudo-channel serves writes now (the watermarks).
+  bool serve_writes(PseudoChannel& pc);
 
   // hbm_dram_bank.cpp
   // The request's commands given the pseudo-channel's state (nothing changes).
@@ -199,6 +207,7 @@ class HbmDram final : public HbmModel {
   bool power_of_two_fields_ = false;
   bool closed_page_ = false;
   bool per_bank_refresh_ = false;
+  bool drain_writes_ = false;  // hbm.write_policy: drain
   uint64_t refresh_interval_ = 0;  // tCK between refresh commands (0: none)
   bool same_clock_ = false;  // dram_clock_ratio 1: no conversion
   std::vector<uint64_t> ready_seen_;  // decide_one's scratch: per bank and direction, the scan

@@ -7,6 +7,7 @@ namespace stepsim {
 
 void DramQueue::push(const DramRequest& r) {
   ++size_;
+  writes_ += r.write;
   if (!window_.empty() && r.before(slab_[window_.back().slab])) {
     insert_in_window(r);
     return;
@@ -62,7 +63,7 @@ DramQueue::Entry DramQueue::entry_of(const DramRequest& r) {
     slab_free_.pop_back();
     slab_[at] = r;
   }
-  return {r.arrival, row_key(r.bank, r.row), at};
+  return {r.arrival, row_key(r.bank, r.row), at, r.write};
 }
 
 void DramQueue::insert_in_window(const DramRequest& r) {
@@ -97,6 +98,7 @@ void DramQueue::refill(uint32_t depth) {
 DramRequest DramQueue::take(size_t pos) {
   const uint32_t at = window_[pos].slab;
   --size_;
+  writes_ -= slab_[at].write;
   window_.erase(window_.begin() + std::ptrdiff_t(pos));
   slab_free_.push_back(at);
   if (pos < not_hits_) --not_hits_;  // a known one left; the others moved up by one

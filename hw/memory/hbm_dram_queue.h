@@ -48,6 +48,10 @@ class DramQueue {
   void push(const DramRequest& r);
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }  // requests pending
+  size_t writes() const { return writes_; }  // of which writes
+  // The requests that may be picked changed (a write drain began or ended): forget which of the
+  // window's first requests were found not to be candidates.
+  void candidates_changed() { not_hits_ = 0; }
   // The oldest pending request. Not empty().
   const DramRequest& oldest();
 
@@ -55,7 +59,7 @@ class DramQueue {
   static uint64_t row_key(uint32_t bank, uint32_t row) { return uint64_t(bank) << 32 | row; }
 
   // FR-FCFS: the candidates are the first `depth` requests in arrival order that arrived by
-  // `decision`. Returns the position of the oldest row hit (is_hit(bank, row)); without one,
+  // `decision`. Returns the position of the oldest row hit (is_hit(bank, row, write)); without one,
   // the candidate whose column command can issue first (ready(request): its cycle), the
   // oldest of those; no candidate can be ready before `floor`. Not empty().
   template <class IsHit, class Ready>
@@ -87,6 +91,7 @@ class DramQueue {
     uint64_t arrival;
     uint64_t key;  // row_key
     uint32_t slab;
+    bool write;
   };
 
   // Moves requests from the streams into the window until it holds `depth` (or all).
@@ -108,7 +113,7 @@ class DramQueue {
   std::vector<uint32_t> free_;       // ids of exhausted streams
   std::vector<uint32_t> heap_;       // stream ids, min-heap by head request
   uint32_t last_ = kNoStream;        // the stream push appends to
-  size_t size_ = 0;
+  size_t size_ = 0, writes_ = 0;
 };
 
 template <class IsHit, class Ready>
@@ -119,7 +124,7 @@ size_t DramQueue::pick(uint64_t decision, uint32_t depth, IsHit is_hit, Ready re
   for (; i < end; ++i) {
     const Entry& e = window_[i];
     if (e.arrival > decision) break;  // the rest arrive later still
-    if (is_hit(uint32_t(e.key >> 32), uint32_t(e.key))) break;
+    if (is_hit(uint32_t(e.key >> 32), uint32_t(e.key), e.write)) break;
   }
   not_hits_ = i;
   if (i < end && window_[i].arrival <= decision) return i;

@@ -43,6 +43,10 @@ void check_hbm_refresh(const std::string& refresh) {
     throw std::invalid_argument("expected all_bank or per_bank, got '" + refresh + "'");
 }
 
+void check_hbm_write_policy(const std::string& policy) {
+  if (policy != "drain" && policy != "fcfs") throw std::invalid_argument("expected drain or fcfs, got '" + policy + "'");
+}
+
 void HbmParams::validate() const {
   if (channels == 0) throw std::invalid_argument("HBM channels must be >= 1");
   if (request_bytes == 0) throw std::invalid_argument("HBM request_bytes must be >= 1");

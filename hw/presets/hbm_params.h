@@ -37,6 +37,7 @@ HbmMapping parse_hbm_mapping(const std::string& s);
 void check_hbm_mapping_order(const std::string& order);
 void check_hbm_page_policy(const std::string& policy);
 void check_hbm_refresh(const std::string& refresh);
+void check_hbm_write_policy(const std::string& policy);
 
 struct HbmParams {
 #define STEPSIM_PARAM(type, member, key, def, unit, codec, doc, origin) type member = def;

@@ -152,6 +152,53 @@ TEST(HbmDram, PerBankRefreshesDueWhileIdleAreCountedNotReplayed) {
   EXPECT_EQ(m.stats().dram->refreshes, 1000u);
 }
 
+TEST(HbmDram, ReadsGoFirstAndWritesDrainAfterThem) {
+  // Four writes, then four reads, to the columns of row 0 of bank 0 (channel 0, pseudo-channel
+  // 0), all issued at cycle 0 (arrival 1); no refresh.
+  auto run = [](const std::string& policy) {
+    HbmParams p = hdl();
+    p.dram_tREFI = 0;
+    p.write_policy = policy;
+    HbmDram m(p);
+    Burst w = read_burst(0, 4, 64, kNextColumn, 0, 4), r = read_burst(4 * kNextColumn, 4, 64, kNextColumn, 0, 4);
+    w.write = true;
+    const uint64_t hw = m.issue_burst(w, nullptr), hr = m.issue_burst(r, nullptr);
+    BurstResult rw, rr;
+    EXPECT_TRUE(m.try_result(hw, 0, &rw));
+    EXPECT_TRUE(m.try_result(hr, 0, &rr));
+    return std::make_pair(rw.completion_cycle, rr.completion_cycle);
+  };
+  // drain: 4 writes are below the high watermark (0.8 x 32) and reads wait: reads first. ACT 1,
+  // RD 8, 12, 16, 20 (tBURST), the last data at 20 + 7 + 4 = 31, seen at 32. No read left: the
+  // writes drain from the read-to-write turnaround, 20 + (7 + 4 + 2 - 2) = 31: WR 31, 35, 39,
+  // 43, the last data at 43 + 2 + 4 = 49, seen at 50.
+  EXPECT_EQ(run("drain"), std::make_pair(uint64_t(50), uint64_t(32)));
+  // fcfs: arrival order. WR 8, 12, 16, 20 (data end 26, seen 27); the reads wait tWTR_L after
+  // the last write data: RD 30, 34, 38, 42, the last data at 53, seen at 54.
+  EXPECT_EQ(run("fcfs"), std::make_pair(uint64_t(27), uint64_t(54)));
+  // Watermarks 0.25 and 0.1 of 32: 12 writes (above 8) start a drain before 4 reads; it stops
+  // below 3.2 writes, after 9: WR 8, 12, ..., 40 (data end 46); the reads after tWTR_L: RD 50, 54,
+  // 58, 62, seen at 74; the last 3 writes after read-to-write, WR 73, 77, 81, seen at 88.
+  {
+    HbmParams p = hdl();
+    p.dram_tREFI = 0;
+    p.write_high_watermark = 0.25;
+    p.write_low_watermark = 0.1;
+    HbmDram m(p);
+    Burst w = read_burst(0, 12, 64, kNextColumn, 0, 16), r = read_burst(12 * kNextColumn, 4, 64, kNextColumn, 0, 4);
+    w.write = true;
+    const uint64_t hw = m.issue_burst(w, nullptr), hr = m.issue_burst(r, nullptr);
+    BurstResult rw, rr;
+    ASSERT_TRUE(m.try_result(hw, 0, &rw));
+    ASSERT_TRUE(m.try_result(hr, 0, &rr));
+    EXPECT_EQ(rr.completion_cycle, 74u);
+    EXPECT_EQ(rw.completion_cycle, 88u);
+  }
+  HbmParams bad = hdl();
+  bad.write_low_watermark = 0.9;  // above the high one
+  EXPECT_THROW(HbmDram{bad}, std::invalid_argument);
+}
+
 TEST(HbmDram, FourActivatesPerFawWindow) {
   auto fifth_read = [](uint32_t faw) {
     HbmParams p = hdl();
