@@ -252,6 +252,31 @@ TEST(HbmDram, FrFcfsServesAYoungerRowHitBeforeAnOlderConflict) {
   EXPECT_FALSE(m.try_result(conflict, 300, &a));  // taken
 }
 
+TEST(HbmDram, FirstReadyServesAnIdleBankBeforeABusyOne) {
+  // Three reads queued together (deferred, issued at 0, arrival 1), refresh off: X to bank 0
+  // row 0, Y to bank 0 row 1, Z to bank 1 row 0. Decision at 1: no row hit; X, Y and Z could
+  // all read at 8 (ACT 1 + tRCD): the oldest, X (ACT 1, RD 8, seen at 20). Decision at 12 (the
+  // bus frees): Y conflicts (PRE at ACT + tRAS = 18, ACT 25, RD 32), Z's bank is idle (ACT 3,
+  // RD 12): Z first, seen at 12 + 7 + 4 + 1 = 24; then Y, seen at 32 + 11 + 1 = 44. Served in
+  // arrival order (a queue of one) Z would wait for Y's activate: ACT 27, RD 36, seen at 48.
+  for (const uint32_t depth : {32u, 1u}) {
+    HbmParams p = hdl();
+    p.dram_tREFI = 0;
+    p.dram_queue_depth = depth;
+    HbmDram m(p);
+    const uint64_t x = m.issue_burst(read_burst(0, 1, 64, 64, 0, 1), nullptr);
+    const uint64_t y = m.issue_burst(read_burst(kNextRow, 1, 64, 64, 0, 1), nullptr);
+    const uint64_t z = m.issue_burst(read_burst(kNextBank, 1, 64, 64, 0, 1), nullptr);
+    BurstResult rx, ry, rz;
+    ASSERT_TRUE(m.try_result(x, 0, &rx));
+    ASSERT_TRUE(m.try_result(y, 0, &ry));
+    ASSERT_TRUE(m.try_result(z, 0, &rz));
+    EXPECT_EQ(rx.completion_cycle, 20u) << depth;
+    EXPECT_EQ(ry.completion_cycle, 44u) << depth;
+    EXPECT_EQ(rz.completion_cycle, depth == 1 ? 48u : 24u) << depth;
+  }
+}
+
 TEST(HbmDram, ATileResultWaitsForItsLastIssueCycle) {
   HbmDram m(hdl());
   BurstResult info;
