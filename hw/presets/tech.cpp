@@ -133,13 +133,11 @@ const Technology& default_technology() {
 }
 
 std::vector<std::string> technology_names() {
-  std::vector<std::string> names;
-  if (std::filesystem::is_directory(tech_dir()))
-    for (const auto& e : std::filesystem::directory_iterator(tech_dir())) {
-      const std::string stem = e.path().stem().string();
-      if (e.path().extension() == ".yaml" && stem.find("tech") != std::string::npos) names.push_back(stem);
-    }
-  std::sort(names.begin(), names.end());
+  // A technology table's name says so (tech-7nm-literature); other YAML files may sit beside them.
+  std::vector<std::string> names = yaml_file_names(tech_dir());
+  names.erase(std::remove_if(names.begin(), names.end(),
+                             [](const std::string& n) { return n.find("tech") == std::string::npos; }),
+              names.end());
   return names;
 }
 
