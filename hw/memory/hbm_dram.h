@@ -55,8 +55,8 @@
 // FR-FCFS in a controller that saw them could have preferred them (a later row hit). Results
 // are therefore exact for the model as stated, and deterministic (the calls decide them).
 //
-// Not modelled yet (docs/hbm-dram.md, "Status"): per-bank refresh, write draining (a write
-// queue with watermarks), the one-command-per-cycle command bus, HBM2E/HBM3 parameter sets.
+// Not modelled yet (docs/hbm-dram.md, "Status"): the one-command-per-cycle command bus, column
+// commands issued out of picking order, a row-hit cap.
 #pragma once
 
 #include <array>

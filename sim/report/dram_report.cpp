@@ -71,11 +71,13 @@ void print_dram_summary(const json& j, std::ostream& out) {
     hi = first ? b : std::max(hi, b);
     first = false;
   }
-  out << "  off-chip controller        queue of " << q["depth"].get<uint64_t>() << ": " << std::fixed
-      << std::setprecision(1) << q["mean_occupancy"].get<double>() << " requests on average, full at "
-      << percent_text(q["full_fraction"].get<double>()) << " of decisions; channels " << lo << " to " << hi
-      << " B/cycle\n";
-  out.unsetf(std::ios::floatfield);
+  // Formatted apart, so that the caller's stream keeps its own precision.
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(1) << "  off-chip controller        queue of " << q["depth"].get<uint64_t>()
+       << ": " << q["mean_occupancy"].get<double>() << " requests on average, full at "
+       << percent_text(q["full_fraction"].get<double>()) << " of decisions; channels " << lo << " to " << hi
+       << " B/cycle\n";
+  out << line.str();
 }
 
 bool row_miss_bound(const SimResult& r) {
